@@ -1,0 +1,1 @@
+//! Verilator co-simulation of the RTL in `hdl/` against the `rtl-model` blocks.

@@ -1,0 +1,1 @@
+//! HCA pipelines: traffic, transmit scheduling, CNPs, rate control. Built on `rtl-model` blocks.

@@ -1,0 +1,3 @@
+//! ibcycle: fabric assembly, scenarios and outputs on top of the `rtl-model`, `switch-asic` and `hca-model`
+//! crates.
+pub use rtl_model;
