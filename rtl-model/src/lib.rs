@@ -15,4 +15,5 @@ pub mod capture;
 pub mod clocked;
 pub mod crc;
 pub mod mad;
+pub mod samples;
 pub mod wire;
