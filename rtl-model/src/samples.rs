@@ -250,7 +250,7 @@ pub fn ib_samples() -> Vec<Sample> {
                 transport: Transport {
                     bth: bth(Opcode::RcAcknowledge, 0x00_0456, 0x00_1010, false, true),
                     ext: ExtHeader::Aeth(aeth::Repr {
-                        syndrome: Syndrome::ack(),
+                        syndrome: Syndrome::ACK_UNLIMITED,
                         msn: 0x00_0020,
                     }),
                     payload: Payload::Bytes(&[]),
@@ -312,7 +312,7 @@ pub fn ib_samples() -> Vec<Sample> {
             fccl,
             lpcrc: 0,
         };
-        let mut bytes = vec![0u8; flow_ctl::HEADER_LEN];
+        let mut bytes = vec![0u8; flow_ctl::PACKET_LEN];
         let mut pkt = flow_ctl::Packet::new_unchecked(&mut bytes[..]);
         r.emit(&mut pkt);
         pkt.fill_lpcrc();

@@ -98,7 +98,7 @@ pub struct Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without checking its length; for buffers sized with [`EthernetRepr::buffer_len`].
+    /// Wraps a buffer without checking its length; for buffers sized with [`Repr::buffer_len`].
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
         Packet { buffer }
     }
@@ -172,7 +172,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 
 /// The fields of an Ethernet II header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EthernetRepr {
+pub struct Repr {
     /// Source MAC address.
     pub src_addr: MacAddr,
     /// Destination MAC address.
@@ -181,11 +181,11 @@ pub struct EthernetRepr {
     pub ethertype: EtherType,
 }
 
-impl EthernetRepr {
+impl Repr {
     /// Reads the header. Every 14-byte header is valid: an unknown EtherType is kept.
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<EthernetRepr> {
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
-        Ok(EthernetRepr {
+        Ok(Repr {
             src_addr: packet.src_addr(),
             dst_addr: packet.dst_addr(),
             ethertype: packet.ethertype(),
@@ -217,8 +217,8 @@ mod tests {
         0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00, 0x45,
     ];
 
-    fn repr() -> EthernetRepr {
-        EthernetRepr {
+    fn repr() -> Repr {
+        Repr {
             dst_addr: MacAddr([0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2]),
             src_addr: MacAddr([0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32]),
             ethertype: EtherType::Ipv4,
@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn parse() {
         let p = Packet::new_checked(&FRAME_BYTES[..]).unwrap();
-        assert_eq!(EthernetRepr::parse(&p).unwrap(), repr());
+        assert_eq!(Repr::parse(&p).unwrap(), repr());
     }
 
     #[test]
@@ -296,7 +296,7 @@ mod tests {
 
         #[test]
         fn emit_parse_round_trip(b in proptest::array::uniform14(any::<u8>())) {
-            let r = EthernetRepr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
+            let r = Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
             let mut out = [0xa5u8; HEADER_LEN];
             r.emit(&mut Packet::new_unchecked(&mut out[..]));
             prop_assert_eq!(out, b);
@@ -307,7 +307,7 @@ mod tests {
             match Packet::new_checked(&b[..]) {
                 Ok(p) => {
                     prop_assert!(b.len() >= HEADER_LEN);
-                    prop_assert!(EthernetRepr::parse(&p).is_ok());
+                    prop_assert!(Repr::parse(&p).is_ok());
                     prop_assert_eq!(p.payload().len(), b.len() - HEADER_LEN);
                 }
                 Err(e) => prop_assert!(matches!(e, Error::Truncated { .. }) && b.len() < HEADER_LEN, "{:?}", e),

@@ -97,7 +97,7 @@ mod field {
     pub const DST_ADDR: Field = 16..20;
 }
 
-/// Length of an IPv4 header without options (what [`Ipv4Repr::emit`] writes).
+/// Length of an IPv4 header without options (what [`Repr::emit`] writes).
 pub const HEADER_LEN: usize = field::DST_ADDR.end;
 
 const FLAG_RESERVED: u16 = 0x8000;
@@ -135,7 +135,7 @@ pub struct Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without any check; for buffers sized with [`Ipv4Repr::buffer_len`].
+    /// Wraps a buffer without any check; for buffers sized with [`Repr::buffer_len`].
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
         Packet { buffer }
     }
@@ -150,7 +150,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Checks the buffer against the header's length fields: 20 bytes present, IHL >= 5 (else `BadField`),
     /// the whole header (with options) present, Total Length >= header length (else `BadField`) and no longer
     /// than the buffer (else `Truncated`). After `Ok`, no accessor panics. The version is checked by
-    /// [`Ipv4Repr::parse`], not here, so a view can still show what a bad packet holds.
+    /// [`Repr::parse`], not here, so a view can still show what a bad packet holds.
     pub fn check_len(&self) -> Result<()> {
         let buf = self.buffer.as_ref();
         check_len("ipv4", buf, HEADER_LEN)?;
@@ -413,7 +413,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 
 /// The fields of an IPv4 header, without options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ipv4Repr {
+pub struct Repr {
     /// Source address.
     pub src_addr: [u8; 4],
     /// Destination address.
@@ -439,12 +439,12 @@ pub struct Ipv4Repr {
     pub frag_offset: u16,
 }
 
-impl Ipv4Repr {
+impl Repr {
     /// Reads the header after the length checks of [`Packet::check_len`]. `BadField` for a version other
     /// than 4 and for the reserved flag set (RFC 791: must be zero; rejecting it keeps `emit(parse(b)) == b`).
     /// Options (IHL > 5) are skipped and not kept. All ECN and DSCP values are accepted: marking is a
     /// switch's business. The checksum is not checked (see [`Packet::verify_checksum`]).
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Ipv4Repr> {
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
         if packet.version() != 4 {
             return Err(Error::BadField {
@@ -460,7 +460,7 @@ impl Ipv4Repr {
                 value: 1,
             });
         }
-        Ok(Ipv4Repr {
+        Ok(Repr {
             src_addr: packet.src_addr(),
             dst_addr: packet.dst_addr(),
             protocol: packet.protocol(),
@@ -514,8 +514,8 @@ mod tests {
         0x01, 0x0a, 0x00, 0x12, 0x01, 0x00, 0x00, 0x12, 0xb7,
     ];
 
-    fn repr() -> Ipv4Repr {
-        Ipv4Repr {
+    fn repr() -> Repr {
+        Repr {
             src_addr: [10, 0, 17, 1],
             dst_addr: [10, 0, 18, 1],
             protocol: IpProtocol::Udp,
@@ -588,7 +588,7 @@ mod tests {
     fn parse() {
         let buf = full_packet();
         let p = Packet::new_checked(&buf[..]).unwrap();
-        assert_eq!(Ipv4Repr::parse(&p).unwrap(), repr());
+        assert_eq!(Repr::parse(&p).unwrap(), repr());
     }
 
     #[test]
@@ -640,7 +640,7 @@ mod tests {
         let p = Packet::new_checked(&buf[..]).unwrap();
         assert_eq!(p.options(), &[1, 1, 1, 0]);
         assert_eq!(p.payload(), &[0xde, 0xad, 0xbe, 0xef]);
-        assert_eq!(Ipv4Repr::parse(&p).unwrap().payload_len, 4);
+        assert_eq!(Repr::parse(&p).unwrap().payload_len, 4);
     }
 
     #[test]
@@ -658,7 +658,7 @@ mod tests {
         buf[0] = 0x65;
         let p = Packet::new_checked(&buf[..]).unwrap();
         assert_eq!(
-            Ipv4Repr::parse(&p),
+            Repr::parse(&p),
             Err(Error::BadField {
                 header: "ipv4",
                 field: "version",
@@ -688,7 +688,7 @@ mod tests {
         buf[6] |= 0x80;
         let p = Packet::new_checked(&buf[..]).unwrap();
         assert!(matches!(
-            Ipv4Repr::parse(&p),
+            Repr::parse(&p),
             Err(Error::BadField {
                 field: "reserved_flag",
                 ..
@@ -735,7 +735,7 @@ mod tests {
 
         #[test]
         fn emit_parse_round_trip(b in valid_packet()) {
-            let r = Ipv4Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
+            let r = Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
             prop_assert_eq!(r.payload_len, b.len() - HEADER_LEN);
             let mut out = [0xa5u8; HEADER_LEN];
             r.emit(&mut Packet::new_unchecked(&mut out[..]));
@@ -748,7 +748,7 @@ mod tests {
                 Ok(p) => {
                     let total = usize::from(p.total_len());
                     prop_assert!(p.header_len() >= HEADER_LEN && p.header_len() <= total && total <= b.len());
-                    match Ipv4Repr::parse(&p) {
+                    match Repr::parse(&p) {
                         Ok(r) => prop_assert_eq!(r.payload_len, p.payload().len()),
                         Err(e) => prop_assert!(matches!(e, Error::BadField { .. }), "{:?}", e),
                     }
@@ -769,7 +769,7 @@ mod tests {
             if let Ok(p) = Packet::new_checked(&b[..]) {
                 prop_assert_eq!(p.payload().len(), usize::from(total) - p.header_len());
                 prop_assert_eq!(p.options().len(), p.header_len() - HEADER_LEN);
-                let _ = Ipv4Repr::parse(&p);
+                let _ = Repr::parse(&p);
             }
         }
 

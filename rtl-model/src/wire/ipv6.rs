@@ -38,7 +38,7 @@ pub struct Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without any check; for buffers sized with [`Ipv6Repr::buffer_len`].
+    /// Wraps a buffer without any check; for buffers sized with [`Repr::buffer_len`].
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
         Packet { buffer }
     }
@@ -51,7 +51,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 
     /// Checks that the 40-byte header and the Payload Length bytes after it are present (`Truncated`
-    /// otherwise). After `Ok`, no accessor panics. The version is checked by [`Ipv6Repr::parse`].
+    /// otherwise). After `Ok`, no accessor panics. The version is checked by [`Repr::parse`].
     pub fn check_len(&self) -> Result<()> {
         let buf = self.buffer.as_ref();
         check_len("ipv6", buf, HEADER_LEN)?;
@@ -206,7 +206,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 
 /// The fields of an IPv6 fixed header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ipv6Repr {
+pub struct Repr {
     /// Source address.
     pub src_addr: [u8; 16],
     /// Destination address.
@@ -225,10 +225,10 @@ pub struct Ipv6Repr {
     pub flow_label: u32,
 }
 
-impl Ipv6Repr {
+impl Repr {
     /// Reads the header after the length check; `BadField` for a version other than 6. Every Traffic Class,
     /// Flow Label and Next Header value is accepted (unknown Next Header codes are kept).
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Ipv6Repr> {
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
         if packet.version() != 6 {
             return Err(Error::BadField {
@@ -237,7 +237,7 @@ impl Ipv6Repr {
                 value: u32::from(packet.version()),
             });
         }
-        Ok(Ipv6Repr {
+        Ok(Repr {
             src_addr: packet.src_addr(),
             dst_addr: packet.dst_addr(),
             next_header: packet.next_header(),
@@ -299,8 +299,8 @@ mod tests {
         a
     }
 
-    fn repr() -> Ipv6Repr {
-        Ipv6Repr {
+    fn repr() -> Repr {
+        Repr {
             src_addr: src(),
             dst_addr: dst(),
             next_header: IpProtocol::Udp,
@@ -357,7 +357,7 @@ mod tests {
     fn parse() {
         let buf = full_packet();
         assert_eq!(
-            Ipv6Repr::parse(&Packet::new_checked(&buf[..]).unwrap()).unwrap(),
+            Repr::parse(&Packet::new_checked(&buf[..]).unwrap()).unwrap(),
             repr()
         );
     }
@@ -402,7 +402,7 @@ mod tests {
         ));
         buf[0] = 0x4e;
         assert_eq!(
-            Ipv6Repr::parse(&Packet::new_checked(&buf[..]).unwrap()),
+            Repr::parse(&Packet::new_checked(&buf[..]).unwrap()),
             Err(Error::BadField {
                 header: "ipv6",
                 field: "version",
@@ -422,7 +422,7 @@ mod tests {
             b[0] = (b[0] & 0x0f) | 0x60;
             b[4..6].copy_from_slice(&plen.to_be_bytes());
             b.resize(HEADER_LEN + usize::from(plen), 0x5a);
-            let r = Ipv6Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
+            let r = Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
             let mut out = [0xa5u8; HEADER_LEN];
             r.emit(&mut Packet::new_unchecked(&mut out[..]));
             prop_assert_eq!(&out[..], &b[..HEADER_LEN]);
@@ -438,7 +438,7 @@ mod tests {
             match Packet::new_checked(&b[..]) {
                 Ok(p) => {
                     prop_assert_eq!(p.payload().len(), usize::from(p.payload_len()));
-                    match Ipv6Repr::parse(&p) {
+                    match Repr::parse(&p) {
                         Ok(_) => prop_assert_eq!(p.version(), 6),
                         Err(e) => prop_assert!(matches!(e, Error::BadField { field: "version", .. }), "{:?}", e),
                     }

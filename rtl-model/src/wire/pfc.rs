@@ -13,7 +13,7 @@
 //! the fabric's business, not this module's: here is only [`quanta_to_bit_times`].
 //!
 //! Parsing is strict: the reserved byte and the pad must be zero (`BadField` otherwise), so that every accepted
-//! payload round-trips through [`PfcRepr`] bit for bit.
+//! payload round-trips through [`Repr`] bit for bit.
 
 use super::ethernet::MacAddr;
 use super::{check_len, Error, Result};
@@ -52,7 +52,7 @@ pub struct Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without any check; for buffers sized with [`PfcRepr::buffer_len`].
+    /// Wraps a buffer without any check; for buffers sized with [`Repr::buffer_len`].
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
         Packet { buffer }
     }
@@ -135,7 +135,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 
 /// The fields of a PFC frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct PfcRepr {
+pub struct Repr {
     /// Bit i set = `quanta[i]` applies to priority i. The vector's reserved upper byte is always 0.
     pub class_enable: u8,
     /// Pause time per priority, in quanta of 512 bit times (0 = resume). Kept even where the enable bit is
@@ -143,7 +143,7 @@ pub struct PfcRepr {
     pub quanta: [u16; 8],
 }
 
-impl PfcRepr {
+impl Repr {
     /// True when the frame carries a time for `priority` (0..=7; anything larger is false).
     pub const fn is_enabled(&self, priority: u8) -> bool {
         priority < 8 && self.class_enable & (1 << priority) != 0
@@ -151,7 +151,7 @@ impl PfcRepr {
 
     /// Reads a PFC payload. `BadField` for an opcode other than 0x0101 (`opcode`), a nonzero reserved byte of
     /// the class-enable vector (`class_enable_reserved`) or a nonzero pad byte (`pad`, value = that byte).
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<PfcRepr> {
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
         let bad = |field, value: u32| Error::BadField {
             header: "pfc",
@@ -170,7 +170,7 @@ impl PfcRepr {
         if let Some(&b) = packet.pad().iter().find(|&&b| b != 0) {
             return Err(bad("pad", u32::from(b)));
         }
-        Ok(PfcRepr {
+        Ok(Repr {
             class_enable: packet.class_enable(),
             quanta: packet.quanta(),
         })
@@ -193,7 +193,7 @@ impl PfcRepr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::ethernet::{self, EtherType, EthernetRepr};
+    use crate::wire::ethernet::{self, EtherType};
     use proptest::prelude::*;
 
     // Worked out by hand from the layout (the values mirror secdev/scapy test/contrib/mac_control.uts "class
@@ -210,8 +210,8 @@ mod tests {
         0, // pad (26)
     ];
 
-    fn repr() -> PfcRepr {
-        PfcRepr {
+    fn repr() -> Repr {
+        Repr {
             class_enable: 0x21,
             quanta: [0x4321, 0, 0, 0, 0, 0x1234, 0, 0],
         }
@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn parse() {
         let p = Packet::new_checked(&FRAME_BYTES[14..]).unwrap();
-        let r = PfcRepr::parse(&p).unwrap();
+        let r = Repr::parse(&p).unwrap();
         assert_eq!(r, repr());
         assert!(r.is_enabled(0) && r.is_enabled(5));
         assert!(!r.is_enabled(1) && !r.is_enabled(7) && !r.is_enabled(8));
@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn emit() {
         let mut buf = [0xa5u8; 60];
-        EthernetRepr {
+        ethernet::Repr {
             dst_addr: PFC_DST_MAC,
             src_addr: MacAddr([0, 1, 1, 1, 1, 1]),
             ethertype: EtherType::MacControl,
@@ -288,7 +288,7 @@ mod tests {
         let mut b = payload.to_vec();
         b[1] = 0x00; // 0x0100
         assert_eq!(
-            PfcRepr::parse(&Packet::new_checked(&b[..]).unwrap()),
+            Repr::parse(&Packet::new_checked(&b[..]).unwrap()),
             Err(Error::BadField {
                 header: "pfc",
                 field: "opcode",
@@ -298,7 +298,7 @@ mod tests {
         let mut b = payload.to_vec();
         b[2] = 0x01;
         assert!(matches!(
-            PfcRepr::parse(&Packet::new_checked(&b[..]).unwrap()),
+            Repr::parse(&Packet::new_checked(&b[..]).unwrap()),
             Err(Error::BadField {
                 field: "class_enable_reserved",
                 value: 1,
@@ -308,7 +308,7 @@ mod tests {
         let mut b = payload.to_vec();
         b[45] = 0x5a;
         assert!(matches!(
-            PfcRepr::parse(&Packet::new_checked(&b[..]).unwrap()),
+            Repr::parse(&Packet::new_checked(&b[..]).unwrap()),
             Err(Error::BadField {
                 field: "pad",
                 value: 0x5a,
@@ -329,7 +329,7 @@ mod tests {
             b[1] = 0x01;
             b[3] = cev;
             b[4..20].copy_from_slice(&times);
-            let r = PfcRepr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
+            let r = Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
             let mut out = [0xa5u8; PAYLOAD_LEN];
             r.emit(&mut Packet::new_unchecked(&mut out[..]));
             prop_assert_eq!(out, b);
@@ -345,7 +345,7 @@ mod tests {
                 b[20..PAYLOAD_LEN].fill(0);
             }
             match Packet::new_checked(&b[..]) {
-                Ok(p) => match PfcRepr::parse(&p) {
+                Ok(p) => match Repr::parse(&p) {
                     Ok(r) => {
                         let mut out = [0xa5u8; PAYLOAD_LEN];
                         r.emit(&mut Packet::new_unchecked(&mut out[..]));

@@ -20,6 +20,7 @@
 //! nonzero one is `BadField`. That way `emit(parse(b)) == b` for every accepted `b`, without the `Repr`
 //! carrying reserved bytes; a model that wants to accept sloppy CNPs can read the view's getters instead.
 
+use super::bth::{self, Opcode};
 use super::{check_len, Error, Result};
 
 /// BTH opcode of a RoCEv2 CNP.
@@ -28,26 +29,11 @@ pub const OPCODE_CNP: u8 = 0x81;
 /// Bytes of the ICRC that follows the view.
 pub const ICRC_LEN: usize = 4;
 
-// merge: use wire::bth (the 12 BTH bytes below are laid out here only until the shared BthRepr is merged).
-mod field {
-    use crate::wire::Field;
-
-    pub const OPCODE: usize = 0;
-    pub const SE_M_PAD_TVER: usize = 1;
-    pub const PKEY: Field = 2..4;
-    pub const FECN_BECN_RESV6: usize = 4;
-    pub const DEST_QP: Field = 5..8;
-    pub const ACKREQ_RESV7: usize = 8;
-    pub const PSN: Field = 9..12;
-    pub const RESERVED: Field = 12..28;
-}
-
-const FECN: u8 = 0x80;
-const BECN: u8 = 0x40;
-const RESV6: u8 = 0x3f;
+/// Byte range of the 16 reserved bytes after the BTH.
+const RESERVED: core::ops::Range<usize> = bth::HEADER_LEN..bth::HEADER_LEN + 16;
 
 /// Length of the view: BTH (12) and the reserved bytes (16), without the ICRC.
-pub const HEADER_LEN: usize = field::RESERVED.end;
+pub const HEADER_LEN: usize = RESERVED.end;
 
 /// Bytes of a CNP after the UDP header, ICRC included.
 pub const UDP_PAYLOAD_LEN: usize = HEADER_LEN + ICRC_LEN;
@@ -59,7 +45,7 @@ pub struct Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without any check; for buffers sized with [`RoceCnpRepr::buffer_len`].
+    /// Wraps a buffer without any check; for buffers sized with [`Repr::buffer_len`].
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
         Packet { buffer }
     }
@@ -81,102 +67,32 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.buffer
     }
 
-    /// BTH OpCode (0x81 for a CNP).
-    pub fn opcode(&self) -> u8 {
-        self.buffer.as_ref()[field::OPCODE]
-    }
-
-    /// BTH byte 1 as a whole: SE, M, PadCnt and TVer (0 in a CNP).
-    pub fn se_m_pad_tver(&self) -> u8 {
-        self.buffer.as_ref()[field::SE_M_PAD_TVER]
-    }
-
-    /// P_Key.
-    pub fn pkey(&self) -> u16 {
-        let d = &self.buffer.as_ref()[field::PKEY];
-        u16::from_be_bytes([d[0], d[1]])
-    }
-
-    /// FECN.
-    pub fn fecn(&self) -> bool {
-        self.buffer.as_ref()[field::FECN_BECN_RESV6] & FECN != 0
-    }
-
-    /// BECN (1 in a CNP).
-    pub fn becn(&self) -> bool {
-        self.buffer.as_ref()[field::FECN_BECN_RESV6] & BECN != 0
-    }
-
-    /// resv6, BTH byte 4 bits \[5:0\].
-    pub fn resv6(&self) -> u8 {
-        self.buffer.as_ref()[field::FECN_BECN_RESV6] & RESV6
-    }
-
-    /// DestQP (24 bits): the QP of the flow's sender, whose rate is to be cut.
-    pub fn dest_qp(&self) -> u32 {
-        let d = &self.buffer.as_ref()[field::DEST_QP];
-        u32::from_be_bytes([0, d[0], d[1], d[2]])
-    }
-
-    /// BTH byte 8 as a whole: AckReq and resv7 (0 in a CNP).
-    pub fn ackreq_resv7(&self) -> u8 {
-        self.buffer.as_ref()[field::ACKREQ_RESV7]
-    }
-
-    /// PSN (24 bits; 0 in a CNP).
-    pub fn psn(&self) -> u32 {
-        let d = &self.buffer.as_ref()[field::PSN];
-        u32::from_be_bytes([0, d[0], d[1], d[2]])
+    /// The BTH part of the view.
+    pub fn bth(&self) -> bth::Packet<&[u8]> {
+        bth::Packet::new_unchecked(&self.buffer.as_ref()[..bth::HEADER_LEN])
     }
 
     /// The 16 reserved bytes after the BTH.
     pub fn reserved(&self) -> &[u8] {
-        &self.buffer.as_ref()[field::RESERVED]
+        &self.buffer.as_ref()[RESERVED]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    /// Sets the OpCode.
-    pub fn set_opcode(&mut self, value: u8) {
-        self.buffer.as_mut()[field::OPCODE] = value;
+    /// The BTH part of the view, writable (FECN/BECN setters touch exactly one bit).
+    pub fn bth_mut(&mut self) -> bth::Packet<&mut [u8]> {
+        bth::Packet::new_unchecked(&mut self.buffer.as_mut()[..bth::HEADER_LEN])
     }
 
-    /// Sets P_Key.
-    pub fn set_pkey(&mut self, value: u16) {
-        self.buffer.as_mut()[field::PKEY].copy_from_slice(&value.to_be_bytes());
-    }
-
-    /// Sets FECN; keeps BECN and resv6.
-    pub fn set_fecn(&mut self, value: bool) {
-        let b = &mut self.buffer.as_mut()[field::FECN_BECN_RESV6];
-        *b = (*b & !FECN) | if value { FECN } else { 0 };
-    }
-
-    /// Sets BECN; keeps FECN and resv6.
-    pub fn set_becn(&mut self, value: bool) {
-        let b = &mut self.buffer.as_mut()[field::FECN_BECN_RESV6];
-        *b = (*b & !BECN) | if value { BECN } else { 0 };
-    }
-
-    /// Sets DestQP (low 24 bits of `value`).
-    pub fn set_dest_qp(&mut self, value: u32) {
-        self.buffer.as_mut()[field::DEST_QP].copy_from_slice(&value.to_be_bytes()[1..]);
-    }
-
-    /// Zeroes everything a CNP holds as zero: byte 1, resv6, byte 8, PSN and the 16 reserved bytes.
+    /// Zeroes the 16 reserved bytes.
     pub fn clear_reserved(&mut self) {
-        let buf = self.buffer.as_mut();
-        buf[field::SE_M_PAD_TVER] = 0;
-        buf[field::FECN_BECN_RESV6] &= !RESV6;
-        buf[field::ACKREQ_RESV7] = 0;
-        buf[field::PSN].fill(0);
-        buf[field::RESERVED].fill(0);
+        self.buffer.as_mut()[RESERVED].fill(0);
     }
 }
 
 /// The meaningful fields of a RoCEv2 CNP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RoceCnpRepr {
+pub struct Repr {
     /// P_Key of the flow (0xffff, the default partition, in practice).
     pub pkey: u16,
     /// The flow sender's QP (24 bits; upper bits are dropped by `emit`).
@@ -188,41 +104,63 @@ pub struct RoceCnpRepr {
     pub becn: bool,
 }
 
-impl RoceCnpRepr {
+impl Repr {
     /// Reads a CNP from the bytes starting at its BTH. `BadField` if the OpCode is not 0x81, or if any bit
     /// that a CNP holds as zero is set (field names: `se_m_pad_tver`, `resv6`, `ackreq_resv7`, `psn`,
     /// `reserved`; for `reserved` the value is the first nonzero byte).
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<RoceCnpRepr> {
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
         let bad = |field, value: u32| Error::BadField {
             header: "roce_cnp",
             field,
             value,
         };
-        if packet.opcode() != OPCODE_CNP {
-            return Err(bad("opcode", u32::from(packet.opcode())));
+        let b = bth::Repr::parse(&packet.bth())?;
+        if b.opcode != Opcode::RoceCnp {
+            return Err(bad("opcode", u32::from(u8::from(b.opcode))));
         }
-        if packet.se_m_pad_tver() != 0 {
-            return Err(bad("se_m_pad_tver", u32::from(packet.se_m_pad_tver())));
+        let byte1 = packet.bth().into_inner()[1];
+        if byte1 != 0 {
+            return Err(bad("se_m_pad_tver", u32::from(byte1)));
         }
-        if packet.resv6() != 0 {
-            return Err(bad("resv6", u32::from(packet.resv6())));
+        if b.resv6 != 0 {
+            return Err(bad("resv6", u32::from(b.resv6)));
         }
-        if packet.ackreq_resv7() != 0 {
-            return Err(bad("ackreq_resv7", u32::from(packet.ackreq_resv7())));
+        let byte8 = packet.bth().into_inner()[8];
+        if byte8 != 0 {
+            return Err(bad("ackreq_resv7", u32::from(byte8)));
         }
-        if packet.psn() != 0 {
-            return Err(bad("psn", packet.psn()));
+        if b.psn != 0 {
+            return Err(bad("psn", b.psn));
         }
-        if let Some(&b) = packet.reserved().iter().find(|&&b| b != 0) {
-            return Err(bad("reserved", u32::from(b)));
+        if let Some(&r) = packet.reserved().iter().find(|&&r| r != 0) {
+            return Err(bad("reserved", u32::from(r)));
         }
-        Ok(RoceCnpRepr {
-            pkey: packet.pkey(),
-            dest_qp: packet.dest_qp(),
-            fecn: packet.fecn(),
-            becn: packet.becn(),
+        Ok(Repr {
+            pkey: b.pkey,
+            dest_qp: b.dest_qp,
+            fecn: b.fecn,
+            becn: b.becn,
         })
+    }
+
+    /// The BTH of this CNP: opcode 0x81, everything a CNP holds as zero zero.
+    pub fn bth_repr(&self) -> bth::Repr {
+        bth::Repr {
+            opcode: Opcode::RoceCnp,
+            se: false,
+            migreq: false,
+            pad_cnt: 0,
+            tver: 0,
+            pkey: self.pkey,
+            fecn: self.fecn,
+            becn: self.becn,
+            resv6: 0,
+            dest_qp: self.dest_qp,
+            ack_req: false,
+            resv7: 0,
+            psn: 0,
+        }
     }
 
     /// Bytes the view takes (28); the 4-byte ICRC follows and is written by `crate::crc::icrc::fill_icrc`
@@ -233,12 +171,8 @@ impl RoceCnpRepr {
 
     /// Writes the BTH and the 16 zero bytes.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
-        packet.set_opcode(OPCODE_CNP);
-        packet.set_pkey(self.pkey);
-        packet.set_dest_qp(self.dest_qp);
+        self.bth_repr().emit(&mut packet.bth_mut());
         packet.clear_reserved();
-        packet.set_fecn(self.fecn);
-        packet.set_becn(self.becn);
     }
 }
 
@@ -263,8 +197,8 @@ mod tests {
         0xe4, 0x2d, 0xad, 0x81,
     ];
 
-    fn repr() -> RoceCnpRepr {
-        RoceCnpRepr {
+    fn repr() -> Repr {
+        Repr {
             pkey: 0xffff,
             dest_qp: 0x118,
             fecn: false,
@@ -275,15 +209,17 @@ mod tests {
     #[test]
     fn deconstruct() {
         let p = Packet::new_checked(&CNP_BYTES[..]).unwrap();
-        assert_eq!(p.opcode(), OPCODE_CNP);
-        assert_eq!(p.se_m_pad_tver(), 0);
-        assert_eq!(p.pkey(), 0xffff);
-        assert!(!p.fecn());
-        assert!(p.becn());
-        assert_eq!(p.resv6(), 0);
-        assert_eq!(p.dest_qp(), 0x118);
-        assert_eq!(p.ackreq_resv7(), 0);
-        assert_eq!(p.psn(), 0);
+        let b = p.bth();
+        assert_eq!(u8::from(b.opcode()), OPCODE_CNP);
+        assert!(!b.se() && !b.migreq() && b.pad_cnt() == 0 && b.tver() == 0);
+        assert_eq!(b.pkey(), 0xffff);
+        assert!(!b.fecn());
+        assert!(b.becn());
+        assert_eq!(b.resv6(), 0);
+        assert_eq!(b.dest_qp(), 0x118);
+        assert!(!b.ack_req());
+        assert_eq!(b.resv7(), 0);
+        assert_eq!(b.psn(), 0);
         assert_eq!(p.reserved(), &[0u8; 16]);
     }
 
@@ -291,23 +227,32 @@ mod tests {
     fn construct() {
         let mut buf = [0xa5u8; 28];
         let mut p = Packet::new_unchecked(&mut buf[..]);
-        p.set_opcode(OPCODE_CNP);
-        p.set_pkey(0xffff);
         p.clear_reserved();
-        p.set_fecn(false);
-        p.set_becn(true);
-        p.set_dest_qp(0x118);
+        let mut b = p.bth_mut();
+        b.set_opcode(Opcode::RoceCnp);
+        b.set_se(false);
+        b.set_migreq(false);
+        b.set_pad_cnt(0);
+        b.set_tver(0);
+        b.set_pkey(0xffff);
+        b.set_fecn(false);
+        b.set_becn(true);
+        b.set_resv6(0);
+        b.set_dest_qp(0x118);
+        b.set_ack_req(false);
+        b.set_resv7(0);
+        b.set_psn(0);
         assert_eq!(buf, CNP_BYTES[..28]);
     }
 
     #[test]
     fn parse() {
         let p = Packet::new_checked(&CNP_BYTES[..]).unwrap();
-        assert_eq!(RoceCnpRepr::parse(&p).unwrap(), repr());
+        assert_eq!(Repr::parse(&p).unwrap(), repr());
         let p = Packet::new_checked(&ARTICLE_BYTES[..]).unwrap();
         assert_eq!(
-            RoceCnpRepr::parse(&p).unwrap(),
-            RoceCnpRepr {
+            Repr::parse(&p).unwrap(),
+            Repr {
                 dest_qp: 0xd2,
                 ..repr()
             }
@@ -337,7 +282,7 @@ mod tests {
         for (at, value, name) in cases {
             let mut b = CNP_BYTES;
             b[at] = value;
-            let err = RoceCnpRepr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap_err();
+            let err = Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap_err();
             assert!(
                 matches!(err, Error::BadField { header: "roce_cnp", field, .. } if field == name),
                 "byte {at} = {value:#x}: {err:?}"
@@ -360,7 +305,7 @@ mod tests {
             b[1] = 0;
             b[4] &= 0xc0;
             b[8..].fill(0);
-            let r = RoceCnpRepr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
+            let r = Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
             let mut out = [0xa5u8; HEADER_LEN];
             r.emit(&mut Packet::new_unchecked(&mut out[..]));
             prop_assert_eq!(out, b);
@@ -374,7 +319,7 @@ mod tests {
                 b[0] = OPCODE_CNP;
             }
             match Packet::new_checked(&b[..]) {
-                Ok(p) => match RoceCnpRepr::parse(&p) {
+                Ok(p) => match Repr::parse(&p) {
                     Ok(r) => {
                         let mut out = [0xa5u8; HEADER_LEN];
                         r.emit(&mut Packet::new_unchecked(&mut out[..]));

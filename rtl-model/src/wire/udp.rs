@@ -9,7 +9,7 @@
 //!
 //! The UDP checksum is not computed here. RoCEv2 senders commonly send 0 ("no checksum"; Linux rxe and the
 //! ConnectX capture in the tests do), relying on the ICRC; the field is carried as a plain value in
-//! [`UdpRepr::checksum`] so a packet round-trips whatever it holds.
+//! [`Repr::checksum`] so a packet round-trips whatever it holds.
 
 use super::{check_len, Error, Result};
 
@@ -35,7 +35,7 @@ pub struct Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without any check; for buffers sized with [`UdpRepr::buffer_len`].
+    /// Wraps a buffer without any check; for buffers sized with [`Repr::buffer_len`].
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
         Packet { buffer }
     }
@@ -140,7 +140,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 
 /// The fields of a UDP header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct UdpRepr {
+pub struct Repr {
     /// Source port.
     pub src_port: u16,
     /// Destination port ([`ROCEV2_PORT`] for RoCEv2).
@@ -151,11 +151,11 @@ pub struct UdpRepr {
     pub checksum: u16,
 }
 
-impl UdpRepr {
+impl Repr {
     /// Reads the header after the length checks; every port and checksum value is accepted.
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<UdpRepr> {
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
-        Ok(UdpRepr {
+        Ok(Repr {
             src_port: packet.src_port(),
             dst_port: packet.dst_port(),
             payload_len: usize::from(packet.len()) - HEADER_LEN,
@@ -186,8 +186,8 @@ mod tests {
     // port 0, destination 4791 (0x12b7), Length 40, checksum 0; then the CNP opcode byte.
     static PACKET_BYTES: [u8; 9] = [0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x81];
 
-    fn repr() -> UdpRepr {
-        UdpRepr {
+    fn repr() -> Repr {
+        Repr {
             src_port: 0,
             dst_port: ROCEV2_PORT,
             payload_len: 32,
@@ -230,7 +230,7 @@ mod tests {
     fn parse() {
         let buf = full_packet();
         assert_eq!(
-            UdpRepr::parse(&Packet::new_checked(&buf[..]).unwrap()).unwrap(),
+            Repr::parse(&Packet::new_checked(&buf[..]).unwrap()).unwrap(),
             repr()
         );
     }
@@ -277,7 +277,7 @@ mod tests {
             let mut b = h.to_vec();
             b[4..6].copy_from_slice(&(plen + 8).to_be_bytes());
             b.resize(HEADER_LEN + usize::from(plen), 0x5a);
-            let r = UdpRepr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
+            let r = Repr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap();
             let mut out = [0xa5u8; HEADER_LEN];
             r.emit(&mut Packet::new_unchecked(&mut out[..]));
             prop_assert_eq!(&out[..], &b[..HEADER_LEN]);
@@ -292,7 +292,7 @@ mod tests {
             }
             match Packet::new_checked(&b[..]) {
                 Ok(p) => {
-                    let r = UdpRepr::parse(&p).unwrap();
+                    let r = Repr::parse(&p).unwrap();
                     prop_assert_eq!(r.payload_len, p.payload().len());
                 }
                 Err(Error::BadField { field, value, .. }) => {
