@@ -1,1 +1,408 @@
-//! (placeholder)
+//! `cong_detect`: the congestion state of one (output port, VL) of a switch, per IB CC.
+//!
+//! The switch compares the fill of the virtual output queues (VoQs) feeding this output port and VL against a
+//! fill threshold chosen by the 4-bit `Threshold` of SwitchCongestionSetting (0 = never congested, 1 loose ..
+//! 15 aggressive), then classifies a congested port-VL as *root* (its output can send: the congestion is
+//! here) or *victim* (its output lacks credits: the congestion is downstream). A victim port-VL marks only if
+//! its bit in `Victim_Mask` is set. The mapping, the fill compared and the root rule are the switch designer's
+//! choice (reference, "How simulators model marking"; seed 000, section 3.2.1); here they are named settings.
+//!
+//! | port             | dir | width   | meaning                                                              |
+//! |------------------|-----|---------|----------------------------------------------------------------------|
+//! | `rst_ni`         | in  | 1       | synchronous reset, active low                                        |
+//! | `voq_fill_i`     | in  | N x 16  | fill of each input port's VoQ for this output and VL, in blocks (N <= 64) |
+//! | `credit_avail_i` | in  | 12      | credit of this output VL in blocks (`credit_tx` `avail_o`)           |
+//! | `cong_o`         | out | 1       | over the fill threshold (`cong_q`)                                   |
+//! | `root_o`         | out | 1       | congested and credit available (`root_q`)                            |
+//! | `victim_o`       | out | 1       | congested without credit (`victim_q`)                                |
+//! | `mark_state_o`   | out | 1       | `root_q || (victim_q && victim_mask)`: packets here may get FECN     |
+//!
+//! Outputs are registered: they reflect the inputs of the previous cycle. This one cycle of detection latency
+//! is in the RTL too. Counters of congested cycles are kept by the switch, not here.
+//!
+//! Designer choices, named:
+//! - [`Config::thr_table`]: Threshold -> fill threshold in 64-byte blocks. The default
+//!   ([`linear_thr_table`], "linear sixteenths") is `entry t = buf_blocks * (16 - t) / 16` (at least 1), so
+//!   Threshold 1 fires at 15/16 of the buffer and 15, the most aggressive, at 1/16. Entry 0 is never used.
+//! - [`FillCompare`]: which fill is compared, the three variants of Gran & Reinemo. Congested means strictly
+//!   above the threshold (`fill > thr`).
+//! - Root rule: root when `credit_avail_i >= root_min_credits` ([`Config::root_min_credits`], default
+//!   [`MAX_PKT_BLOCKS`] = 66 blocks, enough for one maximum packet: an output that cannot send its largest
+//!   packet is held up downstream, a victim).
+//! - Inputs beyond the 64th VoQ are ignored (the RTL has 64 lanes; the switch never passes more).
+
+use super::{check_max, mask, ConfigError, MAX_PKT_BLOCKS};
+use crate::clocked::Clocked;
+
+/// Most VoQs (input ports) compared.
+pub const MAX_INPUTS: usize = 64;
+/// Largest `Threshold`.
+pub const THRESHOLD_MAX: u8 = 15;
+/// Width of `credit_avail_i`, bits.
+pub const CREDIT_WIDTH: u32 = 12;
+
+/// Which fill is compared against the threshold (seed 000, section 3.2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FillCompare {
+    /// Congested when any single VoQ is above the threshold.
+    #[default]
+    PerVoq,
+    /// Congested when the sum of the VoQs is above the threshold.
+    SumVoqs,
+    /// Congested when the sum is above the threshold divided by the number of contributing inputs (VoQs with
+    /// fill > 0). Integer division, rounding down; the RTL has a small divider for this variant only.
+    SumPerContributor,
+}
+
+/// The default Threshold mapping: entry `t` is `buf_blocks * (16 - t) / 16`, at least 1 (entry 0 unused,
+/// set to `buf_blocks`).
+pub fn linear_thr_table(buf_blocks: u16) -> [u16; 16] {
+    let mut t = [0u16; 16];
+    for (i, e) in t.iter_mut().enumerate() {
+        *e = ((u32::from(buf_blocks) * (16 - i as u32) / 16) as u16).max(1);
+    }
+    t
+}
+
+/// Static configuration (held-constant ports in the RTL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// SwitchCongestionSetting Threshold (0..=15; 0 never congested).
+    pub threshold: u8,
+    /// Threshold -> fill threshold in blocks.
+    pub thr_table: [u16; 16],
+    /// Which fill is compared.
+    pub compare: FillCompare,
+    /// Credit (blocks) at or above which a congested port-VL is a root (12 bits).
+    pub root_min_credits: u16,
+    /// This port's bit of Victim_Mask: victims mark too.
+    pub victim_mask: bool,
+}
+
+impl Config {
+    /// Defaults for a VoQ buffer of `buf_blocks`: the linear mapping, per-VoQ comparison, root at one
+    /// maximum packet of credit, Victim_Mask clear, and the Mellanox CC manager's Threshold 15.
+    pub fn new(buf_blocks: u16) -> Self {
+        Config {
+            threshold: 15,
+            thr_table: linear_thr_table(buf_blocks),
+            compare: FillCompare::PerVoq,
+            root_min_credits: MAX_PKT_BLOCKS.into(),
+            victim_mask: false,
+        }
+    }
+
+    /// Checks the settings fit their widths.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_max("threshold", self.threshold.into(), THRESHOLD_MAX.into())?;
+        check_max(
+            "root_min_credits",
+            self.root_min_credits.into(),
+            mask(CREDIT_WIDTH).into(),
+        )
+    }
+}
+
+/// Input ports. The fill vector is borrowed from the switch's VoQ counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct In<'a> {
+    /// Reset, active low.
+    pub rst_ni: bool,
+    /// Fill of each input's VoQ for this output and VL, in blocks.
+    pub voq_fill_i: &'a [u16],
+    /// Credit available on this output VL (12 bits).
+    pub credit_avail_i: u16,
+}
+
+/// Output ports (all registered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Out {
+    /// Over the threshold.
+    pub cong_o: bool,
+    /// Congested with credit: the root of congestion.
+    pub root_o: bool,
+    /// Congested without credit: a victim.
+    pub victim_o: bool,
+    /// Packets leaving here may be marked.
+    pub mark_state_o: bool,
+}
+
+/// Congestion detection of one (output port, VL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CongDetect {
+    cfg: Config,
+    /// Over the threshold last cycle.
+    pub cong_q: bool,
+    /// Root last cycle.
+    pub root_q: bool,
+    /// Victim last cycle.
+    pub victim_q: bool,
+}
+
+impl CongDetect {
+    /// Builds the block in its reset state.
+    pub fn new(cfg: Config) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        Ok(CongDetect {
+            cfg,
+            cong_q: false,
+            root_q: false,
+            victim_q: false,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The outputs shown this cycle (from the registers).
+    pub fn outputs(&self) -> Out {
+        Out {
+            cong_o: self.cong_q,
+            root_o: self.root_q,
+            victim_o: self.victim_q,
+            mark_state_o: self.root_q || (self.victim_q && self.cfg.victim_mask),
+        }
+    }
+
+    /// Whether this fill vector is over the threshold under the configured comparison.
+    pub fn over_threshold(&self, fill: &[u16]) -> bool {
+        if self.cfg.threshold == 0 {
+            return false;
+        }
+        let thr = u32::from(self.cfg.thr_table[usize::from(self.cfg.threshold)]);
+        let lanes = &fill[..fill.len().min(MAX_INPUTS)];
+        match self.cfg.compare {
+            FillCompare::PerVoq => lanes.iter().any(|&f| u32::from(f) > thr),
+            FillCompare::SumVoqs => lanes.iter().map(|&f| u32::from(f)).sum::<u32>() > thr,
+            FillCompare::SumPerContributor => {
+                let n = lanes.iter().filter(|&&f| f != 0).count() as u32;
+                n != 0 && lanes.iter().map(|&f| u32::from(f)).sum::<u32>() > thr / n
+            }
+        }
+    }
+
+    /// One rising edge with a borrowed fill vector (the [`Clocked`] impl is for `In<'static>`).
+    pub fn step_with(&mut self, i: &In<'_>) -> Out {
+        if !i.rst_ni {
+            self.cong_q = false;
+            self.root_q = false;
+            self.victim_q = false;
+            return Out::default();
+        }
+        let out = self.outputs();
+        let cong = self.over_threshold(i.voq_fill_i);
+        let credit = i.credit_avail_i & mask(CREDIT_WIDTH) as u16;
+        let root = cong && credit >= self.cfg.root_min_credits;
+        self.cong_q = cong;
+        self.root_q = root;
+        self.victim_q = cong && !root;
+        out
+    }
+}
+
+impl Clocked for CongDetect {
+    type In = In<'static>;
+    type Out = Out;
+
+    fn step(&mut self, i: &In<'static>) -> Out {
+        self.step_with(i)
+    }
+
+    /// Empty VoQs.
+    fn idle_input(&self) -> In<'static> {
+        In {
+            rst_ni: true,
+            voq_fill_i: &[],
+            credit_avail_i: 0,
+        }
+    }
+
+    fn next_event(&self) -> Option<u64> {
+        // With empty VoQs the state clears after one edge and then holds.
+        if self.cong_q || self.root_q || self.victim_q {
+            Some(1)
+        } else {
+            None
+        }
+    }
+
+    fn skip(&mut self, n: u64) {
+        if n > 0 {
+            let idle = self.idle_input();
+            self.step_with(&idle);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn det(compare: FillCompare) -> CongDetect {
+        // Threshold 1 of a 107-block buffer: 107 * 15 / 16 = 100 blocks.
+        let mut cfg = Config::new(107);
+        cfg.threshold = 1;
+        cfg.compare = compare;
+        cfg.root_min_credits = 1;
+        CongDetect::new(cfg).unwrap()
+    }
+
+    fn at(fill: &[u16], credit: u16) -> In<'_> {
+        In {
+            rst_ni: true,
+            voq_fill_i: fill,
+            credit_avail_i: credit,
+        }
+    }
+
+    #[test]
+    fn default_threshold_table() {
+        let t = linear_thr_table(256);
+        assert_eq!(t[0], 256);
+        assert_eq!(t[1], 240);
+        assert_eq!(t[8], 128);
+        assert_eq!(t[15], 16);
+        assert_eq!(linear_thr_table(8)[15], 1, "at least one block");
+        assert_eq!(det(FillCompare::PerVoq).cfg.thr_table[1], 100);
+    }
+
+    /// Three inputs fill up at different rates; the onset cycle differs for each comparison (threshold 100).
+    #[test]
+    fn onsets_differ_between_fill_comparisons() {
+        // cycle: fills            PerVoq(max>100)  Sum(>100)  PerContributor(sum > 100/n)
+        // 0: [10, 0, 0]           no               no         10 > 100  no
+        // 1: [30, 20, 0]          no               no         50 > 50   no
+        // 2: [40, 30, 20]         no               no         90 > 33   yes
+        // 3: [60, 40, 20]         no               120 yes    yes
+        // 4: [101, 40, 20]        yes              yes        yes
+        let trace: [[u16; 3]; 5] = [
+            [10, 0, 0],
+            [30, 20, 0],
+            [40, 30, 20],
+            [60, 40, 20],
+            [101, 40, 20],
+        ];
+        let onset = |c| {
+            let mut d = det(c);
+            // The outputs of cycle k+1 reflect the fills of cycle k.
+            let mut seen = Vec::new();
+            for f in &trace {
+                d.step_with(&at(f, 500));
+                seen.push(d.outputs().cong_o);
+            }
+            seen.iter().position(|&b| b)
+        };
+        assert_eq!(onset(FillCompare::PerVoq), Some(4));
+        assert_eq!(onset(FillCompare::SumVoqs), Some(3));
+        assert_eq!(onset(FillCompare::SumPerContributor), Some(2));
+    }
+
+    #[test]
+    fn registered_one_cycle_latency_and_root_victim() {
+        let mut cfg = Config::new(107);
+        cfg.threshold = 1;
+        let mut d = CongDetect::new(cfg).unwrap();
+        let o = d.step_with(&at(&[101], 66));
+        assert_eq!(o, Out::default(), "the fill shows one cycle later");
+        let o = d.step_with(&at(&[101], 65));
+        assert_eq!(
+            o,
+            Out {
+                cong_o: true,
+                root_o: true,
+                victim_o: false,
+                mark_state_o: true
+            }
+        );
+        // 65 credits < 66: a victim, not marking without Victim_Mask.
+        let o = d.step_with(&at(&[0], 65));
+        assert_eq!(
+            o,
+            Out {
+                cong_o: true,
+                root_o: false,
+                victim_o: true,
+                mark_state_o: false
+            }
+        );
+        assert_eq!(d.step_with(&at(&[0], 65)), Out::default());
+        // With Victim_Mask the victim marks.
+        cfg.victim_mask = true;
+        let mut d = CongDetect::new(cfg).unwrap();
+        d.step_with(&at(&[200], 0));
+        let o = d.outputs();
+        assert!(o.victim_o && o.mark_state_o && !o.root_o);
+        // Credit is masked to 12 bits: 0x1000 reads as 0.
+        let mut d = CongDetect::new(Config {
+            root_min_credits: 1,
+            ..cfg
+        })
+        .unwrap();
+        d.step_with(&at(&[200], 0x1000));
+        assert!(d.outputs().victim_o);
+    }
+
+    #[test]
+    fn threshold_zero_never_congested_and_bad_threshold() {
+        let mut cfg = Config::new(64);
+        cfg.threshold = 0;
+        cfg.thr_table = [0; 16];
+        let mut d = CongDetect::new(cfg).unwrap();
+        d.step_with(&at(&[u16::MAX; 64], 4095));
+        assert!(!d.outputs().cong_o);
+        cfg.threshold = 16;
+        assert_eq!(
+            CongDetect::new(cfg).unwrap_err().to_string(),
+            "threshold (16) is above the maximum (15)"
+        );
+    }
+
+    #[test]
+    fn reset_and_idle() {
+        let mut d = det(FillCompare::SumVoqs);
+        d.step_with(&at(&[200], 5));
+        assert_eq!(d.next_event(), Some(1));
+        let o = d.step_with(&In {
+            rst_ni: false,
+            ..at(&[200], 5)
+        });
+        assert_eq!(o, Out::default());
+        assert!(!d.cong_q);
+        assert_eq!(d.next_event(), None);
+        d.step_with(&at(&[200], 5));
+        d.skip(3);
+        assert!(!d.cong_q);
+        // More than 64 lanes: the 65th is ignored.
+        let mut fill = [0u16; 65];
+        fill[64] = 500;
+        let mut d = det(FillCompare::PerVoq);
+        d.step_with(&at(&fill, 5));
+        assert!(!d.cong_q);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// The three comparisons are ordered: per-VoQ congestion implies sum congestion implies per-contributor
+        /// congestion (max <= sum, and thr / n <= thr).
+        #[test]
+        fn comparisons_are_nested(fill in proptest::collection::vec(0u16..300, 0..=64), thr in 1u8..=15) {
+            let mk = |c| {
+                let mut cfg = Config::new(300);
+                cfg.threshold = thr;
+                cfg.compare = c;
+                CongDetect::new(cfg).unwrap()
+            };
+            let p = mk(FillCompare::PerVoq).over_threshold(&fill);
+            let s = mk(FillCompare::SumVoqs).over_threshold(&fill);
+            let c = mk(FillCompare::SumPerContributor).over_threshold(&fill);
+            prop_assert!(!p || s);
+            prop_assert!(!s || c);
+            let t = u32::from(linear_thr_table(300)[usize::from(thr)]);
+            prop_assert_eq!(p, fill.iter().any(|&f| u32::from(f) > t));
+        }
+    }
+}
