@@ -93,10 +93,19 @@ impl<W: Write> CaptureWriter<W> {
         let mut padded = [0u8; 64];
         let n = packet.len().min(64 - LINK_RECORD_PAD);
         padded[..n].copy_from_slice(&packet[..n]);
-        self.write_record(time_ps, &padded[..n + LINK_RECORD_PAD], ERF_TYPE_INFINIBAND_LINK)
+        self.write_record(
+            time_ps,
+            &padded[..n + LINK_RECORD_PAD],
+            ERF_TYPE_INFINIBAND_LINK,
+        )
     }
 
-    fn write_record(&mut self, time_ps: u64, packet: &[u8], erf_type: u8) -> Result<(), CaptureError> {
+    fn write_record(
+        &mut self,
+        time_ps: u64,
+        packet: &[u8],
+        erf_type: u8,
+    ) -> Result<(), CaptureError> {
         let ts = Duration::from_nanos(time_ps / 1000);
         match self.kind {
             LinkKind::Ethernet => {
@@ -105,14 +114,17 @@ impl<W: Write> CaptureWriter<W> {
             }
             LinkKind::Infiniband => {
                 let rlen = ERF_HEADER_LEN + packet.len();
-                let rlen16 = u16::try_from(rlen).map_err(|_| CaptureError::TooLong(packet.len()))?;
+                let rlen16 =
+                    u16::try_from(rlen).map_err(|_| CaptureError::TooLong(packet.len()))?;
                 self.record.clear();
-                self.record.extend_from_slice(&erf_timestamp(time_ps).to_le_bytes());
+                self.record
+                    .extend_from_slice(&erf_timestamp(time_ps).to_le_bytes());
                 self.record.push(erf_type);
                 self.record.push(ERF_FLAG_VLEN);
                 self.record.extend_from_slice(&rlen16.to_be_bytes());
                 self.record.extend_from_slice(&0u16.to_be_bytes()); // loss counter
-                self.record.extend_from_slice(&(packet.len() as u16).to_be_bytes()); // wire length
+                self.record
+                    .extend_from_slice(&(packet.len() as u16).to_be_bytes()); // wire length
                 self.record.extend_from_slice(packet);
                 self.pcap
                     .write_packet(&PcapPacket::new(ts, rlen as u32, &self.record))?;

@@ -157,7 +157,10 @@ fn ib_expect(p: &IbPacket, bytes: &[u8]) -> Vec<Expect> {
     // tshark shows CRCs as big-endian integers of their wire bytes; the ICRC goes least significant byte
     // first (Linux rxe), the VCRC and LPCRC in the order `crc::vcrc` names.
     let icrc = icrc(kind, &bytes[..icrc_end]).expect("sample ICRC");
-    e.push(Expect::Num("infiniband.invariant.crc", icrc.swap_bytes().into()));
+    e.push(Expect::Num(
+        "infiniband.invariant.crc",
+        icrc.swap_bytes().into(),
+    ));
     let vcrc = VCRC_BYTE_ORDER.to_bytes(vcrc(&bytes[..icrc_end]));
     e.push(Expect::Num("infiniband.variant.crc", shown(vcrc).into()));
     if let Some(g) = p.grh {
@@ -303,7 +306,13 @@ pub fn ib_samples() -> Vec<Sample> {
     ));
     for (name, op, fctbs, vl, fccl) in [
         ("flow control, VL0", flow_ctl::Op::Normal, 0x123, 0, 0x456),
-        ("flow control init, VL3", flow_ctl::Op::Init, 0xFFF, 3, 0x800),
+        (
+            "flow control init, VL3",
+            flow_ctl::Op::Init,
+            0xFFF,
+            3,
+            0x800,
+        ),
     ] {
         let r = flow_ctl::Repr {
             op,

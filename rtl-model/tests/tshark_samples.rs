@@ -13,7 +13,10 @@ use std::process::Command;
 use rtl_model::samples::{write_samples, Expect, Sample};
 
 fn tshark_available() {
-    let ok = Command::new("tshark").arg("-v").output().map(|o| o.status.success());
+    let ok = Command::new("tshark")
+        .arg("-v")
+        .output()
+        .map(|o| o.status.success());
     assert!(
         matches!(ok, Ok(true)),
         "tshark is not installed: run ./scripts/test (installs it), or `apt-get install tshark`"
@@ -74,7 +77,12 @@ fn check_capture(path: &Path, samples: &[Sample]) {
         }
     }
     let frames = decode(path, &fields);
-    assert_eq!(frames.len(), samples.len(), "{}: frame count", path.display());
+    assert_eq!(
+        frames.len(),
+        samples.len(),
+        "{}: frame count",
+        path.display()
+    );
     let mut checked = 0;
     for (i, (frame, sample)) in frames.iter().zip(samples).enumerate() {
         let what = format!("{} frame {} ({})", path.display(), i + 1, sample.name);
@@ -89,7 +97,10 @@ fn check_capture(path: &Path, samples: &[Sample]) {
             match e {
                 Expect::Num(f, want) => {
                     let n = as_number(got).unwrap_or_else(|| panic!("{what}: {f} = {got:?}"));
-                    assert_eq!(n, *want, "{what}: field {f}: tshark {got}, emitted {want:#x}");
+                    assert_eq!(
+                        n, *want,
+                        "{what}: field {f}: tshark {got}, emitted {want:#x}"
+                    );
                 }
                 Expect::Bytes(f, want) => {
                     let hex: String = want.iter().map(|b| format!("{b:02x}")).collect();
@@ -106,7 +117,10 @@ fn check_capture(path: &Path, samples: &[Sample]) {
             checked += 1;
         }
     }
-    assert!(checked > samples.len() * 3, "too few fields compared: {checked}");
+    assert!(
+        checked > samples.len() * 3,
+        "too few fields compared: {checked}"
+    );
 }
 
 #[test]

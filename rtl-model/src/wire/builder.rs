@@ -8,7 +8,9 @@
 //! Packets are written into a caller-owned `Vec<u8>` (cleared first), so a caller that reuses one buffer
 //! allocates nothing once it has grown to the largest packet.
 
-use super::{aeth, bth, deth, ethernet, grh, ib_cnp, ipv4, ipv6, lrh, pfc, roce_cnp, udp};
+use super::{
+    aeth, bth, deth, ethernet, flow_ctl, grh, ib_cnp, ipv4, ipv6, lrh, pfc, roce_cnp, udp,
+};
 use super::{Error, Result};
 use crate::crc::icrc::{fill_icrc, IcrcKind};
 use crate::crc::vcrc::{fill_vcrc, VCRC_LEN};
@@ -225,4 +227,142 @@ pub fn ib_cnp(cnp: &ib_cnp::Repr, out: &mut Vec<u8>) -> Result<()> {
         },
     }
     .build(out)
+}
+
+/// The IP header of a RoCEv2 packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpHeader {
+    /// IPv4; `protocol` and `payload_len` are overwritten, the header checksum filled.
+    V4(ipv4::Repr),
+    /// IPv6; `next_header` and `payload_len` are overwritten.
+    V6(ipv6::Repr),
+}
+
+impl IpHeader {
+    fn len(&self) -> usize {
+        match self {
+            IpHeader::V4(_) => ipv4::HEADER_LEN,
+            IpHeader::V6(_) => ipv6::HEADER_LEN,
+        }
+    }
+}
+
+/// A RoCEv2 packet: Ethernet, IPv4 or IPv6, UDP to port 4791, transport, ICRC (no FCS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RocePacket<'a> {
+    /// Ethernet header; `ethertype` is overwritten.
+    pub eth: ethernet::Repr,
+    /// IP header.
+    pub ip: IpHeader,
+    /// UDP source port (RoCEv2 uses it for ECMP entropy); the destination is always 4791.
+    pub udp_src_port: u16,
+    /// BTH, extension headers, payload.
+    pub transport: Transport<'a>,
+}
+
+impl RocePacket<'_> {
+    /// Bytes of the frame, Ethernet header through ICRC (no FCS).
+    pub fn wire_len(&self) -> usize {
+        ethernet::HEADER_LEN + self.ip.len() + udp::HEADER_LEN + self.transport.len()
+    }
+
+    /// Writes the frame into `out` (cleared first) with IPv4 checksum and ICRC filled.
+    pub fn build(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.transport.check()?;
+        let udp_len = udp::HEADER_LEN + self.transport.len();
+        if self.ip.len() + udp_len > usize::from(u16::MAX) {
+            return Err(Error::BadField {
+                header: HEADER,
+                field: "IP length (packet too long)",
+                value: (self.ip.len() + udp_len) as u32,
+            });
+        }
+        out.clear();
+        out.resize(ethernet::HEADER_LEN + self.ip.len() + udp::HEADER_LEN, 0);
+        let mut eth = self.eth;
+        let ip_at = ethernet::HEADER_LEN;
+        let kind = match self.ip {
+            IpHeader::V4(mut ip) => {
+                eth.ethertype = ethernet::EtherType::Ipv4;
+                ip.protocol = ipv4::IpProtocol::Udp;
+                ip.payload_len = udp_len;
+                ip.emit(&mut ipv4::Packet::new_unchecked(&mut out[ip_at..]));
+                IcrcKind::RoceV4
+            }
+            IpHeader::V6(mut ip) => {
+                eth.ethertype = ethernet::EtherType::Ipv6;
+                ip.next_header = ipv4::IpProtocol::Udp;
+                ip.payload_len = udp_len;
+                ip.emit(&mut ipv6::Packet::new_unchecked(&mut out[ip_at..]));
+                IcrcKind::RoceV6
+            }
+        };
+        eth.emit(&mut ethernet::Packet::new_unchecked(&mut out[..]));
+        udp::Repr {
+            src_port: self.udp_src_port,
+            dst_port: udp::ROCEV2_PORT,
+            payload_len: self.transport.len(),
+            checksum: 0,
+        }
+        .emit(&mut udp::Packet::new_unchecked(
+            &mut out[ip_at + self.ip.len()..],
+        ));
+        self.transport.write(out);
+        fill_icrc(kind, &mut out[ip_at..])
+    }
+
+    /// The frame as a new vector.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        let mut v = Vec::with_capacity(self.wire_len());
+        self.build(&mut v)?;
+        Ok(v)
+    }
+}
+
+/// The 16 zero bytes a RoCEv2 CNP carries after its BTH.
+const ROCE_CNP_RESERVED: [u8; roce_cnp::HEADER_LEN - bth::HEADER_LEN] = [0; 16];
+
+/// A RoCEv2 CNP (BTH opcode 0x81, 16 reserved bytes) as a complete frame.
+pub fn roce_cnp(
+    eth: ethernet::Repr,
+    ip: IpHeader,
+    udp_src_port: u16,
+    cnp: &roce_cnp::Repr,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    RocePacket {
+        eth,
+        ip,
+        udp_src_port,
+        transport: Transport {
+            bth: cnp.bth_repr(),
+            ext: ExtHeader::Raw(&ROCE_CNP_RESERVED),
+            payload: Payload::Bytes(&[]),
+        },
+    }
+    .build(out)
+}
+
+/// An 802.1Qbb PFC frame from `src` (to the reserved multicast address), padded to the minimum frame size.
+pub fn pfc_frame(src: ethernet::MacAddr, pfc: &pfc::Repr, out: &mut Vec<u8>) {
+    out.clear();
+    out.resize(ethernet::HEADER_LEN + pfc::PAYLOAD_LEN, 0);
+    ethernet::Repr {
+        src_addr: src,
+        dst_addr: pfc::PFC_DST_MAC,
+        ethertype: ethernet::EtherType::MacControl,
+    }
+    .emit(&mut ethernet::Packet::new_unchecked(&mut out[..]));
+    pfc.emit(&mut pfc::Packet::new_unchecked(
+        &mut out[ethernet::HEADER_LEN..],
+    ));
+}
+
+/// A link flow-control packet (6 bytes) with its LPCRC filled.
+pub fn flow_control(fc: &flow_ctl::Repr, out: &mut Vec<u8>) {
+    out.clear();
+    out.resize(flow_ctl::PACKET_LEN, 0);
+    let mut p = flow_ctl::Packet::new_unchecked(&mut out[..]);
+    fc.emit(&mut p);
+    p.fill_lpcrc();
 }
