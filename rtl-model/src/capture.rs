@@ -16,8 +16,9 @@ use pcap_file::{DataLink, Endianness, TsResolution};
 pub const ERF_TYPE_INFINIBAND: u8 = 21;
 /// ERF record type of InfiniBand link packets (flow-control packets; Wireshark's `ERF_TYPE_INFINIBAND_LINK`).
 pub const ERF_TYPE_INFINIBAND_LINK: u8 = 25;
-/// Zero bytes appended to a link packet in its ERF record (see [`CaptureWriter::write_link_packet`]).
-pub const LINK_RECORD_PAD: usize = 2;
+/// Length a link packet's ERF record payload is padded to (see [`CaptureWriter::write_link_packet`]): LRH,
+/// GRH and BTH lengths together, so Wireshark's summary pass never reads past it.
+pub const LINK_RECORD_LEN: usize = 64;
 /// Length of the ERF record header that precedes each IB packet.
 pub const ERF_HEADER_LEN: usize = 16;
 /// ERF flags: bit 2 "varying length record", so records need no padding to a fixed size.
@@ -37,7 +38,7 @@ pub enum LinkKind {
 pub enum CaptureError {
     #[error("capture: {0}")]
     Pcap(#[from] pcap_file::PcapError),
-    #[error("capture: packet of {0} bytes is longer than an ERF record can hold")]
+    #[error("capture: packet of {0} bytes is longer than its record can hold")]
     TooLong(usize),
 }
 
@@ -85,19 +86,19 @@ impl<W: Write> CaptureWriter<W> {
         self.write_record(time_ps, packet, ERF_TYPE_INFINIBAND)
     }
 
-    /// Appends one InfiniBand link packet (a flow-control packet, 6 bytes with its LPCRC), followed by
-    /// [`LINK_RECORD_PAD`] zero bytes: tshark 4.0.17 reports every ERF type-25 record shorter than 8 bytes as
-    /// malformed (tried with wire lengths 6 and 7, with and without record padding), and decodes the 6 link
-    /// bytes correctly once the record holds 8.
+    /// Appends one InfiniBand link packet (a flow-control packet, 6 bytes with its LPCRC), followed by zero
+    /// bytes up to [`LINK_RECORD_LEN`]. Why: Wireshark 4.0's link dissector also runs its data-packet summary
+    /// over the record, reading the link packet as an LRH; whenever FCTBS's low bits look like LNH = local or
+    /// global it reads a BTH/GRH beyond 6 bytes and reports the packet malformed (106 of 200 random link
+    /// packets with 2 pad bytes; none of 200 with the record padded to 64 bytes). The ERF wire length must
+    /// cover the padding, since Wireshark bounds the dissection by it. The link fields decode unchanged.
     pub fn write_link_packet(&mut self, time_ps: u64, packet: &[u8]) -> Result<(), CaptureError> {
-        let mut padded = [0u8; 64];
-        let n = packet.len().min(64 - LINK_RECORD_PAD);
-        padded[..n].copy_from_slice(&packet[..n]);
-        self.write_record(
-            time_ps,
-            &padded[..n + LINK_RECORD_PAD],
-            ERF_TYPE_INFINIBAND_LINK,
-        )
+        if packet.len() > LINK_RECORD_LEN {
+            return Err(CaptureError::TooLong(packet.len()));
+        }
+        let mut padded = [0u8; LINK_RECORD_LEN];
+        padded[..packet.len()].copy_from_slice(packet);
+        self.write_record(time_ps, &padded, ERF_TYPE_INFINIBAND_LINK)
     }
 
     fn write_record(

@@ -366,3 +366,282 @@ pub fn flow_control(fc: &flow_ctl::Repr, out: &mut Vec<u8>) {
     fc.emit(&mut p);
     p.fill_lpcrc();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crc::icrc::{ib_covered, roce_covered, verify_icrc};
+    use crate::crc::vcrc::verify_vcrc;
+    use crate::wire::ipv4::{Ecn, IpProtocol};
+    use proptest::prelude::*;
+
+    fn lrh_repr(vl: u8, sl: u8, dlid: u16, slid: u16) -> lrh::Repr {
+        lrh::Repr {
+            vl,
+            lver: 0,
+            sl,
+            resv2: 0,
+            lnh: lrh::Lnh::Raw,
+            dlid,
+            resv5: 0,
+            pkt_len: 0,
+            slid,
+        }
+    }
+
+    fn bth_repr(opcode: bth::Opcode, dest_qp: u32, psn: u32) -> bth::Repr {
+        bth::Repr {
+            opcode,
+            se: false,
+            migreq: false,
+            pad_cnt: 3,
+            tver: 0,
+            pkey: 0xFFFF,
+            fecn: false,
+            becn: false,
+            resv6: 0,
+            dest_qp,
+            ack_req: false,
+            resv7: 0,
+            psn,
+        }
+    }
+
+    fn grh_repr(tclass: u8, flow_label: u32, hop_lmt: u8) -> grh::Repr {
+        grh::Repr {
+            tclass,
+            flow_label,
+            pay_len: 0,
+            nxt_hdr: 0,
+            hop_lmt,
+            sgid: grh::Gid::new(0xFE80 << 48, 1),
+            dgid: grh::Gid::new(0xFE80 << 48, 2),
+        }
+    }
+
+    /// A UD send with DETH; `global` adds a GRH.
+    fn ud_packet(global: bool, len: usize, seed: u32) -> IbPacket<'static> {
+        IbPacket {
+            lrh: lrh_repr(2, 3, 0x10, 0x20),
+            grh: global.then(|| grh_repr(0x12, 0x34567, 9)),
+            transport: Transport {
+                bth: bth_repr(bth::Opcode::UdSendOnly, 0x99, 7),
+                ext: ExtHeader::Deth(deth::Repr {
+                    qkey: 1,
+                    resv8: 0,
+                    src_qp: 2,
+                }),
+                payload: Payload::Pattern { len, seed },
+            },
+        }
+    }
+
+    #[test]
+    fn ib_length_fields_are_right() {
+        // UD, 101-byte payload: 8 LRH + 12 BTH + 8 DETH + 101 + 3 pad + 4 ICRC = 136 = 34 words; + 2 VCRC.
+        let v = ud_packet(false, 101, 1).to_vec().unwrap();
+        assert_eq!(v.len(), 138);
+        let l = lrh::Repr::parse(&lrh::Packet::new_checked(&v[..]).unwrap()).unwrap();
+        assert_eq!((l.lnh, l.pkt_len), (lrh::Lnh::IbaLocal, 34));
+        let b = bth::Repr::parse(&bth::Packet::new_checked(&v[8..]).unwrap()).unwrap();
+        assert_eq!(b.pad_cnt, 3);
+        assert_eq!(
+            &v[8 + 12 + 8 + 101..][..3],
+            &[0, 0, 0],
+            "pad bytes are zero"
+        );
+        // Global: PayLen covers BTH..ICRC = 12 + 8 + 104 + 4 = 128.
+        let v = ud_packet(true, 101, 1).to_vec().unwrap();
+        assert_eq!(v.len(), 138 + 40);
+        let g = grh::Repr::parse(&grh::Packet::new_checked(&v[8..]).unwrap()).unwrap();
+        assert_eq!((g.pay_len, g.nxt_hdr), (128, grh::NXT_HDR_IBA));
+        assert_eq!(v[1] & 3, 3, "LNH global");
+    }
+
+    #[test]
+    fn ext_headers_must_match_the_opcode() {
+        let mut p = ud_packet(false, 8, 1);
+        p.transport.ext = ExtHeader::None;
+        assert!(matches!(p.to_vec(), Err(Error::BadField { value: 0, .. })));
+        let mut p = ud_packet(false, MAX_IB_PACKET_LEN, 1);
+        p.transport.ext = ExtHeader::Deth(deth::Repr {
+            qkey: 0,
+            resv8: 0,
+            src_qp: 0,
+        });
+        assert!(p.to_vec().is_err(), "PktLen overflow is an error");
+    }
+
+    #[test]
+    fn roce_length_fields_are_right() {
+        let p = RocePacket {
+            eth: ethernet::Repr {
+                src_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 1]),
+                dst_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 2]),
+                ethertype: ethernet::EtherType::Unknown(0),
+            },
+            ip: IpHeader::V4(ipv4_repr(Ecn::Ect0)),
+            udp_src_port: 1000,
+            transport: Transport {
+                bth: bth_repr(bth::Opcode::RcSendOnly, 5, 6),
+                ext: ExtHeader::None,
+                payload: Payload::Pattern { len: 10, seed: 3 },
+            },
+        };
+        let v = p.to_vec().unwrap();
+        // 14 + 20 + 8 + 12 + 12 (10 + 2 pad) + 4 = 70.
+        assert_eq!(v.len(), 70);
+        assert_eq!(&v[12..14], &[0x08, 0x00]);
+        assert_eq!(u16::from_be_bytes([v[16], v[17]]), 56, "IP total length");
+        assert_eq!(v[23], 17, "protocol UDP");
+        assert_eq!(u16::from_be_bytes([v[36], v[37]]), 4791);
+        assert_eq!(u16::from_be_bytes([v[38], v[39]]), 36, "UDP length");
+        assert_eq!((v[43] >> 4) & 3, 2, "PadCnt");
+        assert!(ipv4::Packet::new_checked(&v[14..])
+            .unwrap()
+            .verify_checksum());
+    }
+
+    fn ipv4_repr(ecn: Ecn) -> ipv4::Repr {
+        ipv4::Repr {
+            src_addr: [10, 0, 0, 1],
+            dst_addr: [10, 0, 0, 2],
+            protocol: IpProtocol::Unknown(0),
+            payload_len: 0,
+            ttl: 64,
+            dscp: 0,
+            ecn,
+            ident: 0,
+            dont_frag: true,
+            more_frags: false,
+            frag_offset: 0,
+        }
+    }
+
+    /// Bits that differ between two equal-length byte strings.
+    fn bit_diff(a: &[u8], b: &[u8]) -> u32 {
+        a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+    }
+
+    fn ib_packet_strategy() -> impl Strategy<Value = (bool, u8, u8, u16, u16, usize, u32, u32, u32)>
+    {
+        (
+            any::<bool>(),
+            0u8..16,
+            0u8..16,
+            any::<u16>(),
+            any::<u16>(),
+            0usize..600,
+            any::<u32>(),
+            0u32..1 << 24,
+            0u32..1 << 24,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// A switch marking FECN (or BECN) flips exactly one bit, leaves the ICRC valid, invalidates the
+        /// VCRC, and the regenerated VCRC verifies.
+        #[test]
+        fn fecn_becn_keep_icrc_and_regenerated_vcrc_verifies(
+            (global, vl, sl, dlid, slid, len, seed, qp, psn) in ib_packet_strategy(),
+            becn in any::<bool>(),
+        ) {
+            let mut p = ud_packet(global, len, seed);
+            p.lrh = lrh_repr(vl, sl, dlid, slid);
+            p.transport.bth = bth_repr(bth::Opcode::UdSendOnly, qp, psn);
+            let orig = p.to_vec().unwrap();
+            let (kind, covered) = ib_covered(&orig).unwrap();
+            prop_assert!(verify_icrc(kind, covered).unwrap());
+            prop_assert!(verify_vcrc(&orig));
+
+            let bth_at = lrh::HEADER_LEN + if global { grh::HEADER_LEN } else { 0 };
+            let mut marked = orig.clone();
+            {
+                let mut b = bth::Packet::new_unchecked(&mut marked[bth_at..]);
+                if becn { b.set_becn(true) } else { b.set_fecn(true) }
+            }
+            prop_assert_eq!(bit_diff(&orig, &marked), 1);
+            let (kind, covered) = ib_covered(&marked).unwrap();
+            prop_assert!(verify_icrc(kind, covered).unwrap(), "ICRC changed by marking");
+            prop_assert!(!verify_vcrc(&marked), "the VCRC must change when FECN/BECN is set");
+            fill_vcrc(&mut marked);
+            prop_assert!(verify_vcrc(&marked));
+            // Only the BTH bit and the VCRC differ from the original packet.
+            prop_assert_eq!(&marked[..bth_at + 4], &orig[..bth_at + 4]);
+            prop_assert_eq!(&marked[bth_at + 5..orig.len() - 2], &orig[bth_at + 5..orig.len() - 2]);
+        }
+
+        /// A switch changing the VL (SL2VL) leaves the ICRC valid; the VCRC is regenerated.
+        #[test]
+        fn vl_change_keeps_icrc(global in any::<bool>(), len in 0usize..300, vl in 0u8..16) {
+            let orig = ud_packet(global, len, 5).to_vec().unwrap();
+            let mut moved = orig.clone();
+            lrh::Packet::new_unchecked(&mut moved[..]).set_vl(vl);
+            let (kind, covered) = ib_covered(&moved).unwrap();
+            prop_assert!(verify_icrc(kind, covered).unwrap());
+            fill_vcrc(&mut moved);
+            prop_assert!(verify_vcrc(&moved));
+        }
+
+        /// ECN CE marking of a RoCEv2 frame (IPv4 or IPv6) never changes the ICRC; the IPv4 header checksum
+        /// stays valid; FECN/BECN in the BTH do not change the ICRC either.
+        #[test]
+        fn ecn_ce_and_fecn_keep_roce_icrc(
+            v6 in any::<bool>(),
+            ecn in 0u8..4,
+            len in 0usize..1500,
+            seed in any::<u32>(),
+            qp in 0u32..1 << 24,
+            fecn in any::<bool>(),
+        ) {
+            let ecn = Ecn::from_bits(ecn);
+            let ip = if v6 {
+                IpHeader::V6(ipv6::Repr {
+                    src_addr: [0xfd; 16],
+                    dst_addr: [0xfe; 16],
+                    next_header: IpProtocol::Unknown(0),
+                    payload_len: 0,
+                    hop_limit: 64,
+                    dscp: 10,
+                    ecn,
+                    flow_label: 0x12345,
+                })
+            } else {
+                IpHeader::V4(ipv4_repr(ecn))
+            };
+            let p = RocePacket {
+                eth: ethernet::Repr {
+                    src_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 1]),
+                    dst_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 2]),
+                    ethertype: ethernet::EtherType::Unknown(0),
+                },
+                ip,
+                udp_src_port: 0xC000,
+                transport: Transport {
+                    bth: bth_repr(bth::Opcode::RcSendOnly, qp, 1),
+                    ext: ExtHeader::None,
+                    payload: Payload::Pattern { len, seed },
+                },
+            };
+            let orig = p.to_vec().unwrap();
+            let (kind, covered) = roce_covered(&orig).unwrap();
+            prop_assert!(verify_icrc(kind, covered).unwrap());
+            let mut marked = orig.clone();
+            let ip_at = ethernet::HEADER_LEN;
+            if v6 {
+                ipv6::Packet::new_unchecked(&mut marked[ip_at..]).set_ecn_ce();
+            } else {
+                let mut ip = ipv4::Packet::new_unchecked(&mut marked[ip_at..]);
+                ip.set_ecn_ce();
+                prop_assert!(ip.verify_checksum());
+            }
+            let bth_at = ip_at + p.ip.len() + udp::HEADER_LEN;
+            bth::Packet::new_unchecked(&mut marked[bth_at..]).set_fecn(fecn);
+            prop_assert_eq!(marked != orig, ecn != Ecn::Ce || fecn);
+            let (kind, covered) = roce_covered(&marked).unwrap();
+            prop_assert!(verify_icrc(kind, covered).unwrap(), "ICRC changed by ECN/FECN marking");
+        }
+    }
+}
