@@ -1,11 +1,47 @@
-use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 /// ibcycle: cycle-level, bit-accurate InfiniBand / RoCEv2 switch and HCA models with congestion control.
 #[derive(Parser, Debug)]
 #[command(version, about, long_about = None)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
-    Ok(())
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Write sample captures with one packet of every kind the model emits.
+    ///
+    /// Packets: IB data with and without FECN/BECN, RC ACK with BECN, IB CNP, GRH packet, flow-control packets; RoCEv2 over IPv4/IPv6 with ECN
+    /// 00/10/11, RoCEv2 CNP, PFC. Written as DIR/ib.pcap (ERF, as ibdump writes) and DIR/roce.pcap (Ethernet).
+    /// Open them with Wireshark or `tshark -V -r DIR/ib.pcap`.
+    Samples {
+        /// Directory to write the captures into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
+            Ok(set) => {
+                println!(
+                    "wrote {} ({} packets) and {} ({} packets)",
+                    out.join("ib.pcap").display(),
+                    set.ib.len(),
+                    out.join("roce.pcap").display(),
+                    set.roce.len()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("ibcycle samples: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
 }

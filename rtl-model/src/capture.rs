@@ -38,6 +38,11 @@ pub enum LinkKind {
 pub enum CaptureError {
     #[error("capture: {0}")]
     Pcap(#[from] pcap_file::PcapError),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("capture: packet of {0} bytes is longer than its record can hold")]
     TooLong(usize),
 }

@@ -65,7 +65,7 @@ pub struct SampleSet {
 
 /// Writes `dir/ib.pcap` and `dir/roce.pcap` and returns their packets with the expected field values.
 pub fn write_samples(dir: &Path) -> Result<SampleSet, CaptureError> {
-    std::fs::create_dir_all(dir).map_err(pcap_file::PcapError::IoError)?;
+    std::fs::create_dir_all(dir).map_err(|source| io_error(dir, source))?;
     let set = SampleSet {
         ib: ib_samples(),
         roce: roce_samples(),
@@ -76,7 +76,7 @@ pub fn write_samples(dir: &Path) -> Result<SampleSet, CaptureError> {
 }
 
 fn write_capture(path: &Path, kind: LinkKind, samples: &[Sample]) -> Result<(), CaptureError> {
-    let file = File::create(path).map_err(pcap_file::PcapError::IoError)?;
+    let file = File::create(path).map_err(|source| io_error(path, source))?;
     let mut w = CaptureWriter::new(BufWriter::new(file), kind)?;
     for (i, s) in samples.iter().enumerate() {
         // One packet per simulated microsecond.
@@ -88,8 +88,15 @@ fn write_capture(path: &Path, kind: LinkKind, samples: &[Sample]) -> Result<(), 
         }
     }
     let mut inner = w.into_inner();
-    std::io::Write::flush(&mut inner).map_err(pcap_file::PcapError::IoError)?;
+    std::io::Write::flush(&mut inner).map_err(|source| io_error(path, source))?;
     Ok(())
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> CaptureError {
+    CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 fn lrh(vl: u8, sl: u8, dlid: u16, slid: u16) -> lrh::Repr {

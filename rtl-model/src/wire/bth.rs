@@ -603,6 +603,26 @@ pub struct Repr {
 }
 
 impl Repr {
+    /// The BTH of a congestion notification packet (IB 0x80 or RoCEv2 0x81): everything but P_Key, FECN,
+    /// BECN and DestQP zero, as Linux hfi1 and RoCEv2 NICs send it.
+    pub const fn cnp(opcode: Opcode, pkey: u16, dest_qp: u32, fecn: bool, becn: bool) -> Repr {
+        Repr {
+            opcode,
+            se: false,
+            migreq: false,
+            pad_cnt: 0,
+            tver: 0,
+            pkey,
+            fecn,
+            becn,
+            resv6: 0,
+            dest_qp,
+            ack_req: false,
+            resv7: 0,
+            psn: 0,
+        }
+    }
+
     /// Reads a BTH. Only a short buffer fails: unknown opcodes, any TVer and reserved bits are kept.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;

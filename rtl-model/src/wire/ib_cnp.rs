@@ -112,21 +112,7 @@ impl Repr {
 
     /// The BTH this CNP carries.
     pub fn bth_repr(&self) -> bth::Repr {
-        bth::Repr {
-            opcode: Opcode::IbCnp,
-            se: false,
-            migreq: false,
-            pad_cnt: 0,
-            tver: 0,
-            pkey: self.pkey,
-            fecn: self.fecn,
-            becn: true,
-            resv6: 0,
-            dest_qp: self.dest_qp,
-            ack_req: false,
-            resv7: 0,
-            psn: 0,
-        }
+        bth::Repr::cnp(Opcode::IbCnp, self.pkey, self.dest_qp, self.fecn, true)
     }
 
     /// Reads a whole CNP (LRH through ICRC; trailing bytes such as the VCRC are ignored). `Truncated` below

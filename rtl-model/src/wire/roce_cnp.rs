@@ -146,21 +146,13 @@ impl Repr {
 
     /// The BTH of this CNP: opcode 0x81, everything a CNP holds as zero zero.
     pub fn bth_repr(&self) -> bth::Repr {
-        bth::Repr {
-            opcode: Opcode::RoceCnp,
-            se: false,
-            migreq: false,
-            pad_cnt: 0,
-            tver: 0,
-            pkey: self.pkey,
-            fecn: self.fecn,
-            becn: self.becn,
-            resv6: 0,
-            dest_qp: self.dest_qp,
-            ack_req: false,
-            resv7: 0,
-            psn: 0,
-        }
+        bth::Repr::cnp(
+            Opcode::RoceCnp,
+            self.pkey,
+            self.dest_qp,
+            self.fecn,
+            self.becn,
+        )
     }
 
     /// Bytes the view takes (28); the 4-byte ICRC follows and is written by `crate::crc::icrc::fill_icrc`
