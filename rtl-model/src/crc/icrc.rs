@@ -189,9 +189,7 @@ pub fn ib_kind(lrh_first_bytes: &[u8]) -> Result<IcrcKind> {
 /// LRH start, which ends with the ICRC and leaves out the VCRC.
 pub fn ib_covered(packet: &[u8]) -> Result<(IcrcKind, &[u8])> {
     let kind = ib_kind(packet)?;
-    check_len("lrh", packet, LRH_LEN)?;
-    let words = (usize::from(packet[4] & 0x07) << 8) | usize::from(packet[5]);
-    let len = words * 4;
+    let len = crate::wire::lrh::Packet::new_checked(packet)?.pkt_len_bytes();
     check_len("lrh", packet, len)?;
     Ok((kind, &packet[..len]))
 }
