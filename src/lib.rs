@@ -1,3 +1,5 @@
 //! ibcycle: fabric assembly, scenarios and outputs on top of the `rtl-model`, `switch-asic` and `hca-model`
 //! crates.
 pub use rtl_model;
+
+pub mod topology;
