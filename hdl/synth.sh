@@ -3,7 +3,8 @@
 # count; lints each first with `verilator --lint-only -Wall`, also with every `ifdef BUG_<NAME>` variant.
 #
 # usage: hdl/synth.sh [MODULE...]      (default: every hdl/*.sv)
-# Logs: target/hdl-synth/<module>.log. Exit status 1 when a module fails lint or synthesis.
+# Logs: target/hdl-synth/<module>.log; the table also goes to target/hdl-synth/cells.txt.
+# Exit status 1 when a module fails lint or synthesis.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ if [ ${#mods[@]} -eq 0 ]; then
 fi
 
 fail=0
-printf '%-14s %8s  %s\n' module cells lint
+printf '%-14s %8s  %s\n' module cells lint | tee "$out/cells.txt"
 for m in "${mods[@]}"; do
   src="$root/hdl/$m.sv"
   lint=clean
@@ -35,6 +36,6 @@ for m in "${mods[@]}"; do
     cells=FAIL
     fail=1
   fi
-  printf '%-14s %8s  %s\n' "$m" "$cells" "$lint"
+  printf '%-14s %8s  %s\n' "$m" "$cells" "$lint" | tee -a "$out/cells.txt"
 done
 exit $fail
