@@ -285,9 +285,9 @@ impl Topology {
                     }
                 }
             }
-            for s in 0..ns {
+            for (s, table) in lft.iter_mut().enumerate() {
                 if s == leaf {
-                    lft[s][h] = port;
+                    table[h] = port;
                     continue;
                 }
                 if dist[s] == u32::MAX {
@@ -303,7 +303,7 @@ impl Topology {
                     .clone()
                     .nth(usize::from(lid) % count)
                     .expect("a switch at distance d > 0 has a neighbour at d - 1");
-                lft[s][h] = *p;
+                table[h] = *p;
             }
         }
         Ok(lft)
