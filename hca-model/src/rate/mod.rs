@@ -1,0 +1,84 @@
+//! The rate-controller interface the HCA transmit pipeline calls per flow (one instance per QP, or per SL
+//! when the CA runs SL-based CC), and the controllers behind it.
+//!
+//! Contract:
+//! - Calls come in non-decreasing time. `advance(now)` applies every timer expiry due at or before `now`;
+//!   events at `now` ([`RateController::on_feedback`], [`RateController::on_sent`]) are applied after the
+//!   expiries due at `now` (an expiry was due first; the CCT shaper block orders them the same way).
+//! - [`RateController::next_send`] is the earliest cycle at which the flow may *start* its next packet. It
+//!   is fixed when a packet is reported sent (a rate change afterwards applies from the next packet on, as a
+//!   hardware rate limiter loads its delay counter once per packet); a CNP never delays a packet already
+//!   scheduled. The pipeline still serialises at the link rate and obeys credits; the controller only gates.
+//! - Nothing here panics on any input sequence; configuration errors are [`crate::CcError`]s.
+//!
+//! Units: see [`crate::units`]. Controllers with a rate report it in bit/s through
+//! [`RateController::rate_bps`]; the CCT and RCM controllers are delay-based and report the rate their current
+//! delay leaves for full-MTU packets.
+
+pub mod cct;
+
+pub mod fixed;
+pub mod pacer;
+pub mod rcm;
+
+
+
+use crate::units::{Bps, Cycle};
+
+/// Congestion feedback that reached the sender of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feedback {
+    /// A congestion notification: an IB CNP (0x80), a BECN on an RC ACK, a RoCEv2 CNP (0x81), or a
+    /// receiver-driven CNP with or without BECN.
+    Cnp(CnpInfo),
+    /// An acknowledgement; `ecn_echo` says the acknowledged packet was marked (the ACK-echo scheme of seed 003).
+    Ack {
+        /// The acknowledged packet carried a congestion mark.
+        ecn_echo: bool,
+    },
+}
+
+/// What a CNP carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CnpInfo {
+    /// BECN set. IB CNPs and RoCEv2 CNPs always have it; the receiver-driven CC also sends CNPs without it.
+    pub becn: bool,
+    /// The receive rate a receiver-driven CNP piggybacks (bit/s); `None` for every other CNP.
+    pub receive_rate: Option<Bps>,
+}
+
+impl CnpInfo {
+    /// A plain CNP (BECN set, no rate): what IB and RoCEv2 notification points send.
+    pub const BECN: CnpInfo = CnpInfo {
+        becn: true,
+        receive_rate: None,
+    };
+}
+
+/// A packet of the flow that went out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// The cycle its first byte was on the wire.
+    pub start: Cycle,
+    /// The last cycle it occupied the wire (inclusive): `start + wire cycles - 1`.
+    pub end: Cycle,
+    /// Bytes on the wire (headers, payload, CRCs).
+    pub bytes: u32,
+}
+
+/// The per-flow congestion-control state machine the transmit pipeline consults.
+pub trait RateController {
+    /// Feedback for this flow arrived at `now`.
+    fn on_feedback(&mut self, now: Cycle, fb: Feedback);
+    /// A packet of this flow was sent; reported at (or after) `sent.end`, before any later event.
+    fn on_sent(&mut self, sent: Sent);
+    /// Time moved on to `now`: apply the timer expiries due at or before it.
+    fn advance(&mut self, now: Cycle);
+    /// The earliest cycle at which the next packet may start.
+    fn next_send(&mut self) -> Cycle;
+    /// The next cycle at which a timer of the controller expires, or `None` when no timer runs (lets the
+    /// pipeline skip idle time).
+    fn next_timer(&self) -> Option<Cycle>;
+    /// The current rate limit in bit/s (for statistics; the gate is [`RateController::next_send`]).
+    fn rate_bps(&self) -> Bps;
+}
