@@ -16,10 +16,13 @@
 //! delay leaves for full-MTU packets.
 
 pub mod cct;
+pub mod dcqcn;
 
 pub mod fixed;
 pub mod pacer;
 pub mod rcm;
+pub mod rrcc;
+pub mod srf;
 
 
 
