@@ -15,7 +15,7 @@
 
 pub mod error;
 
-
+pub mod np;
 pub mod rate;
 
 pub mod units;
