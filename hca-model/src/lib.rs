@@ -17,7 +17,7 @@ pub mod error;
 
 pub mod np;
 pub mod rate;
-
+pub mod txloop;
 pub mod units;
 
 pub use error::CcError;

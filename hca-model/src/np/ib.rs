@@ -220,20 +220,50 @@ mod tests {
     #[test]
     fn rules_per_transport() {
         let a = RcRequestFecn::AckWithBecn;
-        assert_eq!(decide(&lrh(5), &bth(0x64, true), a), Decision::Cnp, "UD send");
-        assert_eq!(decide(&lrh(5), &bth(0x24, true), a), Decision::Cnp, "UC send");
+        assert_eq!(
+            decide(&lrh(5), &bth(0x64, true), a),
+            Decision::Cnp,
+            "UD send"
+        );
+        assert_eq!(
+            decide(&lrh(5), &bth(0x24, true), a),
+            Decision::Cnp,
+            "UC send"
+        );
         assert_eq!(decide(&lrh(5), &bth(0x04, true), a), Decision::BecnOnAck);
         assert_eq!(
             decide(&lrh(5), &bth(0x04, true), RcRequestFecn::Cnp),
             Decision::Cnp
         );
-        assert_eq!(decide(&lrh(5), &bth(0x10, true), a), Decision::Cnp, "read response");
-        assert_eq!(decide(&lrh(5), &bth(0x11, true), a), Decision::Ignore(Ignored::Ack));
-        assert_eq!(decide(&lrh(5), &bth(0x80, true), a), Decision::Ignore(Ignored::Cnp));
-        assert_eq!(decide(&lrh(0xC000), &bth(0x64, true), a), Decision::Ignore(Ignored::Multicast));
-        assert_eq!(decide(&lrh(0xFFFF), &bth(0x64, true), a), Decision::Ignore(Ignored::Multicast));
-        assert_eq!(decide(&lrh(5), &bth(0x64, false), a), Decision::Ignore(Ignored::NotMarked));
-        assert_eq!(decide(&lrh(5), &bth(0xE0, true), a), Decision::Ignore(Ignored::OtherTransport));
+        assert_eq!(
+            decide(&lrh(5), &bth(0x10, true), a),
+            Decision::Cnp,
+            "read response"
+        );
+        assert_eq!(
+            decide(&lrh(5), &bth(0x11, true), a),
+            Decision::Ignore(Ignored::Ack)
+        );
+        assert_eq!(
+            decide(&lrh(5), &bth(0x80, true), a),
+            Decision::Ignore(Ignored::Cnp)
+        );
+        assert_eq!(
+            decide(&lrh(0xC000), &bth(0x64, true), a),
+            Decision::Ignore(Ignored::Multicast)
+        );
+        assert_eq!(
+            decide(&lrh(0xFFFF), &bth(0x64, true), a),
+            Decision::Ignore(Ignored::Multicast)
+        );
+        assert_eq!(
+            decide(&lrh(5), &bth(0x64, false), a),
+            Decision::Ignore(Ignored::NotMarked)
+        );
+        assert_eq!(
+            decide(&lrh(5), &bth(0xE0, true), a),
+            Decision::Ignore(Ignored::OtherTransport)
+        );
     }
 
     #[test]
@@ -242,17 +272,38 @@ mod tests {
         let IbNpAction::Cnp(c) = n.on_packet(0, &lrh(0x22), &bth(0x64, true), 0x1234) else {
             panic!("expected a CNP");
         };
-        assert_eq!((c.dlid, c.slid, c.dest_qp, c.sl, c.pkey), (0x11, 0x22, 0x1234, 3, 0xffff));
-        assert_eq!(n.on_packet(99, &lrh(0x22), &bth(0x64, true), 0x1234), IbNpAction::Coalesced);
-        assert!(matches!(n.on_packet(99, &lrh(0x22), &bth(0x64, true), 0x99), IbNpAction::Cnp(_)), "another QP");
-        assert!(matches!(n.on_packet(100, &lrh(0x22), &bth(0x64, true), 0x1234), IbNpAction::Cnp(_)));
-        assert_eq!(n.on_packet(100, &lrh(0x22), &bth(0x04, true), 1), IbNpAction::BecnOnAck);
+        assert_eq!(
+            (c.dlid, c.slid, c.dest_qp, c.sl, c.pkey),
+            (0x11, 0x22, 0x1234, 3, 0xffff)
+        );
+        assert_eq!(
+            n.on_packet(99, &lrh(0x22), &bth(0x64, true), 0x1234),
+            IbNpAction::Coalesced
+        );
+        assert!(
+            matches!(
+                n.on_packet(99, &lrh(0x22), &bth(0x64, true), 0x99),
+                IbNpAction::Cnp(_)
+            ),
+            "another QP"
+        );
+        assert!(matches!(
+            n.on_packet(100, &lrh(0x22), &bth(0x64, true), 0x1234),
+            IbNpAction::Cnp(_)
+        ));
+        assert_eq!(
+            n.on_packet(100, &lrh(0x22), &bth(0x04, true), 1),
+            IbNpAction::BecnOnAck
+        );
         let s = n.stats();
         assert_eq!((s.marked, s.cnps, s.suppressed, s.becn_acks), (5, 3, 1, 1));
         // Off: every one.
         let mut n = np(CnpCoalescing::Off);
         for t in 0..5 {
-            assert!(matches!(n.on_packet(t, &lrh(0x22), &bth(0x64, true), 1), IbNpAction::Cnp(_)));
+            assert!(matches!(
+                n.on_packet(t, &lrh(0x22), &bth(0x64, true), 1),
+                IbNpAction::Cnp(_)
+            ));
         }
     }
 

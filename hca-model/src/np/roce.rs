@@ -145,17 +145,31 @@ mod tests {
     /// 50 000 and 100 000; another flow is independent.
     #[test]
     fn minimum_interval_per_flow() {
-        let mut n = RoceNp::new(RoceNpConfig { min_interval: 50_000 });
+        let mut n = RoceNp::new(RoceNpConfig {
+            min_interval: 50_000,
+        });
         let got: Vec<bool> = [0, 10_000, 49_999, 50_000, 60_000, 100_000]
             .iter()
-            .map(|&t| matches!(n.on_packet(t, 1u32, Ecn::Ce, false, &bth(0x04), 9), RoceNpAction::Cnp(_)))
+            .map(|&t| {
+                matches!(
+                    n.on_packet(t, 1u32, Ecn::Ce, false, &bth(0x04), 9),
+                    RoceNpAction::Cnp(_)
+                )
+            })
             .collect();
         assert_eq!(got, [true, false, false, true, false, true]);
-        let RoceNpAction::Cnp(c) = n.on_packet(10, 2u32, Ecn::Ce, false, &bth(0x04), 0x0100_0009) else {
+        let RoceNpAction::Cnp(c) = n.on_packet(10, 2u32, Ecn::Ce, false, &bth(0x04), 0x0100_0009)
+        else {
             panic!("other flow");
         };
-        assert_eq!((c.pkey, c.dest_qp, c.becn, c.fecn), (0x8001, 9, true, false));
-        assert_eq!(n.on_packet(10, 2u32, Ecn::Ect0, false, &bth(0x04), 9), RoceNpAction::Ignore(Ignored::NotMarked));
+        assert_eq!(
+            (c.pkey, c.dest_qp, c.becn, c.fecn),
+            (0x8001, 9, true, false)
+        );
+        assert_eq!(
+            n.on_packet(10, 2u32, Ecn::Ect0, false, &bth(0x04), 9),
+            RoceNpAction::Ignore(Ignored::NotMarked)
+        );
         let s = n.stats();
         assert_eq!((s.marked, s.cnps, s.suppressed), (7, 4, 3));
         assert!(ipv4_is_multicast(&[239, 1, 2, 3]) && !ipv4_is_multicast(&[10, 0, 0, 1]));

@@ -56,10 +56,13 @@ impl RrccReceiverConfig {
         if recv == 0 {
             return None;
         }
-        let rate = u128::from(recv) * u128::from(self.mtu.bytes()) * 8 * u128::from(self.clock.hz())
-            / u128::from(self.period);
+        let rate =
+            u128::from(recv) * u128::from(self.mtu.bytes()) * 8 * u128::from(self.clock.hz())
+                / u128::from(self.period);
         let rate = u64::try_from(rate).unwrap_or(u64::MAX);
-        if u128::from(fecn) * u128::from(self.fecn_den) >= u128::from(self.fecn_num) * u128::from(recv) {
+        if u128::from(fecn) * u128::from(self.fecn_den)
+            >= u128::from(self.fecn_num) * u128::from(recv)
+        {
             Some(CnpInfo {
                 becn: true,
                 receive_rate: Some(rate),

@@ -272,8 +272,7 @@ impl RateController for CctController {
     }
 
     fn next_timer(&self) -> Option<Cycle> {
-        (self.shaper.timer_q != 0)
-            .then(|| self.cycle_q + self.tb.next_event().unwrap_or(0))
+        (self.shaper.timer_q != 0).then(|| self.cycle_q + self.tb.next_event().unwrap_or(0))
     }
 
     fn rate_bps(&self) -> Bps {
@@ -464,7 +463,9 @@ mod tests {
         let blocks: Vec<_> = cct
             .to_blocks()
             .iter()
-            .map(|b| rtl_model::mad::cct::CongestionControlTableBlock::parse(&b.to_bytes()).unwrap())
+            .map(|b| {
+                rtl_model::mad::cct::CongestionControlTableBlock::parse(&b.to_bytes()).unwrap()
+            })
             .collect();
         let cct = Cct::from_blocks(&blocks).unwrap();
         let s = CctSettings::from_mads(&setting, &cct, 2).unwrap().unwrap();

@@ -351,7 +351,11 @@ mod tests {
         assert_eq!(c.target(), 20_000_000_000);
         assert_eq!(c.current(), 11_210_937_500);
         assert_eq!(c.alpha_q20(), 929_536);
-        assert_eq!(c.next_timer(), Some(175_000), "alpha timer restarted by the CNP");
+        assert_eq!(
+            c.next_timer(),
+            Some(175_000),
+            "alpha timer restarted by the CNP"
+        );
     }
 
     /// Byte counter: every 150 000 bytes one increase event; with both counters the hyper phase needs both
@@ -453,11 +457,7 @@ mod tests {
             e.to_string(),
             "min_rate (80000000000) is above max_rate (40000000000)"
         );
-        assert!(DcqcnController::new(DcqcnConfig {
-            g_q20: 0,
-            ..cfg()
-        })
-        .is_err());
+        assert!(DcqcnController::new(DcqcnConfig { g_q20: 0, ..cfg() }).is_err());
         assert!(DcqcnController::new(DcqcnConfig {
             g_q20: ALPHA_ONE + 1,
             ..cfg()

@@ -5,10 +5,12 @@
 //! - Calls come in non-decreasing time. `advance(now)` applies every timer expiry due at or before `now`;
 //!   events at `now` ([`RateController::on_feedback`], [`RateController::on_sent`]) are applied after the
 //!   expiries due at `now` (an expiry was due first; the CCT shaper block orders them the same way).
-//! - [`RateController::next_send`] is the earliest cycle at which the flow may *start* its next packet. It
-//!   is fixed when a packet is reported sent (a rate change afterwards applies from the next packet on, as a
-//!   hardware rate limiter loads its delay counter once per packet); a CNP never delays a packet already
-//!   scheduled. The pipeline still serialises at the link rate and obeys credits; the controller only gates.
+//! - [`RateController::next_send`] is the earliest cycle at which the flow may *start* its next packet. The
+//!   rate-based controllers and the CCT fix it when a packet is reported sent (a rate change applies from the
+//!   next packet on, as a hardware rate limiter loads its delay counter once per packet); RCM evaluates its
+//!   level when asked (the paper: "after receiving a CNP, the subsequent data packet won't be scheduled
+//!   until..."), so the pipeline asks again after delivering feedback or timer expiries. The pipeline still
+//!   serialises at the link rate and obeys credits; the controller only gates.
 //! - Nothing here panics on any input sequence; configuration errors are [`crate::CcError`]s.
 //!
 //! Units: see [`crate::units`]. Controllers with a rate report it in bit/s through
@@ -23,8 +25,6 @@ pub mod pacer;
 pub mod rcm;
 pub mod rrcc;
 pub mod srf;
-
-
 
 use crate::units::{Bps, Cycle};
 

@@ -2,10 +2,12 @@
 //! start at `s + L * 8 * f_Hz / r` cycles (start-to-start spacing, the way the HPCC ns-3 model's
 //! `UpdateNextAvail` and hardware rate limiters space packets).
 //!
-//! The division's remainder is carried to the next packet while the rate stays the same and packets follow
-//! back to back at their earliest times, so over a run the starts are never earlier than the exact
-//! `total bytes * 8 * f / r` (rounding never lets the flow run faster than `r`). A rate change or a late
-//! start (the flow was idle or blocked) drops the remainder: idle time is never banked into a burst.
+//! Never faster than the rate: the division's remainder (the part of a cycle the last spacing was short of)
+//! is carried to the next packet while the rate stays the same and packets follow at their earliest times;
+//! when the rate changes with a remainder outstanding, the next spacing gets one extra cycle instead; a late
+//! start (the flow was idle or blocked) has already repaid it. So the starts of any run of packets are at
+//! least `sum(L_i * 8 * f / r_i)` apart minus less than one cycle, and idle time is never banked into a
+//! burst.
 
 use crate::units::{Bps, CoreClock, Cycle};
 
@@ -35,13 +37,19 @@ impl Pacer {
     /// A packet of `bytes` bytes started at `start` while the limit was `rate` bit/s (nonzero).
     pub fn sent(&mut self, start: Cycle, bytes: u32, rate: Bps) {
         let rate = rate.max(1);
-        if rate != self.rate_q || start != self.next_q {
+        let late = start > self.next_q;
+        let mut extra = 0;
+        if late {
             self.frac_q = 0;
-            self.rate_q = rate;
+        } else if rate != self.rate_q && self.frac_q != 0 {
+            // The last spacing was short by frac / old rate < 1 cycle: repay it whole.
+            extra = 1;
+            self.frac_q = 0;
         }
+        self.rate_q = rate;
         let num = u128::from(bytes) * 8 * u128::from(self.clock.hz()) + u128::from(self.frac_q);
         let r = u128::from(rate);
-        self.next_q = start.saturating_add((num / r) as u64);
+        self.next_q = start.saturating_add(extra + (num / r) as u64);
         self.frac_q = (num % r) as u64;
     }
 
@@ -68,9 +76,12 @@ mod tests {
         assert_eq!(p.next(), 8, "three bytes = exactly 8 cycles");
         // A late start drops the remainder.
         p.sent(100, 1, 3_000_000_000);
-        assert_eq!(p.next(), 102);
-        // A rate change too.
+        assert_eq!(p.next(), 102, "8/3 = 2 r 2/3");
+        // A rate change with 2/3 cycle outstanding repays a whole cycle.
         p.sent(102, 1000, 8_000_000_000);
-        assert_eq!(p.next(), 1102);
+        assert_eq!(p.next(), 1103);
+        // Without a remainder outstanding, no extra cycle.
+        p.sent(1103, 1000, 4_000_000_000);
+        assert_eq!(p.next(), 3103);
     }
 }

@@ -233,7 +233,8 @@ mod tests {
     /// The gap sequence of the paper: level n spaces starts (n + 1) T = (n + 1) * 422 cycles apart.
     #[test]
     fn gap_sequence() {
-        let mut c = RcmController::new(cfg(Some(1_000_000), None, RecoveryCombine::Either)).unwrap();
+        let mut c =
+            RcmController::new(cfg(Some(1_000_000), None, RecoveryCombine::Either)).unwrap();
         assert_eq!(c.t(), 422);
         let mut free = 0;
         let mut starts = vec![send(&mut c, &mut free), send(&mut c, &mut free)];
@@ -283,7 +284,8 @@ mod tests {
             .collect();
         assert_eq!(lv, [2, 2, 1, 1, 1, 0]);
         // Both: bytes satisfied early, time (100 000 cycles) decides.
-        let mut c = RcmController::new(cfg(Some(100_000), Some(4000), RecoveryCombine::Both)).unwrap();
+        let mut c =
+            RcmController::new(cfg(Some(100_000), Some(4000), RecoveryCombine::Both)).unwrap();
         c.on_feedback(0, CNP);
         let mut free = 0;
         send(&mut c, &mut free);

@@ -98,10 +98,7 @@ impl SrfConfig {
     /// `k^(R_min / r)` in Q32, `k >= 2`, `r >= 1`.
     fn pow_ratio(&self, k: u32, r: u64) -> u64 {
         let e = u128::from(log2_q32(k.into())) * u128::from(self.rmin) / u128::from(r.max(1));
-        u64::try_from(e)
-            .ok()
-            .and_then(exp2_q32)
-            .unwrap_or(u64::MAX)
+        u64::try_from(e).ok().and_then(exp2_q32).unwrap_or(u64::MAX)
     }
 
     /// `f_inc(r)`.
@@ -114,7 +111,7 @@ impl SrfConfig {
             ResponseFunction::Pipd { m } => {
                 let y = self.pow_ratio(m, r);
                 let p = (u128::from(log2_q32(r.max(1))) * u128::from(y)) >> FRAC_BITS;
-                if p >= u128::from(log2_q32(self.rmax)) + 1 {
+                if p > u128::from(log2_q32(self.rmax)) {
                     self.rmax
                 } else {
                     exp2_int(p as u64).unwrap_or(u64::MAX)
@@ -210,7 +207,11 @@ mod tests {
         assert_eq!(c.inc(2000), 4000);
         assert_eq!(c.inc(4000), 5656);
         assert_eq!(c.inc(3000), 4762);
-        assert_eq!(c.inc(255_000), 256_000, "255 000 * 4^(1/255) = 256 390: capped");
+        assert_eq!(
+            c.inc(255_000),
+            256_000,
+            "255 000 * 4^(1/255) = 256 390: capped"
+        );
     }
 
     /// PIPD, m = 4, in units where the powers are visible: R_min = 2, R_max = 2^20.
@@ -234,7 +235,8 @@ mod tests {
     /// takes PIPD to R_min (8e6^(1/4) = 53) and unmarked ACKs climb: 31 250^(4^1) is far above R_max.
     #[test]
     fn pipd_practical_units_is_bang_bang() {
-        let mut c = SrfController::new(cfg(ResponseFunction::Pipd { m: 4 }, 31_250, 8_000_000)).unwrap();
+        let mut c =
+            SrfController::new(cfg(ResponseFunction::Pipd { m: 4 }, 31_250, 8_000_000)).unwrap();
         c.on_feedback(0, Feedback::Ack { ecn_echo: true });
         assert_eq!(c.rate_units(), 31_250);
         c.on_feedback(0, Feedback::Ack { ecn_echo: false });
