@@ -14,7 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
-
+pub mod marker;
 pub mod np;
 pub mod rate;
 pub mod txloop;
