@@ -187,10 +187,12 @@ impl CctController {
     /// Idle edges for cycles `cycle_q .. c` (ticks included).
     fn run_idle_to(&mut self, c: Cycle) {
         while self.cycle_q < c {
-            // Idle edges before the next tick; the tick's own edge is stepped with tick_i.
+            // Idle edges before the next tick; the tick's own edge is stepped with tick_i. While the CCTI
+            // timer is stopped a tick changes nothing in the shaper, so the whole stretch is skipped at once
+            // (the state is exactly what stepping every edge would give).
             let k = self.tb.next_event().unwrap_or(u64::MAX);
             let left = c - self.cycle_q;
-            if k >= left {
+            if k >= left || self.shaper.timer_q == 0 {
                 self.tb.skip(left);
                 self.shaper.skip(left);
                 self.cycle_q = c;
@@ -214,7 +216,7 @@ impl CctController {
             ..inp
         });
         self.triggers += u64::from(o.trigger_o);
-        self.cycle_q += 1;
+        self.cycle_q = self.cycle_q.saturating_add(1);
     }
 
     fn flush(&mut self) {

@@ -97,8 +97,11 @@ impl DcqcnConfig {
         }
     }
 
-    /// Checks: nonzero rates and periods, `min_rate <= max_rate`, `g` and initial alpha at most 1.0.
+    /// Checks: nonzero rates, steps and periods, `min_rate <= max_rate`, `g` and initial alpha at most 1.0.
+    /// (Zero increase steps would leave the flow below its maximum forever with its timer running.)
     pub fn validate(&self) -> Result<(), CcError> {
+        nonzero("rate_ai", self.rate_ai)?;
+        nonzero("rate_hai", self.rate_hai)?;
         nonzero("max_rate", self.max_rate)?;
         nonzero("min_rate", self.min_rate)?;
         at_most("min_rate", self.min_rate, "max_rate", self.max_rate)?;

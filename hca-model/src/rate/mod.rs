@@ -85,3 +85,151 @@ pub trait RateController {
     /// The current rate limit in bit/s (for statistics; the gate is [`RateController::next_send`]).
     fn rate_bps(&self) -> Bps;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cct::{CctController, CctParams, CctSettings};
+    use super::dcqcn::{DcqcnConfig, DcqcnController};
+    use super::rcm::{RcmConfig, RcmController, RecoveryCombine};
+    use super::rrcc::{RrccSender, RrccSenderConfig};
+    use super::srf::{ResponseFunction, SrfConfig, SrfController};
+    use super::*;
+    use crate::units::{CoreClock, LinkRate, Mtu};
+    use proptest::prelude::*;
+    use rtl_model::mad::ca_cong::CaCongestionEntry;
+    use rtl_model::mad::cct::{Cct, CctEntry};
+
+    /// One call on the interface.
+    #[derive(Debug, Clone)]
+    enum Call {
+        Fb(Cycle, Feedback),
+        Sent(Cycle, u64, u32),
+        Advance(Cycle),
+        Next,
+    }
+
+    fn calls() -> impl Strategy<Value = Vec<Call>> {
+        let t = prop_oneof![0u64..1_000_000, any::<u64>()];
+        proptest::collection::vec(
+            (t, 0u8..8, any::<u64>(), any::<u32>()).prop_map(|(t, k, x, b)| match k {
+                0 => Call::Fb(t, Feedback::Cnp(CnpInfo::BECN)),
+                1 => Call::Fb(
+                    t,
+                    Feedback::Cnp(CnpInfo {
+                        becn: x % 2 == 0,
+                        receive_rate: Some(x),
+                    }),
+                ),
+                2 => Call::Fb(
+                    t,
+                    Feedback::Ack {
+                        ecn_echo: x % 2 == 0,
+                    },
+                ),
+                3 | 4 => Call::Sent(t, x % 100_000, b),
+                5 => Call::Advance(t),
+                _ => Call::Next,
+            }),
+            0..80,
+        )
+    }
+
+    fn controllers(clock: CoreClock) -> Vec<Box<dyn RateController>> {
+        let link = LinkRate::from_mbps(100_000, clock).unwrap();
+        let line = link.bps(clock);
+        vec![
+            Box::new(
+                CctController::new(&CctParams {
+                    settings: CctSettings {
+                        entry: CaCongestionEntry {
+                            ccti_timer: 2,
+                            ccti_increase: 3,
+                            trigger_threshold: 1,
+                            ccti_min: 1,
+                        },
+                        cct: Cct {
+                            ccti_limit: 127,
+                            entries: (0..128u16)
+                                .map(|i| CctEntry::from_raw(i.wrapping_mul(517)))
+                                .collect(),
+                        },
+                    },
+                    mtu: Mtu::new(4096).unwrap(),
+                    packet_overhead: 26,
+                    link,
+                    clock,
+                })
+                .unwrap(),
+            ),
+            Box::new(
+                RcmController::new(RcmConfig {
+                    mtu: Mtu::new(256).unwrap(),
+                    packet_overhead: 62,
+                    link,
+                    recovery_cycles: Some(1),
+                    recovery_bytes: Some(1),
+                    combine: RecoveryCombine::Both,
+                    max_level: u32::MAX,
+                    clock,
+                })
+                .unwrap(),
+            ),
+            Box::new(
+                DcqcnController::new(DcqcnConfig {
+                    alpha_period: 1,
+                    increase_period: 1,
+                    byte_counter: 1,
+                    min_rate: 1,
+                    ..DcqcnConfig::ns3_defaults(clock, line)
+                })
+                .unwrap(),
+            ),
+            Box::new(
+                RrccSender::new(RrccSenderConfig {
+                    clock,
+                    max_rate: line,
+                    min_rate: 1,
+                    d_q10: 1024,
+                    rate_ai: u64::MAX,
+                    consecutive: 1,
+                })
+                .unwrap(),
+            ),
+            Box::new(
+                SrfController::new(SrfConfig {
+                    clock,
+                    function: ResponseFunction::Pipd { m: 7 },
+                    unit_bps: 1,
+                    rmax: line,
+                    rmin: 1,
+                    initial: 1,
+                })
+                .unwrap(),
+            ),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// No controller panics or hangs on any call sequence, times out of order and near u64::MAX
+        /// included, and none reports a rate above the line rate.
+        #[test]
+        fn no_panic_on_any_calls(seq in calls(), khz in 1000u32..5_000_000) {
+            let clock = CoreClock::from_khz(khz).unwrap();
+            let line = LinkRate::from_mbps(100_000, clock).unwrap().bps(clock);
+            for mut c in controllers(clock) {
+                for call in &seq {
+                    match *call {
+                        Call::Fb(t, fb) => c.on_feedback(t, fb),
+                        Call::Sent(t, d, b) => c.on_sent(Sent { start: t, end: t.saturating_add(d), bytes: b }),
+                        Call::Advance(t) => c.advance(t),
+                        Call::Next => { c.next_send(); }
+                    }
+                    prop_assert!(c.rate_bps() <= line);
+                    let _ = c.next_timer();
+                }
+            }
+        }
+    }
+}

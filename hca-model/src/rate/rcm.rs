@@ -141,7 +141,7 @@ impl RateController for RcmController {
     fn on_feedback(&mut self, now: Cycle, fb: Feedback) {
         self.advance(now);
         if let Feedback::Cnp(_) = fb {
-            self.level = (self.level + 1).min(self.cfg.max_level);
+            self.level = self.level.saturating_add(1).min(self.cfg.max_level);
             self.since = now;
             self.bytes_since = 0;
         }
@@ -182,7 +182,7 @@ impl RateController for RcmController {
     fn next_send(&mut self) -> Cycle {
         match (self.level, self.last_start) {
             (0, _) | (_, None) => self.last_start.unwrap_or(0),
-            (n, Some(s)) => s.saturating_add(u64::from(n + 1) * self.t),
+            (n, Some(s)) => s.saturating_add((u64::from(n) + 1).saturating_mul(self.t)),
         }
     }
 
@@ -191,7 +191,7 @@ impl RateController for RcmController {
     }
 
     fn rate_bps(&self) -> Bps {
-        self.cfg.link.bps(self.cfg.clock) / u64::from(self.level + 1)
+        self.cfg.link.bps(self.cfg.clock) / (u64::from(self.level) + 1)
     }
 }
 
