@@ -4,6 +4,7 @@
 //! gets no controller (no congestion control). The SL's entry (CCTI_Timer, CCTI_Increase, Trigger_Threshold,
 //! CCTI_Min) applies in both modes.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use rtl_model::mad::ca_cong::{CaCongestionSetting, CcMode};
@@ -63,13 +64,11 @@ impl IbPortReactionPoint {
     /// The controller of the flow, or `None` if its SL has no congestion control.
     pub fn controller(&mut self, sl: u8, qp: u32) -> Option<&mut CctController> {
         let p = self.params.get(usize::from(sl))?.as_ref()?;
-        let key = cc_context(self.mode, sl, qp);
-        if !self.ctrls.contains_key(&key) {
+        match self.ctrls.entry(cc_context(self.mode, sl, qp)) {
+            Entry::Occupied(e) => Some(e.into_mut()),
             // Validated in from_mads: cannot fail.
-            let c = CctController::new(p).ok()?;
-            self.ctrls.insert(key, c);
+            Entry::Vacant(v) => Some(v.insert(CctController::new(p).ok()?)),
         }
-        self.ctrls.get_mut(&key)
     }
 
     /// Contexts made so far.
