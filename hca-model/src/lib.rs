@@ -21,6 +21,7 @@
 pub mod error;
 pub mod marker;
 pub mod np;
+pub mod pipeline;
 pub mod rate;
 pub mod traffic;
 pub mod txloop;

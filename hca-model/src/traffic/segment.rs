@@ -235,7 +235,11 @@ mod tests {
         assert_eq!(s.wire_len(&v[0]), 1038);
         let b = s.packet(&v[0]).to_vec().unwrap();
         assert_eq!(b[8], 0x64, "UD SEND ONLY");
-        assert_eq!(&b[20..24], &[0x80, 0x01, 0, 0], "DETH Q_Key after LRH and BTH");
+        assert_eq!(
+            &b[20..24],
+            &[0x80, 0x01, 0, 0],
+            "DETH Q_Key after LRH and BTH"
+        );
         assert_eq!(&b[25..28], &[0, 0, 0x11], "DETH SrcQP");
         assert_eq!(
             s.message(2049, &mut v).unwrap_err().to_string(),
