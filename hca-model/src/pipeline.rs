@@ -242,6 +242,11 @@ impl TxPort {
         self.ctxs.get_mut(i).map(|b| b.as_mut())
     }
 
+    /// Blocks sent on `vl` so far, mod 4096 (FCTBS).
+    pub fn fctbs(&self, vl: u8) -> u16 {
+        self.credits.get(usize::from(vl)).map_or(0, |c| c.fctbs_q)
+    }
+
     /// Blocks of credit left on `vl`.
     pub fn credit_avail(&self, vl: u8) -> u16 {
         self.credits
