@@ -340,6 +340,127 @@ mod tests {
         assert_eq!(gap_at(105_000), 422, "level 0 from 100 000");
     }
 
+    /// RoCEv2 closed loop: every packet CE-marked until cycle 2 000 000; the RoCEv2 notification point
+    /// answers at most one CNP per 50 us (50 000 cycles) and DCQCN (paper settings: g = 1/256, timer 50 us,
+    /// byte counter 10 MB) cuts the rate at each. At most 2 000 000 / 50 000 + 1 = 41 CNPs; fewer in fact,
+    /// since once the rate is low a packet (which a CNP needs) comes less often than every 50 us. The rate falls
+    /// well below the link; once marking stops, timer-driven recovery brings it back up.
+    #[test]
+    fn dcqcn_with_the_roce_notification_point() {
+        use crate::np::roce::{RoceNp, RoceNpAction, RoceNpConfig};
+        use rtl_model::wire::ipv4::Ecn;
+        let clock = clock();
+        let link = LinkRate::from_mbps(40_000, clock).unwrap();
+        let mut c =
+            DcqcnController::new(DcqcnConfig::paper_defaults(clock, link.bps(clock))).unwrap();
+        let mut np = RoceNp::new(RoceNpConfig {
+            min_interval: clock.us_to_cycles(50),
+        });
+        let b = bth::Repr {
+            opcode: Opcode::RcRdmaWriteMiddle,
+            se: false,
+            migreq: false,
+            pad_cnt: 0,
+            tver: 0,
+            pkey: 0xffff,
+            fecn: false,
+            becn: false,
+            resv6: 0,
+            dest_qp: 5,
+            ack_req: false,
+            resv7: 0,
+            psn: 0,
+        };
+        let cfg = LoopConfig {
+            link,
+            packet_bytes: 1086,
+            latency: 1000,
+            until: 2_000_000,
+        };
+        let sent = run(
+            &mut c,
+            &cfg,
+            |at, _| match np.on_packet(at, 0u8, Ecn::Ce, false, &b, 9) {
+                RoceNpAction::Cnp(_) => Some(Feedback::Cnp(CnpInfo::BECN)),
+                _ => None,
+            },
+            &[],
+        );
+        let cnps = np.stats().cnps;
+        assert!(
+            (10..=41).contains(&cnps),
+            "at most one CNP per 50 us: {cnps}"
+        );
+        let tail = measured_bps(&sent[sent.len() - 50..], clock);
+        assert!(
+            tail < 10_000_000_000,
+            "rate cut well below the link: {tail}"
+        );
+        assert!(c.current() >= 100_000_000, "never below the minimum rate");
+        // No more marks: 10 ms of recovery.
+        let low = c.current();
+        c.advance(12_000_000);
+        assert!(
+            c.current() > 4 * low,
+            "{} after recovery from {low}",
+            c.current()
+        );
+    }
+
+    /// Receiver-driven CC closed loop: the receiver (period 20 us) sees every packet FECN-marked, so each
+    /// period ends with a CNP with BECN carrying the receive rate; the sender sets its rate to
+    /// receive_rate * d (d = 0.5), so the rate halves period after period until the minimum (1 Gbit/s; the
+    /// receive rate then counts 0.82 or 1.64 Gbit/s, 1 or 2 packets per period).
+    #[test]
+    fn receiver_driven_loop() {
+        use crate::np::rrcc::{RrccReceiver, RrccReceiverConfig};
+        let clock = clock();
+        let link = qdr();
+        let mut rx = RrccReceiver::new(RrccReceiverConfig {
+            clock,
+            period: 20_000,
+            mtu: Mtu::new(2048).unwrap(),
+            line_rate: link.bps(clock),
+            fecn_num: 95,
+            fecn_den: 100,
+        })
+        .unwrap();
+        let mut c = RrccSender::new(RrccSenderConfig {
+            clock,
+            max_rate: link.bps(clock),
+            min_rate: 1_000_000_000,
+            d_q10: 512,
+            rate_ai: 500_000_000,
+            consecutive: 3,
+        })
+        .unwrap();
+        let cfg = LoopConfig {
+            link,
+            packet_bytes: 2074,
+            latency: 200,
+            until: 400_000,
+        };
+        let mut rates = Vec::new();
+        run(
+            &mut c,
+            &cfg,
+            |at, _| {
+                rx.on_packet(at, true).map(|n| {
+                    rates.push(n.cnp.receive_rate.unwrap());
+                    Feedback::Cnp(n.cnp)
+                })
+            },
+            &[],
+        );
+        // First period: ~38 MTU packets in 20 us = 31 Gbit/s of MTU payload counted; then about half each time.
+        assert!(rates[0] > 30_000_000_000, "{rates:?}");
+        // Halving, up to the quantisation of whole packets per period.
+        for w in rates.windows(2).take(4) {
+            assert!(w[1] <= w[0] * 65 / 100, "{rates:?}");
+        }
+        assert_eq!(c.current(), 1_000_000_000, "at the minimum");
+    }
+
     /// A random feedback schedule.
     fn feedback() -> impl Strategy<Value = Vec<(Cycle, Feedback)>> {
         proptest::collection::vec((0u64..400_000, 0u8..4, 0u64..64_000_000_000), 0..60).prop_map(
