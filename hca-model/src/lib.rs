@@ -21,6 +21,7 @@
 //!   exact link rate, gated by a controller, with feedback from the receiver) used to measure what a
 //!   controller lets through.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod error;
 pub mod marker;

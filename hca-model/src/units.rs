@@ -19,8 +19,9 @@ pub type Cycle = u64;
 /// A rate in bits per second.
 pub type Bps = u64;
 
-/// The core clock frequency.
+/// The core clock frequency. Serde form: the frequency in kHz (a number), checked on reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "u32", into = "u32")]
 pub struct CoreClock {
     khz: u32,
 }
@@ -61,6 +62,19 @@ impl CoreClock {
     }
 }
 
+impl TryFrom<u32> for CoreClock {
+    type Error = CcError;
+    fn try_from(khz: u32) -> Result<Self, CcError> {
+        CoreClock::from_khz(khz)
+    }
+}
+
+impl From<CoreClock> for u32 {
+    fn from(c: CoreClock) -> u32 {
+        c.khz
+    }
+}
+
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -68,8 +82,10 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-/// A link's data rate as an exact rational: `bytes` bytes every `cycles` cycles (reduced).
+/// A link's data rate as an exact rational: `bytes` bytes every `cycles` cycles (reduced). Serde form:
+/// `{ bytes = 4, cycles = 1 }`, checked on reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "LinkRateFields", into = "LinkRateFields")]
 pub struct LinkRate {
     bytes: u64,
     cycles: u64,
@@ -113,6 +129,32 @@ impl LinkRate {
     /// The rate in bit/s on `clock`, rounded down.
     pub fn bps(&self, clock: CoreClock) -> Bps {
         (u128::from(self.bytes) * 8 * u128::from(clock.hz()) / u128::from(self.cycles)) as u64
+    }
+}
+
+/// The serde form of [`LinkRate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRateFields {
+    /// Bytes ...
+    pub bytes: u64,
+    /// ... per this many cycles.
+    pub cycles: u64,
+}
+
+impl TryFrom<LinkRateFields> for LinkRate {
+    type Error = CcError;
+    fn try_from(f: LinkRateFields) -> Result<Self, CcError> {
+        LinkRate::per_cycles(f.bytes, f.cycles)
+    }
+}
+
+impl From<LinkRate> for LinkRateFields {
+    fn from(l: LinkRate) -> Self {
+        LinkRateFields {
+            bytes: l.bytes,
+            cycles: l.cycles,
+        }
     }
 }
 
@@ -195,6 +237,18 @@ mod tests {
         assert_eq!(l.wire_cycles(17), 6);
         assert!(LinkRate::from_mbps(0, clk).is_err());
         assert!(CoreClock::from_khz(0).is_err());
+        // Serde forms are checked.
+        assert_eq!(
+            serde_json::from_str::<LinkRate>(r#"{"bytes": 8, "cycles": 2}"#).unwrap(),
+            LinkRate::per_cycles(4, 1).unwrap()
+        );
+        let e = serde_json::from_str::<LinkRate>(r#"{"bytes": 0, "cycles": 2}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("link rate bytes (0) is invalid"),
+            "{e}"
+        );
+        assert!(serde_json::from_str::<CoreClock>("0").is_err());
+        assert_eq!(serde_json::to_string(&clk).unwrap(), "312500");
     }
 
     #[test]

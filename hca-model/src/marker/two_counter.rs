@@ -29,7 +29,8 @@
 use rtl_model::clocked::Clocked;
 
 /// When the copy happens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// On the cycle `full_i` rises.
     #[default]
@@ -39,7 +40,8 @@ pub enum Trigger {
 }
 
 /// What a trigger does while `cnt2` is nonzero.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Overwrite {
     /// `cnt2 := cnt1` regardless.
     #[default]
@@ -49,7 +51,8 @@ pub enum Overwrite {
 }
 
 /// Settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Config {
     /// Trigger rule.
     pub trigger: Trigger,

@@ -22,7 +22,8 @@ use crate::units::Cycle;
 pub const MULTICAST_LID_BASE: u16 = 0xC000;
 
 /// How an RC request with FECN is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RcRequestFecn {
     /// An immediate ACK with BECN set (hfi1).
     #[default]
@@ -32,7 +33,8 @@ pub enum RcRequestFecn {
 }
 
 /// CNP coalescing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CnpCoalescing {
     /// Every marked packet gets its CNP.
     #[default]
@@ -75,7 +77,8 @@ pub fn decide(lrh: &lrh::Repr, bth: &bth::Repr, rc_request: RcRequestFecn) -> De
 }
 
 /// Settings of an IB notification point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct IbNpConfig {
     /// This port's LID (the CNP's SLID).
     pub own_lid: u16,

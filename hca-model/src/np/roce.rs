@@ -29,7 +29,8 @@ pub fn ipv6_is_multicast(addr: &[u8; 16]) -> bool {
 }
 
 /// Settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RoceNpConfig {
     /// Minimum cycles between two CNPs of one flow.
     pub min_interval: Cycle,

@@ -21,7 +21,8 @@ use crate::rate::CnpInfo;
 use crate::units::{Bps, CoreClock, Cycle, Mtu};
 
 /// Receiver settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RrccReceiverConfig {
     /// Core clock.
     pub clock: CoreClock,

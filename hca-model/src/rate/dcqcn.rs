@@ -42,7 +42,8 @@ use crate::units::{Bps, CoreClock, Cycle};
 pub const ALPHA_ONE: u32 = 1 << 20;
 
 /// DCQCN reaction-point settings. Times in cycles; rates in bit/s.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DcqcnConfig {
     /// Core clock.
     pub clock: CoreClock,
@@ -447,6 +448,22 @@ mod tests {
             bytes: 1000,
         });
         assert_eq!(c.next_send(), 410);
+    }
+
+    /// The serde form (what a scenario file holds) round-trips, and a bad value read from it is rejected by
+    /// the constructor with the setting named.
+    #[test]
+    fn serde_form() {
+        let json = serde_json::to_string(&cfg()).unwrap();
+        assert!(json.contains(r#""clock":1000000"#), "{json}");
+        assert_eq!(serde_json::from_str::<DcqcnConfig>(&json).unwrap(), cfg());
+        let bad = json.replace(r#""min_rate":100000000"#, r#""min_rate":0"#);
+        let c: DcqcnConfig = serde_json::from_str(&bad).unwrap();
+        assert_eq!(
+            DcqcnController::new(c).unwrap_err().to_string(),
+            "min_rate (0) is invalid: must be nonzero"
+        );
+        assert!(serde_json::from_str::<DcqcnConfig>(&json.replace("g_q20", "gee")).is_err());
     }
 
     #[test]

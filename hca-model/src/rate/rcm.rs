@@ -20,7 +20,8 @@ use crate::error::{nonzero, CcError};
 use crate::units::{Bps, CoreClock, Cycle, LinkRate, Mtu};
 
 /// How the time and byte recovery conditions combine ("and/or" in the paper).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RecoveryCombine {
     /// Recover one level as soon as any configured condition holds.
     #[default]
@@ -30,7 +31,8 @@ pub enum RecoveryCombine {
 }
 
 /// RCM reaction settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RcmConfig {
     /// Path MTU (payload); `T` is the wire time of one MTU packet.
     pub mtu: Mtu,
@@ -304,6 +306,17 @@ mod tests {
         assert_eq!(c.level(), 1);
         send(&mut c, &mut free);
         assert_eq!(c.level(), 0);
+    }
+
+    #[test]
+    fn serde_form_checks_the_mtu() {
+        let k = cfg(Some(10), None, RecoveryCombine::Both);
+        let json = serde_json::to_string(&k).unwrap();
+        assert!(json.contains(r#""combine":"both""#), "{json}");
+        assert_eq!(serde_json::from_str::<RcmConfig>(&json).unwrap(), k);
+        let e = serde_json::from_str::<RcmConfig>(&json.replace(r#""mtu":2048"#, r#""mtu":1500"#))
+            .unwrap_err();
+        assert!(e.to_string().contains("mtu (1500) is invalid"), "{e}");
     }
 
     #[test]

@@ -22,7 +22,8 @@ use crate::error::{at_most, nonzero, CcError};
 use crate::units::{Bps, CoreClock, Cycle};
 
 /// Sender settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RrccSenderConfig {
     /// Core clock.
     pub clock: CoreClock,

@@ -24,7 +24,8 @@ use crate::error::{at_most, nonzero, CcError};
 use crate::units::{Bps, CoreClock, Cycle};
 
 /// Which response function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ResponseFunction {
     /// Fast increase, multiplicative decrease with factor `n`.
     Fimd {
@@ -39,7 +40,8 @@ pub enum ResponseFunction {
 }
 
 /// Settings. Rates in units of `unit_bps`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SrfConfig {
     /// Core clock.
     pub clock: CoreClock,
