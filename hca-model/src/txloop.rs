@@ -209,6 +209,12 @@ mod tests {
             let fraction =
                 32e9 * f64::from(1u32 << shift) / (f64::from(1u32 << shift) + f64::from(mult));
             let err = (got - fraction).abs() / fraction;
+            eprintln!(
+                "entry (shift {shift}, mult {mult}): measured {:.4} Gbit/s, T/(T+IRD) {:.4}, 2^s/(2^s+m) {:.4}",
+                got / 1e9,
+                exact / 1e9,
+                fraction / 1e9
+            );
             assert!(
                 err < 0.01 || (shift, mult) == (3, 1000),
                 "entry {k} (shift {shift}, mult {mult}): measured {got} vs {fraction}: {err}"

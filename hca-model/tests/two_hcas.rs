@@ -181,6 +181,11 @@ fn fixed_entry_rate_at_the_receiver() {
     let (arr, _, sink) = run(cct(3, 3, 0), 2_000_000, |_| false);
     let got = rate_bps(&arr);
     let want = 32e9 * 2.0 / 8.0;
+    eprintln!(
+        "fixed entry at the receiver: {:.4} Gbit/s vs {:.4} predicted",
+        got / 1e9,
+        want / 1e9
+    );
     assert!((got - want).abs() / want < 0.01, "{got} vs {want}");
     let f = sink.flow(1, 0x22);
     assert_eq!((f.fecn_marked, f.cnps_sent, f.icrc_errors), (0, 0, 0));
@@ -206,6 +211,12 @@ fn marking_closes_the_loop() {
         .collect();
     let got = rate_bps(&window);
     let (lo, hi) = (32e9 * 2.0 / 22.0, 32e9 * 2.0 / 20.0);
+    eprintln!(
+        "marked: {:.4} Gbit/s, entries 10..9 give {:.4}..{:.4}",
+        got / 1e9,
+        lo / 1e9,
+        hi / 1e9
+    );
     assert!(got > lo * 0.995 && got < hi, "{got} not in [{lo}, {hi}]");
     let late: Vec<(Cycle, u32)> = arr.iter().copied().filter(|a| a.0 > 2_500_000).collect();
     assert!(rate_bps(&late) > 0.99 * 32e9);
