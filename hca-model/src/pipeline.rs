@@ -370,9 +370,12 @@ impl TxPort {
         }
         // Message arrivals: a flow takes its next message when its packet queue is empty.
         for f in &mut self.flows {
-            if f.queue.is_empty() && f.next_arrival.is_some_and(|t| t <= now) {
+            if let Some(arrival) = f.next_arrival.filter(|&t| t <= now && f.queue.is_empty()) {
                 self.scratch.clear();
-                if f.seg.message(f.msg_bytes, &mut self.scratch).is_ok() {
+                if f.seg
+                    .message(f.msg_bytes, arrival, &mut self.scratch)
+                    .is_ok()
+                {
                     f.queue.extend(self.scratch.drain(..));
                     f.stats.messages += 1;
                 }

@@ -39,6 +39,13 @@ pub struct FlowRxStats {
     pub messages: u64,
     /// Cycle of the last message completion.
     pub last_message_at: Option<Cycle>,
+    /// Sum of message completion times (completion minus the message's arrival at the sender), for the
+    /// messages whose arrival was known.
+    pub completion_sum: u64,
+    /// Longest message completion time.
+    pub completion_max: u64,
+    /// Messages counted in `completion_sum`.
+    pub completions_timed: u64,
     /// Packets whose ICRC did not match.
     pub icrc_errors: u64,
 }
@@ -148,7 +155,7 @@ impl Sink {
             Ok((kind, covered)) => verify_icrc(kind, covered).unwrap_or(false),
             Err(_) => false,
         };
-        let r = self.receive(now, &l, &b, src_qp, payload as u32);
+        let r = self.receive(now, &l, &b, src_qp, payload as u32, None);
         if !icrc_ok {
             self.flows
                 .entry((l.slid, b.dest_qp))
@@ -158,7 +165,8 @@ impl Sink {
         Ok(r)
     }
 
-    /// Consumes a packet given by its headers (`src_qp`: the DETH SrcQP for UD, else ignored).
+    /// Consumes a packet given by its headers (`src_qp`: the DETH SrcQP for UD, else ignored; `msg_arrival`:
+    /// when its message arrived at the sender, if the packet carries that metadata).
     pub fn receive(
         &mut self,
         now: Cycle,
@@ -166,6 +174,7 @@ impl Sink {
         b: &bth::Repr,
         src_qp: u32,
         payload: u32,
+        msg_arrival: Option<Cycle>,
     ) -> Reaction {
         let mut r = Reaction::default();
         // Feedback for our own senders.
@@ -201,6 +210,12 @@ impl Sink {
         if completes {
             f.messages += 1;
             f.last_message_at = Some(now);
+            if let Some(a) = msg_arrival {
+                let d = now.saturating_sub(a);
+                f.completion_sum += d;
+                f.completion_max = f.completion_max.max(d);
+                f.completions_timed += 1;
+            }
             if transport == Transport::Rc {
                 *self.msn.entry(b.dest_qp).or_default() += 1;
             }
@@ -296,7 +311,7 @@ mod tests {
             100,
         );
         let mut v = Vec::new();
-        g.message(bytes, &mut v).unwrap();
+        g.message(bytes, 0, &mut v).unwrap();
         (g, v)
     }
 
@@ -370,9 +385,32 @@ mod tests {
             dest_qp: 0x22,
             fecn: false,
         };
-        let r = s.receive(0, &cnp.lrh_repr(), &cnp.bth_repr(), 0, 0);
+        let r = s.receive(0, &cnp.lrh_repr(), &cnp.bth_repr(), 0, 0, None);
         assert_eq!(r.becn_for_qp, Some(0x22));
         assert_eq!(s.becn_rx(), 1);
         assert_eq!(s.flow(1, 0x22).packets, 0, "a CNP is not data");
+    }
+
+    /// Completion times from the arrival metadata: two messages arriving at 100 and 300, completed at 1000
+    /// and 1500: sum 900 + 1200, max 1200.
+    #[test]
+    fn message_completion_times() {
+        let mut s = sink();
+        let (g, v) = segs(Service::Ud, 100);
+        let p = g.packet(&v[0]);
+        let (l, b) = (p.lrh, p.transport.bth);
+        s.receive(1000, &l, &b, 0x11, 100, Some(100));
+        s.receive(1500, &l, &b, 0x11, 100, Some(300));
+        s.receive(1600, &l, &b, 0x11, 100, None);
+        let f = s.flow(1, 0x22);
+        assert_eq!(
+            (
+                f.messages,
+                f.completions_timed,
+                f.completion_sum,
+                f.completion_max
+            ),
+            (3, 2, 2100, 1200)
+        );
     }
 }

@@ -13,7 +13,7 @@ use rtl_model::wire::deth;
 use rtl_model::wire::lrh::{self, Lnh};
 
 use crate::error::CcError;
-use crate::units::Mtu;
+use crate::units::{Cycle, Mtu};
 
 /// Transport service of a flow's QP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +60,9 @@ pub struct Segment {
     pub payload: u32,
     /// AckReq.
     pub ack_req: bool,
+    /// The cycle the message arrived at the sender (carried as metadata with the packet, not on the wire,
+    /// so the receiver can measure message completion times).
+    pub msg_arrival: Cycle,
 }
 
 /// The per-QP send state: the next PSN.
@@ -83,8 +86,14 @@ impl Segmenter {
         &self.spec
     }
 
-    /// Appends the packets of a `bytes`-byte message to `out` and advances the PSN.
-    pub fn message(&mut self, bytes: u64, out: &mut Vec<Segment>) -> Result<(), CcError> {
+    /// Appends the packets of a `bytes`-byte message that arrived at cycle `arrival` to `out` and advances the
+    /// PSN.
+    pub fn message(
+        &mut self,
+        bytes: u64,
+        arrival: Cycle,
+        out: &mut Vec<Segment>,
+    ) -> Result<(), CcError> {
         let mtu = u64::from(self.spec.mtu.bytes());
         let n = bytes.div_ceil(mtu).max(1);
         if self.spec.service == Service::Ud && n > 1 {
@@ -112,6 +121,7 @@ impl Segmenter {
                 psn: self.psn,
                 payload: payload as u32,
                 ack_req: self.spec.service == Service::Rc && i + 1 == n,
+                msg_arrival: arrival,
             });
             self.psn = (self.psn + 1) & 0x00FF_FFFF;
         }
@@ -199,7 +209,7 @@ mod tests {
     fn rc_message_segments() {
         let mut s = Segmenter::new(spec(Service::Rc), 0xFF_FFFE);
         let mut v = Vec::new();
-        s.message(5000, &mut v).unwrap();
+        s.message(5000, 0, &mut v).unwrap();
         let ops: Vec<(Opcode, u32, u32, bool)> = v
             .iter()
             .map(|g| (g.opcode, g.psn, g.payload, g.ack_req))
@@ -219,7 +229,7 @@ mod tests {
         assert_eq!(bytes.len(), 930);
         assert_eq!(LrhPacket::new_checked(&bytes[..]).unwrap().pkt_len(), 232);
         v.clear();
-        s.message(0, &mut v).unwrap();
+        s.message(0, 0, &mut v).unwrap();
         assert_eq!(
             (v[0].opcode, v[0].payload, v[0].psn),
             (Opcode::RcSendOnly, 0, 1)
@@ -230,7 +240,7 @@ mod tests {
     fn ud_has_deth_and_fits_one_mtu() {
         let mut s = Segmenter::new(spec(Service::Ud), 7);
         let mut v = Vec::new();
-        s.message(1001, &mut v).unwrap();
+        s.message(1001, 0, &mut v).unwrap();
         // 8 + 12 + 8 + 1004 (padded) + 4 + 2.
         assert_eq!(s.wire_len(&v[0]), 1038);
         let b = s.packet(&v[0]).to_vec().unwrap();
@@ -242,7 +252,7 @@ mod tests {
         );
         assert_eq!(&b[25..28], &[0, 0, 0x11], "DETH SrcQP");
         assert_eq!(
-            s.message(2049, &mut v).unwrap_err().to_string(),
+            s.message(2049, 0, &mut v).unwrap_err().to_string(),
             "UD message bytes (2049) is invalid: a UD message must fit one MTU"
         );
     }
