@@ -6,10 +6,13 @@
 //!   message (a named choice: one ACK per message).
 //! - UD: SEND ONLY (0x64) with DETH (Q_Key, source QP); a UD message must fit one MTU.
 //! - Every packet but the last of a message carries exactly one MTU of payload.
+//! - RoCEv2: the same transport (BTH, DETH, payload, ICRC) in Ethernet / IPv4 or IPv6 / UDP 4791
+//!   ([`Segmenter::roce_packet`]); the LRH fields of the [`FlowSpec`] are then unused.
 
 use rtl_model::wire::bth::{self, Opcode};
-use rtl_model::wire::builder::{ExtHeader, IbPacket, Payload, Transport};
+use rtl_model::wire::builder::{ExtHeader, IbPacket, IpHeader, Payload, RocePacket, Transport};
 use rtl_model::wire::deth;
+use rtl_model::wire::ethernet;
 use rtl_model::wire::lrh::{self, Lnh};
 
 use crate::error::CcError;
@@ -181,6 +184,27 @@ impl Segmenter {
     pub fn wire_len(&self, seg: &Segment) -> u32 {
         self.packet(seg).wire_len() as u32
     }
+
+    /// The RoCEv2 frame of `seg` (Ethernet header through ICRC, no FCS), ready to build.
+    pub fn roce_packet(&self, seg: &Segment, encap: &RoceEncap) -> RocePacket<'static> {
+        RocePacket {
+            eth: encap.eth,
+            ip: encap.ip,
+            udp_src_port: encap.udp_src_port,
+            transport: self.packet(seg).transport,
+        }
+    }
+}
+
+/// The Ethernet, IP and UDP headers of a RoCEv2 flow (ECN as the sender sets it, ECT(0) under DCQCN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoceEncap {
+    /// Ethernet header (the EtherType is set by the builder).
+    pub eth: ethernet::Repr,
+    /// IP header (protocol and length set by the builder).
+    pub ip: IpHeader,
+    /// UDP source port (ECMP entropy).
+    pub udp_src_port: u16,
 }
 
 #[cfg(test)]
@@ -234,6 +258,76 @@ mod tests {
             (v[0].opcode, v[0].payload, v[0].psn),
             (Opcode::RcSendOnly, 0, 1)
         );
+    }
+
+    /// A RoCEv2 RC packet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + 1024 payload + ICRC 4 = 1082 bytes. A
+    /// switch marks CE (IPv4 checksum updated, ICRC untouched since TOS is masked); the receiver's RoCEv2
+    /// notification point answers with a CNP 0x81 to the sender's QP, built and parsed back.
+    #[test]
+    fn roce_packet_ce_and_cnp() {
+        use crate::np::roce::{RoceNp, RoceNpAction, RoceNpConfig};
+        use rtl_model::crc::icrc::{roce_covered, verify_icrc};
+        use rtl_model::wire::ipv4::{self, Ecn};
+        use rtl_model::wire::{builder, roce_cnp, udp};
+        let mut sp = spec(Service::Rc);
+        sp.mtu = Mtu::new(1024).unwrap();
+        let mut s = Segmenter::new(sp, 3);
+        let mut v = Vec::new();
+        s.message(1024, 0, &mut v).unwrap();
+        let ip = ipv4::Repr {
+            src_addr: [10, 0, 0, 1],
+            dst_addr: [10, 0, 0, 2],
+            protocol: ipv4::IpProtocol::Udp,
+            payload_len: 0,
+            ttl: 64,
+            dscp: 26,
+            ecn: Ecn::Ect0,
+            ident: 0,
+            dont_frag: true,
+            more_frags: false,
+            frag_offset: 0,
+        };
+        let encap = RoceEncap {
+            eth: ethernet::Repr {
+                src_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 1]),
+                dst_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 2]),
+                ethertype: ethernet::EtherType::Ipv4,
+            },
+            ip: IpHeader::V4(ip),
+            udp_src_port: 0xC000,
+        };
+        let mut frame = s.roce_packet(&v[0], &encap).to_vec().unwrap();
+        assert_eq!(frame.len(), 1082);
+        ipv4::Packet::new_unchecked(&mut frame[14..]).set_ecn_ce();
+        let (kind, covered) = roce_covered(&frame).unwrap();
+        assert!(
+            verify_icrc(kind, covered).unwrap(),
+            "CE marking leaves the ICRC valid"
+        );
+        let ipr = ipv4::Repr::parse(&ipv4::Packet::new_checked(&frame[14..]).unwrap()).unwrap();
+        assert_eq!(ipr.ecn, Ecn::Ce);
+        let b = bth::Repr::parse(
+            &bth::Packet::new_checked(&frame[14 + 20 + udp::HEADER_LEN..]).unwrap(),
+        )
+        .unwrap();
+        let mut np = RoceNp::new(RoceNpConfig { min_interval: 1000 });
+        let RoceNpAction::Cnp(cnp) = np.on_packet(0, ipr.src_addr, ipr.ecn, false, &b, sp.src_qp)
+        else {
+            panic!("expected a CNP");
+        };
+        let mut reply = Vec::new();
+        let back = ipv4::Repr {
+            src_addr: ipr.dst_addr,
+            dst_addr: ipr.src_addr,
+            ..ip
+        };
+        builder::roce_cnp(encap.eth, IpHeader::V4(back), 0xC000, &cnp, &mut reply).unwrap();
+        let at = 14 + 20 + udp::HEADER_LEN;
+        let parsed =
+            roce_cnp::Repr::parse(&roce_cnp::Packet::new_checked(&reply[at..]).unwrap()).unwrap();
+        assert_eq!((parsed.dest_qp, parsed.becn), (0x11, true));
+        let (kind, covered) = roce_covered(&reply).unwrap();
+        assert!(verify_icrc(kind, covered).unwrap());
     }
 
     #[test]
