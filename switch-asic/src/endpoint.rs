@@ -145,6 +145,18 @@ impl Endpoint {
         self.held.get(vl).copied().unwrap_or(0)
     }
 
+    /// Credit of `vl` towards the switch in blocks (`credit_tx` `avail_o`).
+    pub fn credits_avail(&self, vl: usize) -> u16 {
+        self.ctx.get(vl).map_or(0, |t| {
+            t.fccl_q.wrapping_sub(t.fctbs_q) & (credit_tx::FC_MOD as u16 - 1)
+        })
+    }
+
+    /// Free blocks of the receive buffer of `vl` (`credit_rx` `free_q`).
+    pub fn rx_free(&self, vl: usize) -> u16 {
+        self.crx.get(vl).map_or(0, |r| r.free_q)
+    }
+
     /// A packet head arrives this cycle.
     pub fn rx_packet(&mut self, p: PacketStart) {
         self.rx_pkt = Some(p);

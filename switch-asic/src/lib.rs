@@ -10,6 +10,8 @@
 //! - [`endpoint`]: a credit-obeying link partner (saturating source and sink) for tests and benches.
 #![forbid(unsafe_code)]
 
+#[cfg(test)]
+mod cc_tests;
 pub mod config;
 pub mod endpoint;
 pub mod link;

@@ -160,6 +160,7 @@ pub struct Switch {
     wait: Vec<LazyCycles>,
     cong_time: Vec<LazyCycles>,
     last_start: Vec<(u64, bool)>,
+    last_desc: Vec<Option<PacketDesc>>,
     rx_errors: u64,
 }
 
@@ -293,6 +294,7 @@ impl Switch {
             wait: vec![LazyCycles::default(); nv],
             cong_time: vec![LazyCycles::default(); nv],
             last_start: vec![(NEVER, false); nv],
+            last_desc: vec![None; nv],
             rx_errors: 0,
             cfg,
         };
@@ -588,6 +590,7 @@ impl Switch {
                 c.marked += 1;
             }
             self.last_start[k] = (t, mo.mark_o);
+            self.last_desc[k] = Some(desc);
             let (offset, end) = self.ser[p].start_packet(r, t, desc.wire_len);
             self.inflight[p] = Some(Inflight {
                 inp: i as u8,
@@ -852,6 +855,14 @@ impl Switch {
             c.add(&self.counters(port, vl));
         }
         c
+    }
+
+    /// The descriptor of the last packet that started on output `port`, VL `vl` (as it left: output VL, FECN).
+    pub fn last_started(&self, port: usize, vl: usize) -> Option<PacketDesc> {
+        if port >= self.n || vl >= usize::from(self.nvl[port]) {
+            return None;
+        }
+        self.last_desc[port * self.v + vl]
     }
 
     /// Packets held in the switch (in VoQs or waiting for their tail).
