@@ -143,12 +143,13 @@ fn counter_mode_marks_exactly_one_in_k_plus_one_and_never_short_packets() {
         let c = r.sw.counters(OUT, 0);
         assert_eq!(c.eligible, seq.len() as u64);
         assert_eq!(c.marked, seq.iter().filter(|&&m| m).count() as u64);
-        assert_eq!(r.eps[OUT].stats().recv_fecn + 0, {
-            // Marks in flight at the end have not reached the sink yet.
-            let in_flight = c.marked - r.eps[OUT].stats().recv_fecn;
-            assert!(in_flight <= 2);
-            c.marked - in_flight
-        });
+        // The marks reach the sink as FECN bits (up to two may still be on the wire at the end).
+        let fecn = r.eps[OUT].stats().recv_fecn;
+        assert!(
+            fecn <= c.marked && c.marked - fecn <= 2,
+            "{fecn} of {} marks arrived",
+            c.marked
+        );
         // Short packets went out too.
         assert!(r.eps[2].stats().sent_pkts > 100);
     }
