@@ -79,6 +79,19 @@ pub enum RxError {
     BadVl(usize, u8),
 }
 
+/// A preallocated vector whose clone keeps the capacity (a derived clone would shrink it to the length, and
+/// the clone's first busy cycles would allocate).
+#[derive(Debug)]
+struct PreVec<T>(Vec<T>);
+
+impl<T: Clone> Clone for PreVec<T> {
+    fn clone(&self) -> Self {
+        let mut v = Vec::with_capacity(self.0.capacity());
+        v.extend_from_slice(&self.0);
+        PreVec(v)
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     desc: PacketDesc,
@@ -130,14 +143,14 @@ pub struct Switch {
 
     rx_pkt: Vec<Option<PacketStart>>,
     rx_fc: Vec<Option<FcPacket>>,
-    touched: Vec<u8>,
+    touched: PreVec<u8>,
     arriving: Vec<Option<Arriving>>,
     free_pending: Vec<u32>,
     reads: Vec<u8>,
     saturated: u64,
 
     slab: Vec<Slot>,
-    free_slots: Vec<u32>,
+    free_slots: PreVec<u32>,
     voq_head: Vec<u32>,
     voq_tail: Vec<u32>,
     voq_fill: Vec<u16>,
@@ -153,8 +166,8 @@ pub struct Switch {
     in_wake: Vec<u64>,
     next_any: u64,
     cong_dirty: Vec<bool>,
-    dirty_list: Vec<u32>,
-    events: Vec<TxEvent>,
+    dirty_list: PreVec<u32>,
+    events: PreVec<TxEvent>,
 
     counters: Vec<PortVlCounters>,
     wait: Vec<LazyCycles>,
@@ -259,7 +272,7 @@ impl Switch {
             mark,
             rx_pkt: vec![None; n],
             rx_fc: vec![None; n],
-            touched: Vec::with_capacity(2 * n),
+            touched: PreVec(Vec::with_capacity(2 * n)),
             arriving: vec![None; n],
             free_pending: vec![0; nv],
             reads: vec![0; n],
@@ -274,7 +287,7 @@ impl Switch {
                 };
                 slab_cap
             ],
-            free_slots: (0..slab_cap as u32).rev().collect(),
+            free_slots: PreVec((0..slab_cap as u32).rev().collect()),
             voq_head: vec![NONE; n * nv],
             voq_tail: vec![NONE; n * nv],
             voq_fill: vec![0; n * nv],
@@ -288,8 +301,8 @@ impl Switch {
             in_wake: vec![0; n],
             next_any: 0,
             cong_dirty: vec![false; nv],
-            dirty_list: Vec::with_capacity(nv),
-            events: Vec::with_capacity(2 * n),
+            dirty_list: PreVec(Vec::with_capacity(nv)),
+            events: PreVec(Vec::with_capacity(2 * n)),
             counters: vec![PortVlCounters::default(); nv],
             wait: vec![LazyCycles::default(); nv],
             cong_time: vec![LazyCycles::default(); nv],
@@ -323,7 +336,7 @@ impl Switch {
 
     fn touch(&mut self, port: usize) {
         if self.rx_pkt[port].is_none() && self.rx_fc[port].is_none() {
-            self.touched.push(port as u8);
+            self.touched.0.push(port as u8);
         }
     }
 
@@ -378,7 +391,7 @@ impl Switch {
     /// Idle cycles before something can happen inside the switch with nothing handed in: `Some(0)` when the
     /// next step has work, `None` never (the periodic flow-control timers keep it finite in practice).
     pub fn next_event(&self) -> Option<u64> {
-        if !self.touched.is_empty() {
+        if !self.touched.0.is_empty() {
             return Some(0);
         }
         (self.next_any != NEVER).then(|| self.next_any.saturating_sub(self.now))
@@ -403,11 +416,11 @@ impl Switch {
 
     /// Simulates the current cycle and returns what leaves each port in it.
     pub fn step(&mut self) -> &[TxEvent] {
-        self.events.clear();
+        self.events.0.clear();
         let t = self.now;
-        if self.touched.is_empty() && self.next_any > t {
+        if self.touched.0.is_empty() && self.next_any > t {
             self.now += 1;
-            return &self.events;
+            return &self.events.0;
         }
         for p in 0..self.n {
             if self.eg_wake[p] <= t {
@@ -425,11 +438,11 @@ impl Switch {
             }
         }
         self.detect(t);
-        for &p in &self.touched {
+        for &p in &self.touched.0 {
             self.rx_pkt[usize::from(p)] = None;
             self.rx_fc[usize::from(p)] = None;
         }
-        self.touched.clear();
+        self.touched.0.clear();
         self.now += 1;
         self.next_any = self
             .eg_wake
@@ -438,7 +451,7 @@ impl Switch {
             .copied()
             .min()
             .unwrap_or(NEVER);
-        &self.events
+        &self.events.0
     }
 
     fn voq(&self, inp: usize, out: usize, vl: usize) -> usize {
@@ -448,7 +461,7 @@ impl Switch {
     fn mark_dirty(&mut self, k: usize) {
         if !self.cong_dirty[k] {
             self.cong_dirty[k] = true;
-            self.dirty_list.push(k as u32);
+            self.dirty_list.0.push(k as u32);
         }
     }
 
@@ -487,7 +500,7 @@ impl Switch {
             let vl = self.fc_pending[p].trailing_zeros() as usize;
             self.fc_pending[p] &= !(1 << vl);
             self.ser[p].start_fc(r, t);
-            self.events.push(TxEvent::Fc {
+            self.events.0.push(TxEvent::Fc {
                 port: p as u8,
                 fc: FcPacket {
                     vl: vl as u8,
@@ -550,7 +563,7 @@ impl Switch {
             let blocks = slot.desc.blocks();
             self.voq_fill[k * self.n + i] -= blocks;
             self.rr[k] = ((i + 1) % self.n) as u8;
-            self.free_slots.push(slot_i);
+            self.free_slots.0.push(slot_i);
             self.reads[i] += 1;
             if self.reads[i] == self.speedup[i] {
                 self.saturated |= 1u64 << i;
@@ -598,7 +611,7 @@ impl Switch {
                 blocks,
                 end,
             });
-            self.events.push(TxEvent::Packet {
+            self.events.0.push(TxEvent::Packet {
                 port: p as u8,
                 start: PacketStart { desc, offset },
             });
@@ -732,7 +745,7 @@ impl Switch {
             || out_vl == Sl2VlTable::VL_DROP
             || a.blocks() > self.mtu_blocks
             || a.blocks() == 0
-            || self.free_slots.is_empty();
+            || self.free_slots.0.is_empty();
         let mut ar = Arriving {
             a,
             vl: vl as u8,
@@ -742,7 +755,7 @@ impl Switch {
             self.counters[k].dropped += 1;
             ar.deferred = DROP;
         } else {
-            let slot = self.free_slots.pop().unwrap_or(NONE);
+            let slot = self.free_slots.0.pop().unwrap_or(NONE);
             self.slab[slot as usize] = Slot {
                 desc: d,
                 next: NONE,
@@ -790,8 +803,8 @@ impl Switch {
     }
 
     fn detect(&mut self, t: u64) {
-        for j in 0..self.dirty_list.len() {
-            let k = self.dirty_list[j] as usize;
+        for j in 0..self.dirty_list.0.len() {
+            let k = self.dirty_list.0[j] as usize;
             self.cong_dirty[k] = false;
             let tx = &self.ctx[k];
             // credit_tx's avail_o: (FCCL - FCTBS) mod 4096, read from its registers.
@@ -805,7 +818,7 @@ impl Switch {
             let on = self.cong[k].cong_q;
             self.cong_time[k].set(on, t + 1);
         }
-        self.dirty_list.clear();
+        self.dirty_list.0.clear();
     }
 
     /// The signals of output/input `port`, VL `vl` as they stand before the next step (zeros for a VL the
@@ -867,6 +880,6 @@ impl Switch {
 
     /// Packets held in the switch (in VoQs or waiting for their tail).
     pub fn packets_held(&self) -> usize {
-        self.slab.len() - self.free_slots.len()
+        self.slab.len() - self.free_slots.0.len()
     }
 }
