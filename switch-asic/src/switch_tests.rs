@@ -154,3 +154,138 @@ fn incast_4_to_1_is_lossless_and_leaks_no_credit() {
     // The inputs were held back by credit: they waited.
     assert!(rig.eps[0].stats().sent_bytes < 1_000_000 * 8 / 3);
 }
+
+#[test]
+fn idle_switch_costs_nearly_nothing() {
+    let mut c = cfg(64, rate8(), 100);
+    for p in c.ports.iter_mut() {
+        p.fc_interval = 65_535;
+    }
+    let mut sw = Switch::new(c).unwrap();
+    for _ in 0..1_000_000 {
+        sw.step();
+    }
+    // 64 ports: a flow-control packet each per 65,535 cycles (ingress timer, then egress send).
+    let work = sw.work_cycles();
+    assert!(work < 64 * 2 * 20, "{work} busy cycles of 1,000,000");
+    let k = sw.next_event().unwrap();
+    assert!(k > 0 && k <= 65_535);
+    // Skipping up to the next event is O(1): no cycle is worked.
+    let before = (sw.work_cycles(), sw.now());
+    sw.skip(k);
+    assert_eq!(sw.work_cycles(), before.0);
+    assert_eq!(sw.now(), before.1 + k);
+    assert_eq!(sw.next_event(), Some(0));
+    // The receivers' timers fire then; their flow-control packets leave the cycle after.
+    let ev = sw.step().len();
+    let ev2 = sw.step().len();
+    assert_eq!((ev, ev2), (0, 64), "one flow-control packet per port");
+}
+
+/// A scripted stream of hand-ins for one switch: (cycle, port, what).
+#[derive(Debug, Clone, Copy)]
+enum In {
+    Pkt(PacketStart),
+    Fc(FcPacket),
+}
+
+fn script(seed: u64, n: usize, cycles: u64) -> Vec<(u64, usize, In)> {
+    let mut s = seed | 1;
+    let mut rnd = move |m: u64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s % m
+    };
+    let mut out = Vec::new();
+    let mut busy_until = vec![0u64; n];
+    let mut fctbs = vec![0u16; n];
+    let mut t = 0;
+    while t < cycles {
+        t += rnd(40);
+        let p = rnd(n as u64) as usize;
+        if rnd(3) == 0 {
+            // Generous credit for the switch's output p, and this input's FCTBS (the blocks it sent).
+            let fccl = fctbs[p].wrapping_add(100 + rnd(400) as u16) & 0xfff;
+            out.push((
+                t,
+                p,
+                In::Fc(FcPacket {
+                    vl: 0,
+                    fctbs: fctbs[p],
+                    fccl,
+                }),
+            ));
+        } else if t >= busy_until[p] {
+            let d = pkt(rnd(n as u64) as usize, rnd(600) as u16);
+            busy_until[p] = t + u64::from(d.wire_len) / 5 + 2;
+            fctbs[p] = fctbs[p].wrapping_add(d.blocks()) & 0xfff;
+            let offset = rnd(5) as u32;
+            out.push((t, p, In::Pkt(PacketStart { desc: d, offset })));
+        }
+    }
+    out
+}
+
+fn hand_in(sw: &mut Switch, p: usize, x: In) {
+    let _ = match x {
+        In::Pkt(s) => sw.rx_packet(p, s),
+        In::Fc(f) => sw.rx_fc(p, f),
+    };
+}
+
+fn trace(
+    cfg: &SwitchConfig,
+    inputs: &[(u64, usize, In)],
+    end: u64,
+    fast: bool,
+) -> (Vec<(u64, crate::TxEvent)>, Switch) {
+    let mut sw = Switch::new(cfg.clone()).unwrap();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while sw.now() < end {
+        let t = sw.now();
+        if fast && inputs.get(i).is_none_or(|x| x.0 > t) {
+            let until = inputs.get(i).map_or(end, |x| x.0).min(end);
+            let k = sw.next_event().unwrap_or(u64::MAX).min(until - t);
+            if k > 0 {
+                sw.skip(k);
+                continue;
+            }
+        }
+        while let Some(&(at, p, x)) = inputs.get(i) {
+            if at != t {
+                break;
+            }
+            hand_in(&mut sw, p, x);
+            i += 1;
+        }
+        for e in sw.step() {
+            out.push((t, *e));
+        }
+    }
+    (out, sw)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Fast-forwarding with next_event/skip gives the same outputs in the same cycles, and the same
+    /// counters and signals, as stepping every cycle.
+    #[test]
+    fn skip_equals_stepping(seed in proptest::prelude::any::<u64>(), n in 2usize..6, rate in 1u32..12) {
+        let mut c = cfg(n, LinkRate::new(rate * 2, 3).unwrap(), 80);
+        for p in c.ports.iter_mut() {
+            p.fc_interval = 300;
+        }
+        let inputs = script(seed, n, 3000);
+        let (a, sa) = trace(&c, &inputs, 4000, false);
+        let (b, sb) = trace(&c, &inputs, 4000, true);
+        proptest::prop_assert_eq!(&a, &b);
+        proptest::prop_assert!(sb.work_cycles() <= sa.work_cycles());
+        for p in 0..n {
+            proptest::prop_assert_eq!(sa.counters(p, 0), sb.counters(p, 0));
+            proptest::prop_assert_eq!(sa.observe(p, 0), sb.observe(p, 0));
+        }
+    }
+}
