@@ -17,6 +17,8 @@ pub mod endpoint;
 pub mod link;
 pub mod observe;
 pub mod packet;
+#[cfg(test)]
+mod pipeline_tests;
 pub mod rate;
 pub mod switch;
 #[cfg(test)]
