@@ -17,6 +17,7 @@ pub mod endpoint;
 pub mod link;
 pub mod observe;
 pub mod packet;
+pub mod pfc;
 #[cfg(test)]
 mod pipeline_tests;
 pub mod rate;
