@@ -13,6 +13,7 @@ use rtl_model::mad::switch_cong::{
 use rtl_model::mad::vlarb::VlArbTable;
 use serde::{Deserialize, Serialize};
 
+use crate::pfc::{PfcConfig, PRIORITIES};
 use crate::rate::LinkRate;
 
 /// Fewest ports a switch has.
@@ -120,6 +121,22 @@ impl From<MarkMode> for fecn_marker::MarkMode {
     }
 }
 
+/// Congestion detection of a RoCEv2-mode (PFC) port (seed 001, section IV.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoceDetect {
+    /// RCM-1a: the IB detector (threshold, root/victim in 64-byte units, a paused priority counting as
+    /// without credit); `victim_mask` chooses marking at the root only or at root and victim.
+    #[default]
+    IbRootVictim,
+    /// RCM-1b: at each arbitration, the output is oversubscribed (at least two inputs have packets queued for
+    /// it on this priority) and the input buffer of one of them holds more than `in_buf_blocks`.
+    Oversubscribed {
+        /// The fixed input-buffer threshold in blocks.
+        in_buf_blocks: u16,
+    },
+}
+
 /// Congestion detection and marking of one output port (all its VLs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -143,6 +160,8 @@ pub struct PortCc {
     pub mark_mode: MarkMode,
     /// LFSR seed (nonzero).
     pub lfsr_seed: u16,
+    /// Detection on a RoCEv2-mode port (ignored on IB ports).
+    pub roce_detect: RoceDetect,
 }
 
 impl Default for PortCc {
@@ -159,6 +178,7 @@ impl Default for PortCc {
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
             mark_mode: MarkMode::Counter,
             lfsr_seed: fecn_marker::LFSR_SEED_DEFAULT,
+            roce_detect: RoceDetect::IbRootVictim,
         }
     }
 }
@@ -216,6 +236,10 @@ pub struct PortConfig {
     /// Congestion control of this port as an output.
     #[serde(default)]
     pub cc: PortCc,
+    /// RoCEv2 mode: PFC instead of IB credits on this port's link (priority = VL, at most 8), ECN CE marking
+    /// instead of FECN. `None`: an IB port.
+    #[serde(default)]
+    pub pfc: Option<PfcConfig>,
 }
 
 impl PortConfig {
@@ -230,6 +254,7 @@ impl PortConfig {
             speedup: 1,
             vlarb: VlArbTable::opensm_default(),
             cc: PortCc::default(),
+            pfc: None,
         }
     }
 
@@ -430,6 +455,18 @@ impl SwitchConfig {
         }
         fecn_marker::FecnMarker::new(pc.cc.marker_config())
             .map_err(|e| ConfigError::new(at("cc"), "", e.to_string()))?;
+        if let Some(pfc) = &pc.pfc {
+            if pc.data_vls > PRIORITIES {
+                return Err(ConfigError::new(
+                    at("data_vls"),
+                    pc.data_vls,
+                    format!("a PFC port has at most {PRIORITIES} priorities"),
+                ));
+            }
+            for &b in &pc.vl_buf_blocks {
+                pfc.watermarks(b, pc.rate, mtu_blocks, &at("pfc"))?;
+            }
+        }
         Ok(())
     }
 

@@ -7,9 +7,10 @@ use rtl_model::blocks::credit_rx::{self, CreditRx};
 use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
 use rtl_model::clocked::Clocked;
 
-use crate::config::{ConfigError, FcPolicy, SwitchConfig};
+use crate::config::{mtu_packet_blocks, ConfigError, FcPolicy, SwitchConfig};
 use crate::link::{Arrival, Serializer, Wire};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use crate::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
 use crate::rate::LinkRate;
 use crate::switch::Switch;
 
@@ -20,6 +21,8 @@ pub struct EndpointOut {
     pub pkt: Option<PacketStart>,
     /// A flow-control packet.
     pub fc: Option<FcPacket>,
+    /// A PFC pause frame (PFC mode).
+    pub pause: Option<rtl_model::wire::pfc::Repr>,
 }
 
 /// Counters of an endpoint.
@@ -39,6 +42,10 @@ pub struct EndpointStats {
     pub overflow: u64,
     /// Takes without credit (a bug of this endpoint if ever nonzero).
     pub credit_err: u64,
+    /// XOFF frames sent (PFC mode).
+    pub pauses_sent: u64,
+    /// XON (pause 0) frames sent (PFC mode).
+    pub resumes_sent: u64,
 }
 
 /// A saturating or budgeted source of copies of one packet.
@@ -68,6 +75,13 @@ pub struct Endpoint {
     rx_pkt: Option<PacketStart>,
     rx_fc: Option<FcPacket>,
     stats: EndpointStats,
+    buf_blocks: u16,
+    pfc: Option<(Watermarks, u16, u64)>,
+    pfc_rx: Vec<PfcRx>,
+    pfc_pending: u8,
+    pfc_q: Vec<u16>,
+    paused_until: Vec<u64>,
+    rx_pause: Option<rtl_model::wire::pfc::Repr>,
 }
 
 impl Endpoint {
@@ -112,7 +126,28 @@ impl Endpoint {
             rx_pkt: None,
             rx_fc: None,
             stats: EndpointStats::default(),
+            buf_blocks,
+            pfc: None,
+            pfc_rx: vec![PfcRx::default(); vls],
+            pfc_pending: 0,
+            pfc_q: vec![0; vls],
+            paused_until: vec![0; vls],
+            rx_pause: None,
         })
+    }
+
+    /// The same endpoint in RoCEv2 mode: PFC with `cfg`'s watermarks on its receive buffers instead of
+    /// credits, and pauses obeyed instead of credits when sending.
+    pub fn with_pfc(mut self, cfg: PfcConfig, mtu_blocks: u16) -> Result<Self, ConfigError> {
+        let wm = cfg.watermarks(self.buf_blocks, self.rate, mtu_blocks, "endpoint.pfc")?;
+        let half = pfc::pause_cycles(self.rate, cfg.pause_quanta) / 2;
+        self.pfc = Some((wm, cfg.pause_quanta, half));
+        Ok(self)
+    }
+
+    /// A pause frame arrives this cycle (PFC mode).
+    pub fn rx_pause(&mut self, f: rtl_model::wire::pfc::Repr) {
+        self.rx_pause = Some(f);
     }
 
     /// Sends copies of `template` (its `vl` selects the credit) back to back as credit allows: `count` of
@@ -174,9 +209,28 @@ impl Endpoint {
         let r = self.rate;
         let mut out = EndpointOut::default();
         let fc_in = self.rx_fc.take().filter(|f| usize::from(f.vl) < self.vls);
+        if let Some(f) = self.rx_pause.take() {
+            for vl in 0..self.vls {
+                if f.is_enabled(vl as u8) {
+                    let q = f.quanta[vl];
+                    self.paused_until[vl] =
+                        t + 1 + if q == 0 { 0 } else { pfc::pause_cycles(r, q) };
+                }
+            }
+        }
         // Transmit side.
         let mut take = None;
-        if self.fc_pending != 0 && self.ser.can_start_fc(r, t) {
+        if self.pfc_pending != 0 && self.ser.can_start_fc(r, t) {
+            let vl = self.pfc_pending.trailing_zeros() as usize;
+            self.pfc_pending &= !(1 << vl);
+            self.ser.start_ctl(r, t, PAUSE_FRAME_BYTES);
+            out.pause = Some(pfc::frame(vl as u8, self.pfc_q[vl]));
+            if self.pfc_q[vl] == 0 {
+                self.stats.resumes_sent += 1;
+            } else {
+                self.stats.pauses_sent += 1;
+            }
+        } else if self.fc_pending != 0 && self.ser.can_start_fc(r, t) {
             let vl = self.fc_pending.trailing_zeros() as usize;
             self.fc_pending &= !(1 << vl);
             self.ser.start_fc(r, t);
@@ -189,10 +243,11 @@ impl Endpoint {
             let vl = usize::from(src.template.vl).min(self.vls - 1);
             let blocks = src.template.blocks() as u8;
             let tx = &self.ctx[vl];
-            if src.left != Some(0)
-                && self.ser.can_start_packet(r, t)
-                && fits(tx.fccl_q, tx.fctbs_q, blocks)
-            {
+            let credit = match self.pfc {
+                Some(_) => self.paused_until[vl] <= t,
+                None => fits(tx.fccl_q, tx.fctbs_q, blocks),
+            };
+            if src.left != Some(0) && self.ser.can_start_packet(r, t) && credit {
                 let mut d = src.template;
                 d.psn = (d.psn + src.seq) & 0xFF_FFFF;
                 d.payload_seed = d.payload_seed.wrapping_add(src.seq);
@@ -204,7 +259,9 @@ impl Endpoint {
                 out.pkt = Some(PacketStart { desc: d, offset });
                 self.stats.sent_pkts += 1;
                 self.stats.sent_bytes += u64::from(d.wire_len);
-                take = Some((vl, blocks));
+                if self.pfc.is_none() {
+                    take = Some((vl, blocks));
+                }
             }
         }
         for vl in 0..self.vls {
@@ -276,7 +333,13 @@ impl Endpoint {
             if o.overflow_o {
                 self.stats.overflow += 1;
             }
-            if o.fc_send_o {
+            if let Some((wm, q, half)) = self.pfc {
+                let used = self.buf_blocks - self.crx[vl].free_q;
+                if let Some(q) = self.pfc_rx[vl].update(used, wm, q, half, t) {
+                    self.pfc_pending |= 1 << vl;
+                    self.pfc_q[vl] = q;
+                }
+            } else if o.fc_send_o {
                 self.fc_pending |= 1 << vl;
                 self.fc_fccl[vl] = o.fccl_o;
             }
@@ -312,10 +375,17 @@ impl Rig {
     /// Builds the switch from `cfg` and an endpoint per port with the port's rate, buffers of `ep_buf`
     /// blocks per VL and the port's flow-control interval; links have `latency` cycles.
     pub fn new(cfg: SwitchConfig, ep_buf: u16, latency: u64) -> Result<Self, ConfigError> {
+        let mtu_blocks = mtu_packet_blocks(cfg.mtu);
         let eps = cfg
             .ports
             .iter()
-            .map(|p| Endpoint::new(p.rate, p.data_vls, ep_buf, p.fc_interval))
+            .map(|p| {
+                let e = Endpoint::new(p.rate, p.data_vls, ep_buf, p.fc_interval)?;
+                match p.pfc {
+                    Some(c) => e.with_pfc(c, mtu_blocks),
+                    None => Ok(e),
+                }
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let n = cfg.ports.len();
         Ok(Rig {
@@ -344,11 +414,15 @@ impl Rig {
                 if let Some(fc) = o.fc {
                     let _ = self.sw.rx_fc(p, fc);
                 }
+                if let Some(f) = o.pause {
+                    let _ = self.sw.rx_pause(p, f);
+                }
             }
             while let Some(e) = self.to_ep[p].pop_due(now) {
                 match e {
                     TxEvent::Packet { start, .. } => self.eps[p].rx_packet(start),
                     TxEvent::Fc { fc, .. } => self.eps[p].rx_fc(fc),
+                    TxEvent::Pause { frame, .. } => self.eps[p].rx_pause(frame),
                 }
             }
         }
@@ -360,13 +434,13 @@ impl Rig {
                     }
                     port
                 }
-                TxEvent::Fc { port, .. } => port,
+                TxEvent::Fc { port, .. } | TxEvent::Pause { port, .. } => port,
             };
             self.to_ep[usize::from(port)].push(now, e);
         }
         for (p, ep) in self.eps.iter_mut().enumerate() {
             let o = ep.step();
-            if o.pkt.is_some() || o.fc.is_some() {
+            if o.pkt.is_some() || o.fc.is_some() || o.pause.is_some() {
                 self.to_sw[p].push(now, o);
             }
         }

@@ -98,7 +98,12 @@ impl Serializer {
 
     /// Starts a flow-control packet at the beginning of cycle `t`.
     pub fn start_fc(&mut self, rate: LinkRate, t: u64) {
-        self.free_tick = rate.tick_of(t) + FC_PACKET_BYTES * rate.ticks_per_byte();
+        self.start_ctl(rate, t, FC_PACKET_BYTES);
+    }
+
+    /// Starts a control frame of `bytes` (flow-control packet, pause frame) at the beginning of cycle `t`.
+    pub fn start_ctl(&mut self, rate: LinkRate, t: u64, bytes: u64) {
+        self.free_tick = rate.tick_of(t) + bytes * rate.ticks_per_byte();
     }
 
     /// First cycle at or after `t` in which a packet may start.

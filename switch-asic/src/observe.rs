@@ -20,8 +20,12 @@ pub struct PortVlSignals {
     pub credits_avail: u16,
     /// A packet started on this output VL in the last stepped cycle.
     pub started: bool,
-    /// Whether that packet was marked (FECN set) by `fecn_marker`.
+    /// Whether that packet was marked (FECN set, or ECN CE on a PFC port) by `fecn_marker`.
     pub marked: bool,
+    /// PFC port: this output priority is paused by the downstream port.
+    pub paused: bool,
+    /// PFC port: this input priority has an XOFF in force upstream (sent, not lifted).
+    pub pause_sent: bool,
 }
 
 /// Counters of one (port, VL), in the spirit of PortCounters / PortXmitDataVL.

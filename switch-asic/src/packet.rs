@@ -13,7 +13,7 @@ use rtl_model::wire::{bth, grh, lrh};
 /// Bytes of a link flow-control packet on the wire.
 pub const FC_PACKET_BYTES: u64 = 6;
 
-/// A packet as the switch sees it. 40 bytes, `Copy`: the hot path moves these, never bytes.
+/// A packet as the switch sees it. About 40 bytes, `Copy`: the hot path moves these, never bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PacketDesc {
     /// LRH DLID: the forwarding-table index.
@@ -28,6 +28,8 @@ pub struct PacketDesc {
     pub fecn: bool,
     /// BTH BECN.
     pub becn: bool,
+    /// IP ECN bits of a RoCEv2 packet (0 not ECN-capable, 1/2 ECT, 3 CE); unused on IB links.
+    pub ecn: u8,
     /// BTH opcode.
     pub opcode: u8,
     /// BTH DestQP (24 bits).
@@ -184,6 +186,13 @@ pub enum TxEvent {
         port: u8,
         /// Its contents.
         fc: FcPacket,
+    },
+    /// A PFC pause frame leaves `port` (a RoCEv2-mode port; see [`crate::pfc`]).
+    Pause {
+        /// Output port.
+        port: u8,
+        /// The frame.
+        frame: rtl_model::wire::pfc::Repr,
     },
 }
 

@@ -47,10 +47,11 @@ use rtl_model::blocks::vl_arb::{self, ArbEntry, VlArb};
 use rtl_model::clocked::Clocked;
 use rtl_model::mad::sl2vl::Sl2VlTable;
 
-use crate::config::{mtu_packet_blocks, ConfigError, SwitchConfig};
+use crate::config::{mtu_packet_blocks, ConfigError, RoceDetect, SwitchConfig};
 use crate::link::{Arrival, Serializer};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
 use crate::rate::LinkRate;
 
 const NONE: u32 = u32::MAX;
@@ -74,6 +75,9 @@ pub enum RxError {
     /// The sub-cycle offset is not below the rate's ticks per cycle.
     #[error("port {0}: offset {1} is not below the link's ticks per cycle")]
     BadOffset(usize, u32),
+    /// A pause frame on a port in IB mode.
+    #[error("port {0}: pause frame on an IB (credit) port")]
+    NotPfc(usize),
     /// The FC packet names a VL the port lacks.
     #[error("port {0}: flow-control packet for VL {1}, which the port lacks")]
     BadVl(usize, u8),
@@ -176,6 +180,18 @@ pub struct Switch {
     last_desc: Vec<Option<PacketDesc>>,
     rx_errors: u64,
     work_cycles: u64,
+
+    pfc_on: Vec<bool>,
+    roce_detect: Vec<RoceDetect>,
+    wm: Vec<Watermarks>,
+    pfc_quanta: Vec<u16>,
+    pfc_half: Vec<u64>,
+    pfc_rx: Vec<PfcRx>,
+    pfc_pending: Vec<u8>,
+    pfc_out_quanta: Vec<u16>,
+    paused_until: Vec<u64>,
+    pause_seen: Vec<bool>,
+    rx_pause: Vec<Option<rtl_model::wire::pfc::Repr>>,
 }
 
 fn block_err(setting: String) -> impl FnOnce(rtl_model::blocks::ConfigError) -> ConfigError {
@@ -206,10 +222,16 @@ impl Switch {
                 if vl < usize::from(pc.data_vls) {
                     slots += usize::from(buf);
                 }
+                // A PFC port uses credit_rx only as its buffer model: its packets are never sent, so its timer
+                // is set as slow as it goes.
+                let (policy, interval) = match pc.pfc {
+                    None => (cfg.fc_policy.into(), pc.fc_interval),
+                    Some(_) => (credit_rx::FcPolicy::Periodic, u16::MAX),
+                };
                 crx.push(
                     CreditRx::new(credit_rx::Config {
-                        policy: cfg.fc_policy.into(),
-                        ..credit_rx::Config::new(buf, pc.fc_interval)
+                        policy,
+                        ..credit_rx::Config::new(buf, interval)
                     })
                     .map_err(block_err(format!("ports[{p}].vl_buf_blocks[{vl}]")))?,
                 );
@@ -253,6 +275,22 @@ impl Switch {
             }
         }
         let slab_cap = slots + n;
+        let mtu_blocks = mtu_packet_blocks(cfg.mtu);
+        let mut wm = Vec::with_capacity(nv);
+        for (p, pc) in cfg.ports.iter().enumerate() {
+            for vl in 0..v {
+                let buf = pc.vl_buf_blocks.get(vl).copied().unwrap_or(1);
+                wm.push(match (&pc.pfc, vl < usize::from(pc.data_vls)) {
+                    (Some(c), true) => {
+                        c.watermarks(buf, pc.rate, mtu_blocks, &format!("ports[{p}].pfc"))?
+                    }
+                    _ => Watermarks {
+                        xoff: u16::MAX,
+                        xon: 0,
+                    },
+                });
+            }
+        }
         let sw = Switch {
             n,
             v,
@@ -311,6 +349,28 @@ impl Switch {
             last_desc: vec![None; nv],
             rx_errors: 0,
             work_cycles: 0,
+            pfc_on: cfg.ports.iter().map(|p| p.pfc.is_some()).collect(),
+            roce_detect: cfg.ports.iter().map(|p| p.cc.roce_detect).collect(),
+            wm,
+            pfc_quanta: cfg
+                .ports
+                .iter()
+                .map(|p| p.pfc.map_or(0, |c| c.pause_quanta))
+                .collect(),
+            pfc_half: cfg
+                .ports
+                .iter()
+                .map(|p| {
+                    p.pfc
+                        .map_or(0, |c| pfc::pause_cycles(p.rate, c.pause_quanta) / 2)
+                })
+                .collect(),
+            pfc_rx: vec![PfcRx::default(); nv],
+            pfc_pending: vec![0; n],
+            pfc_out_quanta: vec![0; nv],
+            paused_until: vec![0; nv],
+            pause_seen: vec![false; nv],
+            rx_pause: vec![None; n],
             cfg,
         };
         Ok(sw)
@@ -342,7 +402,10 @@ impl Switch {
     }
 
     fn touch(&mut self, port: usize) {
-        if self.rx_pkt[port].is_none() && self.rx_fc[port].is_none() {
+        if self.rx_pkt[port].is_none()
+            && self.rx_fc[port].is_none()
+            && self.rx_pause[port].is_none()
+        {
             self.touched.0.push(port as u8);
         }
     }
@@ -379,6 +442,30 @@ impl Switch {
         if r.is_ok() {
             self.touch(port);
             self.rx_fc[port] = Some(fc);
+        } else {
+            self.rx_errors += 1;
+        }
+        r
+    }
+
+    /// A PFC pause frame arrives on `port` (a RoCEv2-mode port) in the current cycle. Priorities the port
+    /// lacks are ignored; a frame on an IB port is refused.
+    pub fn rx_pause(
+        &mut self,
+        port: usize,
+        frame: rtl_model::wire::pfc::Repr,
+    ) -> Result<(), RxError> {
+        let r = self.check_rx(port, self.rx_pause.get(port).is_some_and(|x| x.is_some()));
+        let r = r.and_then(|_| {
+            if self.pfc_on[port] {
+                Ok(())
+            } else {
+                Err(RxError::NotPfc(port))
+            }
+        });
+        if r.is_ok() {
+            self.touch(port);
+            self.rx_pause[port] = Some(frame);
         } else {
             self.rx_errors += 1;
         }
@@ -436,7 +523,7 @@ impl Switch {
             }
         }
         for p in 0..self.n {
-            if self.eg_wake[p] <= t || self.rx_fc[p].is_some() {
+            if self.eg_wake[p] <= t || self.rx_fc[p].is_some() || self.rx_pause[p].is_some() {
                 self.egress(p, t);
             }
         }
@@ -449,6 +536,7 @@ impl Switch {
         for &p in &self.touched.0 {
             self.rx_pkt[usize::from(p)] = None;
             self.rx_fc[usize::from(p)] = None;
+            self.rx_pause[usize::from(p)] = None;
         }
         self.touched.0.clear();
         self.now += 1;
@@ -502,9 +590,32 @@ impl Switch {
         let base = p * self.v;
         let fc_in = self.rx_fc[p];
         let mut fc_done = false;
-        // A pending flow-control packet goes first.
+        let pfc_on = self.pfc_on[p];
+        if let Some(f) = self.rx_pause[p] {
+            // Effective from the next cycle, like a new FCCL.
+            for vl in 0..usize::from(self.nvl[p]) {
+                if f.is_enabled(vl as u8) {
+                    let q = f.quanta[vl];
+                    self.paused_until[base + vl] = if q == 0 {
+                        t + 1
+                    } else {
+                        t + 1 + pfc::pause_cycles(r, q)
+                    };
+                }
+            }
+        }
+        // A pending pause frame or flow-control packet goes first.
         let mut fc_sent = false;
-        if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+        if self.pfc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+            let vl = self.pfc_pending[p].trailing_zeros() as usize;
+            self.pfc_pending[p] &= !(1 << vl);
+            self.ser[p].start_ctl(r, t, PAUSE_FRAME_BYTES);
+            self.events.0.push(TxEvent::Pause {
+                port: p as u8,
+                frame: pfc::frame(vl as u8, self.pfc_out_quanta[base + vl]),
+            });
+            fc_sent = true;
+        } else if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
             let vl = self.fc_pending[p].trailing_zeros() as usize;
             self.fc_pending[p] &= !(1 << vl);
             self.ser[p].start_fc(r, t);
@@ -536,8 +647,22 @@ impl Switch {
             len[vl] = blocks;
             pick[vl] = i as u8;
             let tx = &self.ctx[base + vl];
-            if fits(tx.fccl_q, tx.fctbs_q, blocks) {
+            let can = if pfc_on {
+                self.paused_until[base + vl] <= t
+            } else {
+                fits(tx.fccl_q, tx.fctbs_q, blocks)
+            };
+            if can {
                 ok |= 1 << vl;
+            }
+        }
+        if pfc_on {
+            for vl in 0..usize::from(self.nvl[p]) {
+                let paused = self.paused_until[base + vl] > t;
+                if paused != self.pause_seen[base + vl] {
+                    self.pause_seen[base + vl] = paused;
+                    self.mark_dirty(base + vl);
+                }
             }
         }
         for vl in 0..usize::from(self.nvl[p]) {
@@ -576,21 +701,28 @@ impl Switch {
             if self.reads[i] == self.speedup[i] {
                 self.saturated |= 1u64 << i;
             }
-            let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
-            fc_done = fc.is_some();
-            let co = self.ctx[k].step(&credit_tx::In {
-                rst_ni: true,
-                fc_valid_i: fc.is_some(),
-                fc_fccl_i: fc.map_or(0, |f| f.fccl),
-                req_valid_i: true,
-                req_blocks_i: blocks as u8,
-                take_i: true,
-            });
-            if co.err_o {
-                self.counters[k].credit_err += 1;
+            if !pfc_on {
+                let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
+                fc_done = fc.is_some();
+                let co = self.ctx[k].step(&credit_tx::In {
+                    rst_ni: true,
+                    fc_valid_i: fc.is_some(),
+                    fc_fccl_i: fc.map_or(0, |f| f.fccl),
+                    req_valid_i: true,
+                    req_blocks_i: blocks as u8,
+                    take_i: true,
+                });
+                if co.err_o {
+                    self.counters[k].credit_err += 1;
+                }
             }
-            let mark_state = self.cong[k].outputs().mark_state_o;
-            let mo = self.mark[k].step(&fecn_marker::In {
+            let mark_state = match (pfc_on, self.roce_detect[p]) {
+                (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
+                    self.oversubscribed(vl, self.voq_mask[k] | (1u64 << i), in_buf_blocks)
+                }
+                _ => self.cong[k].outputs().mark_state_o,
+            };
+            let mut mo = self.mark[k].step(&fecn_marker::In {
                 rst_ni: true,
                 pkt_valid_i: true,
                 pkt_bytes_i: slot.desc.wire_len,
@@ -598,7 +730,15 @@ impl Switch {
             });
             let mut desc = slot.desc;
             desc.vl = vl as u8;
-            desc.fecn |= mo.mark_o;
+            if pfc_on {
+                // ECN CE on ECN-capable packets only (0 is not ECT; CE stays CE).
+                mo.mark_o &= desc.ecn == 1 || desc.ecn == 2;
+                if mo.mark_o {
+                    desc.ecn = 3;
+                }
+            } else {
+                desc.fecn |= mo.mark_o;
+            }
             let c = &mut self.counters[k];
             c.xmit_pkts += 1;
             c.xmit_bytes += u64::from(desc.wire_len);
@@ -626,7 +766,7 @@ impl Switch {
             self.wait[k].set(false, t);
             self.mark_dirty(k);
         }
-        if let Some(f) = fc_in {
+        if let Some(f) = fc_in.filter(|_| !pfc_on) {
             if !fc_done {
                 let k = base + usize::from(f.vl);
                 let idle = self.ctx[k].idle_input();
@@ -645,8 +785,19 @@ impl Switch {
                 w = w.min(f.end);
             }
         }
-        if self.fc_pending[p] != 0 {
+        if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
             w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
+        }
+        if pfc_on && req & !ok != 0 {
+            // A paused priority with a packet waiting: look again when the pause runs out.
+            for vl in 0..usize::from(self.nvl[p]) {
+                if req & !ok & (1 << vl) != 0 {
+                    w = w.min(self.paused_until[base + vl].max(t + 1));
+                }
+            }
+        }
+        if self.rx_pause[p].is_some() && req != 0 {
+            w = w.min(t + 1);
         }
         let creditable = req & ok != 0 && granted.is_none();
         if creditable
@@ -710,13 +861,24 @@ impl Switch {
             if o.overflow_o {
                 self.counters[k].overflow += 1;
             }
-            if o.fc_send_o {
+            if self.pfc_on[p] {
+                let used = self.crx[k].config().buf_blocks - self.crx[k].free_q;
+                let q = self.pfc_quanta[p];
+                if let Some(q) = self.pfc_rx[k].update(used, self.wm[k], q, self.pfc_half[p], t) {
+                    self.pfc_pending[p] |= 1 << vl;
+                    self.pfc_out_quanta[k] = q;
+                    self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, t + 1));
+                }
+            } else if o.fc_send_o {
                 self.fc_pending[p] |= 1 << vl;
                 self.fc_fccl[k] = o.fccl_o;
                 self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, t + 1));
             }
             self.crx_next[k] = t + 1;
             self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| t + 1 + e);
+            if let Some(at) = self.pfc_rx[k].next_event() {
+                self.crx_due[k] = self.crx_due[k].min(at.max(t + 1));
+            }
             if self.free_pending[k] > 0 {
                 self.crx_due[k] = t + 1;
             }
@@ -814,9 +976,7 @@ impl Switch {
         for j in 0..self.dirty_list.0.len() {
             let k = self.dirty_list.0[j] as usize;
             self.cong_dirty[k] = false;
-            let tx = &self.ctx[k];
-            // credit_tx's avail_o: (FCCL - FCTBS) mod 4096, read from its registers.
-            let avail = tx.fccl_q.wrapping_sub(tx.fctbs_q) & (credit_tx::FC_MOD as u16 - 1);
+            let avail = self.credit_avail(k);
             let fill = &self.voq_fill[k * self.n..(k + 1) * self.n];
             self.cong[k].step_with(&cong_detect::In {
                 rst_ni: true,
@@ -829,6 +989,43 @@ impl Switch {
         self.dirty_list.0.clear();
     }
 
+    /// Credit of output port-VL `k` as `cong_detect` sees it: `credit_tx`'s `avail_o` ((FCCL - FCTBS) mod 4096,
+    /// from its registers) on an IB port; on a PFC port all of it unless the priority is paused (RCM-1a: a
+    /// paused priority is one without credit).
+    fn credit_avail(&self, k: usize) -> u16 {
+        let full = credit_tx::FC_MOD as u16 - 1;
+        if self.pfc_on[k / self.v] {
+            if self.pause_seen[k] {
+                0
+            } else {
+                full
+            }
+        } else {
+            let tx = &self.ctx[k];
+            tx.fccl_q.wrapping_sub(tx.fctbs_q) & full
+        }
+    }
+
+    /// RCM-1b: at least two inputs in `mask` have packets queued, and one of them holds more than `thr`
+    /// blocks in its buffer of `vl`.
+    fn oversubscribed(&self, vl: usize, mask: u64, thr: u16) -> bool {
+        if mask.count_ones() < 2 {
+            return false;
+        }
+        let mut m = mask;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if vl < usize::from(self.nvl[i]) {
+                let rx = &self.crx[i * self.v + vl];
+                if rx.config().buf_blocks - rx.free_q > thr {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The signals of output/input `port`, VL `vl` as they stand before the next step (zeros for a VL the
     /// port lacks or a port that does not exist).
     pub fn observe(&self, port: usize, vl: usize) -> PortVlSignals {
@@ -837,7 +1034,6 @@ impl Switch {
         }
         let k = port * self.v + vl;
         let c = self.cong[k].outputs();
-        let tx = &self.ctx[k];
         let rx = &self.crx[k];
         let (at, marked) = self.last_start[k];
         let started = self.now > 0 && at == self.now - 1;
@@ -851,7 +1047,9 @@ impl Switch {
                 .map(|&f| u32::from(f))
                 .sum(),
             in_buf_used: rx.config().buf_blocks - rx.free_q,
-            credits_avail: tx.fccl_q.wrapping_sub(tx.fctbs_q) & (credit_tx::FC_MOD as u16 - 1),
+            credits_avail: self.credit_avail(k),
+            paused: self.paused_until[k] > self.now,
+            pause_sent: self.pfc_rx[k].paused,
             started,
             marked: started && marked,
         }
