@@ -38,6 +38,8 @@ pub struct EndpointStats {
     pub recv_bytes: u64,
     /// Received packets with FECN set.
     pub recv_fecn: u64,
+    /// Received packets with ECN CE (RoCEv2).
+    pub recv_ce: u64,
     /// Cycles with a receive-buffer overflow (lossless violation by the switch).
     pub overflow: u64,
     /// Takes without credit (a bug of this endpoint if ever nonzero).
@@ -294,6 +296,9 @@ impl Endpoint {
         }
         if let Some(p) = self.rx_pkt.take() {
             let vl = p.desc.vl.min(self.vls as u8 - 1);
+            if p.desc.ecn == 3 {
+                self.stats.recv_ce += 1;
+            }
             let mut a = Arrival::new(r, t, p.offset, p.desc.wire_len);
             blk[usize::from(vl)] += a.take_until(r, t) as u8;
             self.stats.recv_bytes += u64::from(p.desc.wire_len);

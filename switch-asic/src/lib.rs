@@ -21,6 +21,8 @@ pub mod pfc;
 #[cfg(test)]
 mod pipeline_tests;
 pub mod rate;
+#[cfg(test)]
+mod roce_tests;
 pub mod switch;
 #[cfg(test)]
 mod switch_tests;

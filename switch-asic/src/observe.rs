@@ -53,6 +53,10 @@ pub struct PortVlCounters {
     pub overflow: u64,
     /// Takes without credit flagged by `credit_tx` (a bug if ever nonzero).
     pub credit_err: u64,
+    /// PFC: XOFF frames sent for this input priority (refreshes included).
+    pub pauses_sent: u64,
+    /// PFC: XON (pause 0) frames sent for this input priority.
+    pub resumes_sent: u64,
 }
 
 impl PortVlCounters {
@@ -69,6 +73,8 @@ impl PortVlCounters {
         self.dropped += o.dropped;
         self.overflow += o.overflow;
         self.credit_err += o.credit_err;
+        self.pauses_sent += o.pauses_sent;
+        self.resumes_sent += o.resumes_sent;
     }
 }
 

@@ -16,6 +16,8 @@
 //! - Pause frames occupy the wire (64 bytes), start on a cycle boundary and go before waiting data; one per
 //!   cycle per port. A pause takes effect at the transmitter the cycle after it arrives.
 //! - An XOFF is refreshed when half its duration has passed and the buffer is still above XON.
+//! - RCM-1a root/victim: a priority counts as without credit while it is paused and for
+//!   [`PfcConfig::victim_hold`] cycles after ([`PfcConfig::victim_hold`] documents why).
 
 use rtl_model::wire::pfc;
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,10 @@ pub struct PfcConfig {
     pub xon_blocks: Option<u16>,
     /// Quanta of an XOFF frame.
     pub pause_quanta: u16,
+    /// RCM-1a: cycles after a pause ends during which the priority still counts as without credit (a
+    /// victim). A paused priority sends nothing, so with 0 a victim never has a packet to mark; the hold
+    /// stands for the credit a PFC port does not know, as the downstream buffer stays near XOFF.
+    pub victim_hold: u32,
 }
 
 impl Default for PfcConfig {
@@ -51,6 +57,7 @@ impl Default for PfcConfig {
             headroom_blocks: None,
             xon_blocks: None,
             pause_quanta: 0xFFFF,
+            victim_hold: 0,
         }
     }
 }

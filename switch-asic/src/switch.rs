@@ -191,6 +191,7 @@ pub struct Switch {
     pfc_out_quanta: Vec<u16>,
     paused_until: Vec<u64>,
     pause_seen: Vec<bool>,
+    victim_hold: Vec<u64>,
     rx_pause: Vec<Option<rtl_model::wire::pfc::Repr>>,
 }
 
@@ -370,6 +371,11 @@ impl Switch {
             pfc_out_quanta: vec![0; nv],
             paused_until: vec![0; nv],
             pause_seen: vec![false; nv],
+            victim_hold: cfg
+                .ports
+                .iter()
+                .map(|p| p.pfc.map_or(0, |c| u64::from(c.victim_hold)))
+                .collect(),
             rx_pause: vec![None; n],
             cfg,
         };
@@ -658,7 +664,8 @@ impl Switch {
         }
         if pfc_on {
             for vl in 0..usize::from(self.nvl[p]) {
-                let paused = self.paused_until[base + vl] > t;
+                let pu = self.paused_until[base + vl];
+                let paused = pu != 0 && pu + self.victim_hold[p] > t;
                 if paused != self.pause_seen[base + vl] {
                     self.pause_seen[base + vl] = paused;
                     self.mark_dirty(base + vl);
@@ -796,6 +803,14 @@ impl Switch {
                 }
             }
         }
+        if pfc_on && req != 0 {
+            // The end of a victim hold changes what cong_detect sees.
+            for vl in 0..usize::from(self.nvl[p]) {
+                if self.pause_seen[base + vl] {
+                    w = w.min((self.paused_until[base + vl] + self.victim_hold[p]).max(t + 1));
+                }
+            }
+        }
         if self.rx_pause[p].is_some() && req != 0 {
             w = w.min(t + 1);
         }
@@ -867,6 +882,11 @@ impl Switch {
                 if let Some(q) = self.pfc_rx[k].update(used, self.wm[k], q, self.pfc_half[p], t) {
                     self.pfc_pending[p] |= 1 << vl;
                     self.pfc_out_quanta[k] = q;
+                    if q == 0 {
+                        self.counters[k].resumes_sent += 1;
+                    } else {
+                        self.counters[k].pauses_sent += 1;
+                    }
                     self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, t + 1));
                 }
             } else if o.fc_send_o {
