@@ -180,6 +180,7 @@ pub struct Switch {
     last_desc: Vec<Option<PacketDesc>>,
     rx_errors: u64,
     work_cycles: u64,
+    eager: bool,
 
     pfc_on: Vec<bool>,
     roce_detect: Vec<RoceDetect>,
@@ -350,6 +351,7 @@ impl Switch {
             last_desc: vec![None; nv],
             rx_errors: 0,
             work_cycles: 0,
+            eager: false,
             pfc_on: cfg.ports.iter().map(|p| p.pfc.is_some()).collect(),
             roce_detect: cfg.ports.iter().map(|p| p.cc.roce_detect).collect(),
             wm,
@@ -395,6 +397,13 @@ impl Switch {
     /// The cycle the next [`Switch::step`] simulates.
     pub fn now(&self) -> u64 {
         self.now
+    }
+
+    /// Reference mode for tests: every port's egress and ingress and every block are clocked every cycle,
+    /// with no activity tracking and no fast-forward of `credit_rx`. Results must not differ from the
+    /// default mode (a property test compares them); only the cost does.
+    pub fn set_eager(&mut self, on: bool) {
+        self.eager = on;
     }
 
     /// Cycles that did any work (the rest cost one comparison): a cost measure that tests can pin down.
@@ -518,7 +527,7 @@ impl Switch {
     pub fn step(&mut self) -> &[TxEvent] {
         self.events.0.clear();
         let t = self.now;
-        if self.touched.0.is_empty() && self.next_any > t {
+        if !self.eager && self.touched.0.is_empty() && self.next_any > t {
             self.now += 1;
             return &self.events.0;
         }
@@ -529,12 +538,20 @@ impl Switch {
             }
         }
         for p in 0..self.n {
-            if self.eg_wake[p] <= t || self.rx_fc[p].is_some() || self.rx_pause[p].is_some() {
+            if self.eager
+                || self.eg_wake[p] <= t
+                || self.rx_fc[p].is_some()
+                || self.rx_pause[p].is_some()
+            {
                 self.egress(p, t);
             }
         }
         for p in 0..self.n {
-            if self.in_wake[p] <= t || self.rx_pkt[p].is_some() || self.rx_fc[p].is_some() {
+            if self.eager
+                || self.in_wake[p] <= t
+                || self.rx_pkt[p].is_some()
+                || self.rx_fc[p].is_some()
+            {
                 self.ingress(p, t);
             }
         }
@@ -636,36 +653,38 @@ impl Switch {
             fc_sent = true;
         }
         // Requests: the round-robin head of each VL and whether its credit covers it.
-        let (mut req, mut ok) = (0u16, 0u16);
+        // `req`/`ok` for arbitration skip inputs with no free read slot (speed-up); the stall state
+        // (`stall`, for XmitWait) does not, so it changes only on events at this port.
+        let (mut req, mut ok, mut stall) = (0u16, 0u16, 0u16);
         let mut len = [0u8; 16];
         let mut pick = [0u8; 16];
         for vl in 0..usize::from(self.nvl[p]) {
-            let m = self.voq_mask[base + vl] & !self.saturated;
-            if m == 0 {
+            let all = self.voq_mask[base + vl];
+            if all == 0 {
                 continue;
             }
+            let free = all & !self.saturated;
             let start = u32::from(self.rr[base + vl]);
-            let rot = m.rotate_right(start);
-            let i = ((rot.trailing_zeros() + start) % 64) as usize;
+            let rr_pick = |m: u64| ((m.rotate_right(start).trailing_zeros() + start) % 64) as usize;
+            let i_all = rr_pick(all);
+            if !self.credit_ok(p, vl, i_all, t) {
+                stall |= 1 << vl;
+            }
+            if free == 0 {
+                continue;
+            }
+            let i = rr_pick(free);
             let slot = self.voq_head[self.voq(i, p, vl)] as usize;
-            let blocks = self.slab[slot].desc.blocks() as u8;
             req |= 1 << vl;
-            len[vl] = blocks;
+            len[vl] = self.slab[slot].desc.blocks() as u8;
             pick[vl] = i as u8;
-            let tx = &self.ctx[base + vl];
-            let can = if pfc_on {
-                self.paused_until[base + vl] <= t
-            } else {
-                fits(tx.fccl_q, tx.fctbs_q, blocks)
-            };
-            if can {
+            if self.credit_ok(p, vl, i, t) {
                 ok |= 1 << vl;
             }
         }
         if pfc_on {
             for vl in 0..usize::from(self.nvl[p]) {
-                let pu = self.paused_until[base + vl];
-                let paused = pu != 0 && pu + self.victim_hold[p] > t;
+                let paused = self.pfc_without_credit(base + vl, t);
                 if paused != self.pause_seen[base + vl] {
                     self.pause_seen[base + vl] = paused;
                     self.mark_dirty(base + vl);
@@ -673,8 +692,7 @@ impl Switch {
             }
         }
         for vl in 0..usize::from(self.nvl[p]) {
-            let stalled = req & !ok & (1 << vl) != 0;
-            self.wait[base + vl].set(stalled, t);
+            self.wait[base + vl].set(stall & (1 << vl) != 0, t);
         }
         let mut granted = None;
         if !fc_sent && req & ok != 0 && self.ser[p].can_start_packet(r, t) {
@@ -795,15 +813,16 @@ impl Switch {
         if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
             w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
         }
-        if pfc_on && req & !ok != 0 {
+        if pfc_on && stall != 0 {
             // A paused priority with a packet waiting: look again when the pause runs out.
             for vl in 0..usize::from(self.nvl[p]) {
-                if req & !ok & (1 << vl) != 0 {
+                if stall & (1 << vl) != 0 {
                     w = w.min(self.paused_until[base + vl].max(t + 1));
                 }
             }
         }
-        if pfc_on && req != 0 {
+        let queued = self.voq_mask[base..base + self.v].iter().any(|&m| m != 0);
+        if pfc_on && queued {
             // The end of a victim hold changes what cong_detect sees.
             for vl in 0..usize::from(self.nvl[p]) {
                 if self.pause_seen[base + vl] {
@@ -811,17 +830,12 @@ impl Switch {
                 }
             }
         }
-        if self.rx_pause[p].is_some() && req != 0 {
-            w = w.min(t + 1);
-        }
-        let creditable = req & ok != 0 && granted.is_none();
-        if creditable
-            || granted.is_some() && self.voq_mask[base..base + self.v].iter().any(|&m| m != 0)
-        {
+        if req & ok != 0 && granted.is_none() {
             w = w.min(self.ser[p].packet_ready_cycle(r, t + 1));
         }
-        if fc_in.is_some() && req != 0 {
-            // New credit is visible to the arbiter next cycle.
+        if queued && (granted.is_some() || fc_in.is_some() || self.rx_pause[p].is_some()) {
+            // A grant moved the round-robin heads and took credit, a flow-control packet or pause changed
+            // it: the stall state (XmitWait) may differ next cycle. Then arbitration when the wire frees.
             w = w.min(t + 1);
         }
         self.eg_wake[p] = w;
@@ -857,7 +871,7 @@ impl Switch {
             let k = base + vl;
             let fcv = fc.filter(|f| usize::from(f.vl) == vl);
             let free = self.free_pending[k].min(127);
-            if blk[vl] == 0 && fcv.is_none() && free == 0 && self.crx_due[k] > t {
+            if !self.eager && blk[vl] == 0 && fcv.is_none() && free == 0 && self.crx_due[k] > t {
                 wake = wake.min(self.crx_due[k]);
                 continue;
             }
@@ -993,10 +1007,17 @@ impl Switch {
     }
 
     fn detect(&mut self, t: u64) {
+        if self.eager {
+            self.dirty_list.0.clear();
+            for k in 0..self.cong.len() {
+                self.cong_dirty[k] = true;
+                self.dirty_list.0.push(k as u32);
+            }
+        }
         for j in 0..self.dirty_list.0.len() {
             let k = self.dirty_list.0[j] as usize;
             self.cong_dirty[k] = false;
-            let avail = self.credit_avail(k);
+            let avail = self.credit_avail(k, t);
             let fill = &self.voq_fill[k * self.n..(k + 1) * self.n];
             self.cong[k].step_with(&cong_detect::In {
                 rst_ni: true,
@@ -1009,13 +1030,32 @@ impl Switch {
         self.dirty_list.0.clear();
     }
 
+    /// PFC port-VL `k` counts as without credit in cycle `t`: paused, or within the victim hold after.
+    fn pfc_without_credit(&self, k: usize, t: u64) -> bool {
+        let pu = self.paused_until[k];
+        pu != 0 && pu + self.victim_hold[k / self.v] > t
+    }
+
+    /// Whether the head of VoQ (`inp`, `p`, `vl`) may start now: its credit fits (`credit_tx::fits`) on an IB
+    /// port, the priority is not paused on a PFC port.
+    fn credit_ok(&self, p: usize, vl: usize, inp: usize, t: u64) -> bool {
+        let k = p * self.v + vl;
+        if self.pfc_on[p] {
+            return self.paused_until[k] <= t;
+        }
+        let slot = self.voq_head[self.voq(inp, p, vl)] as usize;
+        let blocks = self.slab[slot].desc.blocks() as u8;
+        let tx = &self.ctx[k];
+        fits(tx.fccl_q, tx.fctbs_q, blocks)
+    }
+
     /// Credit of output port-VL `k` as `cong_detect` sees it: `credit_tx`'s `avail_o` ((FCCL - FCTBS) mod 4096,
     /// from its registers) on an IB port; on a PFC port all of it unless the priority is paused (RCM-1a: a
     /// paused priority is one without credit).
-    fn credit_avail(&self, k: usize) -> u16 {
+    fn credit_avail(&self, k: usize, t: u64) -> u16 {
         let full = credit_tx::FC_MOD as u16 - 1;
         if self.pfc_on[k / self.v] {
-            if self.pause_seen[k] {
+            if self.pfc_without_credit(k, t) {
                 0
             } else {
                 full
@@ -1067,7 +1107,7 @@ impl Switch {
                 .map(|&f| u32::from(f))
                 .sum(),
             in_buf_used: rx.config().buf_blocks - rx.free_q,
-            credits_avail: self.credit_avail(k),
+            credits_avail: self.credit_avail(k, self.now),
             paused: self.paused_until[k] > self.now,
             pause_sent: self.pfc_rx[k].paused,
             started,
