@@ -275,13 +275,45 @@ pub struct SwitchConfig {
     /// MTU in bytes (256, 512, 1024, 2048 or 4096): longer packets are dropped, and every VL buffer must hold
     /// one packet of it.
     pub mtu: u16,
-    /// Linear forwarding table: entry `dlid` is the output port, `None` for no route.
+    /// Linear forwarding table: entry `dlid` is the output port, `None` for no route. Serde form: a list of
+    /// `[dlid, port]` pairs (`lft = [[1, 0], [2, 3]]`), since TOML has no null.
+    #[serde(with = "lft_pairs")]
     pub lft: Vec<Option<u8>>,
     /// SL2VL tables: one entry used for every (input, output) pair, or N x N entries at `in * N + out`.
     pub sl2vl: Vec<Sl2VlTable>,
     /// When receivers send flow-control packets.
     #[serde(default)]
     pub fc_policy: FcPolicy,
+}
+
+/// Serde for the forwarding table as `[dlid, port]` pairs.
+mod lft_pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(lft: &[Option<u8>], s: S) -> Result<S::Ok, S::Error> {
+        let pairs: Vec<(u16, u8)> = lft
+            .iter()
+            .enumerate()
+            .filter_map(|(d, p)| p.map(|p| (d as u16, p)))
+            .collect();
+        pairs.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<Option<u8>>, D::Error> {
+        let pairs = Vec::<(u16, u8)>::deserialize(d)?;
+        let len = pairs
+            .iter()
+            .map(|&(d, _)| usize::from(d) + 1)
+            .max()
+            .unwrap_or(0);
+        let mut lft = vec![None; len];
+        for (d, p) in pairs {
+            lft[usize::from(d)] = Some(p);
+        }
+        Ok(lft)
+    }
 }
 
 fn mad_err(setting: String, e: rtl_model::mad::MadError) -> ConfigError {
@@ -669,6 +701,61 @@ mod tests {
             .apply_congestion_mads(&sw, &[], ControlMapOrder::Opensm)
             .unwrap_err();
         assert!(e.to_string().contains("threshold"), "{e}");
+    }
+
+    #[test]
+    fn toml_config() {
+        let text = r#"
+            mtu = 2048
+            lft = [[1, 0], [2, 1], [7, 2]]
+            sl2vl = [[0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 15]]
+            fc_policy = "periodic"
+
+            [[ports]]
+            data_vls = 2
+            vl_buf_blocks = [64, 64]
+            rate = { num = 25, den = 4 }
+            fc_interval = 128
+            speedup = 2
+            vlarb = { high = [], low = [{ vl = 0, weight = 8 }, { vl = 1, weight = 8 }], high_limit = 0 }
+            cc = { threshold = 12, compare = "sum_per_contributor", mark_mode = "lfsr" }
+
+            [[ports]]
+            data_vls = 2
+            vl_buf_blocks = [64, 80]
+            rate = { num = 25, den = 4 }
+            fc_interval = 128
+            speedup = 1
+            vlarb = { high = [], low = [{ vl = 0, weight = 8 }], high_limit = 255 }
+
+            [[ports]]
+            data_vls = 2
+            vl_buf_blocks = [200, 200]
+            rate = { num = 8, den = 1 }
+            fc_interval = 128
+            speedup = 1
+            vlarb = { high = [], low = [{ vl = 1, weight = 4 }], high_limit = 0 }
+            pfc = { link_delay = 10 }
+        "#;
+        let c: SwitchConfig = toml::from_str(text).unwrap();
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!((c.lft[7], c.lft[3], c.lft.len()), (Some(2), None, 8));
+        assert_eq!(c.ports[0].cc.compare, FillCompare::SumPerContributor);
+        assert_eq!(
+            c.ports[0].cc.marking_rate, 10,
+            "unset fields take the defaults"
+        );
+        assert!(c.ports[2].pfc.is_some() && c.ports[1].pfc.is_none());
+        let back: SwitchConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        // A bad value in TOML is caught by validation, naming it.
+        let bad = text.replace("threshold = 12", "threshold = 16");
+        let c: SwitchConfig = toml::from_str(&bad).unwrap();
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .starts_with("ports[0].cc.threshold = 16"));
     }
 
     #[test]

@@ -13,8 +13,14 @@ use switch_asic::{LinkRate, PacketDesc, PortCc, PortConfig, SwitchConfig};
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
+/// One test function: the allocator counts every thread, so the two scenarios must not run in parallel.
 #[test]
 fn stepping_allocates_nothing() {
+    ib_mode();
+    pfc_mode();
+}
+
+fn ib_mode() {
     // 8 ports, 2 VLs, CC on with LFSR marking; inputs 0-5 send to port 6 (on SL 0 and 1), input 7 to port 0.
     let port = PortConfig::new(LinkRate::new(25, 4).unwrap(), 140).with_vls(2, 140);
     let mut c = SwitchConfig::uniform(8, port);
@@ -71,4 +77,42 @@ fn stepping_allocates_nothing() {
         sw.step();
     }
     assert_eq!(region.change().allocations, 0);
+}
+
+fn pfc_mode() {
+    let mut port = PortConfig::new(LinkRate::new(8, 1).unwrap(), 250);
+    port.pfc = Some(switch_asic::pfc::PfcConfig {
+        link_delay: 10,
+        victim_hold: 500,
+        ..Default::default()
+    });
+    port.cc = PortCc {
+        packet_size: 0,
+        marking_rate: 1,
+        ..PortCc::default()
+    };
+    let mut c = SwitchConfig::uniform(5, port);
+    for p in 0..5 {
+        c.route(p as u16 + 1, p as u8);
+    }
+    let mut rig = Rig::new(c, 250, 10).unwrap();
+    for p in 0..4 {
+        let mut d = PacketDesc::local(5, p as u16, 0, Opcode::RcSendOnly, 1500);
+        d.ecn = 2;
+        rig.eps[p].set_source(d, None);
+    }
+    rig.run(20_000);
+    let region = Region::new(GLOBAL);
+    rig.run(200_000);
+    let change = region.change();
+    assert_eq!(
+        (change.allocations, change.reallocations),
+        (0, 0),
+        "{change:?}"
+    );
+    let c0 = rig.sw.counters(0, 0);
+    assert!(
+        c0.pauses_sent > 10 && rig.sw.counters(4, 0).marked > 100,
+        "{c0:?}"
+    );
 }
