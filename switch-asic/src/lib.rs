@@ -1,1 +1,34 @@
-//! The InfiniBand / RoCEv2 switch pipeline (see issue: switch-asic). Built on `rtl-model` blocks.
+//! The cycle-level InfiniBand switch pipeline (issue 3), composed of the `rtl_model` blocks: `credit_rx` and
+//! `credit_tx` per port-VL, `vl_arb` per output, `cong_detect` and `fecn_marker` per output port-VL.
+//!
+//! - [`config`]: [`SwitchConfig`] and its validation ([`ConfigError`] names the setting).
+//! - [`rate`]: exact link rates ([`LinkRate`]) and the sub-cycle tick base.
+//! - [`packet`]: packet descriptors and the port interface ([`PacketStart`], [`FcPacket`], [`TxEvent`]).
+//! - [`link`]: serialiser, block-arrival model and fixed-latency wire shared by the switch and its partners.
+//! - [`switch`]: the [`Switch`] itself (phases of a cycle, designer choices, cost).
+//! - [`observe`]: per-clock signals and counters.
+//! - [`endpoint`]: a credit-obeying link partner (saturating source and sink) for tests and benches.
+#![forbid(unsafe_code)]
+
+#[cfg(test)]
+mod cc_tests;
+pub mod config;
+pub mod endpoint;
+pub mod link;
+pub mod observe;
+pub mod packet;
+pub mod pfc;
+#[cfg(test)]
+mod pipeline_tests;
+pub mod rate;
+#[cfg(test)]
+mod roce_tests;
+pub mod switch;
+#[cfg(test)]
+mod switch_tests;
+
+pub use config::{ConfigError, PortCc, PortConfig, SwitchConfig};
+pub use observe::{PortVlCounters, PortVlSignals};
+pub use packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+pub use rate::LinkRate;
+pub use switch::{RxError, Switch};

@@ -1,0 +1,460 @@
+//! A link partner for the switch in tests and benches: an HCA-like port that obeys IB credits. It sends a
+//! saturating stream of one packet template on one VL (or nothing), sinks what it receives at a configurable
+//! drain rate, and exchanges flow-control packets by the same rules as a switch port ([`crate::FcPacket`]),
+//! using the same `credit_tx` / `credit_rx` blocks. [`Rig`] wires endpoints to every port of a switch.
+
+use rtl_model::blocks::credit_rx::{self, CreditRx};
+use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
+use rtl_model::clocked::Clocked;
+
+use crate::config::{mtu_packet_blocks, ConfigError, FcPolicy, SwitchConfig};
+use crate::link::{Arrival, Serializer, Wire};
+use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use crate::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use crate::rate::LinkRate;
+use crate::switch::Switch;
+
+/// What an endpoint puts on its link in one cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EndpointOut {
+    /// A packet head.
+    pub pkt: Option<PacketStart>,
+    /// A flow-control packet.
+    pub fc: Option<FcPacket>,
+    /// A PFC pause frame (PFC mode).
+    pub pause: Option<rtl_model::wire::pfc::Repr>,
+}
+
+/// Counters of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EndpointStats {
+    /// Packets sent.
+    pub sent_pkts: u64,
+    /// Bytes sent.
+    pub sent_bytes: u64,
+    /// Packets received (tail in).
+    pub recv_pkts: u64,
+    /// Bytes received.
+    pub recv_bytes: u64,
+    /// Received packets with FECN set.
+    pub recv_fecn: u64,
+    /// Received packets with ECN CE (RoCEv2).
+    pub recv_ce: u64,
+    /// Cycles with a receive-buffer overflow (lossless violation by the switch).
+    pub overflow: u64,
+    /// Takes without credit (a bug of this endpoint if ever nonzero).
+    pub credit_err: u64,
+    /// XOFF frames sent (PFC mode).
+    pub pauses_sent: u64,
+    /// XON (pause 0) frames sent (PFC mode).
+    pub resumes_sent: u64,
+}
+
+/// A saturating or budgeted source of copies of one packet.
+#[derive(Debug, Clone, Copy)]
+struct Source {
+    template: PacketDesc,
+    left: Option<u64>,
+    seq: u32,
+}
+
+/// An HCA-like link partner. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    rate: LinkRate,
+    vls: usize,
+    now: u64,
+    ctx: Vec<CreditTx>,
+    crx: Vec<CreditRx>,
+    ser: Serializer,
+    fc_pending: u16,
+    fc_fccl: Vec<u16>,
+    arriving: Option<(Arrival, u8, bool)>,
+    source: Option<Source>,
+    held: Vec<u32>,
+    drain: Option<LinkRate>,
+    drain_acc: u64,
+    rx_pkt: Option<PacketStart>,
+    rx_fc: Option<FcPacket>,
+    stats: EndpointStats,
+    buf_blocks: u16,
+    pfc: Option<(Watermarks, u16, u64)>,
+    pfc_rx: Vec<PfcRx>,
+    pfc_pending: u8,
+    pfc_q: Vec<u16>,
+    paused_until: Vec<u64>,
+    rx_pause: Option<rtl_model::wire::pfc::Repr>,
+}
+
+impl Endpoint {
+    /// An endpoint on a link of `rate` with `vls` data VLs of `buf_blocks` receive buffer each, sending
+    /// flow-control packets every `fc_interval` cycles and on change.
+    pub fn new(
+        rate: LinkRate,
+        vls: u8,
+        buf_blocks: u16,
+        fc_interval: u16,
+    ) -> Result<Self, ConfigError> {
+        let rate = rate.checked("endpoint.rate")?;
+        let err =
+            |e: rtl_model::blocks::ConfigError| ConfigError::new("endpoint", "", e.to_string());
+        let vls = usize::from(vls.clamp(1, 15));
+        let mut crx = Vec::with_capacity(vls);
+        let mut ctx = Vec::with_capacity(vls);
+        for _ in 0..vls {
+            crx.push(
+                CreditRx::new(credit_rx::Config {
+                    policy: FcPolicy::PeriodicAndOnChange.into(),
+                    ..credit_rx::Config::new(buf_blocks, fc_interval)
+                })
+                .map_err(err)?,
+            );
+            ctx.push(CreditTx::new(credit_tx::Config::default()).map_err(err)?);
+        }
+        Ok(Endpoint {
+            rate,
+            vls,
+            now: 0,
+            ctx,
+            crx,
+            ser: Serializer::default(),
+            fc_pending: 0,
+            fc_fccl: vec![0; vls],
+            arriving: None,
+            source: None,
+            held: vec![0; vls],
+            drain: None,
+            drain_acc: 0,
+            rx_pkt: None,
+            rx_fc: None,
+            stats: EndpointStats::default(),
+            buf_blocks,
+            pfc: None,
+            pfc_rx: vec![PfcRx::default(); vls],
+            pfc_pending: 0,
+            pfc_q: vec![0; vls],
+            paused_until: vec![0; vls],
+            rx_pause: None,
+        })
+    }
+
+    /// The same endpoint in RoCEv2 mode: PFC with `cfg`'s watermarks on its receive buffers instead of
+    /// credits, and pauses obeyed instead of credits when sending.
+    pub fn with_pfc(mut self, cfg: PfcConfig, mtu_blocks: u16) -> Result<Self, ConfigError> {
+        let wm = cfg.watermarks(self.buf_blocks, self.rate, mtu_blocks, "endpoint.pfc")?;
+        let half = pfc::pause_cycles(self.rate, cfg.pause_quanta) / 2;
+        self.pfc = Some((wm, cfg.pause_quanta, half));
+        Ok(self)
+    }
+
+    /// A pause frame arrives this cycle (PFC mode).
+    pub fn rx_pause(&mut self, f: rtl_model::wire::pfc::Repr) {
+        self.rx_pause = Some(f);
+    }
+
+    /// Sends copies of `template` (its `vl` selects the credit) back to back as credit allows: `count` of
+    /// them, or without end for `None`. Each copy gets the next PSN and a fresh payload seed.
+    pub fn set_source(&mut self, template: PacketDesc, count: Option<u64>) {
+        self.source = Some(Source {
+            template,
+            left: count,
+            seq: 0,
+        });
+    }
+
+    /// Stops sending.
+    pub fn stop_source(&mut self) {
+        self.source = None;
+    }
+
+    /// Received data leaves the buffer at `rate` bytes per cycle instead of at once when its tail is in.
+    pub fn set_drain(&mut self, rate: Option<LinkRate>) {
+        self.drain = rate;
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+
+    /// Blocks held in the receive buffer of `vl`.
+    pub fn held_blocks(&self, vl: usize) -> u32 {
+        self.held.get(vl).copied().unwrap_or(0)
+    }
+
+    /// Credit of `vl` towards the switch in blocks (`credit_tx` `avail_o`).
+    pub fn credits_avail(&self, vl: usize) -> u16 {
+        self.ctx.get(vl).map_or(0, |t| {
+            t.fccl_q.wrapping_sub(t.fctbs_q) & (credit_tx::FC_MOD as u16 - 1)
+        })
+    }
+
+    /// Free blocks of the receive buffer of `vl` (`credit_rx` `free_q`).
+    pub fn rx_free(&self, vl: usize) -> u16 {
+        self.crx.get(vl).map_or(0, |r| r.free_q)
+    }
+
+    /// A packet head arrives this cycle.
+    pub fn rx_packet(&mut self, p: PacketStart) {
+        self.rx_pkt = Some(p);
+    }
+
+    /// A flow-control packet arrives this cycle.
+    pub fn rx_fc(&mut self, fc: FcPacket) {
+        self.rx_fc = Some(fc);
+    }
+
+    /// One cycle: returns what goes on the link.
+    #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
+    pub fn step(&mut self) -> EndpointOut {
+        let t = self.now;
+        let r = self.rate;
+        let mut out = EndpointOut::default();
+        let fc_in = self.rx_fc.take().filter(|f| usize::from(f.vl) < self.vls);
+        if let Some(f) = self.rx_pause.take() {
+            for vl in 0..self.vls {
+                if f.is_enabled(vl as u8) {
+                    let q = f.quanta[vl];
+                    self.paused_until[vl] =
+                        t + 1 + if q == 0 { 0 } else { pfc::pause_cycles(r, q) };
+                }
+            }
+        }
+        // Transmit side.
+        let mut take = None;
+        if self.pfc_pending != 0 && self.ser.can_start_fc(r, t) {
+            let vl = self.pfc_pending.trailing_zeros() as usize;
+            self.pfc_pending &= !(1 << vl);
+            self.ser.start_ctl(r, t, PAUSE_FRAME_BYTES);
+            out.pause = Some(pfc::frame(vl as u8, self.pfc_q[vl]));
+            if self.pfc_q[vl] == 0 {
+                self.stats.resumes_sent += 1;
+            } else {
+                self.stats.pauses_sent += 1;
+            }
+        } else if self.fc_pending != 0 && self.ser.can_start_fc(r, t) {
+            let vl = self.fc_pending.trailing_zeros() as usize;
+            self.fc_pending &= !(1 << vl);
+            self.ser.start_fc(r, t);
+            out.fc = Some(FcPacket {
+                vl: vl as u8,
+                fctbs: self.ctx[vl].fctbs_q,
+                fccl: self.fc_fccl[vl],
+            });
+        } else if let Some(src) = self.source.as_mut() {
+            let vl = usize::from(src.template.vl).min(self.vls - 1);
+            let blocks = src.template.blocks() as u8;
+            let tx = &self.ctx[vl];
+            let credit = match self.pfc {
+                Some(_) => self.paused_until[vl] <= t,
+                None => fits(tx.fccl_q, tx.fctbs_q, blocks),
+            };
+            if src.left != Some(0) && self.ser.can_start_packet(r, t) && credit {
+                let mut d = src.template;
+                d.psn = (d.psn + src.seq) & 0xFF_FFFF;
+                d.payload_seed = d.payload_seed.wrapping_add(src.seq);
+                src.seq = src.seq.wrapping_add(1);
+                if let Some(l) = src.left.as_mut() {
+                    *l -= 1;
+                }
+                let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
+                out.pkt = Some(PacketStart { desc: d, offset });
+                self.stats.sent_pkts += 1;
+                self.stats.sent_bytes += u64::from(d.wire_len);
+                if self.pfc.is_none() {
+                    take = Some((vl, blocks));
+                }
+            }
+        }
+        for vl in 0..self.vls {
+            let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
+            let tk = take.filter(|&(v, _)| v == vl);
+            if fc.is_none() && tk.is_none() {
+                continue;
+            }
+            let o = self.ctx[vl].step(&credit_tx::In {
+                rst_ni: true,
+                fc_valid_i: fc.is_some(),
+                fc_fccl_i: fc.map_or(0, |f| f.fccl),
+                req_valid_i: tk.is_some(),
+                req_blocks_i: tk.map_or(0, |x| x.1),
+                take_i: tk.is_some(),
+            });
+            if o.err_o {
+                self.stats.credit_err += 1;
+            }
+        }
+        // Receive side.
+        let mut blk = [0u8; 16];
+        if let Some((mut a, vl, fecn)) = self.arriving.take() {
+            blk[usize::from(vl)] += a.take_until(r, t) as u8;
+            if a.is_done() {
+                self.packet_in(vl, a.blocks(), fecn);
+            } else {
+                self.arriving = Some((a, vl, fecn));
+            }
+        }
+        if let Some(p) = self.rx_pkt.take() {
+            let vl = p.desc.vl.min(self.vls as u8 - 1);
+            if p.desc.ecn == 3 {
+                self.stats.recv_ce += 1;
+            }
+            let mut a = Arrival::new(r, t, p.offset, p.desc.wire_len);
+            blk[usize::from(vl)] += a.take_until(r, t) as u8;
+            self.stats.recv_bytes += u64::from(p.desc.wire_len);
+            if a.is_done() {
+                self.packet_in(vl, a.blocks(), p.desc.fecn);
+            } else {
+                self.arriving = Some((a, vl, p.desc.fecn));
+            }
+        }
+        let mut drain_blocks = match self.drain {
+            None => u32::MAX,
+            Some(d) => {
+                self.drain_acc += u64::from(d.num);
+                let per_block = 64 * u64::from(d.den);
+                let n = self.drain_acc / per_block;
+                self.drain_acc %= per_block;
+                if self.held.iter().all(|&h| h == 0) {
+                    self.drain_acc = 0;
+                }
+                n as u32
+            }
+        };
+        for vl in 0..self.vls {
+            let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
+            // Blocks received this cycle stay for at least this cycle.
+            let drainable = self.held[vl].saturating_sub(u32::from(blk[vl]));
+            let free = drainable.min(drain_blocks).min(127);
+            drain_blocks -= free;
+            self.held[vl] -= free;
+            let o = self.crx[vl].step(&credit_rx::In {
+                rst_ni: true,
+                blk_rx_i: blk[vl],
+                fc_valid_i: fc.is_some(),
+                fc_fctbs_i: fc.map_or(0, |f| f.fctbs),
+                blk_free_i: free as u8,
+            });
+            if o.overflow_o {
+                self.stats.overflow += 1;
+            }
+            if let Some((wm, q, half)) = self.pfc {
+                let used = self.buf_blocks - self.crx[vl].free_q;
+                if let Some(q) = self.pfc_rx[vl].update(used, wm, q, half, t) {
+                    self.pfc_pending |= 1 << vl;
+                    self.pfc_q[vl] = q;
+                }
+            } else if o.fc_send_o {
+                self.fc_pending |= 1 << vl;
+                self.fc_fccl[vl] = o.fccl_o;
+            }
+        }
+        self.now += 1;
+        out
+    }
+
+    fn packet_in(&mut self, vl: u8, blocks: u16, fecn: bool) {
+        self.held[usize::from(vl)] += u32::from(blocks);
+        self.stats.recv_pkts += 1;
+        if fecn {
+            self.stats.recv_fecn += 1;
+        }
+    }
+}
+
+/// A switch with an [`Endpoint`] on every port, joined by wires of one latency.
+#[derive(Debug, Clone)]
+pub struct Rig {
+    /// The switch under test.
+    pub sw: Switch,
+    /// Endpoint `p` is on switch port `p`.
+    pub eps: Vec<Endpoint>,
+    to_ep: Vec<Wire<TxEvent>>,
+    to_sw: Vec<Wire<EndpointOut>>,
+    /// Every packet the switch sent, per port, in order, when recording is on (see [`Rig::record`]).
+    pub sent: Vec<Vec<PacketDesc>>,
+    record: bool,
+}
+
+impl Rig {
+    /// Builds the switch from `cfg` and an endpoint per port with the port's rate, buffers of `ep_buf`
+    /// blocks per VL and the port's flow-control interval; links have `latency` cycles.
+    pub fn new(cfg: SwitchConfig, ep_buf: u16, latency: u64) -> Result<Self, ConfigError> {
+        let mtu_blocks = mtu_packet_blocks(cfg.mtu);
+        let eps = cfg
+            .ports
+            .iter()
+            .map(|p| {
+                let e = Endpoint::new(p.rate, p.data_vls, ep_buf, p.fc_interval)?;
+                match p.pfc {
+                    Some(c) => e.with_pfc(c, mtu_blocks),
+                    None => Ok(e),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = cfg.ports.len();
+        Ok(Rig {
+            sw: Switch::new(cfg)?,
+            eps,
+            to_ep: (0..n).map(|_| Wire::new(latency)).collect(),
+            to_sw: (0..n).map(|_| Wire::new(latency)).collect(),
+            sent: vec![Vec::new(); n],
+            record: false,
+        })
+    }
+
+    /// Keep every packet the switch sends in [`Rig::sent`] (allocates; off by default).
+    pub fn record(&mut self, on: bool) {
+        self.record = on;
+    }
+
+    /// One cycle of the whole rig.
+    pub fn step(&mut self) {
+        let now = self.sw.now();
+        for p in 0..self.eps.len() {
+            while let Some(o) = self.to_sw[p].pop_due(now) {
+                if let Some(pkt) = o.pkt {
+                    let _ = self.sw.rx_packet(p, pkt);
+                }
+                if let Some(fc) = o.fc {
+                    let _ = self.sw.rx_fc(p, fc);
+                }
+                if let Some(f) = o.pause {
+                    let _ = self.sw.rx_pause(p, f);
+                }
+            }
+            while let Some(e) = self.to_ep[p].pop_due(now) {
+                match e {
+                    TxEvent::Packet { start, .. } => self.eps[p].rx_packet(start),
+                    TxEvent::Fc { fc, .. } => self.eps[p].rx_fc(fc),
+                    TxEvent::Pause { frame, .. } => self.eps[p].rx_pause(frame),
+                }
+            }
+        }
+        for &e in self.sw.step() {
+            let port = match e {
+                TxEvent::Packet { port, start } => {
+                    if self.record {
+                        self.sent[usize::from(port)].push(start.desc);
+                    }
+                    port
+                }
+                TxEvent::Fc { port, .. } | TxEvent::Pause { port, .. } => port,
+            };
+            self.to_ep[usize::from(port)].push(now, e);
+        }
+        for (p, ep) in self.eps.iter_mut().enumerate() {
+            let o = ep.step();
+            if o.pkt.is_some() || o.fc.is_some() || o.pause.is_some() {
+                self.to_sw[p].push(now, o);
+            }
+        }
+    }
+
+    /// `n` cycles.
+    pub fn run(&mut self, n: u64) {
+        for _ in 0..n {
+            self.step();
+        }
+    }
+}

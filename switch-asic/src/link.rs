@@ -1,0 +1,202 @@
+//! The link-level timing shared by the switch and its test partners: a transmitter's serialiser, a receiver's
+//! block-arrival model, and a fixed-latency wire.
+//!
+//! Both ends apply the rule of [`crate::rate`] to the same start tick, so the blocks a receiver counts in each
+//! cycle are exactly those the transmitter sent `latency` cycles before.
+
+use std::collections::VecDeque;
+
+use crate::packet::FC_PACKET_BYTES;
+use crate::rate::LinkRate;
+
+/// The receiver's view of one packet arriving: which of its 64-byte blocks are in by which cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    start: u64,
+    bytes: u16,
+    blocks: u16,
+    done: u16,
+    next_cycle: u64,
+}
+
+impl Arrival {
+    /// A packet of `bytes` whose first byte starts `offset` ticks into cycle `head_cycle`.
+    pub fn new(rate: LinkRate, head_cycle: u64, offset: u32, bytes: u16) -> Self {
+        let start = rate.tick_of(head_cycle) + u64::from(offset);
+        let mut a = Arrival {
+            start,
+            bytes,
+            blocks: bytes.div_ceil(64),
+            done: 0,
+            next_cycle: 0,
+        };
+        a.next_cycle = a.block_cycle(rate, 1);
+        a
+    }
+
+    fn block_cycle(&self, rate: LinkRate, k: u16) -> u64 {
+        let end = (u64::from(k) * 64).min(u64::from(self.bytes)).max(1);
+        rate.cycle_of_byte_end(self.start, end)
+    }
+
+    /// Takes the blocks completed in cycles up to `t` that were not taken before.
+    pub fn take_until(&mut self, rate: LinkRate, t: u64) -> u16 {
+        let mut n = 0;
+        while self.done < self.blocks && self.next_cycle <= t {
+            self.done += 1;
+            n += 1;
+            self.next_cycle = self.block_cycle(rate, self.done + 1);
+        }
+        n
+    }
+
+    /// All blocks are in.
+    pub fn is_done(&self) -> bool {
+        self.done >= self.blocks
+    }
+
+    /// The cycle of the next block, if any is left.
+    pub fn next_cycle(&self) -> Option<u64> {
+        (!self.is_done()).then_some(self.next_cycle)
+    }
+
+    /// Total blocks of the packet.
+    pub fn blocks(&self) -> u16 {
+        self.blocks
+    }
+}
+
+/// A transmitter's wire occupancy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Serializer {
+    /// Tick at which the wire is free.
+    pub free_tick: u64,
+}
+
+impl Serializer {
+    /// A packet may start in cycle `t`: the wire frees before the cycle ends.
+    pub fn can_start_packet(&self, rate: LinkRate, t: u64) -> bool {
+        self.free_tick < rate.tick_of(t + 1)
+    }
+
+    /// A flow-control packet may start in cycle `t`: the wire was free when the cycle began, so no data byte
+    /// before it is sent in cycle `t` (see [`crate::FcPacket`]).
+    pub fn can_start_fc(&self, rate: LinkRate, t: u64) -> bool {
+        self.free_tick <= rate.tick_of(t)
+    }
+
+    /// Starts a packet of `bytes` in cycle `t` (which [`Self::can_start_packet`] allowed): returns its
+    /// sub-cycle offset and the cycle of its last byte.
+    pub fn start_packet(&mut self, rate: LinkRate, t: u64, bytes: u16) -> (u32, u64) {
+        let t0 = self.free_tick.max(rate.tick_of(t));
+        self.free_tick = t0 + u64::from(bytes) * rate.ticks_per_byte();
+        (
+            (t0 - rate.tick_of(t)) as u32,
+            rate.cycle_of(self.free_tick - 1),
+        )
+    }
+
+    /// Starts a flow-control packet at the beginning of cycle `t`.
+    pub fn start_fc(&mut self, rate: LinkRate, t: u64) {
+        self.start_ctl(rate, t, FC_PACKET_BYTES);
+    }
+
+    /// Starts a control frame of `bytes` (flow-control packet, pause frame) at the beginning of cycle `t`.
+    pub fn start_ctl(&mut self, rate: LinkRate, t: u64, bytes: u64) {
+        self.free_tick = rate.tick_of(t) + bytes * rate.ticks_per_byte();
+    }
+
+    /// First cycle at or after `t` in which a packet may start.
+    pub fn packet_ready_cycle(&self, rate: LinkRate, t: u64) -> u64 {
+        rate.cycle_of(self.free_tick).max(t)
+    }
+
+    /// First cycle at or after `t` in which a flow-control packet may start.
+    pub fn fc_ready_cycle(&self, rate: LinkRate, t: u64) -> u64 {
+        self.free_tick.div_ceil(rate.ticks_per_cycle()).max(t)
+    }
+}
+
+/// A wire of fixed latency: what goes in at cycle `t` comes out at `t + latency`. Preallocated for the events
+/// a link can hold (one packet head and one flow-control packet per cycle), so it does not allocate per cycle.
+#[derive(Debug, Clone)]
+pub struct Wire<T> {
+    latency: u64,
+    q: VecDeque<(u64, T)>,
+}
+
+impl<T: Copy> Wire<T> {
+    /// A wire of `latency` cycles (at least 1).
+    pub fn new(latency: u64) -> Self {
+        let latency = latency.max(1);
+        Wire {
+            latency,
+            q: VecDeque::with_capacity(2 * latency as usize + 4),
+        }
+    }
+
+    /// Puts `v` on the wire at cycle `now`.
+    pub fn push(&mut self, now: u64, v: T) {
+        self.q.push_back((now + self.latency, v));
+    }
+
+    /// Takes the next item due at or before `now`.
+    pub fn pop_due(&mut self, now: u64) -> Option<T> {
+        match self.q.front() {
+            Some(&(at, v)) if at <= now => {
+                self.q.pop_front();
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// Cycle of the next item, if any.
+    pub fn next_due(&self) -> Option<u64> {
+        self.q.front().map(|&(at, _)| at)
+    }
+
+    /// Nothing in flight.
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiver_sees_blocks_in_the_transmitters_cycles() {
+        // 5/2 bytes per cycle; a 150-byte packet starting 3 ticks into cycle 10: blocks end at bytes 64, 128,
+        // 150, i.e. ticks 50 + 3 + 128 = 181 (cycle 36), 309 (61), 353 (70).
+        let r = LinkRate::new(5, 2).unwrap();
+        let mut s = Serializer {
+            free_tick: r.tick_of(10) + 3,
+        };
+        assert!(s.can_start_packet(r, 10) && !s.can_start_fc(r, 10));
+        let (off, end) = s.start_packet(r, 10, 150);
+        assert_eq!((off, end), (3, 70));
+        let mut a = Arrival::new(r, 10 + 7, off, 150);
+        assert_eq!(a.take_until(r, 36 + 7), 1);
+        assert_eq!(a.take_until(r, 60 + 7), 0);
+        assert_eq!(a.next_cycle(), Some(61 + 7));
+        assert_eq!(a.take_until(r, 1000), 2);
+        assert!(a.is_done() && a.next_cycle().is_none());
+        assert_eq!(s.packet_ready_cycle(r, 0), 70);
+        assert_eq!(s.fc_ready_cycle(r, 0), 71);
+        assert!(s.can_start_packet(r, 70) && !s.can_start_fc(r, 70) && s.can_start_fc(r, 71));
+    }
+
+    #[test]
+    fn wire_delays() {
+        let mut w = Wire::new(3);
+        w.push(0, 'a');
+        w.push(1, 'b');
+        assert_eq!(w.pop_due(2), None);
+        assert_eq!(w.pop_due(3), Some('a'));
+        assert_eq!(w.next_due(), Some(4));
+        assert_eq!(w.pop_due(9), Some('b'));
+        assert!(w.is_empty());
+    }
+}

@@ -1,0 +1,253 @@
+//! Packets as small descriptors, and the port interface of the switch.
+//!
+//! At fabric scale a packet is a [`PacketDesc`]: the header fields the switch reads or writes, the wire length
+//! and a payload seed. Bytes are made only when a capture, a CRC check or the RTL needs them
+//! ([`PacketDesc::materialise`]); the switch's egress edits are then applied to real bytes by
+//! [`egress_rewrite`], which sets the LRH VL and the BTH FECN bit and regenerates the VCRC with `rtl_model`.
+//! ICRC is unchanged by both edits (VL and FECN are masked in it).
+
+use rtl_model::crc::vcrc::fill_vcrc;
+use rtl_model::wire::builder::{ExtHeader, IbPacket, Payload, Transport, ICRC_LEN};
+use rtl_model::wire::{bth, grh, lrh};
+
+/// Bytes of a link flow-control packet on the wire.
+pub const FC_PACKET_BYTES: u64 = 6;
+
+/// A packet as the switch sees it. About 40 bytes, `Copy`: the hot path moves these, never bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PacketDesc {
+    /// LRH DLID: the forwarding-table index.
+    pub dlid: u16,
+    /// LRH SLID.
+    pub slid: u16,
+    /// LRH SL: selects the output VL through SL2VL.
+    pub sl: u8,
+    /// LRH VL: the input VL on arrival, rewritten to the output VL at egress.
+    pub vl: u8,
+    /// BTH FECN.
+    pub fecn: bool,
+    /// BTH BECN.
+    pub becn: bool,
+    /// IP ECN bits of a RoCEv2 packet (0 not ECN-capable, 1/2 ECT, 3 CE); unused on IB links.
+    pub ecn: u8,
+    /// BTH opcode.
+    pub opcode: u8,
+    /// BTH DestQP (24 bits).
+    pub dest_qp: u32,
+    /// BTH PSN (24 bits).
+    pub psn: u32,
+    /// Payload length in bytes.
+    pub payload_len: u16,
+    /// Bytes on the wire, LRH through VCRC (what the link serialises and what credits count).
+    pub wire_len: u16,
+    /// Seed of the payload pattern (`rtl_model::wire::builder::pattern_byte`).
+    pub payload_seed: u32,
+    /// Caller's tag (a flow or packet id); carried unchanged.
+    pub tag: u32,
+}
+
+impl PacketDesc {
+    /// A local (no GRH) packet with opcode `opcode` and `payload_len` bytes of payload; the wire length follows
+    /// from the opcode's extension headers (unknown opcodes: none).
+    pub fn local(dlid: u16, slid: u16, sl: u8, opcode: bth::Opcode, payload_len: u16) -> Self {
+        let ext = opcode.ext_header_len().unwrap_or(0);
+        let wire = lrh::HEADER_LEN
+            + bth::HEADER_LEN
+            + ext
+            + usize::from(payload_len).div_ceil(4) * 4
+            + ICRC_LEN
+            + rtl_model::crc::vcrc::VCRC_LEN;
+        PacketDesc {
+            dlid,
+            slid,
+            sl,
+            opcode: opcode.into(),
+            payload_len,
+            wire_len: wire.min(usize::from(u16::MAX)) as u16,
+            ..PacketDesc::default()
+        }
+    }
+
+    /// Length in 64-byte blocks (what credits count).
+    pub fn blocks(&self) -> u16 {
+        self.wire_len.div_ceil(64)
+    }
+
+    /// Writes the packet's bytes into `out` (cleared first) with ICRC and VCRC filled. Extension headers are
+    /// zero bytes of the opcode's length.
+    pub fn materialise(&self, out: &mut Vec<u8>) -> rtl_model::wire::Result<()> {
+        static ZEROS: [u8; 64] = [0; 64];
+        let opcode = bth::Opcode::from(self.opcode);
+        let ext_len = opcode.ext_header_len().unwrap_or(0).min(ZEROS.len());
+        let pkt = IbPacket {
+            lrh: lrh::Repr {
+                vl: self.vl,
+                lver: 0,
+                sl: self.sl,
+                resv2: 0,
+                lnh: lrh::Lnh::IbaLocal,
+                dlid: self.dlid,
+                resv5: 0,
+                pkt_len: 0,
+                slid: self.slid,
+            },
+            grh: None,
+            transport: Transport {
+                bth: bth::Repr {
+                    opcode,
+                    se: false,
+                    migreq: false,
+                    pad_cnt: 0,
+                    tver: 0,
+                    pkey: 0xFFFF,
+                    fecn: self.fecn,
+                    becn: self.becn,
+                    resv6: 0,
+                    dest_qp: self.dest_qp,
+                    ack_req: false,
+                    resv7: 0,
+                    psn: self.psn,
+                },
+                ext: if ext_len == 0 {
+                    ExtHeader::None
+                } else {
+                    ExtHeader::Raw(&ZEROS[..ext_len])
+                },
+                payload: Payload::Pattern {
+                    len: self.payload_len.into(),
+                    seed: self.payload_seed,
+                },
+            },
+        };
+        pkt.build(out)
+    }
+}
+
+/// The switch's egress edits on real bytes (LRH through VCRC): the LRH VL becomes `out_vl`, FECN is set when
+/// `set_fecn`, and the VCRC is regenerated. Fails only on a buffer too short for the headers it names.
+pub fn egress_rewrite(bytes: &mut [u8], out_vl: u8, set_fecn: bool) -> rtl_model::wire::Result<()> {
+    let mut l = lrh::Packet::new_checked(&mut *bytes)?;
+    l.set_vl(out_vl);
+    let bth_at = match l.lnh() {
+        lrh::Lnh::IbaGlobal => lrh::HEADER_LEN + grh::HEADER_LEN,
+        _ => lrh::HEADER_LEN,
+    };
+    if set_fecn {
+        let at = bth_at.min(bytes.len());
+        let mut b = bth::Packet::new_checked(&mut bytes[at..])?;
+        b.set_fecn(true);
+    }
+    fill_vcrc(bytes);
+    Ok(())
+}
+
+/// A packet head arriving on (or leaving from) a port.
+///
+/// The head's first byte is on the wire `offset` ticks (`1 / rate.num` cycle, see [`crate::rate`]) after the
+/// start of the cycle in which the event is given; the rest of the packet follows at the link's exact rate, so
+/// the receiver knows in which cycle every 64-byte block arrives without further events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketStart {
+    /// The packet.
+    pub desc: PacketDesc,
+    /// Sub-cycle start, in ticks (`< rate.num`).
+    pub offset: u32,
+}
+
+/// A link flow-control packet for one VL (op normal): the sender's FCTBS for data it sends on this link and
+/// its receiver's FCCL for data it receives.
+///
+/// An FC packet event is given in the cycle after every byte of the data before it was sent (it starts on a
+/// cycle boundary), so at the receiver it never shares a cycle with blocks of an earlier packet; blocks of a
+/// later packet in its cycle count after it, as `credit_rx` expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FcPacket {
+    /// The VL (0..=14).
+    pub vl: u8,
+    /// Flow Control Total Blocks Sent (12 bits).
+    pub fctbs: u16,
+    /// Flow Control Credit Limit (12 bits).
+    pub fccl: u16,
+}
+
+/// What a port puts on its link in one cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxEvent {
+    /// A packet head leaves `port`.
+    Packet {
+        /// Output port.
+        port: u8,
+        /// The packet and its sub-cycle start.
+        start: PacketStart,
+    },
+    /// A flow-control packet leaves `port`.
+    Fc {
+        /// Output port.
+        port: u8,
+        /// Its contents.
+        fc: FcPacket,
+    },
+    /// A PFC pause frame leaves `port` (a RoCEv2-mode port; see [`crate::pfc`]).
+    Pause {
+        /// Output port.
+        port: u8,
+        /// The frame.
+        frame: rtl_model::wire::pfc::Repr,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtl_model::crc::icrc::{ib_covered, verify_icrc};
+    use rtl_model::crc::vcrc::verify_vcrc;
+
+    #[test]
+    fn descriptor_length_matches_materialised_bytes() {
+        for payload in [0u16, 1, 3, 4, 255, 256, 2048, 4096] {
+            let d = PacketDesc::local(5, 9, 2, bth::Opcode::RcSendOnly, payload);
+            let mut b = Vec::new();
+            d.materialise(&mut b).unwrap();
+            assert_eq!(b.len(), usize::from(d.wire_len), "payload {payload}");
+            assert!(verify_vcrc(&b));
+        }
+        assert_eq!(
+            PacketDesc::local(1, 1, 0, bth::Opcode::RcSendOnly, 4096).blocks(),
+            65
+        );
+        assert_eq!(
+            PacketDesc::local(1, 1, 0, bth::Opcode::RcSendOnly, 0).blocks(),
+            1
+        );
+    }
+
+    #[test]
+    fn egress_rewrite_equals_materialising_the_egress_descriptor() {
+        let mut d = PacketDesc::local(0x12, 0x34, 3, bth::Opcode::RcSendOnly, 100);
+        d.vl = 1;
+        d.payload_seed = 77;
+        d.psn = 0xABCDE;
+        let mut b = Vec::new();
+        d.materialise(&mut b).unwrap();
+        egress_rewrite(&mut b, 4, true).unwrap();
+        let mut e = d;
+        e.vl = 4;
+        e.fecn = true;
+        let mut want = Vec::new();
+        e.materialise(&mut want).unwrap();
+        assert_eq!(b, want);
+        assert!(verify_vcrc(&b));
+        let (kind, covered) = ib_covered(&b).unwrap();
+        assert!(
+            verify_icrc(kind, covered).unwrap(),
+            "ICRC untouched by VL and FECN"
+        );
+        // Without a mark only the VL changes; a stale VCRC would fail.
+        let mut c = Vec::new();
+        d.materialise(&mut c).unwrap();
+        egress_rewrite(&mut c, 0, false).unwrap();
+        assert!(verify_vcrc(&c));
+        assert_eq!(c[0] >> 4, 0);
+        assert!(egress_rewrite(&mut [0u8; 5], 0, true).is_err());
+    }
+}

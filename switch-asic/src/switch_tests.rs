@@ -1,0 +1,337 @@
+//! Switch-level tests: forwarding, lossless incast, cut-through timing, fast-forward.
+
+use rtl_model::wire::bth::Opcode;
+
+use crate::config::{PortConfig, SwitchConfig};
+use crate::endpoint::Rig;
+use crate::packet::{FcPacket, PacketDesc, PacketStart};
+use crate::rate::LinkRate;
+use crate::switch::Switch;
+
+fn rate8() -> LinkRate {
+    LinkRate::new(8, 1).unwrap()
+}
+
+/// `n` ports at `rate`, one VL of `buf` blocks, DLID d routed to port d - 1.
+pub(crate) fn cfg(n: usize, rate: LinkRate, buf: u16) -> SwitchConfig {
+    let mut c = SwitchConfig::uniform(n, PortConfig::new(rate, buf));
+    for p in 0..n {
+        c.route(p as u16 + 1, p as u8);
+    }
+    c
+}
+
+pub(crate) fn pkt(dst_port: usize, payload: u16) -> PacketDesc {
+    PacketDesc::local(dst_port as u16 + 1, 99, 0, Opcode::RcSendOnly, payload)
+}
+
+#[test]
+fn forwards_at_full_rate_without_loss() {
+    let mut rig = Rig::new(cfg(2, rate8(), 200), 200, 5).unwrap();
+    rig.eps[0].set_source(pkt(1, 2048), None);
+    rig.run(100_000);
+    let s0 = rig.eps[0].stats();
+    let s1 = rig.eps[1].stats();
+    assert!(s1.recv_pkts > 0);
+    assert_eq!(s0.overflow + s1.overflow + s0.credit_err + s1.credit_err, 0);
+    let c = rig.sw.port_counters(0);
+    let d = rig.sw.port_counters(1);
+    assert_eq!(c.overflow + c.dropped + d.credit_err, 0);
+    // 2048 + 26 bytes = 2074 bytes per packet at 8 B/cycle; flow-control packets take a cycle each.
+    let util = s1.recv_bytes as f64 / (8.0 * 100_000.0);
+    assert!(util > 0.97, "utilisation {util}");
+    assert_eq!(d.xmit_pkts, c.rcv_pkts - rig.sw.packets_held() as u64);
+}
+
+#[test]
+fn cut_through_latency_is_a_few_cycles() {
+    // One packet: head in at cycle L + 0, out of the switch the cycle after, at the sink L later.
+    let mut sw = Switch::new(cfg(2, rate8(), 200)).unwrap();
+    // Give port 1 credit: an FC packet with FCCL 100.
+    sw.rx_fc(
+        1,
+        FcPacket {
+            vl: 0,
+            fctbs: 0,
+            fccl: 100,
+        },
+    )
+    .unwrap();
+    sw.step();
+    let p = pkt(1, 1000);
+    sw.rx_packet(0, PacketStart { desc: p, offset: 0 }).unwrap();
+    let mut out_at = None;
+    for _ in 0..50 {
+        let t = sw.now();
+        for e in sw.step() {
+            if let crate::TxEvent::Packet { port: 1, start } = e {
+                out_at = Some((t, *start));
+            }
+        }
+        if out_at.is_some() {
+            break;
+        }
+    }
+    let (t, s) = out_at.expect("packet left");
+    // Head in at cycle 1, joins the VoQ, arbitrated in cycle 2 (the FC packets of reset go first at cycle 2
+    // only if pending; port 1 sends its initial FC packet in cycle 1).
+    assert!(t <= 3, "left at {t}");
+    assert_eq!(s.desc.dlid, p.dlid);
+    assert_eq!(s.desc.vl, 0);
+}
+
+/// Checks that nothing was lost and no credit leaked once the rig is quiet: every packet sent arrived, every
+/// buffer is empty and every transmitter has its receiver's whole buffer (up to the 2048-block cap) as credit.
+pub(crate) fn assert_quiet_and_lossless(rig: &Rig, sw_buf: u16, ep_buf: u16) {
+    let n = rig.eps.len();
+    let (mut sent, mut recv) = (0, 0);
+    for p in 0..n {
+        let e = rig.eps[p].stats();
+        sent += e.sent_pkts;
+        recv += e.recv_pkts;
+        assert_eq!(e.overflow + e.credit_err, 0, "endpoint {p}");
+        let c = rig.sw.port_counters(p);
+        assert_eq!(
+            c.overflow + c.credit_err + c.dropped,
+            0,
+            "switch port {p}: {c:?}"
+        );
+        let o = rig.sw.observe(p, 0);
+        assert_eq!(o.in_buf_used, 0, "switch port {p} buffer not empty");
+        assert_eq!(
+            o.credits_avail,
+            ep_buf.min(2048),
+            "switch port {p} credit leaked"
+        );
+        assert_eq!(
+            rig.eps[p].credits_avail(0),
+            sw_buf.min(2048),
+            "endpoint {p} credit leaked"
+        );
+        assert_eq!(rig.eps[p].rx_free(0), ep_buf);
+    }
+    assert_eq!(rig.sw.packets_held(), 0);
+    assert_eq!(sent, recv, "packets lost");
+}
+
+/// Runs a 4:1 incast (ports 0-3 to port 4) for `cycles`, checking buffers every cycle, then drains.
+pub(crate) fn incast(cycles: u64) -> Rig {
+    let (sw_buf, ep_buf) = (132u16, 200u16);
+    let mut rig = Rig::new(cfg(5, rate8(), sw_buf), ep_buf, 20).unwrap();
+    for p in 0..4 {
+        let mut d = pkt(4, 2048);
+        d.tag = p as u32;
+        rig.eps[p].set_source(d, None);
+    }
+    for _ in 0..cycles {
+        rig.step();
+        for p in 0..5 {
+            assert!(rig.sw.observe(p, 0).in_buf_used <= sw_buf);
+        }
+    }
+    for p in 0..4 {
+        rig.eps[p].stop_source();
+    }
+    rig.run(20_000);
+    assert_quiet_and_lossless(&rig, sw_buf, ep_buf);
+    rig
+}
+
+#[test]
+fn incast_4_to_1_is_lossless_and_leaks_no_credit() {
+    // The full 1,000,000 cycles: about a second in a debug build.
+    let rig = incast(1_000_000);
+    let out = rig.sw.port_counters(4);
+    // The output is the bottleneck: it runs at nearly full rate and waits for nothing (the sink is fast).
+    let util = out.xmit_bytes as f64 / (8.0 * 1_000_000.0);
+    assert!(util > 0.97, "output utilisation {util}");
+    // The four inputs share it fairly (round robin): each sent within 2% of a quarter.
+    let total: u64 = (0..4).map(|p| rig.eps[p].stats().sent_bytes).sum();
+    for p in 0..4 {
+        let share = rig.eps[p].stats().sent_bytes as f64 / total as f64;
+        assert!((share - 0.25).abs() < 0.02, "input {p} share {share}");
+    }
+    // The inputs were held back by credit: they waited.
+    assert!(rig.eps[0].stats().sent_bytes < 1_000_000 * 8 / 3);
+}
+
+#[test]
+fn idle_switch_costs_nearly_nothing() {
+    let mut c = cfg(64, rate8(), 100);
+    for p in c.ports.iter_mut() {
+        p.fc_interval = 65_535;
+    }
+    let mut sw = Switch::new(c).unwrap();
+    for _ in 0..1_000_000 {
+        sw.step();
+    }
+    // 64 ports: a flow-control packet each per 65,535 cycles (ingress timer, then egress send).
+    let work = sw.work_cycles();
+    assert!(work < 64 * 2 * 20, "{work} busy cycles of 1,000,000");
+    let k = sw.next_event().unwrap();
+    assert!(k > 0 && k <= 65_535);
+    // Skipping up to the next event is O(1): no cycle is worked.
+    let before = (sw.work_cycles(), sw.now());
+    sw.skip(k);
+    assert_eq!(sw.work_cycles(), before.0);
+    assert_eq!(sw.now(), before.1 + k);
+    assert_eq!(sw.next_event(), Some(0));
+    // The receivers' timers fire then; their flow-control packets leave the cycle after.
+    let ev = sw.step().len();
+    let ev2 = sw.step().len();
+    assert_eq!((ev, ev2), (0, 64), "one flow-control packet per port");
+}
+
+/// A scripted stream of hand-ins for one switch: (cycle, port, what).
+#[derive(Debug, Clone, Copy)]
+enum In {
+    Pkt(PacketStart),
+    Fc(FcPacket),
+    Pause(rtl_model::wire::pfc::Repr),
+}
+
+fn script(seed: u64, n: usize, cycles: u64, pfc: bool, rate: LinkRate) -> Vec<(u64, usize, In)> {
+    let mut s = seed | 1;
+    let mut rnd = move |m: u64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s % m
+    };
+    let mut out = Vec::new();
+    let mut busy_until = vec![0u64; n];
+    let mut fctbs = vec![0u16; n];
+    let mut t = 0;
+    while t < cycles {
+        t += 1 + rnd(40);
+        let p = rnd(n as u64) as usize;
+        if pfc && rnd(3) == 0 {
+            // Pauses of a few quanta, or resumes.
+            let q = [0u16, 1, 5, 40][rnd(4) as usize];
+            out.push((t, p, In::Pause(crate::pfc::frame(0, q))));
+        } else if !pfc && rnd(3) == 0 {
+            // Generous credit for the switch's output p, and this input's FCTBS (the blocks it sent).
+            let fccl = fctbs[p].wrapping_add(100 + rnd(400) as u16) & 0xfff;
+            out.push((
+                t,
+                p,
+                In::Fc(FcPacket {
+                    vl: 0,
+                    fctbs: fctbs[p],
+                    fccl,
+                }),
+            ));
+        } else if t >= busy_until[p] {
+            let mut d = pkt(rnd(n as u64) as usize, rnd(600) as u16);
+            d.ecn = rnd(4) as u8;
+            // The next head on this link only after this packet's last byte.
+            busy_until[p] =
+                t + 2 + (u64::from(d.wire_len) * u64::from(rate.den)).div_ceil(u64::from(rate.num));
+            fctbs[p] = fctbs[p].wrapping_add(d.blocks()) & 0xfff;
+            let offset = rnd(u64::from(rate.num)) as u32;
+            out.push((t, p, In::Pkt(PacketStart { desc: d, offset })));
+        }
+    }
+    out
+}
+
+fn hand_in(sw: &mut Switch, p: usize, x: In) {
+    let _ = match x {
+        In::Pkt(s) => sw.rx_packet(p, s),
+        In::Fc(f) => sw.rx_fc(p, f),
+        In::Pause(f) => sw.rx_pause(p, f),
+    };
+}
+
+fn trace(
+    cfg: &SwitchConfig,
+    inputs: &[(u64, usize, In)],
+    end: u64,
+    fast: bool,
+    eager: bool,
+) -> (Vec<(u64, crate::TxEvent)>, Switch) {
+    let mut sw = Switch::new(cfg.clone()).unwrap();
+    sw.set_eager(eager);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while sw.now() < end {
+        let t = sw.now();
+        if fast && inputs.get(i).is_none_or(|x| x.0 > t) {
+            let until = inputs.get(i).map_or(end, |x| x.0).min(end);
+            let k = sw.next_event().unwrap_or(u64::MAX).min(until - t);
+            if k > 0 {
+                sw.skip(k);
+                continue;
+            }
+        }
+        while let Some(&(at, p, x)) = inputs.get(i) {
+            if at != t {
+                break;
+            }
+            hand_in(&mut sw, p, x);
+            i += 1;
+        }
+        for e in sw.step() {
+            out.push((t, *e));
+        }
+    }
+    (out, sw)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Activity tracking (clocking only what has work) and fast-forwarding with next_event/skip give the
+    /// same outputs in the same cycles, and the same counters and signals, as the eager reference that
+    /// clocks every port and block every cycle; in IB and in PFC mode, with marking on.
+    #[test]
+    fn skip_equals_stepping(
+        seed in proptest::prelude::any::<u64>(),
+        n in 2usize..6,
+        rate in 1u32..12,
+        pfc in proptest::prelude::any::<bool>(),
+        speedup in 1u8..3,
+        fast_port0 in proptest::prelude::any::<bool>(),
+    ) {
+        let rate = LinkRate::new(rate * 2, 3).unwrap();
+        let mut c = cfg(n, rate, 200);
+        if fast_port0 {
+            // Port 0 twice as fast: packets from the others to it are stored and forwarded.
+            c.ports[0].rate = LinkRate::new(rate.num * 2, rate.den).unwrap();
+        }
+        for p in c.ports.iter_mut() {
+            p.fc_interval = 300;
+            p.speedup = speedup;
+            p.cc.threshold = 15;
+            p.cc.packet_size = 0;
+            p.cc.marking_rate = 1;
+            if pfc {
+                p.pfc = Some(crate::pfc::PfcConfig {
+                    headroom_blocks: Some(140),
+                    pause_quanta: 30,
+                    victim_hold: 50,
+                    ..Default::default()
+                });
+            }
+        }
+        // Port 0's hand-ins are timed for the slower rate: still legal, only sparser.
+        let inputs = script(seed, n, 3000, pfc, rate);
+        let (r, sr) = trace(&c, &inputs, 4000, false, true);
+        let (a, sa) = trace(&c, &inputs, 4000, false, false);
+        let (b, sb) = trace(&c, &inputs, 4000, true, false);
+        proptest::prop_assert_eq!(&r, &a, "activity tracking changed the outputs");
+        proptest::prop_assert_eq!(&a, &b, "fast-forward changed the outputs");
+        for p in 0..n {
+            proptest::prop_assert_eq!(sr.counters(p, 0), sa.counters(p, 0));
+            proptest::prop_assert_eq!(sr.observe(p, 0), sa.observe(p, 0));
+        }
+        let pkts = a.iter().filter(|e| matches!(e.1, crate::TxEvent::Packet { .. })).count();
+        proptest::prop_assert!(pkts > 5, "only {} packets left the switch", pkts);
+        proptest::prop_assert_eq!(sa.rx_errors(), 0);
+        proptest::prop_assert!(sb.work_cycles() <= sa.work_cycles());
+        for p in 0..n {
+            proptest::prop_assert_eq!(sa.counters(p, 0), sb.counters(p, 0));
+            proptest::prop_assert_eq!(sa.observe(p, 0), sb.observe(p, 0));
+        }
+    }
+}
