@@ -1,7 +1,8 @@
-//! The receive side of an IB HCA port: consumes packets (as bytes, or as parsed headers when the run carries
-//! no payload bytes), verifies the ICRC when bytes exist, keeps per-flow statistics, runs the notification
-//! point ([`IbNp`]: CNPs, BECN on ACKs), acknowledges RC requests, and reports congestion feedback for the
-//! port's own flows (received CNPs and BECNs on ACKs).
+//! The receive side of an HCA port (native IB, and RoCEv2 frames): consumes packets (as bytes, or as parsed
+//! headers when the run carries no payload bytes), verifies the ICRC when bytes exist, keeps per-flow
+//! statistics, runs the notification point ([`IbNp`]: CNPs, BECN on ACKs; [`RoceNp`] for RoCEv2),
+//! acknowledges RC requests, and reports congestion feedback for the port's own flows (received CNPs and
+//! BECNs on ACKs).
 //!
 //! Named choices:
 //! - An RC request is acknowledged when it has AckReq set, or when it arrives with FECN and the NP's rule is
