@@ -1,7 +1,9 @@
-//! The transmit pipeline of one IB HCA port, per cycle: message arrivals per flow, segmentation, the flow's
+//! The transmit pipeline of one HCA port, per cycle: message arrivals per flow, segmentation, the flow's
 //! rate controller (CC context) and the port's host injection cap as gates, per-VL choice of a flow (round
-//! robin), VL arbitration by the VLArbitrationTable ([`VlArb`]), link-level credits per VL ([`CreditTx`]),
-//! a CNP queue served before data, and serialisation at the exact link rate.
+//! robin), VL arbitration by the VLArbitrationTable ([`VlArb`]), link-level flow control (IB credits per VL
+//! with [`CreditTx`], or RoCE PFC pauses per priority), a CNP queue served before data, and serialisation
+//! at the exact link rate. Flows are native IB or RoCEv2 (a [`RoceEncap`]); a RoCEv2 frame occupies its
+//! bytes plus [`ETH_FRAME_OVERHEAD`] on the wire.
 //!
 //! Named choices:
 //! - **CNPs first**: a queued CNP starts before any data packet whenever the port is free and the CNP's VL
@@ -18,20 +20,42 @@
 //! - Blocks of a packet for credits and arbitration: `ceil(wire bytes / 64)`.
 //! - The host cap (PCIe limit, e.g. about 13 Gbit/s in seed 000's testbed) spaces data packet starts with a
 //!   [`Pacer`] at the cap rate.
+//! - **PFC**: the VL number is the priority (VLs 0-7; higher ones are never paused). A PFC frame pauses a
+//!   priority for `quanta * 512` bit times at the link rate from the cycle it is handed in (quanta 0
+//!   resumes); a packet already started completes. Under PFC the credit counters are not consulted.
 
 use std::collections::VecDeque;
 
 use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
 use rtl_model::blocks::vl_arb::{self, VlArb};
 use rtl_model::clocked::Clocked;
-use rtl_model::wire::ib_cnp;
+use rtl_model::wire::{ib_cnp, pfc, roce_cnp};
 
 use crate::error::{nonzero, CcError};
 use crate::rate::pacer::Pacer;
 use crate::rate::{Feedback, RateController, Sent};
 use crate::traffic::pattern::Arrivals;
-use crate::traffic::segment::{FlowSpec, Segment, Segmenter};
+use crate::traffic::segment::{FlowSpec, RoceEncap, Segment, Segmenter};
 use crate::units::{Bps, CoreClock, Cycle, LinkRate};
+
+/// Ethernet bytes on the wire besides a frame's header-to-ICRC bytes: FCS 4, preamble and SFD 8,
+/// inter-frame gap 12.
+pub const ETH_FRAME_OVERHEAD: u32 = 24;
+
+/// Bytes a RoCEv2 CNP occupies on the wire: Ethernet 14, IPv4 20 or IPv6 40, UDP 8, BTH 12, 16 reserved,
+/// ICRC 4, plus [`ETH_FRAME_OVERHEAD`].
+pub const fn roce_cnp_wire_bytes(ipv6: bool) -> u32 {
+    14 + if ipv6 { 40 } else { 20 } + 8 + roce_cnp::UDP_PAYLOAD_LEN as u32 + ETH_FRAME_OVERHEAD
+}
+
+/// Link-level flow control of the port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkFlowControl {
+    /// IB credits per VL, with this reset FCCL.
+    Credits(credit_tx::Config),
+    /// RoCE PFC pauses per priority.
+    Pfc,
+}
 
 /// Port settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,8 +70,8 @@ pub struct PortConfig {
     pub sl2vl: [u8; 16],
     /// Host injection cap for data, bit/s (`None`: none).
     pub host_cap: Option<Bps>,
-    /// Credit counters' reset FCCL.
-    pub credit: credit_tx::Config,
+    /// Link-level flow control.
+    pub flow_control: LinkFlowControl,
     /// CNPs that may wait.
     pub cnp_queue_len: usize,
 }
@@ -65,6 +89,8 @@ pub struct FlowConfig {
     pub msg_bytes: u64,
     /// Index of the flow's CC context (its rate controller) in the port's list, if any.
     pub cc: Option<usize>,
+    /// RoCEv2 encapsulation; `None` for native IB.
+    pub roce: Option<RoceEncap>,
 }
 
 /// Per-flow transmit counters.
@@ -88,6 +114,33 @@ struct FlowState {
     cc: Option<usize>,
     vl: u8,
     stats: FlowTxStats,
+    roce: Option<RoceEncap>,
+}
+
+impl FlowState {
+    /// Wire bytes of `seg`.
+    fn bytes(&self, seg: &Segment) -> u32 {
+        match &self.roce {
+            None => self.seg.wire_len(seg),
+            Some(e) => self.seg.roce_packet(seg, e).wire_len() as u32 + ETH_FRAME_OVERHEAD,
+        }
+    }
+}
+
+/// A congestion notification to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CnpKind {
+    /// IB CNP (0x80).
+    Ib(ib_cnp::Repr),
+    /// RoCEv2 CNP (0x81); its Ethernet/IP/UDP headers are the caller's.
+    Roce(roce_cnp::Repr),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct QueuedCnp {
+    kind: CnpKind,
+    vl: u8,
+    bytes: u32,
 }
 
 /// What starts on the wire.
@@ -101,7 +154,7 @@ pub enum TxKind {
         seg: Segment,
     },
     /// A CNP.
-    Cnp(ib_cnp::Repr),
+    Cnp(CnpKind),
 }
 
 /// A packet starting this cycle.
@@ -123,7 +176,7 @@ pub struct TxPort {
     flows: Vec<FlowState>,
     ctxs: Vec<Box<dyn RateController>>,
     rr: [usize; 16],
-    cnp_q: VecDeque<ib_cnp::Repr>,
+    cnp_q: VecDeque<QueuedCnp>,
     cnp_dropped: u64,
     free_at: Cycle,
     ser_frac: u64,
@@ -131,6 +184,7 @@ pub struct TxPort {
     inflight: Option<(Option<usize>, Sent)>,
     fc: [Option<u16>; 16],
     scratch: Vec<Segment>,
+    paused_until: [Cycle; 8],
 }
 
 fn blocks(bytes: u32) -> u8 {
@@ -146,7 +200,12 @@ impl TxPort {
     ) -> Result<Self, CcError> {
         let arb = VlArb::new(cfg.vl_arb.clone())?;
         let credits = (0..16)
-            .map(|_| CreditTx::new(cfg.credit))
+            .map(|_| {
+                CreditTx::new(match cfg.flow_control {
+                    LinkFlowControl::Credits(c) => c,
+                    LinkFlowControl::Pfc => credit_tx::Config::default(),
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         for (i, &vl) in cfg.sl2vl.iter().enumerate() {
             if vl > vl_arb::VL_MAX {
@@ -183,6 +242,7 @@ impl TxPort {
                 cc: f.cc,
                 vl,
                 stats: FlowTxStats::default(),
+                roce: f.roce,
             });
         }
         Ok(TxPort {
@@ -200,6 +260,7 @@ impl TxPort {
             inflight: None,
             fc: [None; 16],
             scratch: Vec::with_capacity(64),
+            paused_until: [0; 8],
         })
     }
 
@@ -217,14 +278,66 @@ impl TxPort {
         }
     }
 
-    /// Queues a CNP; `false` (and counted) if the queue is full.
+    /// Queues an IB CNP (on the VL of its SL); `false` (and counted) if the queue is full.
     pub fn push_cnp(&mut self, cnp: ib_cnp::Repr) -> bool {
+        let vl = self.cfg.sl2vl[usize::from(cnp.sl & 0x0F)];
+        self.queue_cnp(QueuedCnp {
+            kind: CnpKind::Ib(cnp),
+            vl,
+            bytes: ib_cnp::WIRE_LEN as u32,
+        })
+    }
+
+    /// Queues a RoCEv2 CNP on priority `prio` taking `wire_bytes` on the wire ([`roce_cnp_wire_bytes`]).
+    pub fn push_roce_cnp(&mut self, cnp: roce_cnp::Repr, prio: u8, wire_bytes: u32) -> bool {
+        self.queue_cnp(QueuedCnp {
+            kind: CnpKind::Roce(cnp),
+            vl: prio.min(vl_arb::VL_MAX),
+            bytes: wire_bytes,
+        })
+    }
+
+    fn queue_cnp(&mut self, c: QueuedCnp) -> bool {
         if self.cnp_q.len() >= self.cfg.cnp_queue_len {
             self.cnp_dropped += 1;
             return false;
         }
-        self.cnp_q.push_back(cnp);
+        self.cnp_q.push_back(c);
         true
+    }
+
+    /// A PFC frame arrived at `now`: pauses (or resumes, quanta 0) the priorities it enables.
+    pub fn pfc_frame(&mut self, now: Cycle, frame: &pfc::Repr) {
+        for p in 0..8u8 {
+            if frame.is_enabled(p) {
+                let q = u64::from(frame.quanta[usize::from(p)]);
+                self.paused_until[usize::from(p)] = now + self.cfg.link.wire_cycles(q * 64);
+            }
+        }
+    }
+
+    /// Whether a packet of `bytes` may start on `vl` at `now` as far as link-level flow control goes.
+    fn may_start(&self, vl: u8, bytes: u32, now: Cycle) -> bool {
+        match self.cfg.flow_control {
+            LinkFlowControl::Credits(_) => {
+                let c = &self.credits[usize::from(vl)];
+                fits(c.fccl_q, c.fctbs_q, blocks(bytes))
+            }
+            LinkFlowControl::Pfc => self
+                .paused_until
+                .get(usize::from(vl))
+                .is_none_or(|&u| now >= u),
+        }
+    }
+
+    /// Under PFC, when `vl` is no longer paused (a time the port reaches without input).
+    fn resume_at(&self, vl: u8) -> Option<Cycle> {
+        match self.cfg.flow_control {
+            LinkFlowControl::Credits(_) => None,
+            LinkFlowControl::Pfc => {
+                Some(self.paused_until.get(usize::from(vl)).copied().unwrap_or(0))
+            }
+        }
     }
 
     /// CNPs dropped because the queue was full.
@@ -268,31 +381,27 @@ impl TxPort {
             t = t.min(s.end);
         }
         let free = self.free_at.max(now);
-        let has_credit = |vl: u8, bytes: u32| {
-            let c = &self.credits[usize::from(vl)];
-            fits(c.fccl_q, c.fctbs_q, blocks(bytes))
-        };
-        // Without credit a packet waits for a flow-control packet, an input.
+        // Without credit a packet waits for a flow-control packet, an input; a PFC pause ends by itself.
         if let Some(c) = self.cnp_q.front() {
-            if has_credit(
-                self.cfg.sl2vl[usize::from(c.sl & 0x0F)],
-                ib_cnp::WIRE_LEN as u32,
-            ) {
-                t = t.min(free);
+            if let Some(w) = self.wait_at(c.vl, c.bytes, free) {
+                t = t.min(w);
             }
         }
         let cap_next = self.cap.as_ref().map_or(0, |(p, _)| p.next());
-        for f in &self.flows {
+        for i in 0..self.flows.len() {
+            let f = &self.flows[i];
             let ready = match f.queue.front() {
-                Some(seg) if has_credit(f.vl, f.seg.wire_len(seg)) => now,
-                Some(_) => continue,
+                Some(seg) => match self.wait_at(f.vl, f.bytes(seg), free) {
+                    Some(w) => w,
+                    None => continue,
+                },
                 None => match f.next_arrival {
                     Some(a) => a,
                     None => continue,
                 },
             };
             let mut r = ready.max(free).max(cap_next);
-            if let Some(k) = f.cc {
+            if let Some(k) = self.flows[i].cc {
                 let c = &mut self.ctxs[k];
                 r = r.max(c.next_send());
                 if let Some(tm) = c.next_timer() {
@@ -302,6 +411,15 @@ impl TxPort {
             t = t.min(r);
         }
         t.max(now)
+    }
+
+    /// When a packet of `bytes` on `vl` could start at or after `free` without new input.
+    fn wait_at(&self, vl: u8, bytes: u32, free: Cycle) -> Option<Cycle> {
+        if self.may_start(vl, bytes, free) {
+            Some(free)
+        } else {
+            self.resume_at(vl).map(|u| u.max(free))
+        }
     }
 
     fn serialise(&mut self, now: Cycle, bytes: u32) -> Sent {
@@ -383,18 +501,15 @@ impl TxPort {
             }
         }
         // CNPs first.
-        if let Some(cnp) = self.cnp_q.front().copied() {
-            let vl = self.cfg.sl2vl[usize::from(cnp.sl & 0x0F)];
-            let b = blocks(ib_cnp::WIRE_LEN as u32);
-            let c = &self.credits[usize::from(vl)];
-            if fits(c.fccl_q, c.fctbs_q, b) {
+        if let Some(c) = self.cnp_q.front().copied() {
+            if self.may_start(c.vl, c.bytes, now) {
                 self.cnp_q.pop_front();
-                *take = Some((vl, b));
-                let sent = self.serialise(now, ib_cnp::WIRE_LEN as u32);
+                *take = Some((c.vl, blocks(c.bytes)));
+                let sent = self.serialise(now, c.bytes);
                 return Some(TxStart {
                     sent,
-                    vl,
-                    kind: TxKind::Cnp(cnp),
+                    vl: c.vl,
+                    kind: TxKind::Cnp(c.kind),
                 });
             }
         }
@@ -416,12 +531,10 @@ impl TxPort {
                 if self.flows[i].vl == vl && self.released(i, now) {
                     pick[usize::from(vl)] = i;
                     let f = &self.flows[i];
-                    let bytes = f.seg.wire_len(&f.queue[0]);
-                    let b = blocks(bytes);
+                    let bytes = f.bytes(&f.queue[0]);
                     req |= 1 << vl;
-                    len[usize::from(vl)] = b;
-                    let c = &self.credits[usize::from(vl)];
-                    if fits(c.fccl_q, c.fctbs_q, b) {
+                    len[usize::from(vl)] = blocks(bytes);
+                    if self.may_start(vl, bytes, now) {
                         ok |= 1 << vl;
                     }
                     break;
@@ -444,7 +557,7 @@ impl TxPort {
         let vl = g.gnt_vl_o;
         let i = pick[usize::from(vl)];
         let seg = self.flows[i].queue.pop_front()?;
-        let bytes = self.flows[i].seg.wire_len(&seg);
+        let bytes = self.flows[i].bytes(&seg);
         self.rr[usize::from(vl)] = (i + 1) % n;
         *take = Some((vl, blocks(bytes)));
         let sent = self.serialise(now, bytes);
@@ -494,7 +607,7 @@ mod tests {
             },
             sl2vl,
             host_cap: cap,
-            credit: credit_tx::Config { fccl_reset: 0 },
+            flow_control: LinkFlowControl::Credits(credit_tx::Config { fccl_reset: 0 }),
             cnp_queue_len: 4,
         }
     }
@@ -517,6 +630,7 @@ mod tests {
             arrivals: Arrivals::new(Pattern::Saturating, clock(), 1 << 20, 0, u64::MAX, 1).unwrap(),
             msg_bytes: 1 << 20,
             cc,
+            roce: None,
         }
     }
 
@@ -749,7 +863,8 @@ mod tests {
                         let mut c =
                             port_cfg(vec![ArbEntry::new(0, 40), ArbEntry::new(1, 20)], None);
                         c.host_cap = capped.then_some(20_000_000_000);
-                        c.credit.fccl_reset = 600;
+                        c.flow_control =
+                            LinkFlowControl::Credits(credit_tx::Config { fccl_reset: 600 });
                         TxPort::new(c, vec![f0, f1], vec![Box::new(cct), Box::new(dcqcn)]).unwrap()
                     };
                     let apply = |p: &mut TxPort, k: u8, now: Cycle| match k {
@@ -831,6 +946,109 @@ mod tests {
             clock: clock(),
         })
         .unwrap()
+    }
+
+    /// A RoCEv2 flow on a PFC port: frames of 1082 bytes (Ethernet/IPv4/UDP/BTH/1024/ICRC) + 24 on the wire
+    /// = 1106 bytes = 276.5 cycles at 4 bytes per cycle. A PFC frame at cycle 10 000 pauses priority 0 for
+    /// 100 quanta = 6400 bytes = 1600 cycles: the packet on the wire finishes, none starts before 11 600. A
+    /// pause of 65 535 quanta at 20 000 is lifted by quanta 0 at 21 000. A RoCEv2 CNP goes before data.
+    #[test]
+    fn roce_flow_under_pfc() {
+        use crate::traffic::segment::RoceEncap;
+        use rtl_model::wire::builder::IpHeader;
+        use rtl_model::wire::{ethernet, ipv4};
+        let mut c = port_cfg(vec![ArbEntry::new(0, 255)], None);
+        c.flow_control = LinkFlowControl::Pfc;
+        let mut f = flow(0, 1, None);
+        f.spec.mtu = Mtu::new(1024).unwrap();
+        f.roce = Some(RoceEncap {
+            eth: ethernet::Repr {
+                src_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 1]),
+                dst_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 2]),
+                ethertype: ethernet::EtherType::Ipv4,
+            },
+            ip: IpHeader::V4(ipv4::Repr {
+                src_addr: [10, 0, 0, 1],
+                dst_addr: [10, 0, 0, 2],
+                protocol: ipv4::IpProtocol::Udp,
+                payload_len: 0,
+                ttl: 64,
+                dscp: 0,
+                ecn: ipv4::Ecn::Ect0,
+                ident: 0,
+                dont_frag: true,
+                more_frags: false,
+                frag_offset: 0,
+            }),
+            udp_src_port: 0xC000,
+        });
+        let mut p = TxPort::new(c, vec![f], vec![]).unwrap();
+        let frame = |q: u16| {
+            let mut quanta = [0u16; 8];
+            quanta[0] = q;
+            pfc::Repr {
+                class_enable: 1,
+                quanta,
+            }
+        };
+        let mut starts = Vec::new();
+        for now in 0..30_000 {
+            match now {
+                10_000 => p.pfc_frame(now, &frame(100)),
+                20_000 => p.pfc_frame(now, &frame(65_535)),
+                21_000 => p.pfc_frame(now, &frame(0)),
+                25_000 => {
+                    let cnp = roce_cnp::Repr {
+                        pkey: 0xffff,
+                        dest_qp: 9,
+                        fecn: false,
+                        becn: true,
+                    };
+                    assert!(p.push_roce_cnp(cnp, 0, roce_cnp_wire_bytes(false)));
+                }
+                _ => {}
+            }
+            starts.extend(p.step(now));
+        }
+        assert_eq!(
+            starts[0].sent.end, 275,
+            "276.5 cycles: 276 (0..=275), the half carried"
+        );
+        assert_eq!(starts[1].sent.end, 552, "then 277");
+        assert_eq!(roce_cnp_wire_bytes(false), 98);
+        let in_pause = |a: Cycle, b: Cycle| {
+            starts
+                .iter()
+                .filter(|s| (a..b).contains(&s.sent.start))
+                .count()
+        };
+        let last_before = starts.iter().rfind(|s| s.sent.start < 10_000).unwrap();
+        assert!(
+            last_before.sent.end >= 10_000,
+            "the frame on the wire at the pause completes"
+        );
+        assert_eq!(in_pause(last_before.sent.end + 1, 11_600), 0);
+        assert!(starts.iter().any(|s| s.sent.start == 11_600));
+        let before = starts.iter().rfind(|s| s.sent.start < 20_000).unwrap();
+        assert_eq!(in_pause(before.sent.end + 1, 21_000), 0);
+        assert!(starts
+            .iter()
+            .any(|s| s.sent.start == 21_000.max(before.sent.end + 1)));
+        let cnp_at = starts
+            .iter()
+            .position(|s| matches!(s.kind, TxKind::Cnp(CnpKind::Roce(_))))
+            .unwrap();
+        let prev = &starts[cnp_at - 1];
+        assert!(
+            prev.sent.start <= 25_000,
+            "the CNP is the next start after the push"
+        );
+        assert_eq!(starts[cnp_at].sent.start, prev.sent.end + 1);
+        let d = starts[cnp_at].sent.end - starts[cnp_at].sent.start + 1;
+        assert!(
+            (24..=25).contains(&d),
+            "98 bytes = 24.5 cycles, the carried half decides: {d}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! The receive side of an IB HCA port: consumes packets (as bytes, or as parsed headers when the run carries
-//! no payload bytes), verifies the ICRC when bytes exist, keeps per-flow statistics, runs the notification
-//! point ([`IbNp`]: CNPs, BECN on ACKs), acknowledges RC requests, and reports congestion feedback for the
-//! port's own flows (received CNPs and BECNs on ACKs).
+//! The receive side of an HCA port (native IB, and RoCEv2 frames): consumes packets (as bytes, or as parsed
+//! headers when the run carries no payload bytes), verifies the ICRC when bytes exist, keeps per-flow
+//! statistics, runs the notification point ([`IbNp`]: CNPs, BECN on ACKs; [`RoceNp`] for RoCEv2),
+//! acknowledges RC requests, and reports congestion feedback for the port's own flows (received CNPs and
+//! BECNs on ACKs).
 //!
 //! Named choices:
 //! - An RC request is acknowledged when it has AckReq set, or when it arrives with FECN and the NP's rule is
@@ -10,6 +11,10 @@
 //! - RC replies go to the remote QP of the connection ([`Sink::connect`]); UD CNPs to the DETH SrcQP. A packet
 //!   on an RC QP with no connection gets no reply (counted as `unknown_qp`).
 //! - A flow is (SLID, destination QP). A message completes with a SEND LAST/ONLY (any transport).
+//! - RoCEv2 frames ([`Sink::receive_roce_frame`]): the notification point is the RoCEv2 one (ECN CE, minimum
+//!   interval per flow, [`RoceNp`]); a RoCEv2 flow is (source IP as IPv6, IPv4 mapped to `::ffff:a.b.c.d`,
+//!   destination QP); RC requests are acknowledged as for IB (the ACK's Ethernet/IP headers are the
+//!   caller's: reverse the frame's).
 
 use std::collections::BTreeMap;
 
@@ -20,7 +25,10 @@ use rtl_model::wire::lrh::{self, Lnh};
 use rtl_model::wire::{deth, grh, ib_cnp};
 
 use crate::np::ib::{IbNp, IbNpAction, IbNpConfig};
+use crate::np::roce::{ipv4_is_multicast, ipv6_is_multicast, RoceNp, RoceNpAction, RoceNpConfig};
 use crate::units::Cycle;
+use rtl_model::crc::icrc::{roce_covered, roce_kind_of_ethernet_frame, IcrcKind};
+use rtl_model::wire::{ipv4, ipv6, roce_cnp, udp};
 
 /// Receive counters of one flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,6 +78,8 @@ pub struct Reaction {
     pub ack: Option<Ack>,
     /// Congestion feedback for this port's own QP (a CNP or an ACK with BECN arrived for it).
     pub becn_for_qp: Option<u32>,
+    /// A RoCEv2 CNP to send (to the frame's source address).
+    pub roce_cnp: Option<roce_cnp::Repr>,
 }
 
 /// Why a packet was not consumed.
@@ -91,6 +101,8 @@ pub struct Sink {
     flows: BTreeMap<(u16, u32), FlowRxStats>,
     unknown_qp: u64,
     becn_rx: u64,
+    roce_np: RoceNp<([u8; 16], u32)>,
+    roce_flows: BTreeMap<([u8; 16], u32), FlowRxStats>,
 }
 
 impl Sink {
@@ -105,7 +117,121 @@ impl Sink {
             flows: BTreeMap::new(),
             unknown_qp: 0,
             becn_rx: 0,
+            roce_np: RoceNp::new(RoceNpConfig::default()),
+            roce_flows: BTreeMap::new(),
         }
+    }
+
+    /// Sets the RoCEv2 notification point's settings (default: a CNP for every CE).
+    pub fn with_roce_np(mut self, cfg: RoceNpConfig) -> Self {
+        self.roce_np = RoceNp::new(cfg);
+        self
+    }
+
+    /// Counters of RoCEv2 flow (source address as IPv6, destination QP).
+    pub fn roce_flow(&self, src: [u8; 16], dest_qp: u32) -> FlowRxStats {
+        self.roce_flows
+            .get(&(src, dest_qp))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Consumes a RoCEv2 frame (Ethernet header through ICRC, one 802.1Q tag allowed): checks the ICRC,
+    /// counts the flow, answers ECN CE with a RoCEv2 CNP (minimum interval per flow), acknowledges RC
+    /// requests with AckReq, and reports received CNPs as feedback for this port's QPs.
+    pub fn receive_roce_frame(
+        &mut self,
+        now: Cycle,
+        frame: &[u8],
+        msg_arrival: Option<Cycle>,
+    ) -> Result<Reaction, SinkError> {
+        let (kind, ip_at) = roce_kind_of_ethernet_frame(frame)?;
+        let ip = &frame[ip_at..];
+        let (src, ecn, mc, ip_hdr) = match kind {
+            IcrcKind::RoceV6 => {
+                let r = ipv6::Repr::parse(&ipv6::Packet::new_checked(ip)?)?;
+                (
+                    r.src_addr,
+                    r.ecn,
+                    ipv6_is_multicast(&r.dst_addr),
+                    ipv6::HEADER_LEN,
+                )
+            }
+            _ => {
+                let p = ipv4::Packet::new_checked(ip)?;
+                let hl = p.header_len();
+                let r = ipv4::Repr::parse(&p)?;
+                let mut a = [0u8; 16];
+                a[10] = 0xff;
+                a[11] = 0xff;
+                a[12..].copy_from_slice(&r.src_addr);
+                (a, r.ecn, ipv4_is_multicast(&r.dst_addr), hl)
+            }
+        };
+        let bth_at = ip_at + ip_hdr + udp::HEADER_LEN;
+        let b = bth::Repr::parse(&bth::Packet::new_checked(
+            frame.get(bth_at..).unwrap_or(&[]),
+        )?)?;
+        let mut r = Reaction::default();
+        if b.opcode.is_cnp() || (b.opcode.is_ack() && b.becn) {
+            self.becn_rx += 1;
+            r.becn_for_qp = Some(b.dest_qp);
+            return Ok(r);
+        }
+        if b.opcode.is_ack() {
+            return Ok(r);
+        }
+        let ext_at = bth_at + bth::HEADER_LEN;
+        let src_qp = if b.opcode.has_deth() {
+            deth::Repr::parse(&deth::Packet::new_checked(
+                frame.get(ext_at..).unwrap_or(&[]),
+            )?)?
+            .src_qp
+        } else {
+            0
+        };
+        let (_, covered) = roce_covered(frame)?;
+        let icrc_ok = verify_icrc(kind, covered).unwrap_or(false);
+        let ext = b.opcode.ext_header_len().unwrap_or(0);
+        let payload = covered.len().saturating_sub(
+            ip_hdr + udp::HEADER_LEN + bth::HEADER_LEN + ext + usize::from(b.pad_cnt) + 4,
+        );
+        let transport = Transport::of(u8::from(b.opcode));
+        let remote = match transport {
+            Transport::Rc | Transport::Uc => self.conns.get(&b.dest_qp).copied(),
+            _ => Some(src_qp & 0x00FF_FFFF),
+        };
+        let f = self.roce_flows.entry((src, b.dest_qp)).or_default();
+        f.packets += 1;
+        f.payload_bytes += payload as u64;
+        f.icrc_errors += u64::from(!icrc_ok);
+        f.fecn_marked += u64::from(ecn == ipv4::Ecn::Ce);
+        if completes(b.opcode) {
+            f.messages += 1;
+            f.last_message_at = Some(now);
+            if let Some(a) = msg_arrival {
+                let d = now.saturating_sub(a);
+                f.completion_sum += d;
+                f.completion_max = f.completion_max.max(d);
+                f.completions_timed += 1;
+            }
+        }
+        let Some(remote) = remote else {
+            self.unknown_qp += 1;
+            return Ok(r);
+        };
+        if let RoceNpAction::Cnp(c) =
+            self.roce_np
+                .on_packet(now, (src, b.dest_qp), ecn, mc, &b, remote)
+        {
+            f.cnps_sent += 1;
+            r.roce_cnp = Some(c);
+        }
+        let is_request = transport == Transport::Rc && !(0x0d..=0x12).contains(&u8::from(b.opcode));
+        if is_request && b.ack_req {
+            r.ack = Some(self.ack_for(&b, remote, 0, 0, 0, 0, false));
+        }
+        Ok(r)
     }
 
     /// Connects local RC QP `local` to remote QP `remote`.
@@ -196,18 +322,7 @@ impl Sink {
         f.packets += 1;
         f.payload_bytes += u64::from(payload);
         f.fecn_marked += u64::from(b.fecn);
-        let completes = matches!(
-            b.opcode,
-            Opcode::RcSendLast
-                | Opcode::RcSendOnly
-                | Opcode::RcSendLastWithImmediate
-                | Opcode::RcSendOnlyWithImmediate
-                | Opcode::UcSendLast
-                | Opcode::UcSendOnly
-                | Opcode::UdSendOnly
-                | Opcode::UdSendOnlyWithImmediate
-        );
-        if completes {
+        if completes(b.opcode) {
             f.messages += 1;
             f.last_message_at = Some(now);
             if let Some(a) = msg_arrival {
@@ -238,43 +353,73 @@ impl Sink {
         }
         let is_request = transport == Transport::Rc && !(0x0d..=0x12).contains(&u8::from(b.opcode));
         if is_request && (b.ack_req || (becn_on_ack && self.ack_becn)) {
-            let msn = self.msn.get(&b.dest_qp).copied().unwrap_or(0) & 0x00FF_FFFF;
-            r.ack = Some(Ack {
-                lrh: lrh::Repr {
-                    vl: l.vl,
-                    lver: 0,
-                    sl: l.sl,
-                    resv2: 0,
-                    lnh: Lnh::IbaLocal,
-                    dlid: l.slid,
-                    resv5: 0,
-                    pkt_len: ((lrh::HEADER_LEN + bth::HEADER_LEN + aeth::HEADER_LEN + 4) / 4)
-                        as u16,
-                    slid: self.own_lid,
-                },
-                bth: bth::Repr {
-                    opcode: Opcode::RcAcknowledge,
-                    se: false,
-                    migreq: false,
-                    pad_cnt: 0,
-                    tver: 0,
-                    pkey: b.pkey,
-                    fecn: false,
-                    becn: becn_on_ack,
-                    resv6: 0,
-                    dest_qp: remote,
-                    ack_req: false,
-                    resv7: 0,
-                    psn: b.psn,
-                },
-                aeth: aeth::Repr {
-                    syndrome: Syndrome::ACK_UNLIMITED,
-                    msn,
-                },
-            });
+            r.ack = Some(self.ack_for(b, remote, l.vl, l.sl, l.slid, self.own_lid, becn_on_ack));
         }
         r
     }
+
+    /// The ACK of RC request `b` to QP `remote` (LRH fields for native IB; zero for RoCEv2, whose caller
+    /// builds Ethernet/IP/UDP headers instead).
+    #[allow(clippy::too_many_arguments)]
+    fn ack_for(
+        &self,
+        b: &bth::Repr,
+        remote: u32,
+        vl: u8,
+        sl: u8,
+        dlid: u16,
+        slid: u16,
+        becn: bool,
+    ) -> Ack {
+        let msn = self.msn.get(&b.dest_qp).copied().unwrap_or(0) & 0x00FF_FFFF;
+        Ack {
+            lrh: lrh::Repr {
+                vl,
+                lver: 0,
+                sl,
+                resv2: 0,
+                lnh: Lnh::IbaLocal,
+                dlid,
+                resv5: 0,
+                pkt_len: ((lrh::HEADER_LEN + bth::HEADER_LEN + aeth::HEADER_LEN + 4) / 4) as u16,
+                slid,
+            },
+            bth: bth::Repr {
+                opcode: Opcode::RcAcknowledge,
+                se: false,
+                migreq: false,
+                pad_cnt: 0,
+                tver: 0,
+                pkey: b.pkey,
+                fecn: false,
+                becn,
+                resv6: 0,
+                dest_qp: remote,
+                ack_req: false,
+                resv7: 0,
+                psn: b.psn,
+            },
+            aeth: aeth::Repr {
+                syndrome: Syndrome::ACK_UNLIMITED,
+                msn,
+            },
+        }
+    }
+}
+
+/// Whether `op` ends a SEND message.
+fn completes(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::RcSendLast
+            | Opcode::RcSendOnly
+            | Opcode::RcSendLastWithImmediate
+            | Opcode::RcSendOnlyWithImmediate
+            | Opcode::UcSendLast
+            | Opcode::UcSendOnly
+            | Opcode::UdSendOnly
+            | Opcode::UdSendOnlyWithImmediate
+    )
 }
 
 #[cfg(test)]
@@ -371,6 +516,78 @@ mod tests {
         s.receive_bytes(1, &bytes).unwrap();
         assert_eq!(s.flow(1, 0x22).icrc_errors, 1);
         assert!(s.receive_bytes(2, &bytes[..5]).is_err());
+    }
+
+    /// RoCEv2 frames: an RC message of 2000 bytes at MTU 1024 (two frames, the second with AckReq), both
+    /// CE-marked: one CNP to the connected remote QP (the second CE falls within the 50 000-cycle minimum
+    /// interval), one ACK; payload and marks counted under the v4-mapped source address; a flipped payload
+    /// bit is an ICRC error.
+    #[test]
+    fn roce_frames() {
+        use crate::traffic::segment::RoceEncap;
+        use rtl_model::wire::builder::IpHeader;
+        use rtl_model::wire::ethernet;
+        let mut s = sink().with_roce_np(RoceNpConfig {
+            min_interval: 50_000,
+        });
+        let (mut g, _) = segs(Service::Rc, 0);
+        let mut v = Vec::new();
+        g.message(2000, 0, &mut v).unwrap();
+        let encap = RoceEncap {
+            eth: ethernet::Repr {
+                src_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 1]),
+                dst_addr: ethernet::MacAddr([2, 0, 0, 0, 0, 2]),
+                ethertype: ethernet::EtherType::Ipv4,
+            },
+            ip: IpHeader::V4(ipv4::Repr {
+                src_addr: [10, 0, 0, 1],
+                dst_addr: [10, 0, 0, 2],
+                protocol: ipv4::IpProtocol::Udp,
+                payload_len: 0,
+                ttl: 64,
+                dscp: 0,
+                ecn: ipv4::Ecn::Ect0,
+                ident: 0,
+                dont_frag: true,
+                more_frags: false,
+                frag_offset: 0,
+            }),
+            udp_src_port: 0xC001,
+        };
+        let mut reactions = Vec::new();
+        let mut last = Vec::new();
+        for (i, seg) in v.iter().enumerate() {
+            let mut f = g.roce_packet(seg, &encap).to_vec().unwrap();
+            ipv4::Packet::new_unchecked(&mut f[14..]).set_ecn_ce();
+            reactions.push(s.receive_roce_frame(100 * i as u64, &f, Some(0)).unwrap());
+            last = f;
+        }
+        let cnp = reactions[0].roce_cnp.unwrap();
+        assert_eq!((cnp.dest_qp, cnp.becn), (0x11, true));
+        assert_eq!(reactions[1].roce_cnp, None, "within the minimum interval");
+        assert_eq!(reactions[0].ack, None);
+        // PSN 100 went to the empty message segs() made; this message has 101 and 102.
+        assert_eq!(reactions[1].ack.unwrap().bth.psn, 102);
+        let mut src = [0u8; 16];
+        src[10..].copy_from_slice(&[0xff, 0xff, 10, 0, 0, 1]);
+        let f = s.roce_flow(src, 0x22);
+        assert_eq!(
+            (
+                f.packets,
+                f.payload_bytes,
+                f.fecn_marked,
+                f.cnps_sent,
+                f.messages,
+                f.completion_sum
+            ),
+            (2, 2000, 2, 1, 1, 100)
+        );
+        assert_eq!(f.icrc_errors, 0);
+        let n = last.len();
+        last[n - 10] ^= 1;
+        s.receive_roce_frame(200, &last, None).unwrap();
+        assert_eq!(s.roce_flow(src, 0x22).icrc_errors, 1);
+        assert!(s.receive_roce_frame(0, &last[..30], None).is_err());
     }
 
     #[test]

@@ -7,7 +7,9 @@
 use std::collections::VecDeque;
 
 use hca_model::np::ib::{CnpCoalescing, IbNpConfig, RcRequestFecn};
-use hca_model::pipeline::{FlowConfig, PortConfig, TxKind, TxPort, TxStart};
+use hca_model::pipeline::{
+    CnpKind, FlowConfig, LinkFlowControl, PortConfig, TxKind, TxPort, TxStart,
+};
 use hca_model::rate::cct::{CctController, CctParams, CctSettings};
 use hca_model::rate::{CnpInfo, Feedback};
 use hca_model::sink::Sink;
@@ -42,7 +44,7 @@ fn port(flows: Vec<FlowConfig>, ctxs: Vec<Box<dyn hca_model::rate::RateControlle
             },
             sl2vl: [0; 16],
             host_cap: None,
-            credit: credit_tx::Config { fccl_reset: 0 },
+            flow_control: LinkFlowControl::Credits(credit_tx::Config { fccl_reset: 0 }),
             cnp_queue_len: 16,
         },
         flows,
@@ -105,6 +107,7 @@ fn run(
         arrivals: Arrivals::new(Pattern::Saturating, clock(), 2048, 0, u64::MAX, 1).unwrap(),
         msg_bytes: 2048,
         cc: Some(0),
+        roce: None,
     };
     let seg = Segmenter::new(spec(), 0);
     let mut a = port(vec![flow], vec![Box::new(ctrl)]);
@@ -153,7 +156,7 @@ fn run(
         }
         if let Some(TxStart {
             sent,
-            kind: TxKind::Cnp(c),
+            kind: TxKind::Cnp(CnpKind::Ib(c)),
             ..
         }) = b.step(now)
         {
