@@ -35,7 +35,7 @@ impl Switch {
         let mut fc_done = false;
         let pfc_on = self.pfc_on[p];
         if let Some(f) = self.rx_pause[p] {
-            // Effective from the next cycle, like a new FCCL.
+            // An XOFF stops packet starts from this cycle on; a resume (0 quanta) frees them from the next.
             for vl in 0..usize::from(self.nvl[p]) {
                 if f.is_enabled(vl as u8) {
                     let q = f.quanta[vl];
@@ -87,18 +87,23 @@ impl Switch {
             let start = u32::from(self.rr[base + vl]);
             let rr_pick = |m: u64| ((m.rotate_right(start).trailing_zeros() + start) % 64) as usize;
             let i_all = rr_pick(all);
-            if !self.credit_ok(p, vl, i_all, t) {
+            let ok_all = self.credit_ok(p, vl, i_all, t);
+            if !ok_all {
                 stall |= 1 << vl;
             }
             if free == 0 {
                 continue;
             }
-            let i = rr_pick(free);
+            let i = if free == all { i_all } else { rr_pick(free) };
             let slot = self.voq_head[self.voq(i, p, vl)] as usize;
             req |= 1 << vl;
             len[vl] = self.slab[slot].desc.blocks() as u8;
             pick[vl] = i as u8;
-            if self.credit_ok(p, vl, i, t) {
+            if if i == i_all {
+                ok_all
+            } else {
+                self.credit_ok(p, vl, i, t)
+            } {
                 ok |= 1 << vl;
             }
         }
