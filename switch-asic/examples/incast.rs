@@ -2,10 +2,11 @@
 //!
 //! `cargo run --release -p switch-asic --example incast -- [cycles] [ports]`
 //!
-//! Runs a 4:1 incast (ports 0-3 to port 4) for `cycles` (default 10,000,000) on a 5-port switch, then a
-//! `ports`-port switch (default 36) under a full-load permutation plus 4:1 incasts (port p sends to
-//! (p / 4) * 4 + 3's group leader, and every fourth port also to its neighbour), printing simulated
-//! port-cycles per wall second. Exits non-zero if a packet was lost, a buffer overflowed or a credit leaked.
+//! Runs a 4:1 incast (ports 0-3 to port 4) for `cycles` (default 10,000,000) on a 5-port switch, then, for
+//! a tenth of that, a `ports`-port switch (default 36) in groups of four where three ports send to the
+//! group's fourth, which sends to the next group (3:1 incasts plus a ring), and finally the idle switch.
+//! Prints simulated port-cycles per wall second (switch and endpoints together: endpoints are clocked every
+//! cycle). Exits non-zero if a packet was lost, a buffer overflowed or a credit leaked.
 
 use std::time::Instant;
 

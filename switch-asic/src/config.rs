@@ -759,6 +759,55 @@ mod tests {
     }
 
     #[test]
+    fn congestion_settings_from_wire_bytes() {
+        // What a congestion-control manager sends: the 76-byte SwitchCongestionSetting and a 128-byte block.
+        let mut sw = SwitchCongestionSetting::mellanox_defaults(ControlMapOrder::Reversed);
+        sw.set_controls(ControlMap::ALL, ControlMapOrder::Reversed);
+        sw.threshold = 9;
+        sw.marking_rate = 4;
+        sw.victim_mask.set(1, true);
+        let mut blk = SwitchPortCongestionSettingBlock::default();
+        blk.elements[2] = SwitchPortCongestionElement {
+            valid: true,
+            control_type: ControlType::CreditStarvation,
+            threshold: 3,
+            packet_size: 0,
+            marking_rate: 0,
+        };
+        let (sw_bytes, blk_bytes) = (sw.to_bytes(), blk.to_bytes());
+        let sw2 = SwitchCongestionSetting::parse(&sw_bytes).unwrap();
+        let blk2 = SwitchPortCongestionSettingBlock::parse(&blk_bytes).unwrap();
+        let mut c = cfg();
+        c.apply_congestion_mads(&sw2, &[blk2], ControlMapOrder::Reversed)
+            .unwrap();
+        assert_eq!(
+            (c.ports[0].cc.threshold, c.ports[0].cc.marking_rate),
+            (9, 4)
+        );
+        assert!(c.ports[1].cc.victim_mask && !c.ports[3].cc.victim_mask);
+        // A credit-starvation element does not set the congestion-control threshold.
+        assert_eq!(c.ports[2].cc.threshold, 9);
+        // Control_Map bit 0 alone: Marking_Rate in the Mellanox (Reversed) order, Victim_Mask in opensm's.
+        let mut only = sw2;
+        only.control_map = 1;
+        let mut d = cfg();
+        d.apply_congestion_mads(&only, &[], ControlMapOrder::Reversed)
+            .unwrap();
+        assert_eq!(
+            (d.ports[0].cc.marking_rate, d.ports[1].cc.victim_mask),
+            (4, false)
+        );
+        let mut e = cfg();
+        e.apply_congestion_mads(&only, &[], ControlMapOrder::Opensm)
+            .unwrap();
+        assert_eq!(
+            (e.ports[0].cc.marking_rate, e.ports[1].cc.victim_mask),
+            (10, true)
+        );
+        assert_eq!(e.ports[0].cc.threshold, 15, "threshold bit not set");
+    }
+
+    #[test]
     fn serde_round_trip() {
         let c = cfg();
         let s = serde_json::to_string(&c).unwrap();

@@ -10,6 +10,9 @@ use rtl_model::crc::vcrc::fill_vcrc;
 use rtl_model::wire::builder::{ExtHeader, IbPacket, Payload, Transport, ICRC_LEN};
 use rtl_model::wire::{bth, grh, lrh};
 
+/// Bytes of the Ethernet, IPv4 and UDP headers before a RoCEv2 BTH.
+pub const ROCE_V4_HEADERS: usize = 14 + 20 + 8;
+
 /// Bytes of a link flow-control packet on the wire.
 pub const FC_PACKET_BYTES: u64 = 6;
 
@@ -66,6 +69,89 @@ impl PacketDesc {
             wire_len: wire.min(usize::from(u16::MAX)) as u16,
             ..PacketDesc::default()
         }
+    }
+
+    /// A RoCEv2-over-IPv4 packet (Ethernet 14 + IPv4 20 + UDP 8 + BTH, extension headers, payload, ICRC; no
+    /// FCS), ECN-capable (ECT(0)) as DCQCN senders send. `dlid`/`slid` stand for the destination and source
+    /// (they route it and make its addresses, see [`PacketDesc::materialise_roce_v4`]); `sl` is its priority.
+    pub fn roce_v4(dlid: u16, slid: u16, sl: u8, opcode: bth::Opcode, payload_len: u16) -> Self {
+        let ext = opcode.ext_header_len().unwrap_or(0);
+        let wire = ROCE_V4_HEADERS
+            + bth::HEADER_LEN
+            + ext
+            + usize::from(payload_len).div_ceil(4) * 4
+            + ICRC_LEN;
+        PacketDesc {
+            dlid,
+            slid,
+            sl,
+            ecn: 2,
+            opcode: opcode.into(),
+            payload_len,
+            wire_len: wire.min(usize::from(u16::MAX)) as u16,
+            ..PacketDesc::default()
+        }
+    }
+
+    /// Writes the RoCEv2 frame of a [`PacketDesc::roce_v4`] descriptor into `out`: MAC 02:00:00:00:hi:lo and
+    /// IPv4 10.0.hi.lo from the LIDs, DSCP 8 x priority, the descriptor's ECN, UDP source port 0xC000 | QP
+    /// low bits; IPv4 checksum and ICRC filled. FECN/BECN go into the BTH as for IB.
+    pub fn materialise_roce_v4(&self, out: &mut Vec<u8>) -> rtl_model::wire::Result<()> {
+        use rtl_model::wire::builder::{IpHeader, RocePacket};
+        use rtl_model::wire::{ethernet, ipv4};
+        static ZEROS: [u8; 64] = [0; 64];
+        let opcode = bth::Opcode::from(self.opcode);
+        let ext_len = opcode.ext_header_len().unwrap_or(0).min(ZEROS.len());
+        let [dh, dl] = self.dlid.to_be_bytes();
+        let [sh, sl] = self.slid.to_be_bytes();
+        RocePacket {
+            eth: ethernet::Repr {
+                src_addr: ethernet::MacAddr([2, 0, 0, 0, sh, sl]),
+                dst_addr: ethernet::MacAddr([2, 0, 0, 0, dh, dl]),
+                ethertype: ethernet::EtherType::Ipv4,
+            },
+            ip: IpHeader::V4(ipv4::Repr {
+                src_addr: [10, 0, sh, sl],
+                dst_addr: [10, 0, dh, dl],
+                protocol: ipv4::IpProtocol::Udp,
+                payload_len: 0,
+                ttl: 64,
+                dscp: (self.sl & 7) * 8,
+                ecn: ipv4::Ecn::from_bits(self.ecn),
+                ident: 0,
+                dont_frag: true,
+                more_frags: false,
+                frag_offset: 0,
+            }),
+            udp_src_port: 0xC000 | (self.dest_qp & 0x3FFF) as u16,
+            transport: Transport {
+                bth: bth::Repr {
+                    opcode,
+                    se: false,
+                    migreq: false,
+                    pad_cnt: 0,
+                    tver: 0,
+                    pkey: 0xFFFF,
+                    fecn: self.fecn,
+                    becn: self.becn,
+                    resv6: 0,
+                    dest_qp: self.dest_qp,
+                    ack_req: false,
+                    resv7: 0,
+                    psn: self.psn,
+                },
+                ext: if ext_len == 0 {
+                    ExtHeader::None
+                } else {
+                    ExtHeader::Raw(&ZEROS[..ext_len])
+                },
+                payload: Payload::Pattern {
+                    len: self.payload_len.into(),
+                    seed: self.payload_seed,
+                },
+            },
+        }
+        .build(out)
     }
 
     /// Length in 64-byte blocks (what credits count).
@@ -219,6 +305,23 @@ mod tests {
             PacketDesc::local(1, 1, 0, bth::Opcode::RcSendOnly, 0).blocks(),
             1
         );
+    }
+
+    #[test]
+    fn roce_descriptor_and_ce_marking_on_bytes_agree() {
+        let d = PacketDesc::roce_v4(0x0102, 0x0304, 3, bth::Opcode::RcSendOnly, 999);
+        let mut b = Vec::new();
+        d.materialise_roce_v4(&mut b).unwrap();
+        assert_eq!(b.len(), usize::from(d.wire_len));
+        // What the switch does to the descriptor (ECN := CE) equals what mark_ce_ipv4 does to the bytes.
+        assert!(crate::pfc::mark_ce_ipv4(&mut b).unwrap());
+        let mut e = d;
+        e.ecn = 3;
+        let mut want = Vec::new();
+        e.materialise_roce_v4(&mut want).unwrap();
+        assert_eq!(b, want);
+        let (kind, covered) = rtl_model::crc::icrc::roce_covered(&b).unwrap();
+        assert!(verify_icrc(kind, covered).unwrap());
     }
 
     #[test]

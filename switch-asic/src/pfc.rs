@@ -14,7 +14,8 @@
 //!   cycle), while the bytes already on the wire arrive (`delay`), and the packet the sender had just started
 //!   completes (one MTU packet): `2 MTU + 64 + (2 delay + 2) x rate` bytes, plus one block for rounding.
 //! - Pause frames occupy the wire (64 bytes), start on a cycle boundary and go before waiting data; one per
-//!   cycle per port. A pause takes effect at the transmitter the cycle after it arrives.
+//!   cycle per port. At the transmitter an XOFF stops packet starts from the cycle it arrives; a resume frees
+//!   them from the next cycle. A packet already started finishes.
 //! - An XOFF is refreshed when half its duration has passed and the buffer is still above XON.
 //! - RCM-1a root/victim: a priority counts as without credit while it is paused and for
 //!   [`PfcConfig::victim_hold`] cycles after ([`PfcConfig::victim_hold`] documents why).

@@ -2,10 +2,12 @@
 
 use crate::config::{PortCc, RoceDetect, SwitchConfig};
 use crate::endpoint::Rig;
+use crate::packet::PacketDesc;
 use crate::pfc::headroom_blocks;
 use crate::pfc::PfcConfig;
 use crate::rate::LinkRate;
-use crate::switch_tests::{cfg, pkt};
+use crate::switch_tests::cfg;
+use rtl_model::wire::bth::Opcode;
 
 const OUT: usize = 4;
 
@@ -22,11 +24,14 @@ fn roce_rig(buf: u16, delay: u32, latency: u64, cc: PortCc, inputs: usize) -> Ri
     }
     let mut r = Rig::new(c, buf, latency).unwrap();
     for p in 0..inputs {
-        let mut d = pkt(OUT, 2048);
-        d.ecn = 2;
-        r.eps[p].set_source(d, None);
+        r.eps[p].set_source(roce(p), None);
     }
     r
+}
+
+/// A 2048-byte RoCEv2 packet (ECT(0)) from input `p` to port 4.
+fn roce(p: usize) -> PacketDesc {
+    PacketDesc::roce_v4(OUT as u16 + 1, p as u16 + 1, 0, Opcode::RcSendOnly, 2048)
 }
 
 fn overflows(r: &Rig) -> u64 {
@@ -128,9 +133,7 @@ fn ce_run(cc: PortCc, inputs: usize, slow_sink: bool) -> (u64, u64, u64) {
         let srcs: Vec<_> = (0..inputs).collect();
         r = Rig::new(c, 250, 20).unwrap();
         for p in srcs {
-            let mut d = pkt(OUT, 2048);
-            d.ecn = 2;
-            r.eps[p].set_source(d, None);
+            r.eps[p].set_source(roce(p), None);
         }
     }
     if slow_sink {
@@ -226,7 +229,9 @@ fn packets_not_ecn_capable_are_never_marked() {
     };
     let mut r = roce_rig(250, 20, 20, cc, 4);
     for p in 0..4 {
-        r.eps[p].set_source(pkt(OUT, 2048), None); // ECN 0
+        let mut d = roce(p);
+        d.ecn = 0;
+        r.eps[p].set_source(d, None);
     }
     r.run(50_000);
     assert_eq!(r.sw.counters(OUT, 0).marked, 0);

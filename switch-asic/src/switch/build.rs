@@ -1,0 +1,188 @@
+//! Building a [`Switch`] from its configuration: every block is made (and validates its settings).
+
+use super::*;
+
+impl Switch {
+    /// Validates `cfg` and builds the switch in its reset state.
+    pub fn new(cfg: SwitchConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let n = cfg.ports.len();
+        let v = cfg
+            .ports
+            .iter()
+            .map(|p| usize::from(p.data_vls))
+            .max()
+            .unwrap_or(1);
+        let nv = n * v;
+        let mut crx = Vec::with_capacity(nv);
+        let mut ctx = Vec::with_capacity(nv);
+        let mut cong = Vec::with_capacity(nv);
+        let mut mark = Vec::with_capacity(nv);
+        let mut arb = Vec::with_capacity(n);
+        let mut slots = 0usize;
+        for (p, pc) in cfg.ports.iter().enumerate() {
+            for vl in 0..v {
+                let buf = pc.vl_buf_blocks.get(vl).copied().unwrap_or(1);
+                if vl < usize::from(pc.data_vls) {
+                    slots += usize::from(buf);
+                }
+                // A PFC port uses credit_rx only as its buffer model: its packets are never sent, so its timer
+                // is set as slow as it goes.
+                let (policy, interval) = match pc.pfc {
+                    None => (cfg.fc_policy.into(), pc.fc_interval),
+                    Some(_) => (credit_rx::FcPolicy::Periodic, u16::MAX),
+                };
+                crx.push(
+                    CreditRx::new(credit_rx::Config {
+                        policy,
+                        ..credit_rx::Config::new(buf, interval)
+                    })
+                    .map_err(block_err(format!("ports[{p}].vl_buf_blocks[{vl}]")))?,
+                );
+                ctx.push(
+                    CreditTx::new(credit_tx::Config::default())
+                        .map_err(block_err(format!("ports[{p}]")))?,
+                );
+                cong.push(
+                    CongDetect::new(pc.cc.detect_config(buf))
+                        .map_err(block_err(format!("ports[{p}].cc")))?,
+                );
+                mark.push(
+                    FecnMarker::new(pc.cc.marker_config())
+                        .map_err(block_err(format!("ports[{p}].cc")))?,
+                );
+            }
+            let conv = |t: &[rtl_model::mad::vlarb::VlArbEntry]| -> Vec<ArbEntry> {
+                t.iter().map(|e| ArbEntry::new(e.vl, e.weight)).collect()
+            };
+            arb.push(
+                VlArb::new(vl_arb::Config {
+                    high: conv(&pc.vlarb.high),
+                    low: conv(&pc.vlarb.low),
+                    vl_high_limit: pc.vlarb.high_limit,
+                })
+                .map_err(block_err(format!("ports[{p}].vlarb")))?,
+            );
+        }
+        let mut lft = vec![NO_ROUTE; cfg.lft.len()];
+        for (d, e) in cfg.lft.iter().enumerate() {
+            if let Some(p) = e {
+                lft[d] = *p;
+            }
+        }
+        let mut sl2vl = Vec::with_capacity(n * n);
+        let mut store_forward = Vec::with_capacity(n * n);
+        for i in 0..n {
+            for o in 0..n {
+                sl2vl.push(cfg.sl2vl_of(i, o).vl);
+                store_forward.push(!cfg.ports[o].rate.le(cfg.ports[i].rate));
+            }
+        }
+        let slab_cap = slots + n;
+        let mtu_blocks = mtu_packet_blocks(cfg.mtu);
+        let mut wm = Vec::with_capacity(nv);
+        for (p, pc) in cfg.ports.iter().enumerate() {
+            for vl in 0..v {
+                let buf = pc.vl_buf_blocks.get(vl).copied().unwrap_or(1);
+                wm.push(match (&pc.pfc, vl < usize::from(pc.data_vls)) {
+                    (Some(c), true) => {
+                        c.watermarks(buf, pc.rate, mtu_blocks, &format!("ports[{p}].pfc"))?
+                    }
+                    _ => Watermarks {
+                        xoff: u16::MAX,
+                        xon: 0,
+                    },
+                });
+            }
+        }
+        let sw = Switch {
+            n,
+            v,
+            now: 0,
+            mtu_blocks: mtu_packet_blocks(cfg.mtu),
+            rate: cfg.ports.iter().map(|p| p.rate).collect(),
+            nvl: cfg.ports.iter().map(|p| p.data_vls).collect(),
+            speedup: cfg.ports.iter().map(|p| p.speedup).collect(),
+            lft,
+            sl2vl,
+            store_forward,
+            crx,
+            crx_next: vec![0; nv],
+            crx_due: vec![0; nv],
+            ctx,
+            arb,
+            cong,
+            mark,
+            rx_pkt: vec![None; n],
+            rx_fc: vec![None; n],
+            touched: PreVec(Vec::with_capacity(2 * n)),
+            arriving: vec![None; n],
+            free_pending: vec![0; nv],
+            reads: vec![0; n],
+            saturated: 0,
+            slab: vec![
+                Slot {
+                    desc: PacketDesc::default(),
+                    next: NONE,
+                    in_vl: 0,
+                    out: 0,
+                    out_vl: 0,
+                };
+                slab_cap
+            ],
+            free_slots: PreVec((0..slab_cap as u32).rev().collect()),
+            voq_head: vec![NONE; n * nv],
+            voq_tail: vec![NONE; n * nv],
+            voq_fill: vec![0; n * nv],
+            voq_mask: vec![0; nv],
+            rr: vec![0; nv],
+            ser: vec![Serializer::default(); n],
+            inflight: vec![None; n],
+            fc_pending: vec![0; n],
+            fc_fccl: vec![0; nv],
+            eg_wake: vec![NEVER; n],
+            in_wake: vec![0; n],
+            next_any: 0,
+            cong_dirty: vec![false; nv],
+            dirty_list: PreVec(Vec::with_capacity(nv)),
+            events: PreVec(Vec::with_capacity(2 * n)),
+            counters: vec![PortVlCounters::default(); nv],
+            wait: vec![LazyCycles::default(); nv],
+            cong_time: vec![LazyCycles::default(); nv],
+            last_start: vec![(NEVER, false); nv],
+            last_desc: vec![None; nv],
+            rx_errors: 0,
+            work_cycles: 0,
+            eager: false,
+            pfc_on: cfg.ports.iter().map(|p| p.pfc.is_some()).collect(),
+            roce_detect: cfg.ports.iter().map(|p| p.cc.roce_detect).collect(),
+            wm,
+            pfc_quanta: cfg
+                .ports
+                .iter()
+                .map(|p| p.pfc.map_or(0, |c| c.pause_quanta))
+                .collect(),
+            pfc_half: cfg
+                .ports
+                .iter()
+                .map(|p| {
+                    p.pfc
+                        .map_or(0, |c| pfc::pause_cycles(p.rate, c.pause_quanta) / 2)
+                })
+                .collect(),
+            pfc_rx: vec![PfcRx::default(); nv],
+            pfc_pending: vec![0; n],
+            pfc_out_quanta: vec![0; nv],
+            paused_until: vec![0; nv],
+            pause_seen: vec![false; nv],
+            victim_hold: cfg
+                .ports
+                .iter()
+                .map(|p| p.pfc.map_or(0, |c| u64::from(c.victim_hold)))
+                .collect(),
+            rx_pause: vec![None; n],
+            cfg,
+        };
+        Ok(sw)
+    }
+}

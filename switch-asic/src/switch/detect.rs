@@ -1,0 +1,92 @@
+//! Congestion detection of a [`Switch`] (phase 3 of a cycle) and what callers observe.
+
+use super::*;
+
+impl Switch {
+    pub(super) fn detect(&mut self, t: u64) {
+        if self.eager {
+            self.dirty_list.0.clear();
+            for k in 0..self.cong.len() {
+                self.cong_dirty[k] = true;
+                self.dirty_list.0.push(k as u32);
+            }
+        }
+        for j in 0..self.dirty_list.0.len() {
+            let k = self.dirty_list.0[j] as usize;
+            self.cong_dirty[k] = false;
+            let avail = self.credit_avail(k, t);
+            let fill = &self.voq_fill[k * self.n..(k + 1) * self.n];
+            self.cong[k].step_with(&cong_detect::In {
+                rst_ni: true,
+                voq_fill_i: fill,
+                credit_avail_i: avail,
+            });
+            let on = self.cong[k].cong_q;
+            self.cong_time[k].set(on, t + 1);
+        }
+        self.dirty_list.0.clear();
+    }
+
+    /// The signals of output/input `port`, VL `vl` as they stand before the next step (zeros for a VL the
+    /// port lacks or a port that does not exist).
+    pub fn observe(&self, port: usize, vl: usize) -> PortVlSignals {
+        if port >= self.n || vl >= usize::from(self.nvl[port]) {
+            return PortVlSignals::default();
+        }
+        let k = port * self.v + vl;
+        let c = self.cong[k].outputs();
+        let rx = &self.crx[k];
+        let (at, marked) = self.last_start[k];
+        let started = self.now > 0 && at == self.now - 1;
+        PortVlSignals {
+            cong: c.cong_o,
+            root: c.root_o,
+            victim: c.victim_o,
+            mark_state: c.mark_state_o,
+            voq_fill: self.voq_fill[k * self.n..(k + 1) * self.n]
+                .iter()
+                .map(|&f| u32::from(f))
+                .sum(),
+            in_buf_used: rx.config().buf_blocks - rx.free_q,
+            credits_avail: self.credit_avail(k, self.now),
+            paused: self.paused_until[k] > self.now,
+            pause_sent: self.pfc_rx[k].paused,
+            started,
+            marked: started && marked,
+        }
+    }
+
+    /// The counters of `port`, VL `vl` up to now (zeros for a VL the port lacks).
+    pub fn counters(&self, port: usize, vl: usize) -> PortVlCounters {
+        if port >= self.n || vl >= usize::from(self.nvl[port]) {
+            return PortVlCounters::default();
+        }
+        let k = port * self.v + vl;
+        let mut c = self.counters[k];
+        c.xmit_wait = self.wait[k].read(self.now);
+        c.cong_cycles = self.cong_time[k].read(self.now);
+        c
+    }
+
+    /// The counters of `port` summed over its VLs.
+    pub fn port_counters(&self, port: usize) -> PortVlCounters {
+        let mut c = PortVlCounters::default();
+        for vl in 0..self.v {
+            c.add(&self.counters(port, vl));
+        }
+        c
+    }
+
+    /// The descriptor of the last packet that started on output `port`, VL `vl` (as it left: output VL, FECN).
+    pub fn last_started(&self, port: usize, vl: usize) -> Option<PacketDesc> {
+        if port >= self.n || vl >= usize::from(self.nvl[port]) {
+            return None;
+        }
+        self.last_desc[port * self.v + vl]
+    }
+
+    /// Packets held in the switch (in VoQs or waiting for their tail).
+    pub fn packets_held(&self) -> usize {
+        self.slab.len() - self.free_slots.0.len()
+    }
+}

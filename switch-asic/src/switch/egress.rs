@@ -1,0 +1,324 @@
+//! Egress of a [`Switch`]: completions, pause and flow-control frames, VL arbitration among the round-robin
+//! heads, credit take, marking, serialisation (phases 0 and 1 of a cycle).
+
+use super::*;
+
+impl Switch {
+    pub(super) fn egress_complete(&mut self, p: usize, t: u64) {
+        let Some(f) = self.inflight[p] else { return };
+        if f.end != t {
+            return;
+        }
+        self.inflight[p] = None;
+        let i = usize::from(f.inp);
+        self.free_pending[i * self.v + usize::from(f.in_vl)] += u32::from(f.blocks);
+        self.in_wake[i] = self.in_wake[i].min(t);
+        if self.reads[i] == self.speedup[i] {
+            self.saturated &= !(1u64 << i);
+            for o in 0..self.n {
+                let base = o * self.v;
+                if self.voq_mask[base..base + self.v]
+                    .iter()
+                    .any(|m| m & (1 << i) != 0)
+                {
+                    self.eg_wake[o] = self.eg_wake[o].min(t);
+                }
+            }
+        }
+        self.reads[i] -= 1;
+    }
+
+    pub(super) fn egress(&mut self, p: usize, t: u64) {
+        let r = self.rate[p];
+        let base = p * self.v;
+        let fc_in = self.rx_fc[p];
+        let mut fc_done = false;
+        let pfc_on = self.pfc_on[p];
+        if let Some(f) = self.rx_pause[p] {
+            // An XOFF stops packet starts from this cycle on; a resume (0 quanta) frees them from the next.
+            for vl in 0..usize::from(self.nvl[p]) {
+                if f.is_enabled(vl as u8) {
+                    let q = f.quanta[vl];
+                    self.paused_until[base + vl] = if q == 0 {
+                        t + 1
+                    } else {
+                        t + 1 + pfc::pause_cycles(r, q)
+                    };
+                }
+            }
+        }
+        // A pending pause frame or flow-control packet goes first.
+        let mut fc_sent = false;
+        if self.pfc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+            let vl = self.pfc_pending[p].trailing_zeros() as usize;
+            self.pfc_pending[p] &= !(1 << vl);
+            self.ser[p].start_ctl(r, t, PAUSE_FRAME_BYTES);
+            self.events.0.push(TxEvent::Pause {
+                port: p as u8,
+                frame: pfc::frame(vl as u8, self.pfc_out_quanta[base + vl]),
+            });
+            fc_sent = true;
+        } else if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+            let vl = self.fc_pending[p].trailing_zeros() as usize;
+            self.fc_pending[p] &= !(1 << vl);
+            self.ser[p].start_fc(r, t);
+            self.events.0.push(TxEvent::Fc {
+                port: p as u8,
+                fc: FcPacket {
+                    vl: vl as u8,
+                    fctbs: self.ctx[base + vl].fctbs_q,
+                    fccl: self.fc_fccl[base + vl],
+                },
+            });
+            fc_sent = true;
+        }
+        // Requests: the round-robin head of each VL and whether its credit covers it.
+        // `req`/`ok` for arbitration skip inputs with no free read slot (speed-up); the stall state
+        // (`stall`, for XmitWait) does not, so it changes only on events at this port.
+        let (mut req, mut ok, mut stall) = (0u16, 0u16, 0u16);
+        let mut len = [0u8; 16];
+        let mut pick = [0u8; 16];
+        for vl in 0..usize::from(self.nvl[p]) {
+            let all = self.voq_mask[base + vl];
+            if all == 0 {
+                continue;
+            }
+            let free = all & !self.saturated;
+            let start = u32::from(self.rr[base + vl]);
+            let rr_pick = |m: u64| ((m.rotate_right(start).trailing_zeros() + start) % 64) as usize;
+            let i_all = rr_pick(all);
+            let ok_all = self.credit_ok(p, vl, i_all, t);
+            if !ok_all {
+                stall |= 1 << vl;
+            }
+            if free == 0 {
+                continue;
+            }
+            let i = if free == all { i_all } else { rr_pick(free) };
+            let slot = self.voq_head[self.voq(i, p, vl)] as usize;
+            req |= 1 << vl;
+            len[vl] = self.slab[slot].desc.blocks() as u8;
+            pick[vl] = i as u8;
+            if if i == i_all {
+                ok_all
+            } else {
+                self.credit_ok(p, vl, i, t)
+            } {
+                ok |= 1 << vl;
+            }
+        }
+        if pfc_on {
+            for vl in 0..usize::from(self.nvl[p]) {
+                let paused = self.pfc_without_credit(base + vl, t);
+                if paused != self.pause_seen[base + vl] {
+                    self.pause_seen[base + vl] = paused;
+                    self.mark_dirty(base + vl);
+                }
+            }
+        }
+        for vl in 0..usize::from(self.nvl[p]) {
+            self.wait[base + vl].set(stall & (1 << vl) != 0, t);
+        }
+        let mut granted = None;
+        if !fc_sent && req & ok != 0 && self.ser[p].can_start_packet(r, t) {
+            let o = self.arb[p].step(&vl_arb::In {
+                rst_ni: true,
+                ready_i: true,
+                req_i: req,
+                len_i: len,
+                credit_ok_i: ok,
+            });
+            if o.gnt_valid_o && usize::from(o.gnt_vl_o) < usize::from(self.nvl[p]) {
+                granted = Some(usize::from(o.gnt_vl_o));
+            }
+        }
+        if let Some(vl) = granted {
+            let i = usize::from(pick[vl]);
+            let k = base + vl;
+            let q = self.voq(i, p, vl);
+            let slot_i = self.voq_head[q];
+            let slot = self.slab[slot_i as usize];
+            self.voq_head[q] = slot.next;
+            if slot.next == NONE {
+                self.voq_tail[q] = NONE;
+                self.voq_mask[k] &= !(1u64 << i);
+            }
+            let blocks = slot.desc.blocks();
+            self.voq_fill[k * self.n + i] -= blocks;
+            self.rr[k] = ((i + 1) % self.n) as u8;
+            self.free_slots.0.push(slot_i);
+            self.reads[i] += 1;
+            if self.reads[i] == self.speedup[i] {
+                self.saturated |= 1u64 << i;
+            }
+            if !pfc_on {
+                let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
+                fc_done = fc.is_some();
+                let co = self.ctx[k].step(&credit_tx::In {
+                    rst_ni: true,
+                    fc_valid_i: fc.is_some(),
+                    fc_fccl_i: fc.map_or(0, |f| f.fccl),
+                    req_valid_i: true,
+                    req_blocks_i: blocks as u8,
+                    take_i: true,
+                });
+                if co.err_o {
+                    self.counters[k].credit_err += 1;
+                }
+            }
+            let mark_state = match (pfc_on, self.roce_detect[p]) {
+                (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
+                    self.oversubscribed(vl, self.voq_mask[k] | (1u64 << i), in_buf_blocks)
+                }
+                _ => self.cong[k].outputs().mark_state_o,
+            };
+            let mut mo = self.mark[k].step(&fecn_marker::In {
+                rst_ni: true,
+                pkt_valid_i: true,
+                pkt_bytes_i: slot.desc.wire_len,
+                mark_state_i: mark_state,
+            });
+            let mut desc = slot.desc;
+            desc.vl = vl as u8;
+            if pfc_on {
+                // ECN CE on ECN-capable packets only (0 is not ECT; CE stays CE).
+                mo.mark_o &= desc.ecn == 1 || desc.ecn == 2;
+                if mo.mark_o {
+                    desc.ecn = 3;
+                }
+            } else {
+                desc.fecn |= mo.mark_o;
+            }
+            let c = &mut self.counters[k];
+            c.xmit_pkts += 1;
+            c.xmit_bytes += u64::from(desc.wire_len);
+            if mark_state
+                && u32::from(desc.wire_len) >= u32::from(self.mark[k].config().packet_size) * 64
+            {
+                c.eligible += 1;
+            }
+            if mo.mark_o {
+                c.marked += 1;
+            }
+            self.last_start[k] = (t, mo.mark_o);
+            self.last_desc[k] = Some(desc);
+            let (offset, end) = self.ser[p].start_packet(r, t, desc.wire_len);
+            self.inflight[p] = Some(Inflight {
+                inp: i as u8,
+                in_vl: slot.in_vl,
+                blocks,
+                end,
+            });
+            self.events.0.push(TxEvent::Packet {
+                port: p as u8,
+                start: PacketStart { desc, offset },
+            });
+            self.wait[k].set(false, t);
+            self.mark_dirty(k);
+        }
+        if let Some(f) = fc_in.filter(|_| !pfc_on) {
+            if !fc_done {
+                let k = base + usize::from(f.vl);
+                let idle = self.ctx[k].idle_input();
+                self.ctx[k].step(&credit_tx::In {
+                    fc_valid_i: true,
+                    fc_fccl_i: f.fccl,
+                    ..idle
+                });
+            }
+            self.mark_dirty(base + usize::from(f.vl));
+        }
+        // Next time this output needs a look without outside help.
+        let mut w = NEVER;
+        if let Some(f) = self.inflight[p] {
+            if f.end > t {
+                w = w.min(f.end);
+            }
+        }
+        if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
+            w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
+        }
+        if pfc_on && stall != 0 {
+            // A paused priority with a packet waiting: look again when the pause runs out.
+            for vl in 0..usize::from(self.nvl[p]) {
+                if stall & (1 << vl) != 0 {
+                    w = w.min(self.paused_until[base + vl].max(t + 1));
+                }
+            }
+        }
+        let queued = self.voq_mask[base..base + self.v].iter().any(|&m| m != 0);
+        if pfc_on && queued {
+            // The end of a victim hold changes what cong_detect sees.
+            for vl in 0..usize::from(self.nvl[p]) {
+                if self.pause_seen[base + vl] {
+                    w = w.min((self.paused_until[base + vl] + self.victim_hold[p]).max(t + 1));
+                }
+            }
+        }
+        if req & ok != 0 && granted.is_none() {
+            w = w.min(self.ser[p].packet_ready_cycle(r, t + 1));
+        }
+        if queued && (granted.is_some() || fc_in.is_some() || self.rx_pause[p].is_some()) {
+            // A grant moved the round-robin heads and took credit, a flow-control packet or pause changed
+            // it: the stall state (XmitWait) may differ next cycle. Then arbitration when the wire frees.
+            w = w.min(t + 1);
+        }
+        self.eg_wake[p] = w;
+    }
+
+    /// PFC port-VL `k` counts as without credit in cycle `t`: paused, or within the victim hold after.
+    pub(super) fn pfc_without_credit(&self, k: usize, t: u64) -> bool {
+        let pu = self.paused_until[k];
+        pu != 0 && pu + self.victim_hold[k / self.v] > t
+    }
+
+    /// Whether the head of VoQ (`inp`, `p`, `vl`) may start now: its credit fits (`credit_tx::fits`) on an IB
+    /// port, the priority is not paused on a PFC port.
+    pub(super) fn credit_ok(&self, p: usize, vl: usize, inp: usize, t: u64) -> bool {
+        let k = p * self.v + vl;
+        if self.pfc_on[p] {
+            return self.paused_until[k] <= t;
+        }
+        let slot = self.voq_head[self.voq(inp, p, vl)] as usize;
+        let blocks = self.slab[slot].desc.blocks() as u8;
+        let tx = &self.ctx[k];
+        fits(tx.fccl_q, tx.fctbs_q, blocks)
+    }
+
+    /// Credit of output port-VL `k` as `cong_detect` sees it: `credit_tx`'s `avail_o` ((FCCL - FCTBS) mod 4096,
+    /// from its registers) on an IB port; on a PFC port all of it unless the priority is paused (RCM-1a: a
+    /// paused priority is one without credit).
+    pub(super) fn credit_avail(&self, k: usize, t: u64) -> u16 {
+        let full = credit_tx::FC_MOD as u16 - 1;
+        if self.pfc_on[k / self.v] {
+            if self.pfc_without_credit(k, t) {
+                0
+            } else {
+                full
+            }
+        } else {
+            let tx = &self.ctx[k];
+            tx.fccl_q.wrapping_sub(tx.fctbs_q) & full
+        }
+    }
+
+    /// RCM-1b: at least two inputs in `mask` have packets queued, and one of them holds more than `thr`
+    /// blocks in its buffer of `vl`.
+    pub(super) fn oversubscribed(&self, vl: usize, mask: u64, thr: u16) -> bool {
+        if mask.count_ones() < 2 {
+            return false;
+        }
+        let mut m = mask;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if vl < usize::from(self.nvl[i]) {
+                let rx = &self.crx[i * self.v + vl];
+                if rx.config().buf_blocks - rx.free_q > thr {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}

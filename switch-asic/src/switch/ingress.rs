@@ -1,0 +1,170 @@
+//! Ingress of a [`Switch`]: block arrival, `credit_rx`, PFC watermarks, routing and VoQs (phase 2 of a cycle).
+
+use super::*;
+
+impl Switch {
+    #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
+    pub(super) fn ingress(&mut self, p: usize, t: u64) {
+        let r = self.rate[p];
+        let base = p * self.v;
+        let mut blk = [0u8; 16];
+        if let Some(mut ar) = self.arriving[p] {
+            let got = ar.a.take_until(r, t);
+            blk[usize::from(ar.vl)] += got as u8;
+            if ar.a.is_done() {
+                self.arrival_done(p, &ar, t);
+                self.arriving[p] = None;
+            } else {
+                self.arriving[p] = Some(ar);
+            }
+        }
+        if let Some(ps) = self.rx_pkt[p] {
+            if self.arriving[p].is_some() {
+                self.rx_errors += 1;
+            } else {
+                self.head_arrives(p, ps, t, &mut blk);
+            }
+        }
+        let fc = self.rx_fc[p];
+        let mut wake = self.arriving[p]
+            .and_then(|a| a.a.next_cycle())
+            .unwrap_or(NEVER);
+        for vl in 0..usize::from(self.nvl[p]) {
+            let k = base + vl;
+            let fcv = fc.filter(|f| usize::from(f.vl) == vl);
+            let free = self.free_pending[k].min(127);
+            if !self.eager && blk[vl] == 0 && fcv.is_none() && free == 0 && self.crx_due[k] > t {
+                wake = wake.min(self.crx_due[k]);
+                continue;
+            }
+            let gap = t - self.crx_next[k];
+            if gap > 0 {
+                self.crx[k].skip(gap);
+            }
+            let o = self.crx[k].step(&credit_rx::In {
+                rst_ni: true,
+                blk_rx_i: blk[vl],
+                fc_valid_i: fcv.is_some(),
+                fc_fctbs_i: fcv.map_or(0, |f| f.fctbs),
+                blk_free_i: free as u8,
+            });
+            self.free_pending[k] -= free;
+            if o.overflow_o {
+                self.counters[k].overflow += 1;
+            }
+            if self.pfc_on[p] {
+                let used = self.crx[k].config().buf_blocks - self.crx[k].free_q;
+                let q = self.pfc_quanta[p];
+                if let Some(q) = self.pfc_rx[k].update(used, self.wm[k], q, self.pfc_half[p], t) {
+                    self.pfc_pending[p] |= 1 << vl;
+                    self.pfc_out_quanta[k] = q;
+                    if q == 0 {
+                        self.counters[k].resumes_sent += 1;
+                    } else {
+                        self.counters[k].pauses_sent += 1;
+                    }
+                    self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, t + 1));
+                }
+            } else if o.fc_send_o {
+                self.fc_pending[p] |= 1 << vl;
+                self.fc_fccl[k] = o.fccl_o;
+                self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, t + 1));
+            }
+            self.crx_next[k] = t + 1;
+            self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| t + 1 + e);
+            if let Some(at) = self.pfc_rx[k].next_event() {
+                self.crx_due[k] = self.crx_due[k].min(at.max(t + 1));
+            }
+            if self.free_pending[k] > 0 {
+                self.crx_due[k] = t + 1;
+            }
+            wake = wake.min(self.crx_due[k]);
+        }
+        self.in_wake[p] = wake;
+    }
+
+    pub(super) fn head_arrives(&mut self, p: usize, ps: PacketStart, t: u64, blk: &mut [u8; 16]) {
+        let r = self.rate[p];
+        let d = ps.desc;
+        let vl = usize::from(d.vl);
+        let mut a = Arrival::new(r, t, ps.offset, d.wire_len);
+        if vl >= usize::from(self.nvl[p]) {
+            // No credit accounting exists for a VL the port lacks: count and ignore the packet.
+            self.rx_errors += 1;
+            return;
+        }
+        let k = p * self.v + vl;
+        self.counters[k].rcv_pkts += 1;
+        self.counters[k].rcv_bytes += u64::from(d.wire_len);
+        blk[vl] += a.take_until(r, t) as u8;
+        let out = self
+            .lft
+            .get(usize::from(d.dlid))
+            .copied()
+            .unwrap_or(NO_ROUTE);
+        let out_vl = if out == NO_ROUTE {
+            Sl2VlTable::VL_DROP
+        } else {
+            self.sl2vl[p * self.n + usize::from(out)][usize::from(d.sl & 15)]
+        };
+        let drop = out == NO_ROUTE
+            || out_vl == Sl2VlTable::VL_DROP
+            || a.blocks() > self.mtu_blocks
+            || a.blocks() == 0
+            || self.free_slots.0.is_empty();
+        let mut ar = Arriving {
+            a,
+            vl: vl as u8,
+            deferred: NONE,
+        };
+        if drop {
+            self.counters[k].dropped += 1;
+            ar.deferred = DROP;
+        } else {
+            let slot = self.free_slots.0.pop().unwrap_or(NONE);
+            self.slab[slot as usize] = Slot {
+                desc: d,
+                next: NONE,
+                in_vl: vl as u8,
+                out,
+                out_vl,
+            };
+            if self.store_forward[p * self.n + usize::from(out)] && !ar.a.is_done() {
+                ar.deferred = slot;
+            } else {
+                self.enqueue(p, slot, t);
+            }
+        }
+        if ar.a.is_done() {
+            self.arrival_done(p, &ar, t);
+        } else {
+            self.arriving[p] = Some(ar);
+        }
+    }
+
+    pub(super) fn arrival_done(&mut self, p: usize, ar: &Arriving, t: u64) {
+        if ar.deferred == DROP {
+            self.free_pending[p * self.v + usize::from(ar.vl)] += u32::from(ar.a.blocks());
+        } else if ar.deferred != NONE {
+            self.enqueue(p, ar.deferred, t);
+        }
+    }
+
+    pub(super) fn enqueue(&mut self, inp: usize, slot: u32, t: u64) {
+        let s = self.slab[slot as usize];
+        let (out, vl) = (usize::from(s.out), usize::from(s.out_vl));
+        let q = self.voq(inp, out, vl);
+        if self.voq_tail[q] == NONE {
+            self.voq_head[q] = slot;
+        } else {
+            let tail = self.voq_tail[q] as usize;
+            self.slab[tail].next = slot;
+        }
+        self.voq_tail[q] = slot;
+        let k = out * self.v + vl;
+        self.voq_mask[k] |= 1u64 << inp;
+        self.voq_fill[k * self.n + inp] += s.desc.blocks();
+        self.eg_wake[out] = self.eg_wake[out].min(t + 1);
+        self.mark_dirty(k);
+    }
+}

@@ -1,0 +1,408 @@
+//! The switch: ingress, VoQs, VL arbitration and crossbar, egress, credits and congestion control, stepped per
+//! clock and composed of the `rtl_model` blocks.
+//!
+//! # Port interface
+//! Before each [`Switch::step`] the caller hands in what arrives on each port in that cycle: at most one packet
+//! head ([`Switch::rx_packet`], a [`PacketStart`]) and at most one flow-control packet ([`Switch::rx_fc`]).
+//! The rest of a packet follows at the port's exact link rate; the switch counts its blocks itself
+//! ([`crate::link::Arrival`]). `step` returns what each port puts on its link in that cycle ([`TxEvent`]s); a
+//! fabric delays them by the link latency and hands them to the far end the same way.
+//!
+//! # One cycle
+//! The cycle's work runs in phases so that the order of ports never changes a result:
+//! 0. Egress completions: an output whose packet's last byte leaves this cycle releases the packet's input
+//!    buffer blocks (they reach `credit_rx` in phase 2) and the input's read slot (internal speed-up).
+//! 1. Egress: received FCCLs reach `credit_tx` (effective next cycle, as the block latches them); a pending
+//!    flow-control packet goes first when the wire is free at a cycle boundary; otherwise, when the wire frees
+//!    this cycle, `vl_arb` picks a VL among those whose round-robin-chosen input head fits the credit
+//!    (`credit_tx::fits`); the packet's credit is taken, `fecn_marker` decides its FECN from `cong_detect`'s
+//!    registered marking state, and its head leaves with the output VL in its LRH.
+//! 2. Ingress: arriving blocks, received FCTBSs and released blocks reach `credit_rx`; a new head is routed
+//!    (LFT, SL2VL) and queued in its VoQ. Queued packets are visible to arbitration from the next cycle.
+//! 3. Detection: every `cong_detect` whose inputs (the VoQ fills of its output-VL, its credit) changed this
+//!    cycle is clocked; its registered outputs drive marking from the next cycle. A detector whose inputs
+//!    did not change would latch the same values, so skipping it is exact.
+//!
+//! # Designer choices, named
+//! - Virtual cut-through: a packet joins its VoQ when its head arrives, unless its output link is faster than
+//!   its input link, in which case it joins when its tail has arrived (the output could otherwise overtake
+//!   the input: [`Switch`] store-and-forwards exactly then).
+//! - A packet's input-buffer blocks are released when its last byte has left the output (not block by block).
+//! - VoQ fill counts a packet's whole length from the time it joins the VoQ until it starts at the output.
+//! - Internal speed-up (`PortConfig::speedup`): how many outputs one input can feed at once.
+//! - Flow-control packets occupy the wire (6 bytes), start on a cycle boundary after the previous packet's
+//!   last byte, and go before waiting data; one per cycle per port, lowest VL first.
+//! - Drops (never in a correctly configured lossless run, and counted): no LFT entry, SL mapped to VL15, a
+//!   packet longer than the MTU, an input VL the port lacks. Their blocks still use and then free credit.
+//!
+//! # Cost
+//! Blocks are clocked only when their inputs are not idle or a timer of theirs expires; idle `credit_rx`
+//! blocks are fast-forwarded with their exact `skip`. A cycle in which nothing is due costs a comparison.
+
+use rtl_model::blocks::cong_detect::{self, CongDetect};
+use rtl_model::blocks::credit_rx::{self, CreditRx};
+use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
+use rtl_model::blocks::fecn_marker::{self, FecnMarker};
+use rtl_model::blocks::vl_arb::{self, ArbEntry, VlArb};
+use rtl_model::clocked::Clocked;
+use rtl_model::mad::sl2vl::Sl2VlTable;
+
+use crate::config::{mtu_packet_blocks, ConfigError, RoceDetect, SwitchConfig};
+use crate::link::{Arrival, Serializer};
+use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
+use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use crate::rate::LinkRate;
+
+const NONE: u32 = u32::MAX;
+const NEVER: u64 = u64::MAX;
+const NO_ROUTE: u8 = u8::MAX;
+/// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
+const DROP: u32 = NONE - 1;
+
+/// A hand-in the switch refuses: the caller (the fabric) broke the port interface. Counted, never a panic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RxError {
+    /// No such port.
+    #[error("port {0} does not exist")]
+    NoSuchPort(usize),
+    /// A second packet head (or FC packet) on the port in one cycle.
+    #[error("port {0}: two hand-ins of one kind in one cycle")]
+    TwoInOneCycle(usize),
+    /// A head arrived before the previous packet's last block.
+    #[error("port {0}: packet head while the previous packet is still arriving")]
+    Overlap(usize),
+    /// The sub-cycle offset is not below the rate's ticks per cycle.
+    #[error("port {0}: offset {1} is not below the link's ticks per cycle")]
+    BadOffset(usize, u32),
+    /// A pause frame on a port in IB mode.
+    #[error("port {0}: pause frame on an IB (credit) port")]
+    NotPfc(usize),
+    /// The FC packet names a VL the port lacks.
+    #[error("port {0}: flow-control packet for VL {1}, which the port lacks")]
+    BadVl(usize, u8),
+}
+
+/// A preallocated vector whose clone keeps the capacity (a derived clone would shrink it to the length, and
+/// the clone's first busy cycles would allocate).
+#[derive(Debug)]
+struct PreVec<T>(Vec<T>);
+
+impl<T: Clone> Clone for PreVec<T> {
+    fn clone(&self) -> Self {
+        let mut v = Vec::with_capacity(self.0.capacity());
+        v.extend_from_slice(&self.0);
+        PreVec(v)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    desc: PacketDesc,
+    next: u32,
+    in_vl: u8,
+    out: u8,
+    out_vl: u8,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Inflight {
+    inp: u8,
+    in_vl: u8,
+    blocks: u16,
+    end: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Arriving {
+    a: Arrival,
+    vl: u8,
+    /// Slot to enqueue when the tail is in (store-and-forward), or NONE.
+    deferred: u32,
+}
+
+/// The switch. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Switch {
+    cfg: SwitchConfig,
+    n: usize,
+    /// VL stride of per-(port, VL) arrays: the most data VLs of any port.
+    v: usize,
+    now: u64,
+    mtu_blocks: u16,
+    rate: Vec<LinkRate>,
+    nvl: Vec<u8>,
+    speedup: Vec<u8>,
+    lft: Vec<u8>,
+    sl2vl: Vec<[u8; 16]>,
+    store_forward: Vec<bool>,
+
+    crx: Vec<CreditRx>,
+    crx_next: Vec<u64>,
+    crx_due: Vec<u64>,
+    ctx: Vec<CreditTx>,
+    arb: Vec<VlArb>,
+    cong: Vec<CongDetect>,
+    mark: Vec<FecnMarker>,
+
+    rx_pkt: Vec<Option<PacketStart>>,
+    rx_fc: Vec<Option<FcPacket>>,
+    touched: PreVec<u8>,
+    arriving: Vec<Option<Arriving>>,
+    free_pending: Vec<u32>,
+    reads: Vec<u8>,
+    saturated: u64,
+
+    slab: Vec<Slot>,
+    free_slots: PreVec<u32>,
+    voq_head: Vec<u32>,
+    voq_tail: Vec<u32>,
+    voq_fill: Vec<u16>,
+    voq_mask: Vec<u64>,
+    rr: Vec<u8>,
+
+    ser: Vec<Serializer>,
+    inflight: Vec<Option<Inflight>>,
+    fc_pending: Vec<u16>,
+    fc_fccl: Vec<u16>,
+
+    eg_wake: Vec<u64>,
+    in_wake: Vec<u64>,
+    next_any: u64,
+    cong_dirty: Vec<bool>,
+    dirty_list: PreVec<u32>,
+    events: PreVec<TxEvent>,
+
+    counters: Vec<PortVlCounters>,
+    wait: Vec<LazyCycles>,
+    cong_time: Vec<LazyCycles>,
+    last_start: Vec<(u64, bool)>,
+    last_desc: Vec<Option<PacketDesc>>,
+    rx_errors: u64,
+    work_cycles: u64,
+    eager: bool,
+
+    pfc_on: Vec<bool>,
+    roce_detect: Vec<RoceDetect>,
+    wm: Vec<Watermarks>,
+    pfc_quanta: Vec<u16>,
+    pfc_half: Vec<u64>,
+    pfc_rx: Vec<PfcRx>,
+    pfc_pending: Vec<u8>,
+    pfc_out_quanta: Vec<u16>,
+    paused_until: Vec<u64>,
+    pause_seen: Vec<bool>,
+    victim_hold: Vec<u64>,
+    rx_pause: Vec<Option<rtl_model::wire::pfc::Repr>>,
+}
+
+fn block_err(setting: String) -> impl FnOnce(rtl_model::blocks::ConfigError) -> ConfigError {
+    move |e| ConfigError::new(setting, "", e.to_string())
+}
+
+impl Switch {
+    /// The configuration.
+    pub fn config(&self) -> &SwitchConfig {
+        &self.cfg
+    }
+
+    /// Number of ports.
+    pub fn ports(&self) -> usize {
+        self.n
+    }
+
+    /// The cycle the next [`Switch::step`] simulates.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Reference mode for tests: every port's egress and ingress and every block are clocked every cycle,
+    /// with no activity tracking and no fast-forward of `credit_rx`. Results must not differ from the
+    /// default mode (a property test compares them); only the cost does.
+    pub fn set_eager(&mut self, on: bool) {
+        self.eager = on;
+    }
+
+    /// Cycles that did any work (the rest cost one comparison): a cost measure that tests can pin down.
+    pub fn work_cycles(&self) -> u64 {
+        self.work_cycles
+    }
+
+    /// Hand-ins refused so far ([`RxError`]).
+    pub fn rx_errors(&self) -> u64 {
+        self.rx_errors
+    }
+
+    fn touch(&mut self, port: usize) {
+        if self.rx_pkt[port].is_none()
+            && self.rx_fc[port].is_none()
+            && self.rx_pause[port].is_none()
+        {
+            self.touched.0.push(port as u8);
+        }
+    }
+
+    /// A packet head arrives on `port` in the current cycle.
+    pub fn rx_packet(&mut self, port: usize, start: PacketStart) -> Result<(), RxError> {
+        let r = self.check_rx(port, self.rx_pkt.get(port).is_some_and(|x| x.is_some()));
+        let r = r.and_then(|_| {
+            if u64::from(start.offset) >= self.rate[port].ticks_per_cycle() {
+                Err(RxError::BadOffset(port, start.offset))
+            } else {
+                Ok(())
+            }
+        });
+        if r.is_ok() {
+            self.touch(port);
+            self.rx_pkt[port] = Some(start);
+        } else {
+            self.rx_errors += 1;
+        }
+        r
+    }
+
+    /// A flow-control packet arrives on `port` in the current cycle.
+    pub fn rx_fc(&mut self, port: usize, fc: FcPacket) -> Result<(), RxError> {
+        let r = self.check_rx(port, self.rx_fc.get(port).is_some_and(|x| x.is_some()));
+        let r = r.and_then(|_| {
+            if fc.vl >= self.nvl[port] {
+                Err(RxError::BadVl(port, fc.vl))
+            } else {
+                Ok(())
+            }
+        });
+        if r.is_ok() {
+            self.touch(port);
+            self.rx_fc[port] = Some(fc);
+        } else {
+            self.rx_errors += 1;
+        }
+        r
+    }
+
+    /// A PFC pause frame arrives on `port` (a RoCEv2-mode port) in the current cycle. Priorities the port
+    /// lacks are ignored; a frame on an IB port is refused.
+    pub fn rx_pause(
+        &mut self,
+        port: usize,
+        frame: rtl_model::wire::pfc::Repr,
+    ) -> Result<(), RxError> {
+        let r = self.check_rx(port, self.rx_pause.get(port).is_some_and(|x| x.is_some()));
+        let r = r.and_then(|_| {
+            if self.pfc_on[port] {
+                Ok(())
+            } else {
+                Err(RxError::NotPfc(port))
+            }
+        });
+        if r.is_ok() {
+            self.touch(port);
+            self.rx_pause[port] = Some(frame);
+        } else {
+            self.rx_errors += 1;
+        }
+        r
+    }
+
+    fn check_rx(&self, port: usize, taken: bool) -> Result<(), RxError> {
+        if port >= self.n {
+            Err(RxError::NoSuchPort(port))
+        } else if taken {
+            Err(RxError::TwoInOneCycle(port))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Idle cycles before something can happen inside the switch with nothing handed in: `Some(0)` when the
+    /// next step has work, `None` never (the periodic flow-control timers keep it finite in practice).
+    pub fn next_event(&self) -> Option<u64> {
+        if !self.touched.0.is_empty() {
+            return Some(0);
+        }
+        (self.next_any != NEVER).then(|| self.next_any.saturating_sub(self.now))
+    }
+
+    /// Advances `n` cycles with nothing handed in. Exact; O(1) when `n` is at most [`Switch::next_event`].
+    /// Past it, the due cycles are stepped and their [`TxEvent`]s are dropped, so a fabric skips at most
+    /// `next_event()` cycles.
+    pub fn skip(&mut self, mut n: u64) {
+        while n > 0 {
+            let k = self.next_event().unwrap_or(NEVER);
+            if k >= n {
+                self.now += n;
+                return;
+            }
+            self.now += k;
+            n -= k;
+            self.step();
+            n -= 1;
+        }
+    }
+
+    /// Simulates the current cycle and returns what leaves each port in it.
+    pub fn step(&mut self) -> &[TxEvent] {
+        self.events.0.clear();
+        let t = self.now;
+        if !self.eager && self.touched.0.is_empty() && self.next_any > t {
+            self.now += 1;
+            return &self.events.0;
+        }
+        self.work_cycles += 1;
+        for p in 0..self.n {
+            if self.eg_wake[p] <= t {
+                self.egress_complete(p, t);
+            }
+        }
+        for p in 0..self.n {
+            if self.eager
+                || self.eg_wake[p] <= t
+                || self.rx_fc[p].is_some()
+                || self.rx_pause[p].is_some()
+            {
+                self.egress(p, t);
+            }
+        }
+        for p in 0..self.n {
+            if self.eager
+                || self.in_wake[p] <= t
+                || self.rx_pkt[p].is_some()
+                || self.rx_fc[p].is_some()
+            {
+                self.ingress(p, t);
+            }
+        }
+        self.detect(t);
+        for &p in &self.touched.0 {
+            self.rx_pkt[usize::from(p)] = None;
+            self.rx_fc[usize::from(p)] = None;
+            self.rx_pause[usize::from(p)] = None;
+        }
+        self.touched.0.clear();
+        self.now += 1;
+        self.next_any = self
+            .eg_wake
+            .iter()
+            .chain(self.in_wake.iter())
+            .copied()
+            .min()
+            .unwrap_or(NEVER);
+        &self.events.0
+    }
+
+    fn voq(&self, inp: usize, out: usize, vl: usize) -> usize {
+        (inp * self.n + out) * self.v + vl
+    }
+
+    fn mark_dirty(&mut self, k: usize) {
+        if !self.cong_dirty[k] {
+            self.cong_dirty[k] = true;
+            self.dirty_list.0.push(k as u32);
+        }
+    }
+}
+
+mod build;
+mod detect;
+mod egress;
+mod ingress;
