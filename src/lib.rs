@@ -2,4 +2,5 @@
 //! crates.
 pub use rtl_model;
 
+pub mod scenario;
 pub mod topology;

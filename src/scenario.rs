@@ -1,0 +1,651 @@
+//! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator) and the flows.
+//! Switch and HCA settings will join them when the fabric runner does; unknown keys are errors already.
+//!
+//! Every error names the file, the line and the field: syntax and type errors come from the TOML parser
+//! with its line and column; errors found after parsing (a link to a missing port, a flow to a missing
+//! host, a zero rate) are tied to the line of the value that is wrong.
+//!
+//! ```toml
+//! name = "two-switches"
+//! duration_us = 1000
+//!
+//! [[switch]]
+//! name = "S1"
+//! ports = 8
+//!
+//! [[hca]]
+//! name = "H1"
+//!
+//! [[link]]
+//! ends = ["H1", "S1:1"]
+//! rate = "4xQDR"        # IB names (data rate) or "<n>Mbps"
+//! latency_ns = 100
+//!
+//! [[flow]]
+//! id = "F1"
+//! src = "H1"
+//! dst = "H4"
+//! ```
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::topology::{self, End, HcaNode, Link, SwitchNode, Topology, TopologyError};
+
+/// A scenario error: where (file, line) and what.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{line}: {message}", file.display())]
+pub struct ScenarioError {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// 1-based line of the offending value (0 when the file could not be read).
+    pub line: usize,
+    /// What is wrong, naming the field.
+    pub message: String,
+}
+
+/// A scenario as read: topology validated, flows resolved to HCA indices.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Name (the `name` key, or the file stem).
+    pub name: String,
+    /// Seed of every random choice in the run.
+    pub seed: u64,
+    /// Simulated time in microseconds.
+    pub duration_us: u64,
+    /// The fabric.
+    pub topology: Topology,
+    /// The flows, in file order.
+    pub flows: Vec<Flow>,
+}
+
+/// A flow between two HCAs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flow {
+    /// Name as the papers give it (F1, A, H1, ...).
+    pub id: String,
+    /// Source HCA index.
+    pub src: usize,
+    /// Destination HCA index.
+    pub dst: usize,
+    /// Service level.
+    pub sl: u8,
+    /// Path MTU in bytes.
+    pub mtu: u16,
+    /// Message size in bytes.
+    pub message_bytes: u64,
+    /// When the flow starts and stops sending (microseconds).
+    pub start_us: u64,
+    /// `None`: until the end of the run.
+    pub stop_us: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: Option<String>,
+    #[serde(default = "default_seed")]
+    seed: u64,
+    duration_us: Spanned<u64>,
+    #[serde(default)]
+    switch: Vec<SwitchEntry>,
+    #[serde(default)]
+    hca: Vec<HcaEntry>,
+    #[serde(default)]
+    link: Vec<LinkEntry>,
+    fat_tree: Option<Spanned<FatTreeEntry>>,
+    chain: Option<Spanned<ChainEntry>>,
+    #[serde(default)]
+    flow: Vec<FlowEntry>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SwitchEntry {
+    name: Spanned<String>,
+    ports: Spanned<u8>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HcaEntry {
+    name: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkEntry {
+    ends: [Spanned<String>; 2],
+    rate: Spanned<String>,
+    #[serde(default)]
+    latency_ns: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FatTreeEntry {
+    leaves: usize,
+    spines: usize,
+    hosts_per_leaf: usize,
+    #[serde(default = "one")]
+    uplinks_per_spine: usize,
+    host_rate: Spanned<String>,
+    fabric_rate: Spanned<String>,
+    #[serde(default)]
+    latency_ns: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChainEntry {
+    switches: usize,
+    hosts_per_switch: usize,
+    host_rate: Spanned<String>,
+    trunk_rate: Spanned<String>,
+    #[serde(default)]
+    latency_ns: u64,
+}
+
+fn one() -> usize {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowEntry {
+    id: Spanned<String>,
+    src: Spanned<String>,
+    dst: Spanned<String>,
+    #[serde(default = "default_sl")]
+    sl: Spanned<u8>,
+    #[serde(default = "default_mtu")]
+    mtu: Spanned<u16>,
+    #[serde(default = "default_message")]
+    message_bytes: Spanned<u64>,
+    #[serde(default)]
+    start_us: u64,
+    stop_us: Option<Spanned<u64>>,
+}
+
+fn default_sl() -> Spanned<u8> {
+    Spanned::new(0..0, 0)
+}
+
+fn default_mtu() -> Spanned<u16> {
+    Spanned::new(0..0, 2048)
+}
+
+fn default_message() -> Spanned<u64> {
+    Spanned::new(0..0, 1 << 20)
+}
+
+/// Data rate in Mbit/s of a link rate name: IB 4x links by generation (the data rate after line coding:
+/// SDR/DDR/QDR 8b/10b, FDR/EDR/HDR 64b/66b), Ethernet by line rate, or an explicit `<n>Mbps`/`<n>Gbps`.
+pub fn rate_mbps(name: &str) -> Option<u64> {
+    let n = name.trim();
+    let known = match n.to_ascii_uppercase().as_str() {
+        "1XSDR" => Some(2_000),
+        "4XSDR" => Some(8_000),
+        "4XDDR" => Some(16_000),
+        "4XQDR" => Some(32_000),
+        "4XFDR" => Some(54_545),
+        "4XEDR" => Some(96_969),
+        "4XHDR" => Some(193_939),
+        "10GBE" => Some(10_000),
+        "25GBE" => Some(25_000),
+        "40GBE" => Some(40_000),
+        "100GBE" => Some(100_000),
+        _ => None,
+    };
+    known.or_else(|| {
+        let lower = n.to_ascii_lowercase();
+        if let Some(v) = lower.strip_suffix("mbps") {
+            v.trim().parse().ok()
+        } else if let Some(v) = lower.strip_suffix("gbps") {
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .and_then(|g| g.checked_mul(1000))
+        } else {
+            None
+        }
+    })
+}
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        line: 0,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(path, &text)
+}
+
+/// Parses and validates scenario text; `path` is only used in errors and for the default name.
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let at = |span: Range<usize>, message: String| ScenarioError {
+        file: path.to_path_buf(),
+        line: line_of(text, span.start),
+        message,
+    };
+    let file: File = toml::from_str(text).map_err(|e| {
+        // The parser's message already says where; keep its first line (the caret drawing follows).
+        let line = e.span().map_or(0, |s| line_of(text, s.start));
+        let message = e.message().to_string();
+        ScenarioError {
+            file: path.to_path_buf(),
+            line,
+            message,
+        }
+    })?;
+    if *file.duration_us.get_ref() == 0 {
+        return Err(at(
+            file.duration_us.span(),
+            "duration_us: must be above 0".into(),
+        ));
+    }
+    let rate = |r: &Spanned<String>, field: &str| {
+        rate_mbps(r.get_ref()).ok_or_else(|| {
+            at(
+                r.span(),
+                format!(
+                    "{field}: {:?} is not a link rate (4xSDR .. 4xHDR, 10GbE .. 100GbE, <n>Mbps, <n>Gbps)",
+                    r.get_ref()
+                ),
+            )
+        })
+    };
+    let explicit = !(file.switch.is_empty() && file.hca.is_empty() && file.link.is_empty());
+    let generators = usize::from(file.fat_tree.is_some()) + usize::from(file.chain.is_some());
+    if usize::from(explicit) + generators != 1 {
+        return Err(at(
+            0..0,
+            "topology: give exactly one of [[switch]]/[[hca]]/[[link]], [fat_tree] or [chain]"
+                .into(),
+        ));
+    }
+    let topo = if let Some(ft) = &file.fat_tree {
+        let f = ft.get_ref();
+        topology::fat_tree(
+            f.leaves,
+            f.spines,
+            f.hosts_per_leaf,
+            f.uplinks_per_spine,
+            rate(&f.host_rate, "fat_tree.host_rate")?,
+            rate(&f.fabric_rate, "fat_tree.fabric_rate")?,
+            f.latency_ns,
+        )
+        .map_err(|e| at(ft.span(), format!("fat_tree: {e}")))?
+    } else if let Some(ch) = &file.chain {
+        let c = ch.get_ref();
+        topology::chain(
+            c.switches,
+            c.hosts_per_switch,
+            rate(&c.host_rate, "chain.host_rate")?,
+            rate(&c.trunk_rate, "chain.trunk_rate")?,
+            c.latency_ns,
+        )
+        .map_err(|e| at(ch.span(), format!("chain: {e}")))?
+    } else {
+        explicit_topology(&file, &at, &rate)?
+    };
+    let mut flows = Vec::with_capacity(file.flow.len());
+    for (i, f) in file.flow.iter().enumerate() {
+        let host = |name: &Spanned<String>, field: &str| match topo.find(name.get_ref()) {
+            Some(End::Hca { hca }) => Ok(hca),
+            Some(End::Switch { .. }) => Err(at(
+                name.span(),
+                format!(
+                    "flow[{i}].{field}: {:?} is a switch, not an HCA",
+                    name.get_ref()
+                ),
+            )),
+            None => Err(at(
+                name.span(),
+                format!("flow[{i}].{field}: no HCA named {:?}", name.get_ref()),
+            )),
+        };
+        let (src, dst) = (host(&f.src, "src")?, host(&f.dst, "dst")?);
+        if src == dst {
+            return Err(at(f.dst.span(), format!("flow[{i}].dst: same HCA as src")));
+        }
+        if flows.iter().any(|g: &Flow| g.id == *f.id.get_ref()) {
+            return Err(at(
+                f.id.span(),
+                format!("flow[{i}].id: {:?} is used twice", f.id.get_ref()),
+            ));
+        }
+        if *f.sl.get_ref() > 15 {
+            return Err(at(
+                f.sl.span(),
+                format!("flow[{i}].sl: {} is above 15", f.sl.get_ref()),
+            ));
+        }
+        if !matches!(*f.mtu.get_ref(), 256 | 512 | 1024 | 2048 | 4096) {
+            return Err(at(
+                f.mtu.span(),
+                format!(
+                    "flow[{i}].mtu: {} is not an IB MTU (256, 512, 1024, 2048, 4096)",
+                    f.mtu.get_ref()
+                ),
+            ));
+        }
+        if *f.message_bytes.get_ref() == 0 {
+            return Err(at(
+                f.message_bytes.span(),
+                format!("flow[{i}].message_bytes: must be above 0"),
+            ));
+        }
+        if let Some(stop) = &f.stop_us {
+            if *stop.get_ref() <= f.start_us {
+                return Err(at(
+                    stop.span(),
+                    format!("flow[{i}].stop_us: not after start_us ({})", f.start_us),
+                ));
+            }
+        }
+        flows.push(Flow {
+            id: f.id.get_ref().clone(),
+            src,
+            dst,
+            sl: *f.sl.get_ref(),
+            mtu: *f.mtu.get_ref(),
+            message_bytes: *f.message_bytes.get_ref(),
+            start_us: f.start_us,
+            stop_us: f.stop_us.as_ref().map(|s| *s.get_ref()),
+        });
+    }
+    let name = file.name.unwrap_or_else(|| {
+        path.file_stem()
+            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+    });
+    Ok(Scenario {
+        name,
+        seed: file.seed,
+        duration_us: *file.duration_us.get_ref(),
+        topology: topo,
+        flows,
+    })
+}
+
+fn explicit_topology(
+    file: &File,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+    rate: &impl Fn(&Spanned<String>, &str) -> Result<u64, ScenarioError>,
+) -> Result<Topology, ScenarioError> {
+    let switches: Vec<SwitchNode> = file
+        .switch
+        .iter()
+        .map(|s| SwitchNode {
+            name: s.name.get_ref().clone(),
+            ports: *s.ports.get_ref(),
+        })
+        .collect();
+    let hcas: Vec<HcaNode> = file
+        .hca
+        .iter()
+        .map(|h| HcaNode {
+            name: h.name.get_ref().clone(),
+        })
+        .collect();
+    // Names first: a link end is looked up by name, so a duplicate would be resolved silently.
+    let names: Vec<&Spanned<String>> = file
+        .switch
+        .iter()
+        .map(|s| &s.name)
+        .chain(file.hca.iter().map(|h| &h.name))
+        .collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].iter().any(|m| m.get_ref() == n.get_ref()) {
+            let e = TopologyError::DuplicateName(n.get_ref().clone());
+            return Err(at(n.span(), format!("topology: {e}")));
+        }
+    }
+    let end = |i: usize, s: &Spanned<String>| -> Result<End, ScenarioError> {
+        let text = s.get_ref();
+        let (node, port) = match text.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (text.as_str(), None),
+        };
+        let bad = |why: String| at(s.span(), format!("link[{i}].ends: {text:?}: {why}"));
+        if let Some(sw) = switches.iter().position(|x| x.name == node) {
+            let port = port
+                .ok_or_else(|| bad("a switch end needs a port, as \"name:port\"".into()))?
+                .parse::<u8>()
+                .map_err(|_| bad("the port is not a number from 1 to 64".into()))?;
+            if port == 0 || port > switches[sw].ports {
+                return Err(bad(format!(
+                    "switch {node:?} has ports 1 to {}",
+                    switches[sw].ports
+                )));
+            }
+            Ok(End::Switch { switch: sw, port })
+        } else if let Some(h) = hcas.iter().position(|x| x.name == node) {
+            if port.is_some_and(|p| p != "1") {
+                return Err(bad("an HCA has one port (write the name alone)".into()));
+            }
+            Ok(End::Hca { hca: h })
+        } else {
+            Err(bad("no switch or HCA of that name".into()))
+        }
+    };
+    let mut links = Vec::with_capacity(file.link.len());
+    for (i, l) in file.link.iter().enumerate() {
+        links.push(Link {
+            a: end(i, &l.ends[0])?,
+            b: end(i, &l.ends[1])?,
+            rate_mbps: rate(&l.rate, &format!("link[{i}].rate"))?,
+            latency_ns: l.latency_ns,
+        });
+    }
+    Topology::new(switches, hcas, links).map_err(|e| {
+        let span = match &e {
+            TopologyError::BadPortCount { name, .. } => file
+                .switch
+                .iter()
+                .find(|s| s.name.get_ref() == name)
+                .map(|s| s.ports.span()),
+            TopologyError::NoSuchEnd { link, .. }
+            | TopologyError::PortInUse { link, .. }
+            | TopologyError::SelfLoop { link, .. }
+            | TopologyError::ZeroRate { link } => file.link.get(*link).map(|l| l.ends[0].span()),
+            TopologyError::UnconnectedHca(n) | TopologyError::Unreachable { hca: n, .. } => file
+                .hca
+                .iter()
+                .find(|h| h.name.get_ref() == n)
+                .map(|h| h.name.span()),
+            TopologyError::DuplicateName(_)
+            | TopologyError::TooManyHcas(_)
+            | TopologyError::Empty
+            | TopologyError::BadGenerator(_) => None,
+        };
+        at(span.unwrap_or(0..0), format!("topology: {e}"))
+    })
+}
+
+/// 1-based line of byte offset `pos` in `text`.
+fn line_of(text: &str, pos: usize) -> usize {
+    text.as_bytes()[..pos.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRAN: &str = r#"
+name = "gran-s1"
+duration_us = 2000
+
+[[switch]]
+name = "S1"
+ports = 8
+[[switch]]
+name = "S2"
+ports = 8
+
+[[hca]]
+name = "H1"
+[[hca]]
+name = "H4"
+
+[[link]]
+ends = ["H1", "S1:1"]
+rate = "4xDDR"
+latency_ns = 100
+[[link]]
+ends = ["S1:8", "S2:8"]
+rate = "4xQDR"
+[[link]]
+ends = ["H4", "S2:1"]
+rate = "4xDDR"
+
+[[flow]]
+id = "F1"
+src = "H1"
+dst = "H4"
+"#;
+
+    fn err(text: &str) -> String {
+        parse(Path::new("s.toml"), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_an_explicit_topology_and_flows() {
+        let s = parse(Path::new("x/gran.toml"), GRAN).unwrap();
+        assert_eq!(s.name, "gran-s1");
+        assert_eq!((s.seed, s.duration_us), (1, 2000));
+        assert_eq!(s.topology.links[1].rate_mbps, 32_000);
+        assert_eq!(s.topology.links[0].rate_mbps, 16_000);
+        assert_eq!(s.flows.len(), 1);
+        assert_eq!(
+            (s.flows[0].src, s.flows[0].dst, s.flows[0].mtu),
+            (0, 1, 2048)
+        );
+    }
+
+    #[test]
+    fn generators() {
+        let s = parse(
+            Path::new("clos.toml"),
+            "duration_us = 5\n[fat_tree]\nleaves = 36\nspines = 18\nhosts_per_leaf = 18\nhost_rate = \"4xQDR\"\nfabric_rate = \"4xQDR\"\n",
+        )
+        .unwrap();
+        assert_eq!((s.name.as_str(), s.topology.hcas.len()), ("clos", 648));
+        let s = parse(
+            Path::new("c.toml"),
+            "duration_us = 5\n[chain]\nswitches = 3\nhosts_per_switch = 2\nhost_rate = \"40GbE\"\ntrunk_rate = \"40000Mbps\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.topology.switches.len(), 3);
+    }
+
+    #[test]
+    fn rate_names() {
+        assert_eq!(rate_mbps("4xSDR"), Some(8_000));
+        assert_eq!(rate_mbps("4xqdr"), Some(32_000));
+        assert_eq!(rate_mbps("13Gbps"), Some(13_000));
+        assert_eq!(rate_mbps("12500 Mbps"), Some(12_500));
+        assert_eq!(rate_mbps("fast"), None);
+    }
+
+    /// The malformed-scenario corpus: each gets an error naming file, line and field; nothing panics.
+    #[test]
+    fn malformed_scenarios_name_file_line_and_field() {
+        let cases: &[(&str, &str, &str)] = &[
+            // (replacement of the duration line, expected location, expected text)
+            (
+                "threshhold = 1\nduration_us = 2000",
+                "s.toml:3:",
+                "unknown field `threshhold`",
+            ),
+            ("duration_us = \"long\"", "s.toml:3:", "invalid type"),
+            (
+                "duration_us = 0",
+                "s.toml:3:",
+                "duration_us: must be above 0",
+            ),
+        ];
+        for (repl, line, text) in cases {
+            let e = err(&GRAN.replace("duration_us = 2000", repl));
+            assert!(e.starts_with(line) && e.contains(text), "{repl:?}: {e}");
+        }
+        let e = err(&GRAN.replace("ends = [\"H4\", \"S2:1\"]", "ends = [\"H5\", \"S2:1\"]"));
+        assert!(
+            e.starts_with("s.toml:25:") && e.contains("\"H5\": no switch or HCA"),
+            "{e}"
+        );
+        let e = err(&GRAN.replace("\"S2:8\"", "\"S2:9\""));
+        assert!(
+            e.starts_with("s.toml:22:") && e.contains("has ports 1 to 8"),
+            "{e}"
+        );
+        let e = err(&GRAN.replace("\"S2:8\"", "\"S2\""));
+        assert!(e.contains("needs a port"), "{e}");
+        let e = err(&GRAN.replace("\"S2:8\"", "\"S1:1\""));
+        assert!(
+            e.starts_with("s.toml:22:") && e.contains("already connected by link 0"),
+            "{e}"
+        );
+        let e = err(&GRAN.replace("rate = \"4xQDR\"", "rate = \"0Mbps\""));
+        assert!(e.contains("rate must be above 0"), "{e}");
+        let e = err(&GRAN.replace("rate = \"4xQDR\"", "rate = \"warp\""));
+        assert!(
+            e.starts_with("s.toml:23:") && e.contains("link[1].rate"),
+            "{e}"
+        );
+        let e = err(&GRAN.replace("dst = \"H4\"", "dst = \"H9\""));
+        assert!(
+            e.starts_with("s.toml:31:") && e.contains("flow[0].dst: no HCA named \"H9\""),
+            "{e}"
+        );
+        let e = err(&GRAN.replace("dst = \"H4\"", "dst = \"S2\""));
+        assert!(e.contains("is a switch"), "{e}");
+        let e = err(&GRAN.replace("dst = \"H4\"", "dst = \"H1\""));
+        assert!(e.contains("same HCA as src"), "{e}");
+        let e = err(&format!("{GRAN}mtu = 1500\n"));
+        assert!(
+            e.starts_with("s.toml:32:") && e.contains("flow[0].mtu: 1500"),
+            "{e}"
+        );
+        let e = err(&format!("{GRAN}stop_us = 0\n"));
+        assert!(e.contains("stop_us: not after start_us"), "{e}");
+        let e = err(&GRAN.replace("ports = 8\n[[switch]]", "ports = 99\n[[switch]]"));
+        assert!(e.starts_with("s.toml:7:") && e.contains("99 ports"), "{e}");
+        let e = err(&GRAN.replace("name = \"H4\"", "name = \"H1\""));
+        assert!(
+            e.starts_with("s.toml:15:") && e.contains("\"H1\" is used twice"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{GRAN}[[flow]]\nid = \"F1\"\nsrc = \"H4\"\ndst = \"H1\"\n"
+        ));
+        assert!(e.contains("\"F1\" is used twice"), "{e}");
+        let e = err(&format!("{GRAN}[chain]\nswitches = 1\n"));
+        assert!(
+            e.contains("missing field") || e.contains("exactly one"),
+            "{e}"
+        );
+        let e = err("duration_us = 5\n[fat_tree]\nleaves = 2\nspines = 40\nhosts_per_leaf = 30\nhost_rate = \"4xQDR\"\nfabric_rate = \"4xQDR\"\n");
+        assert!(e.starts_with("s.toml:2:") && e.contains("ports"), "{e}");
+        let e = err("duration_us = 5\n");
+        assert!(e.contains("exactly one of"), "{e}");
+        let e = err("[[[");
+        assert!(e.starts_with("s.toml:1:"), "{e}");
+        let e = load(Path::new("/nonexistent/s.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/nonexistent/s.toml:0: cannot read"), "{e}");
+    }
+}
