@@ -76,7 +76,7 @@ impl Iterator for CreditTxStim {
     fn next(&mut self) -> Option<In> {
         let r = &mut self.rng;
         let fc_m = mask(FC_WIDTH) as u16;
-        if self.rst_left == 0 && r.one_in(20_000) {
+        if self.rst_left == 0 && r.one_in(100_000) {
             self.rst_left = r.range(1, 3) as u32;
         }
         if self.rst_left > 0 {
