@@ -1,0 +1,174 @@
+// cct_shaper: the IB CC reaction point core for one CCTI (one SL, or one QP in QP-based mode).
+//
+// RTL twin of rtl-model/src/blocks/cct_shaper.rs (`CctShaper`); every output and next state is bit-for-bit the
+// Rust `step`. A BECN (or CNP) raises the congestion control table index CCTI; a timer counted in 1.024 us
+// ticks lowers it again; the CCT entry at CCTI gives the injection rate delay
+// `IRD = (t_pkt >> shift) * multiplier`, which the block counts down after each packet (hfi1 behaviour).
+//
+// | port                  | dir | width         | meaning                                                     |
+// |-----------------------|-----|---------------|-------------------------------------------------------------|
+// | `clk_i`               | in  | 1             | clock                                                       |
+// | `rst_ni`              | in  | 1             | synchronous reset, active low                               |
+// | configuration (held constant; the Rust `Config`)                                                         |
+// | `cct_i`               | in  | CctEntries x 16 | CCT entry e at [16e +: 16]: [15:14] shift, [13:0] multiplier |
+// | `ccti_limit_i`        | in  | 7             | CCTI_Limit                                                  |
+// | `ccti_min_i`          | in  | 7             | CCTI_Min (<= CCTI_Limit); also the reset CCTI               |
+// | `ccti_increase_i`     | in  | 8             | CCTI_Increase per BECN                                      |
+// | `ccti_timer_i`        | in  | 16            | CCTI_Timer in ticks; 0 disables the timer                   |
+// | `trigger_threshold_i` | in  | 8             | Trigger_Threshold; 0 disables the trigger                   |
+// | `t_pkt_i`             | in  | 16            | wire time of one MTU packet in core cycles                  |
+// | per-cycle inputs                                                                                         |
+// | `becn_i`              | in  | 1             | a BECN (CNP) for this CCTI arrived                          |
+// | `tick_i`              | in  | 1             | one 1.024 us tick from the shared `timebase`                |
+// | `sent_i`              | in  | 1             | a packet of this flow was sent: load the injection delay    |
+// | outputs (combinational from `_q` and this cycle's inputs)                                                |
+// | `ccti_o`              | out | 7             | current CCTI (`ccti_q`; `ccti_min_i` while reset is low)    |
+// | `ird_o`               | out | 24            | IRD of cct[ccti_o], saturated at 24 bits                    |
+// | `ready_o`             | out | 1             | `ipd_q == 0`: the flow may send (1 while reset is low)      |
+// | `trigger_o`           | out | 1             | this cycle's BECN brought CCTI to >= trigger_threshold      |
+//
+// The CCT is a flattened vector (Yosys 0.23 rejects packed 2-D ports) read at one index. Entries above
+// CCTI_Limit are never read (the Rust block requires at least ccti_limit + 1 entries); an index beyond
+// CctEntries would read 0, as the Rust `cct.get()` gives no entry.
+//
+// State: `ccti_q` (7, reset `ccti_min_i`), `timer_q` (16: ticks to expiry, 0 = not running, reset 0),
+// `ipd_q` (24: cycles of injection delay left, reset 0).
+//
+// Designer choices (of the Rust block, kept here):
+// - On a tick with the timer running: at 1 it expires (CCTI - 1 if above CCTI_Min; re-armed to CCTI_Timer while
+//   the new CCTI is still above CCTI_Min, else stopped), otherwise it counts down.
+// - A BECN and an expiry in the same cycle: the expiry first, then the BECN:
+//   `CCTI = min(dec(CCTI) + CCTI_Increase, CCTI_Limit)`; a BECN starts a stopped timer; the trigger sees the
+//   final CCTI.
+// - `sent_i` loads `ipd_q` with this cycle's `ird_o` (from the CCTI before this cycle's BECN); otherwise
+//   `ipd_q` counts down to 0 and stays there.
+// - IRD saturates at 2^24 - 1 (hfi1 masks instead).
+//
+// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
+// - BUG_TIMER_LATE: the timer is loaded with CCTI_Timer + 1 (a nonzero CCTI_Timer), so every expiry comes one
+//   tick late.
+// - BUG_CCTI_LIMIT: a BECN's increase is not clamped at CCTI_Limit (the 7-bit sum wraps).
+
+module cct_shaper #(
+  // CCT entries (opensm: at most 128; a 7-bit CCTI addresses 128). 1..128.
+  parameter int CctEntries = 128
+) (
+  input  logic                    clk_i,
+  input  logic                    rst_ni,
+
+  // Configuration (held constant)
+  input  logic [CctEntries*16-1:0] cct_i,
+  input  logic [6:0]              ccti_limit_i,
+  input  logic [6:0]              ccti_min_i,
+  input  logic [7:0]              ccti_increase_i,
+  input  logic [15:0]             ccti_timer_i,
+  input  logic [7:0]              trigger_threshold_i,
+  input  logic [15:0]             t_pkt_i,
+
+  // Events
+  input  logic                    becn_i,
+  input  logic                    tick_i,
+  input  logic                    sent_i,
+
+  // Rate
+  output logic [6:0]              ccti_o,
+  output logic [23:0]             ird_o,
+  output logic                    ready_o,
+  output logic                    trigger_o
+);
+
+  // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
+`ifdef __ICARUS__
+  initial if (CctEntries < 1 || CctEntries > 128) begin
+    $error("cct_shaper: CctEntries (%0d) must be 1..128 (instance %m)", CctEntries);
+    $finish;
+  end
+`else
+  if (CctEntries < 1 || CctEntries > 128) begin : g_bad_param
+    $error("cct_shaper: CctEntries (%0d) must be 1..128", CctEntries);
+  end
+`endif
+
+  localparam logic [23:0] IrdMax = 24'hffffff;
+
+  // Registered state and next state
+  logic [6:0]  ccti_q, ccti_d;
+  logic [15:0] timer_q, timer_d;
+  logic [23:0] ipd_q, ipd_d;
+
+  // The timer reload value.
+  logic [15:0] timer_load;
+`ifdef BUG_TIMER_LATE
+  assign timer_load = (ccti_timer_i == 16'd0) ? 16'd0 : ccti_timer_i + 16'd1;
+`else
+  assign timer_load = ccti_timer_i;
+`endif
+
+  // IRD of the CCTI shown this cycle (the reset CCTI while reset is low).
+  logic [6:0]  ccti_now;
+  logic [15:0] entry;
+  logic [15:0] t_shift;
+  logic [29:0] ird_full;
+
+  always_comb begin
+    ccti_now = rst_ni ? ccti_q : ccti_min_i;
+    entry    = (32'(ccti_now) < CctEntries) ? cct_i[ccti_now*16 +: 16] : 16'd0;
+    t_shift  = t_pkt_i >> entry[15:14];
+    ird_full = {14'd0, t_shift} * {16'd0, entry[13:0]};
+    ird_o    = (ird_full[29:24] != 6'd0) ? IrdMax : ird_full[23:0];
+    ccti_o   = ccti_now;
+  end
+
+  logic [8:0] ccti_sum;
+
+  always_comb begin
+    ccti_d    = ccti_q;
+    timer_d   = timer_q;
+    ipd_d     = ipd_q;
+    ccti_sum  = '0;
+    ready_o   = 1'b1;
+    trigger_o = 1'b0;
+    if (rst_ni) begin
+      // Expiry first ...
+      if (tick_i && (timer_q != 16'd0)) begin
+        if (timer_q == 16'd1) begin
+          if (ccti_q > ccti_min_i) ccti_d = ccti_q - 7'd1;
+          timer_d = (ccti_d > ccti_min_i) ? timer_load : 16'd0;
+        end else begin
+          timer_d = timer_q - 16'd1;
+        end
+      end
+      // ... then the BECN.
+      if (becn_i) begin
+        ccti_sum = {2'b00, ccti_d} + {1'b0, ccti_increase_i};
+`ifdef BUG_CCTI_LIMIT
+        ccti_d   = ccti_sum[6:0];
+`else
+        ccti_d   = (ccti_sum > {2'b00, ccti_limit_i}) ? ccti_limit_i : ccti_sum[6:0];
+`endif
+        if (timer_d == 16'd0) timer_d = timer_load;
+      end
+      ready_o   = ipd_q == 24'd0;
+      trigger_o = becn_i && (trigger_threshold_i != 8'd0) && ({1'b0, ccti_d} >= trigger_threshold_i);
+      ipd_d     = sent_i ? ird_o : ((ipd_q != 24'd0) ? ipd_q - 24'd1 : 24'd0);
+    end
+  end
+
+`ifdef BUG_CCTI_LIMIT
+  logic unused_ccti_limit;
+  assign unused_ccti_limit = ^{ccti_limit_i, ccti_sum[8:7]};
+`endif
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      ccti_q  <= ccti_min_i;
+      timer_q <= '0;
+      ipd_q   <= '0;
+    end else begin
+      ccti_q  <= ccti_d;
+      timer_q <= timer_d;
+      ipd_q   <= ipd_d;
+    end
+  end
+
+endmodule

@@ -1,0 +1,118 @@
+// fecn_marker: whether the packet starting on one (output port, VL) gets its FECN bit set.
+//
+// RTL twin of rtl-model/src/blocks/fecn_marker.rs (`FecnMarker`); every output and next state is bit-for-bit
+// the Rust `step`. A packet is eligible when the port-VL is in the marking state (`cong_detect`
+// `mark_state_o`) and the packet is at least Packet_Size 64-byte units long (0 = all sizes). Marking_Rate, the
+// mean number of unmarked packets between marks, is applied by a counter or by an LFSR (`mode_i`).
+//
+// | port             | dir | width | meaning                                                                 |
+// |------------------|-----|-------|-------------------------------------------------------------------------|
+// | `clk_i`          | in  | 1     | clock                                                                   |
+// | `rst_ni`         | in  | 1     | synchronous reset, active low                                           |
+// | configuration (held constant; the Rust `Config` plus the precomputed threshold)                          |
+// | `packet_size_i`  | in  | 8     | Packet_Size in 64-byte units; shorter packets are never marked          |
+// | `marking_rate_i` | in  | 16    | Marking_Rate                                                            |
+// | `mode_i`         | in  | 1     | MarkMode: 0 Counter, 1 Lfsr (encoding defined here)                     |
+// | `lfsr_seed_i`    | in  | 16    | LFSR reset value (nonzero)                                              |
+// | `lfsr_thresh_i`  | in  | 17    | floor(65536 / (marking_rate + 1)), the Rust `FecnMarker::lfsr_thresh()` |
+// | per-cycle inputs                                                                                         |
+// | `pkt_valid_i`    | in  | 1     | a packet starts on this port-VL this cycle                              |
+// | `pkt_bytes_i`    | in  | 13    | its length in bytes                                                     |
+// | `mark_state_i`   | in  | 1     | the port-VL is in the marking state                                     |
+// | output (combinational from `_q` and this cycle's inputs)                                                 |
+// | `mark_o`         | out | 1     | set FECN on this packet                                                 |
+//
+// State: `cnt_q` (16 bits, reset 0), `lfsr_q` (16 bits, reset `lfsr_seed_i`, never 0). Only eligible packets
+// move either; the mode not in use holds its register.
+//
+// Designer choices (of the Rust block, kept here):
+// - Counter mode: eligible packets are counted modulo marking_rate + 1 and the first of each cycle is marked:
+//   `mark = (cnt_q == 0)`, then `cnt_q = (cnt_q >= marking_rate) ? 0 : cnt_q + 1`.
+// - Lfsr mode: 16-bit Galois LFSR x^16 + x^14 + x^13 + x^11 + 1 (right shift, toggle mask 0xB400). Compare
+//   before advance: `mark = lfsr_q < lfsr_thresh`, then the LFSR leaps 16 shifts (one XOR network here).
+// - Size check: `pkt_bytes >= 64 * packet_size` (a 14-bit product; no division anywhere).
+//
+// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
+// - BUG_COUNTER_RELOAD: the counter reloads to 1 instead of 0 after the last packet of a cycle (the designer
+//   "counts the current packet"), so after the first mark no packet is ever marked again.
+// - BUG_PACKET_SIZE: the size is compared in blocks rounded up, `ceil(bytes / 64) >= packet_size`, which
+//   accepts packets up to one block (63 bytes) shorter than Packet_Size.
+
+module fecn_marker (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+
+  // Configuration (held constant)
+  input  logic [7:0]  packet_size_i,
+  input  logic [15:0] marking_rate_i,
+  input  logic        mode_i,
+  input  logic [15:0] lfsr_seed_i,
+  input  logic [16:0] lfsr_thresh_i,
+
+  // Packet start
+  input  logic        pkt_valid_i,
+  input  logic [12:0] pkt_bytes_i,
+  input  logic        mark_state_i,
+
+  // Decision
+  output logic        mark_o
+);
+
+  localparam logic        ModeLfsr  = 1'b1;
+  localparam logic [15:0] LfsrTaps  = 16'hB400;
+  localparam int          LfsrLeap  = 16;
+
+  // Registered state and next state
+  logic [15:0] cnt_q, cnt_d, lfsr_q, lfsr_d;
+
+  // The per-packet advance: LfsrLeap Galois shifts, unrolled into one XOR network.
+  function automatic logic [15:0] lfsr_leap(input logic [15:0] s);
+    logic [15:0] x;
+    x = s;
+    for (int k = 0; k < LfsrLeap; k++) begin
+      x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
+    end
+    lfsr_leap = x;
+  endfunction
+
+  logic size_ok, eligible;
+
+  always_comb begin
+`ifdef BUG_PACKET_SIZE
+    size_ok = ({1'b0, pkt_bytes_i} + 14'd63) >> 6 >= 14'(packet_size_i);
+`else
+    size_ok = {1'b0, pkt_bytes_i} >= {packet_size_i, 6'b000000};
+`endif
+    eligible = rst_ni && pkt_valid_i && mark_state_i && size_ok;
+  end
+
+  always_comb begin
+    cnt_d  = cnt_q;
+    lfsr_d = lfsr_q;
+    mark_o = 1'b0;
+    if (eligible) begin
+      if (mode_i == ModeLfsr) begin
+        mark_o = {1'b0, lfsr_q} < lfsr_thresh_i;
+        lfsr_d = lfsr_leap(lfsr_q);
+      end else begin
+        mark_o = cnt_q == 16'd0;
+`ifdef BUG_COUNTER_RELOAD
+        cnt_d  = (cnt_q >= marking_rate_i) ? 16'd1 : cnt_q + 16'd1;
+`else
+        cnt_d  = (cnt_q >= marking_rate_i) ? 16'd0 : cnt_q + 16'd1;
+`endif
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      cnt_q  <= '0;
+      lfsr_q <= lfsr_seed_i;
+    end else begin
+      cnt_q  <= cnt_d;
+      lfsr_q <= lfsr_d;
+    end
+  end
+
+endmodule

@@ -1,0 +1,89 @@
+// timebase: the 1.024 us tick shared by the CC timers, derived exactly from the core clock.
+//
+// RTL twin of rtl-model/src/blocks/timebase.rs (`Timebase`); every output and next state is bit-for-bit the
+// Rust `step`. A fractional accumulator adds `inc_i` each cycle; when the sum reaches `modulus_i` a tick is
+// emitted and `modulus_i` subtracted, so ticks average exactly 1.024 us with no floating point. `inc_i` and
+// `modulus_i` are the reduced ratio the Rust `Config::ratio` computes (`Timebase::inc()`, `Timebase::modulus()`;
+// inc < modulus).
+//
+// | port        | dir | width | meaning                                                                    |
+// |-------------|-----|-------|----------------------------------------------------------------------------|
+// | `clk_i`     | in  | 1     | clock                                                                      |
+// | `rst_ni`    | in  | 1     | synchronous reset, active low                                              |
+// | configuration (held constant)                                                                           |
+// | `inc_i`     | in  | 32    | accumulator increment per cycle                                            |
+// | `modulus_i` | in  | 32    | accumulator value of one tick                                              |
+// | outputs (combinational from `_q`; 0 while reset is low)                                                 |
+// | `tick_o`    | out | 1     | a 1.024 us tick this cycle: `acc_q + inc >= modulus` (33-bit sum)          |
+// | `ts_o`      | out | 32    | ticks since reset, wrapping (`ts_q`)                                       |
+//
+// State (reset 0): `acc_q` (32, below `modulus_i`), `ts_q` (32).
+//
+// Designer choice (of the Rust block, kept here): reset phase `acc_q = 0`, so the first tick comes
+// ceil(modulus / inc) cycles after reset; on a tick the remainder `acc_q + inc - modulus` is kept.
+//
+// Fault-injection variant (build with +define+BUG_TICK_DRIFT / -DBUG_TICK_DRIFT):
+// - BUG_TICK_DRIFT: a tick clears the accumulator instead of keeping the remainder, so with a fractional
+//   cycles-per-tick ratio every tick comes a little late and the timebase drifts slow.
+
+module timebase (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+
+  // Configuration (held constant)
+  input  logic [31:0] inc_i,
+  input  logic [31:0] modulus_i,
+
+  // Time
+  output logic        tick_o,
+  output logic [31:0] ts_o
+);
+
+  // Registered state and next state
+  logic [31:0] acc_q, acc_d, ts_q, ts_d;
+
+  logic [32:0] sum;
+  logic [32:0] rem;
+
+  always_comb begin
+    acc_d  = acc_q;
+    ts_d   = ts_q;
+    tick_o = 1'b0;
+    ts_o   = 32'd0;
+    sum    = {1'b0, acc_q} + {1'b0, inc_i};
+    rem    = sum - {1'b0, modulus_i};
+    if (rst_ni) begin
+      tick_o = sum >= {1'b0, modulus_i};
+      ts_o   = ts_q;
+      if (tick_o) begin
+`ifdef BUG_TICK_DRIFT
+        acc_d = 32'd0;
+`else
+        acc_d = rem[31:0];
+`endif
+        ts_d  = ts_q + 32'd1;
+      end else begin
+        acc_d = sum[31:0];
+      end
+    end
+  end
+
+  // The top bit of the remainder is 0 whenever it is used (sum >= modulus and sum < 2^33).
+  logic unused_rem;
+`ifdef BUG_TICK_DRIFT
+  assign unused_rem = ^rem;
+`else
+  assign unused_rem = rem[32];
+`endif
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      acc_q <= '0;
+      ts_q  <= '0;
+    end else begin
+      acc_q <= acc_d;
+      ts_q  <= ts_d;
+    end
+  end
+
+endmodule

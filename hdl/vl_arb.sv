@@ -1,0 +1,237 @@
+// vl_arb: InfiniBand VL arbitration for one output port: which VL starts the next packet.
+//
+// RTL twin of rtl-model/src/blocks/vl_arb.rs (`VlArb`); every output and every next state is bit-for-bit the
+// Rust `step`. Two weighted round-robin tables (high and low priority, up to TableMax entries of (VL, weight),
+// weight in 64-byte blocks, 0 = skip, as in VLArbitrationTable) and the VLHighLimit (units of 4 KB = 64 blocks;
+// 255 = unbounded; 0 = one high packet before a waiting low packet may go).
+//
+// | port              | dir | width         | meaning                                                        |
+// |-------------------|-----|---------------|----------------------------------------------------------------|
+// | `clk_i`           | in  | 1             | clock                                                          |
+// | `rst_ni`          | in  | 1             | synchronous reset, active low                                  |
+// | configuration (held constant; the Rust `Config`)                                                         |
+// | `hi_vl_i`         | in  | TableMax x 4  | high table entry e's VL at [4e +: 4] (0..14)                   |
+// | `hi_weight_i`     | in  | TableMax x 8  | high table entry e's weight at [8e +: 8], in blocks            |
+// | `hi_n_i`          | in  | IdxW + 1      | entries in the high table (`high.len()`, 0..TableMax)          |
+// | `lo_vl_i`         | in  | TableMax x 4  | low table VLs, as `hi_vl_i`                                    |
+// | `lo_weight_i`     | in  | TableMax x 8  | low table weights, as `hi_weight_i`                            |
+// | `lo_n_i`          | in  | IdxW + 1      | entries in the low table (`low.len()`)                         |
+// | `vl_high_limit_i` | in  | 8             | VLHighLimit, 4 KB units; 255 unbounded                         |
+// | per-cycle inputs                                                                                         |
+// | `ready_i`         | in  | 1             | the output is idle: a packet may start this cycle              |
+// | `req_i`           | in  | 16            | bit v: VL v has a head packet                                  |
+// | `len_i`           | in  | 16 x 7        | VL v's head packet length in 64-byte blocks at [7v +: 7]       |
+// | `credit_ok_i`     | in  | 16            | bit v: VL v has credit for its head packet (bit 15 ignored)    |
+// | outputs (combinational from `_q` and this cycle's inputs, as the Rust `step` returns them)               |
+// | `gnt_valid_o`     | out | 1             | a packet starts this cycle                                     |
+// | `gnt_vl_o`        | out | 4             | its VL (0 when no grant)                                       |
+// | `gnt_high_o`      | out | 1             | it was granted from the high table (0 for VL15)                |
+//
+// Tables are flattened vectors rather than packed 2-D arrays because Yosys 0.23 rejects packed 2-D ports.
+// A table entry at index >= its count is never a candidate, so the unused tail of a table may hold anything.
+//
+// State (reset value 0): `hi_idx_q`, `lo_idx_q` (IdxW bits: current entry), `hi_used_q`, `lo_used_q` (9 bits:
+// blocks granted in the current visit), `hi_cnt_q` (16 bits, saturating: high blocks granted while a low
+// packet was eligible since the last low grant).
+//
+// Rules, in priority order, evaluated only when `ready_i` (designer choices of the Rust block, kept here):
+// 1. VL15 (management) goes first and needs no credit; it touches no table state.
+// 2. An entry is a candidate if its weight is nonzero and its VL requests with credit. The current entry
+//    (index min(idx, n - 1)) keeps the grant while `used < weight` (not `<=`); otherwise the first candidate
+//    after it, wrapping, the current entry last, starts a fresh visit with `used = 0` (overdraft not carried).
+//    Hardware: a candidate mask, doubled and rotated right by cur + 1, then a lowest-bit priority encoder.
+//    Entries at index >= n are masked out, so wrapping at TableMax finds the same entry as wrapping at n.
+// 3. High table first, unless the high limit is reached and a low candidate exists: then low. The limit is
+//    reached when `vl_high_limit != 255 && hi_cnt_q != 0 && hi_cnt_q >= 64 * vl_high_limit`.
+// 4. `hi_cnt_q` counts (saturating) the granted high packet's blocks only when a low candidate existed at the
+//    grant; a low grant clears it; otherwise it holds. Work conserving: limit reached but no low candidate
+//    means high is still granted.
+// `used` registers wrap at 9 bits (weight <= 255 plus one packet <= 127 always fits).
+//
+// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
+// - BUG_WEIGHT_UNIT: the visit budget is compared in 256-byte units (`used < 4 * weight`), the table weight
+//   misread as 4-block units; an entry keeps the grant up to four times too long.
+// - BUG_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
+
+module vl_arb #(
+  // Entries per arbitration table (VLArbHighCap / VLArbLowCap bound; the Rust block allows 64). 1..64.
+  parameter int TableMax = 64,
+  // Width of an entry index; derived, do not override.
+  parameter int IdxW = (TableMax > 1) ? $clog2(TableMax) : 1
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+
+  // Configuration (held constant)
+  input  logic [TableMax*4-1:0] hi_vl_i,
+  input  logic [TableMax*8-1:0] hi_weight_i,
+  input  logic [IdxW:0]         hi_n_i,
+  input  logic [TableMax*4-1:0] lo_vl_i,
+  input  logic [TableMax*8-1:0] lo_weight_i,
+  input  logic [IdxW:0]         lo_n_i,
+  input  logic [7:0]            vl_high_limit_i,
+
+  // Head packets of the VLs
+  input  logic                  ready_i,
+  input  logic [15:0]           req_i,
+  input  logic [16*7-1:0]       len_i,
+  input  logic [15:0]           credit_ok_i,
+
+  // Grant
+  output logic                  gnt_valid_o,
+  output logic [3:0]            gnt_vl_o,
+  output logic                  gnt_high_o
+);
+
+  // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
+`ifdef __ICARUS__
+  initial if (TableMax < 1 || TableMax > 64 || IdxW != ((TableMax > 1) ? $clog2(TableMax) : 1)) begin
+    $error("vl_arb: TableMax (%0d) must be 1..64 and IdxW (%0d) derived from it (instance %m)", TableMax, IdxW);
+    $finish;
+  end
+`else
+  if (TableMax < 1 || TableMax > 64 || IdxW != ((TableMax > 1) ? $clog2(TableMax) : 1)) begin : g_bad_param
+    $error("vl_arb: TableMax (%0d) must be 1..64 and IdxW (%0d) derived from it", TableMax, IdxW);
+  end
+`endif
+
+  localparam logic [7:0] HighLimitUnbounded = 8'd255;
+
+  // Registered state and next state
+  logic [IdxW-1:0] hi_idx_q, hi_idx_d, lo_idx_q, lo_idx_d;
+  logic [8:0]      hi_used_q, hi_used_d, lo_used_q, lo_used_d;
+  logic [15:0]     hi_cnt_q, hi_cnt_d;
+
+  // Candidate VLs: requesting with credit; VL15 never comes from a table.
+  logic [15:0] cand;
+  assign cand = req_i & credit_ok_i & 16'h7fff;
+
+  // One table's pick: {found, fresh, entry}: the entry that gets the next grant and whether it starts a
+  // fresh visit (the Rust `pick`).
+  function automatic logic [IdxW+1:0] pick(
+    input logic [TableMax*4-1:0] vl,
+    input logic [TableMax*8-1:0] weight,
+    input logic [IdxW:0]         n,
+    input logic [IdxW-1:0]       idx,
+    input logic [8:0]            used,
+    input logic [15:0]           cand_vls
+  );
+    logic [TableMax-1:0]   cm;
+    logic [2*TableMax-1:0] rot;
+    logic [IdxW-1:0]       cur;
+    logic [IdxW:0]         off;
+    logic [IdxW+1:0]       nxt;
+    logic [9:0]            budget;
+    logic                  found;
+    pick = '0;
+    cm   = '0;
+    for (int e = 0; e < TableMax; e++) begin
+      cm[e] = (e < 32'(n)) && (weight[e*8 +: 8] != 8'd0) && cand_vls[vl[e*4 +: 4]];
+    end
+    // The current entry is idx, clamped to the table (n - 1 when the table is empty is never used).
+    cur = (32'(idx) >= 32'(n)) ? IdxW'(n - 1'b1) : idx;
+`ifdef BUG_WEIGHT_UNIT
+    budget = {weight[cur*8 +: 8], 2'b00};
+`else
+    budget = {2'b00, weight[cur*8 +: 8]};
+`endif
+    // Rotate so that bit 0 is the entry after the current one; the current entry lands at the top.
+    rot   = {cm, cm} >> (32'(cur) + 1);
+    found = 1'b0;
+    off   = '0;
+    for (int p = TableMax - 1; p >= 0; p--) begin
+      if (rot[p]) begin
+        found = 1'b1;
+        off   = (IdxW + 1)'(p);
+      end
+    end
+    nxt = {1'b0, cur} + {1'b0, off} + 1'b1;
+    if (32'(nxt) >= TableMax) nxt = nxt - (IdxW + 2)'(TableMax);
+    if (n == '0) begin
+      pick = '0;
+    end else if (cm[cur] && ({1'b0, used} < budget)) begin
+      pick = {1'b1, 1'b0, cur};
+    end else if (found) begin
+      pick = {1'b1, 1'b1, nxt[IdxW-1:0]};
+    end
+  endfunction
+
+  logic            hi_found, hi_fresh, lo_found, lo_fresh;
+  logic [IdxW-1:0] hi_pick, lo_pick;
+  assign {hi_found, hi_fresh, hi_pick} = pick(hi_vl_i, hi_weight_i, hi_n_i, hi_idx_q, hi_used_q, cand);
+  assign {lo_found, lo_fresh, lo_pick} = pick(lo_vl_i, lo_weight_i, lo_n_i, lo_idx_q, lo_used_q, cand);
+
+  logic        limit_reached;
+  logic [3:0]  hi_gvl, lo_gvl;
+  logic [6:0]  hi_len, lo_len;
+  logic [16:0] hi_cnt_sum;
+  logic        vl15_first;
+
+  always_comb begin
+    limit_reached = (vl_high_limit_i != HighLimitUnbounded) && (hi_cnt_q != 16'd0)
+                    && (hi_cnt_q >= {2'b00, vl_high_limit_i, 6'b000000});
+    hi_gvl     = hi_vl_i[hi_pick*4 +: 4];
+    lo_gvl     = lo_vl_i[lo_pick*4 +: 4];
+    hi_len     = len_i[hi_gvl*7 +: 7];
+    lo_len     = len_i[lo_gvl*7 +: 7];
+    hi_cnt_sum = {1'b0, hi_cnt_q} + {10'b0, hi_len};
+`ifdef BUG_VL15_PRIORITY
+    vl15_first = req_i[15] && !hi_found && !lo_found;
+`else
+    vl15_first = req_i[15];
+`endif
+  end
+
+  always_comb begin
+    hi_idx_d    = hi_idx_q;
+    lo_idx_d    = lo_idx_q;
+    hi_used_d   = hi_used_q;
+    lo_used_d   = lo_used_q;
+    hi_cnt_d    = hi_cnt_q;
+    gnt_valid_o = 1'b0;
+    gnt_vl_o    = 4'd0;
+    gnt_high_o  = 1'b0;
+    if (rst_ni && ready_i) begin
+      if (vl15_first) begin
+        gnt_valid_o = 1'b1;
+        gnt_vl_o    = 4'd15;
+      end else if (hi_found && (!lo_found || !limit_reached)) begin
+        gnt_valid_o = 1'b1;
+        gnt_vl_o    = hi_gvl;
+        gnt_high_o  = 1'b1;
+        hi_idx_d    = hi_pick;
+        hi_used_d   = (hi_fresh ? 9'd0 : hi_used_q) + {2'b00, hi_len};
+        if (lo_found) hi_cnt_d = hi_cnt_sum[16] ? 16'hffff : hi_cnt_sum[15:0];
+      end else if (lo_found) begin
+        gnt_valid_o = 1'b1;
+        gnt_vl_o    = lo_gvl;
+        lo_idx_d    = lo_pick;
+        lo_used_d   = (lo_fresh ? 9'd0 : lo_used_q) + {2'b00, lo_len};
+        hi_cnt_d    = 16'd0;
+      end
+`ifdef BUG_VL15_PRIORITY
+      else if (req_i[15]) begin
+        gnt_valid_o = 1'b1;
+        gnt_vl_o    = 4'd15;
+      end
+`endif
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      hi_idx_q  <= '0;
+      lo_idx_q  <= '0;
+      hi_used_q <= '0;
+      lo_used_q <= '0;
+      hi_cnt_q  <= '0;
+    end else begin
+      hi_idx_q  <= hi_idx_d;
+      lo_idx_q  <= lo_idx_d;
+      hi_used_q <= hi_used_d;
+      lo_used_q <= lo_used_d;
+      hi_cnt_q  <= hi_cnt_d;
+    end
+  end
+
+endmodule
