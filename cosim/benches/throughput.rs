@@ -11,6 +11,7 @@
 
 use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
+use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::Block;
 use cosim::check::lockstep;
 use cosim::dut::{Dut, Golden};
@@ -98,4 +99,5 @@ fn main() {
         .unwrap_or(if quick { 10_000 } else { 2_000_000 });
     bench::<CreditTxBlock>(cycles);
     bench::<CreditRxBlock>(cycles);
+    bench::<TimebaseBlock>(cycles);
 }

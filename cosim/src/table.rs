@@ -88,6 +88,18 @@ pub const MODULES: &[Module] = &[
         twin: true,
     },
     Module {
+        name: "timebase",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("inc_i", Dir::Held, 32),
+            p("modulus_i", Dir::Held, 32),
+            p("tick_o", Dir::Out, 1),
+            p("ts_o", Dir::Out, 32),
+        ],
+        bugs: &["BUG_TICK_DRIFT"],
+        twin: true,
+    },
+    Module {
         name: "test_finish",
         ports: &[
             p("rst_ni", Dir::In, 1),

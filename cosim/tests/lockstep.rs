@@ -5,6 +5,7 @@
 
 use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
+use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::{run, run_random, Block, RunOpts};
 use cosim::check::CosimError;
 use cosim::registry;
@@ -26,6 +27,11 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
     match (block, bug) {
         ("credit_rx", "BUG_FCCL_CAP") => c.buf_blocks > c.fccl_cap,
         ("credit_rx", "BUG_FC_TIMER") => c.policy == FcPolicy::Periodic || c.fc_interval <= 64,
+        // Dropping the remainder at a tick changes nothing when the ratio is a whole number of cycles.
+        ("timebase", "BUG_TICK_DRIFT") => {
+            let (inc, modulus) = TimebaseBlock::random(seed).0.ratio().unwrap();
+            modulus % inc != 0
+        }
         _ => true,
     }
 }
@@ -51,6 +57,11 @@ fn credit_tx_matches_a_million_random_cycles() {
 #[test]
 fn credit_rx_matches_a_million_random_cycles() {
     million::<CreditRxBlock>();
+}
+
+#[test]
+fn timebase_matches_a_million_random_cycles() {
+    million::<TimebaseBlock>();
 }
 
 /// Runs every bug variant of every block with [`BUG_SEEDS`] seeds whose configuration can show it; each must

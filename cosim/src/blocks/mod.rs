@@ -5,6 +5,7 @@
 
 pub mod credit_rx;
 pub mod credit_tx;
+pub mod timebase;
 
 use crate::check::CosimError;
 use crate::ports::Ports;
@@ -182,6 +183,7 @@ mod tests {
     fn port_lists_match_the_table() {
         ports_follow_table::<CreditTxBlock>();
         ports_follow_table::<CreditRxBlock>();
+        ports_follow_table::<super::timebase::TimebaseBlock>();
     }
 
     #[test]
