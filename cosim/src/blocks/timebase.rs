@@ -39,14 +39,6 @@ impl Iterator for TimebaseStim {
     }
 }
 
-/// The held-port values (`inc_i`, `modulus_i`) of a configuration.
-fn ratio(cfg: &Config) -> Result<(u32, u32), CosimError> {
-    cfg.ratio().map_err(|e| CosimError::Config {
-        block: "timebase",
-        msg: e.to_string(),
-    })
-}
-
 impl Block for TimebaseBlock {
     const NAME: &'static str = "timebase";
     type Config = Config;
@@ -129,6 +121,14 @@ pub mod rtl {
     pub struct TimebaseRtl {
         m: Rtl<TimebaseIo>,
         io: TimebaseIo,
+    }
+
+    /// The held-port values (`inc_i`, `modulus_i`) of a configuration.
+    fn ratio(cfg: &Config) -> Result<(u32, u32), CosimError> {
+        cfg.ratio().map_err(|e| CosimError::Config {
+            block: "timebase",
+            msg: e.to_string(),
+        })
     }
 
     impl TimebaseRtl {
