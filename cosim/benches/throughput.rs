@@ -11,6 +11,7 @@
 
 use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
+use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::Block;
 use cosim::check::lockstep;
@@ -100,4 +101,5 @@ fn main() {
     bench::<CreditTxBlock>(cycles);
     bench::<CreditRxBlock>(cycles);
     bench::<TimebaseBlock>(cycles);
+    bench::<FecnMarkerBlock>(cycles);
 }

@@ -27,6 +27,7 @@ macro_rules! with_block {
             "credit_tx" => $f::<crate::blocks::credit_tx::CreditTxBlock>($($arg),*),
             "credit_rx" => $f::<crate::blocks::credit_rx::CreditRxBlock>($($arg),*),
             "timebase" => $f::<crate::blocks::timebase::TimebaseBlock>($($arg),*),
+            "fecn_marker" => $f::<crate::blocks::fecn_marker::FecnMarkerBlock>($($arg),*),
             other => Err(crate::check::CosimError::UnknownBlock {
                 name: other.to_string(),
                 known: blocks().map(|m| m.name).collect::<Vec<_>>().join(", "),

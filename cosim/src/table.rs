@@ -100,6 +100,23 @@ pub const MODULES: &[Module] = &[
         twin: true,
     },
     Module {
+        name: "fecn_marker",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("packet_size_i", Dir::Held, 8),
+            p("marking_rate_i", Dir::Held, 16),
+            p("mode_i", Dir::Held, 1),
+            p("lfsr_seed_i", Dir::Held, 16),
+            p("lfsr_thresh_i", Dir::Held, 17),
+            p("pkt_valid_i", Dir::In, 1),
+            p("pkt_bytes_i", Dir::In, 13),
+            p("mark_state_i", Dir::In, 1),
+            p("mark_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_COUNTER_RELOAD", "BUG_PACKET_SIZE"],
+        twin: true,
+    },
+    Module {
         name: "test_finish",
         ports: &[
             p("rst_ni", Dir::In, 1),

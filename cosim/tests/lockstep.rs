@@ -5,12 +5,14 @@
 
 use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
+use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::{run, run_random, Block, RunOpts};
 use cosim::check::CosimError;
 use cosim::registry;
 use cosim::table::MODULES;
 use rtl_model::blocks::credit_rx::FcPolicy;
+use rtl_model::blocks::fecn_marker::MarkMode;
 
 /// A bug variant must show within this many cycles (the longest FC interval is 65,535 cycles, and a late
 /// timer shows at the second expiry).
@@ -31,6 +33,17 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
         ("timebase", "BUG_TICK_DRIFT") => {
             let (inc, modulus) = TimebaseBlock::random(seed).0.ratio().unwrap();
             modulus % inc != 0
+        }
+        // The reload bug only exists in counter mode; a Marking_Rate past 1000 takes too long to wrap.
+        ("fecn_marker", "BUG_COUNTER_RELOAD") => {
+            let f = FecnMarkerBlock::random(seed).0;
+            f.mode == MarkMode::Counter && f.marking_rate <= 1000
+        }
+        // Rounding the size up only matters where 64 * Packet_Size - 63 fits the 13-bit length, and shows
+        // in a mark only if marks are frequent enough to come within the bound.
+        ("fecn_marker", "BUG_PACKET_SIZE") => {
+            let f = FecnMarkerBlock::random(seed).0;
+            (1..=128).contains(&f.packet_size) && f.marking_rate <= 1000
         }
         _ => true,
     }
@@ -57,6 +70,11 @@ fn credit_tx_matches_a_million_random_cycles() {
 #[test]
 fn credit_rx_matches_a_million_random_cycles() {
     million::<CreditRxBlock>();
+}
+
+#[test]
+fn fecn_marker_matches_a_million_random_cycles() {
+    million::<FecnMarkerBlock>();
 }
 
 #[test]

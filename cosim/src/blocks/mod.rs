@@ -5,6 +5,7 @@
 
 pub mod credit_rx;
 pub mod credit_tx;
+pub mod fecn_marker;
 pub mod timebase;
 
 use crate::check::CosimError;
@@ -184,6 +185,7 @@ mod tests {
         ports_follow_table::<CreditTxBlock>();
         ports_follow_table::<CreditRxBlock>();
         ports_follow_table::<super::timebase::TimebaseBlock>();
+        ports_follow_table::<super::fecn_marker::FecnMarkerBlock>();
     }
 
     #[test]
