@@ -87,6 +87,30 @@ fn halts_at(f: fn(&mut In), kind: Halt) {
     }
 }
 
+/// Ports of 33-64 bits travel as `u64`, wider ones as little-endian `u32` words; the top word of a 100-bit
+/// port carries 4 bits.
+#[test]
+fn wide_ports_cross_the_shim_word_by_word() {
+    let mut r = Rtl::new("test_finish", TEST_FINISH_VARIANTS, None).unwrap();
+    let mut io = TestFinishIo::default();
+    r.step(&mut io).unwrap();
+    assert_eq!(
+        io.wide_o,
+        [u32::MAX, u32::MAX, u32::MAX, 0xf],
+        "reset value ~0"
+    );
+    assert_eq!(io.mid_o, 0);
+    io.rst_ni = 1;
+    io.mid_i = 0xab_cdef_0123;
+    io.wide_i = [0x0123_4567, 0x89ab_cdef, 0xfedc_ba98, 0x5];
+    r.step(&mut io).unwrap();
+    io.mid_i = 0;
+    io.wide_i = [0; 4];
+    r.step(&mut io).unwrap();
+    assert_eq!(io.mid_o, 0xab_cdef_0123);
+    assert_eq!(io.wide_o, [!0x0123_4567, !0x89ab_cdef, !0xfedc_ba98, 0xa]);
+}
+
 #[test]
 fn quiet_module_matches_its_model() {
     let n = lockstep(
