@@ -13,6 +13,7 @@ use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
 use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::timebase::TimebaseBlock;
+use cosim::blocks::vl_arb::VlArbBlock;
 use cosim::blocks::Block;
 use cosim::check::lockstep;
 use cosim::dut::{Dut, Golden};
@@ -102,4 +103,5 @@ fn main() {
     bench::<CreditRxBlock>(cycles);
     bench::<TimebaseBlock>(cycles);
     bench::<FecnMarkerBlock>(cycles);
+    bench::<VlArbBlock>(cycles);
 }

@@ -13,9 +13,9 @@ pub struct Mismatch {
     /// The first differing output port, in port-table order.
     pub port: &'static str,
     /// The RTL's value.
-    pub rtl: u64,
+    pub rtl: u128,
     /// The model's value.
-    pub model: u64,
+    pub model: u128,
     /// The VCD written around the mismatch, with its first and last cycle, when one was asked for.
     pub vcd: Option<(PathBuf, u64, u64)>,
 }

@@ -28,6 +28,7 @@ macro_rules! with_block {
             "credit_rx" => $f::<crate::blocks::credit_rx::CreditRxBlock>($($arg),*),
             "timebase" => $f::<crate::blocks::timebase::TimebaseBlock>($($arg),*),
             "fecn_marker" => $f::<crate::blocks::fecn_marker::FecnMarkerBlock>($($arg),*),
+            "vl_arb" => $f::<crate::blocks::vl_arb::VlArbBlock>($($arg),*),
             other => Err(crate::check::CosimError::UnknownBlock {
                 name: other.to_string(),
                 known: blocks().map(|m| m.name).collect::<Vec<_>>().join(", "),

@@ -117,6 +117,28 @@ pub const MODULES: &[Module] = &[
         twin: true,
     },
     Module {
+        name: "vl_arb",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("hi_vl_i", Dir::Held, 256),
+            p("hi_weight_i", Dir::Held, 512),
+            p("hi_n_i", Dir::Held, 7),
+            p("lo_vl_i", Dir::Held, 256),
+            p("lo_weight_i", Dir::Held, 512),
+            p("lo_n_i", Dir::Held, 7),
+            p("vl_high_limit_i", Dir::Held, 8),
+            p("ready_i", Dir::In, 1),
+            p("req_i", Dir::In, 16),
+            p("len_i", Dir::In, 112),
+            p("credit_ok_i", Dir::In, 16),
+            p("gnt_valid_o", Dir::Out, 1),
+            p("gnt_vl_o", Dir::Out, 4),
+            p("gnt_high_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_WEIGHT_UNIT", "BUG_VL15_PRIORITY"],
+        twin: true,
+    },
+    Module {
         name: "test_finish",
         ports: &[
             p("rst_ni", Dir::In, 1),

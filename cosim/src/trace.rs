@@ -128,7 +128,10 @@ pub fn parse<B: Block>(text: &str) -> Result<PortTrace<B>, TraceError> {
                     format!("`{k}` is not a configuration port of {}", B::NAME),
                 )
             })?;
-        pairs.push((k.to_string(), value(n, k, v, port.width)?));
+        pairs.push((
+            k.to_string(),
+            u64::try_from(value(n, k, v, port.width.min(64))?).unwrap_or(u64::MAX),
+        ));
     }
     let config = B::config_from_ports(&pairs).map_err(|e| err(n, e))?;
     let (n, l) = it.next().ok_or_else(|| err(0, "missing column line"))?;
@@ -138,7 +141,7 @@ pub fn parse<B: Block>(text: &str) -> Result<PortTrace<B>, TraceError> {
     }
     let widths = port_widths::<B>();
     let mut inputs = Vec::new();
-    let mut vals = vec![0u64; widths.len()];
+    let mut vals = vec![0u128; widths.len()];
     for (n, l) in it {
         let mut f = l.split(',');
         let c = f.next().unwrap_or("");
@@ -171,9 +174,9 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
 }
 
-fn value(line: usize, name: &str, v: &str, width: u32) -> Result<u64, TraceError> {
+fn value(line: usize, name: &str, v: &str, width: u32) -> Result<u128, TraceError> {
     let parsed = match v.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
+        Some(h) => u128::from_str_radix(h, 16),
         None => v.parse(),
     }
     .map_err(|_| err(line, format!("{name}: `{v}` is not a number")))?;
@@ -186,11 +189,11 @@ fn value(line: usize, name: &str, v: &str, width: u32) -> Result<u64, TraceError
     Ok(parsed)
 }
 
-fn width_mask(w: u32) -> u64 {
-    if w >= 64 {
-        u64::MAX
+fn width_mask(w: u32) -> u128 {
+    if w >= 128 {
+        u128::MAX
     } else {
-        (1u64 << w) - 1
+        (1u128 << w) - 1
     }
 }
 

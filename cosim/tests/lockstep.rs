@@ -7,6 +7,7 @@ use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
 use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::timebase::TimebaseBlock;
+use cosim::blocks::vl_arb::VlArbBlock;
 use cosim::blocks::{run, run_random, Block, RunOpts};
 use cosim::check::CosimError;
 use cosim::registry;
@@ -45,6 +46,16 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
             let f = FecnMarkerBlock::random(seed).0;
             (1..=128).contains(&f.packet_size) && f.marking_rate <= 1000
         }
+        // A weight read in the wrong unit only changes which entry goes next when a table has two
+        // candidates of different VLs.
+        ("vl_arb", "BUG_WEIGHT_UNIT") => {
+            let a = VlArbBlock::random(seed).0;
+            [&a.high, &a.low].iter().any(|t| {
+                let vls: std::collections::BTreeSet<u8> =
+                    t.iter().filter(|e| e.weight > 0).map(|e| e.vl).collect();
+                vls.len() >= 2
+            })
+        }
         _ => true,
     }
 }
@@ -75,6 +86,11 @@ fn credit_rx_matches_a_million_random_cycles() {
 #[test]
 fn fecn_marker_matches_a_million_random_cycles() {
     million::<FecnMarkerBlock>();
+}
+
+#[test]
+fn vl_arb_matches_a_million_random_cycles() {
+    million::<VlArbBlock>();
 }
 
 #[test]
