@@ -417,8 +417,11 @@ inline int step(Handle* h, {io}* io) {{
     Verilated::threadContextp(h->ctx);
     // Each step reports what happened during it: a halt is not sticky here (the checker stops at the
     // first one), so a second $finish really runs through the replaced handler.
-    h->ctx->gotFinish(false);
-    h->ctx->gotError(false);
+    // (The setters take the context's mutex: only call them when a flag is set.)
+    if (VL_UNLIKELY(h->ctx->gotFinish() || h->ctx->gotError())) {{
+        h->ctx->gotFinish(false);
+        h->ctx->gotError(false);
+    }}
     t->clk_i = 0;
 {set_in}    t->eval();
     if (int s = status(h)) return s;

@@ -79,8 +79,12 @@ impl Iterator for CreditRxStim {
     fn next(&mut self) -> Option<In> {
         let r = &mut self.rng;
         let blk_m = mask(BLK_WIDTH) as u64;
-        if self.rst_left == 0 && r.one_in(100_000) {
-            self.rst_left = r.range(1, 3) as u32;
+        // One draw decides every yes/no event of the cycle (bit fields of `ev`): the stimulus costs a fraction
+        // of a model eval, so the benchmark measures the co-simulation, not the random numbers.
+        let ev = r.next_u64();
+        let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
+        if self.rst_left == 0 && field(0, 17) == 0 {
+            self.rst_left = 1 + (ev >> 62) as u32 % 3;
         }
         if self.rst_left > 0 {
             self.rst_left -= 1;
@@ -108,24 +112,24 @@ impl Iterator for CreditRxStim {
 
         let free = self.buf - self.occ;
         let mut rx = 0u64;
-        if matches!(self.mode, Mode::Busy | Mode::Stall) && r.pct(50) {
+        if matches!(self.mode, Mode::Busy | Mode::Stall) && field(17, 1) == 0 {
             rx = if free > 0 {
                 r.range(1, free.min(66))
-            } else if r.one_in(50) {
+            } else if field(18, 6) == 0 {
                 r.range(1, 66) // overflow
             } else {
                 0
             };
-            if r.one_in(500) {
+            if field(24, 9) == 0 {
                 rx = r.below(128); // anything the port can carry
             }
         }
         let occ_mid = (self.occ + rx).min(self.buf);
         let mut drain = 0u64;
-        if matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 && r.pct(50) {
+        if matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 && field(33, 1) == 0 {
             drain = r.range(1, occ_mid.min(66));
         }
-        if r.one_in(1000) {
+        if field(34, 10) == 0 {
             drain = r.below(128); // may drain more than is held
         }
         let mut i = In {
@@ -134,22 +138,22 @@ impl Iterator for CreditRxStim {
             blk_free_i: drain as u8,
             ..In::default()
         };
-        if r.one_in(50) {
+        if field(44, 6) == 0 {
             i.blk_rx_i |= 0x80; // beyond the 7-bit port
         }
-        if r.one_in(50) {
+        if field(50, 6) == 0 {
             i.blk_free_i |= 0x80;
         }
-        if r.one_in(32) {
+        if field(56, 5) == 0 {
             i.fc_valid_i = true;
-            i.fc_fctbs_i = if r.pct(80) {
+            i.fc_fctbs_i = if field(61, 3) != 0 {
                 self.abr
             } else {
                 r.next_u64() as u16
             };
             self.abr = i.fc_fctbs_i;
         } else if self.mode == Mode::Idle {
-            i.fc_fctbs_i = r.next_u64() as u16; // floats while not valid
+            i.fc_fctbs_i = (ev >> 8) as u16; // floats while not valid
         }
         let rx_in = u64::from(i.blk_rx_i) & blk_m;
         self.abr = self.abr.wrapping_add(rx_in as u16) & 0xfff;
