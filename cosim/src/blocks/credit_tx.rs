@@ -76,8 +76,12 @@ impl Iterator for CreditTxStim {
     fn next(&mut self) -> Option<In> {
         let r = &mut self.rng;
         let fc_m = mask(FC_WIDTH) as u16;
-        if self.rst_left == 0 && r.one_in(100_000) {
-            self.rst_left = r.range(1, 3) as u32;
+        // One draw decides every yes/no event of the cycle (bit fields of `ev`): the stimulus costs a fraction
+        // of a model eval, so the benchmark measures the co-simulation, not the random numbers.
+        let ev = r.next_u64();
+        let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
+        if self.rst_left == 0 && field(0, 17) == 0 {
+            self.rst_left = 1 + (ev >> 62) as u32 % 3;
         }
         if self.rst_left > 0 {
             self.rst_left -= 1;
@@ -108,16 +112,16 @@ impl Iterator for CreditTxStim {
             rst_ni: true,
             ..In::default()
         };
-        let fc_odds = if self.mode == Mode::Idle { 64 } else { 16 };
-        if r.one_in(fc_odds) {
-            let fccl = match r.below(10) {
+        let fc_bits = if self.mode == Mode::Idle { 6 } else { 4 };
+        if field(17, fc_bits) == 0 {
+            let fccl = match field(23, 4) % 10 {
                 0..=6 => self.fctbs.wrapping_add(r.range(0, 2200) as u16),
                 7..=8 => self.fctbs.wrapping_add(r.range(2040, 2056) as u16),
                 _ => r.next_u64() as u16,
             } & fc_m;
             // Now and then garbage above the port's 12 bits, which both sides must ignore.
-            let noise = if r.one_in(20) {
-                (r.below(16) as u16) << 12
+            let noise = if field(27, 5) == 0 {
+                (field(32, 4) as u16) << 12
             } else {
                 0
             };
@@ -127,12 +131,12 @@ impl Iterator for CreditTxStim {
         match self.mode {
             Mode::Idle => {
                 // Data ports float while nothing is valid.
-                i.req_blocks_i = r.next_u64() as u8;
+                i.req_blocks_i = (ev >> 40) as u8;
             }
             Mode::Busy | Mode::Stall => {
                 if self.want == 0 {
-                    self.want = if r.one_in(50) {
-                        r.next_u64() as u8 // any 8-bit value, bit 7 is beyond the port
+                    self.want = if field(36, 6) == 0 {
+                        (ev >> 48) as u8 // any 8-bit value, bit 7 is beyond the port
                     } else {
                         r.range(1, 66) as u8
                     };
@@ -141,7 +145,13 @@ impl Iterator for CreditTxStim {
                 i.req_blocks_i = self.want;
                 let blocks = self.want & mask(BLOCKS_WIDTH) as u8;
                 let ok = fits(self.fccl, self.fctbs, blocks);
-                i.take_i = self.mode == Mode::Busy && if ok { r.pct(90) } else { r.one_in(200) };
+                // Take 90% of what fits, and 1 in 256 of what does not (an error the RTL must flag).
+                i.take_i = self.mode == Mode::Busy
+                    && if ok {
+                        field(42, 7) < 115
+                    } else {
+                        field(49, 8) == 0
+                    };
                 if i.take_i {
                     self.fctbs = self.fctbs.wrapping_add(blocks.into()) & fc_m;
                     self.want = 0;
