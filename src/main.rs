@@ -3,6 +3,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[cfg(feature = "cosim")]
+mod cli_cosim;
+
 /// ibcycle: cycle-level, bit-accurate InfiniBand / RoCEv2 switch and HCA models with congestion control.
 #[derive(Parser, Debug)]
 #[command(version, about, long_about = None)]
@@ -23,6 +26,9 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    #[cfg(feature = "cosim")]
+    #[command(flatten)]
+    Cosim(cli_cosim::Command),
 }
 
 fn main() -> ExitCode {
@@ -43,5 +49,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        #[cfg(feature = "cosim")]
+        Command::Cosim(c) => ExitCode::from(cli_cosim::run(c) as u8),
     }
 }

@@ -1,1 +1,31 @@
-//! Verilator co-simulation of the RTL in `hdl/` against the `rtl-model` blocks.
+//! Verilator co-simulation of the RTL in `hdl/` against the `rtl-model` blocks, clock by clock.
+//!
+//! - [`table`]: the RTL modules, their ports and bug variants (read by `build.rs` too).
+//! - [`ports`]: port names and values of a block's `In`/`Out` structs, for reports and port traces.
+//! - [`dut`]: the narrow [`dut::Dut`] trait both sides implement (the Rust block through [`dut::Golden`]).
+//! - [`check`]: the lockstep checker: same inputs to both every cycle, every output compared, the first
+//!   mismatch reported with cycle, port, RTL value and model value in hex, and a VCD window around it.
+//! - [`blocks`]: per block, the seeded stimulus generator, the port lists and (with the `verilator` feature)
+//!   the adapter to its Verilated model.
+//! - [`trace`]: the port-trace file format (per-cycle inputs as CSV) for replaying recorded stimulus.
+//! - [`registry`]: blocks by name, for the `ibcycle cosim` command.
+//! - `ffi` (feature `verilator`): the safe wrapper over the generated C ABI shim; the only `unsafe` code.
+//!
+//! Without the `verilator` feature everything but the RTL side builds and is tested against Rust models, so
+//! plain `cargo test` needs no external tool.
+#![deny(unsafe_code)]
+
+pub mod blocks;
+pub mod check;
+pub mod dut;
+#[cfg(feature = "verilator")]
+#[allow(unsafe_code)]
+pub mod ffi;
+pub mod ports;
+pub mod registry;
+pub mod rng;
+pub mod table;
+pub mod trace;
+
+pub use check::{lockstep, CosimError, Matched, Mismatch};
+pub use dut::{Dut, Golden, Halt};

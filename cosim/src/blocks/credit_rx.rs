@@ -1,0 +1,313 @@
+//! `credit_rx` under co-simulation: stimulus, ports, configuration, RTL adapter.
+//!
+//! The stimulus keeps a shadow of the buffer occupancy it causes: busy phases receive 1-66 blocks when they
+//! fit and drain up to what is held (cut-through included), stall phases receive without draining until the
+//! buffer is full (back-pressure; FCCL stops moving), drain phases only drain, idle phases drive nothing.
+//! Now and then it overflows the buffer or drains too much, to exercise the error flags, and puts garbage
+//! above the 7-bit ports. Flow-control packets mostly carry the FCTBS a lossless link would (ABR unchanged),
+//! sometimes a random one (resynchronisation after loss), often in the same cycle as arriving blocks.
+//! Configurations mix small and large buffers (so the 2048 cap binds or not), short and long FC intervals,
+//! both policies, and, in half of them, a cap below the buffer size (so the cap binds in most). Rare resets
+//! of 1-3 cycles, with noise on every other input.
+
+use super::{held, mask, Block};
+use crate::check::CosimError;
+use crate::impl_ports;
+use crate::rng::Rng;
+use rtl_model::blocks::credit_rx::{Config, CreditRx, FcPolicy, In, Out, BLK_WIDTH, FCCL_CAP};
+
+impl_ports!(In {
+    rst_ni,
+    blk_rx_i,
+    fc_valid_i,
+    fc_fctbs_i,
+    blk_free_i
+});
+impl_ports!(Out {
+    abr_o,
+    free_o,
+    fccl_o,
+    fc_send_o,
+    overflow_o,
+    drain_err_o
+});
+
+/// `credit_rx` as a co-simulation [`Block`].
+#[derive(Debug, Clone, Copy)]
+pub struct CreditRxBlock;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Busy,
+    Stall,
+    Drain,
+    Idle,
+}
+
+/// Seeded random stimulus for `credit_rx` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct CreditRxStim {
+    rng: Rng,
+    buf: u64,
+    /// Blocks held in the buffer, as the stimulus caused them.
+    occ: u64,
+    /// ABR as a lossless link would leave it.
+    abr: u16,
+    mode: Mode,
+    mode_left: u32,
+    rst_left: u32,
+}
+
+impl CreditRxStim {
+    /// Stimulus for a block configured with `cfg`, starting from reset state.
+    pub fn new(seed: u64, cfg: Config) -> Self {
+        CreditRxStim {
+            rng: Rng::new(seed),
+            buf: cfg.buf_blocks.into(),
+            occ: 0,
+            abr: 0,
+            mode: Mode::Busy,
+            mode_left: 0,
+            rst_left: 0,
+        }
+    }
+}
+
+impl Iterator for CreditRxStim {
+    type Item = In;
+
+    fn next(&mut self) -> Option<In> {
+        let r = &mut self.rng;
+        let blk_m = mask(BLK_WIDTH) as u64;
+        // One draw decides every yes/no event of the cycle (bit fields of `ev`): the stimulus costs a fraction
+        // of a model eval, so the benchmark measures the co-simulation, not the random numbers.
+        let ev = r.next_u64();
+        let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
+        if self.rst_left == 0 && field(0, 17) == 0 {
+            self.rst_left = 1 + (ev >> 62) as u32 % 3;
+        }
+        if self.rst_left > 0 {
+            self.rst_left -= 1;
+            self.occ = 0;
+            self.abr = 0;
+            let n = r.next_u64();
+            return Some(In {
+                rst_ni: false,
+                blk_rx_i: n as u8,
+                fc_valid_i: n & (1 << 8) != 0,
+                fc_fctbs_i: (n >> 16) as u16,
+                blk_free_i: (n >> 32) as u8,
+            });
+        }
+        if self.mode_left == 0 {
+            self.mode = match r.below(10) {
+                0..=4 => Mode::Busy,
+                5..=6 => Mode::Stall,
+                7 => Mode::Drain,
+                _ => Mode::Idle,
+            };
+            self.mode_left = r.range(1, 300) as u32;
+        }
+        self.mode_left -= 1;
+
+        let free = self.buf - self.occ;
+        let mut rx = 0u64;
+        if matches!(self.mode, Mode::Busy | Mode::Stall) && field(17, 1) == 0 {
+            rx = if free > 0 {
+                r.range(1, free.min(66))
+            } else if field(18, 6) == 0 {
+                r.range(1, 66) // overflow
+            } else {
+                0
+            };
+            if field(24, 9) == 0 {
+                rx = r.below(128); // anything the port can carry
+            }
+        }
+        let occ_mid = (self.occ + rx).min(self.buf);
+        let mut drain = 0u64;
+        if matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 && field(33, 1) == 0 {
+            drain = r.range(1, occ_mid.min(66));
+        }
+        if field(34, 10) == 0 {
+            drain = r.below(128); // may drain more than is held
+        }
+        let mut i = In {
+            rst_ni: true,
+            blk_rx_i: rx as u8,
+            blk_free_i: drain as u8,
+            ..In::default()
+        };
+        if field(44, 6) == 0 {
+            i.blk_rx_i |= 0x80; // beyond the 7-bit port
+        }
+        if field(50, 6) == 0 {
+            i.blk_free_i |= 0x80;
+        }
+        if field(56, 5) == 0 {
+            i.fc_valid_i = true;
+            i.fc_fctbs_i = if field(61, 3) != 0 {
+                self.abr
+            } else {
+                r.next_u64() as u16
+            };
+            self.abr = i.fc_fctbs_i;
+        } else if self.mode == Mode::Idle {
+            i.fc_fctbs_i = (ev >> 8) as u16; // floats while not valid
+        }
+        let rx_in = u64::from(i.blk_rx_i) & blk_m;
+        self.abr = self.abr.wrapping_add(rx_in as u16) & 0xfff;
+        let occ_mid = (self.occ + rx_in).min(self.buf);
+        self.occ = occ_mid - (u64::from(i.blk_free_i) & blk_m).min(occ_mid);
+        Some(i)
+    }
+}
+
+impl Block for CreditRxBlock {
+    const NAME: &'static str = "credit_rx";
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = CreditRx;
+    type Stim = CreditRxStim;
+
+    fn model(cfg: &Config) -> Result<CreditRx, CosimError> {
+        CreditRx::new(*cfg).map_err(|e| CosimError::Config {
+            block: Self::NAME,
+            msg: e.to_string(),
+        })
+    }
+
+    fn random(seed: u64) -> (Config, CreditRxStim) {
+        let mut r = Rng::new(seed ^ 0xc0f1_7000);
+        let buf_blocks = match r.below(20) {
+            0..=4 => r.range(1, 300),
+            5..=11 => r.range(301, 4000),
+            _ => r.range(4001, 65535),
+        } as u16;
+        let fc_interval = match r.below(10) {
+            0..=5 => r.range(1, 64),
+            6..=8 => r.range(65, 2000),
+            _ => r.range(2001, 65535),
+        } as u16;
+        // Half the configurations cap the credit below the buffer size, so the cap binds in most of them.
+        let cap_limit = u64::from(buf_blocks.saturating_sub(1).clamp(1, FCCL_CAP));
+        let cfg = Config {
+            buf_blocks,
+            fc_interval,
+            policy: if r.pct(50) {
+                FcPolicy::Periodic
+            } else {
+                FcPolicy::PeriodicAndOnChange
+            },
+            fccl_cap: if r.pct(50) {
+                FCCL_CAP
+            } else {
+                r.range(1, cap_limit) as u16
+            },
+        };
+        (cfg, CreditRxStim::new(seed, cfg))
+    }
+
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+        vec![
+            ("buf_blocks_i", cfg.buf_blocks.into()),
+            ("fc_interval_i", cfg.fc_interval.into()),
+            (
+                "fc_on_change_i",
+                u64::from(cfg.policy == FcPolicy::PeriodicAndOnChange),
+            ),
+            ("fccl_cap_i", cfg.fccl_cap.into()),
+        ]
+    }
+
+    fn config_from_ports(v: &[(String, u64)]) -> Result<Config, String> {
+        Ok(Config {
+            buf_blocks: held(v, "buf_blocks_i")? as u16,
+            fc_interval: held(v, "fc_interval_i")? as u16,
+            policy: if held(v, "fc_on_change_i")? != 0 {
+                FcPolicy::PeriodicAndOnChange
+            } else {
+                FcPolicy::Periodic
+            },
+            fccl_cap: held(v, "fccl_cap_i")? as u16,
+        })
+    }
+
+    #[cfg(feature = "verilator")]
+    type Rtl = rtl::CreditRxRtl;
+
+    #[cfg(feature = "verilator")]
+    fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::CreditRxRtl, CosimError> {
+        rtl::CreditRxRtl::new(cfg, bug)
+    }
+}
+
+/// The adapter to the Verilated `credit_rx`.
+#[cfg(feature = "verilator")]
+pub mod rtl {
+    use super::*;
+    use crate::dut::{Dut, Halt};
+    use crate::ffi::{CreditRxIo, Rtl, RtlDut, CREDIT_RX_VARIANTS};
+
+    /// The Verilated `credit_rx` (clean or a bug variant) with its configuration on the held ports.
+    #[derive(Debug)]
+    pub struct CreditRxRtl {
+        m: Rtl<CreditRxIo>,
+        io: CreditRxIo,
+    }
+
+    impl CreditRxRtl {
+        /// Builds the model, drives the configuration and applies one power-on reset edge.
+        pub fn new(cfg: &Config, bug: Option<&str>) -> Result<Self, CosimError> {
+            cfg.validate().map_err(|e| CosimError::Config {
+                block: "credit_rx",
+                msg: e.to_string(),
+            })?;
+            let m = Rtl::new("credit_rx", CREDIT_RX_VARIANTS, bug)?;
+            let io = CreditRxIo {
+                buf_blocks_i: cfg.buf_blocks.into(),
+                fc_interval_i: cfg.fc_interval.into(),
+                fc_on_change_i: u32::from(cfg.policy == FcPolicy::PeriodicAndOnChange),
+                fccl_cap_i: u32::from(cfg.fccl_cap) & 0xfff,
+                ..CreditRxIo::default()
+            };
+            let mut s = CreditRxRtl { m, io };
+            s.step(&In::default())
+                .map_err(|kind| CosimError::Halted { cycle: 0, kind })?;
+            s.m.time_zero();
+            Ok(s)
+        }
+    }
+
+    impl Dut for CreditRxRtl {
+        type In = In;
+        type Out = Out;
+
+        #[inline]
+        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+            let io = &mut self.io;
+            io.rst_ni = i.rst_ni.into();
+            io.blk_rx_i = u32::from(i.blk_rx_i) & mask(BLK_WIDTH);
+            io.fc_valid_i = i.fc_valid_i.into();
+            io.fc_fctbs_i = u32::from(i.fc_fctbs_i) & 0xfff;
+            io.blk_free_i = u32::from(i.blk_free_i) & mask(BLK_WIDTH);
+            self.m.step(io)?;
+            Ok(Out {
+                abr_o: io.abr_o as u16,
+                free_o: io.free_o as u16,
+                fccl_o: io.fccl_o as u16,
+                fc_send_o: io.fc_send_o != 0,
+                overflow_o: io.overflow_o != 0,
+                drain_err_o: io.drain_err_o != 0,
+            })
+        }
+    }
+
+    impl RtlDut for CreditRxRtl {
+        type Io = CreditRxIo;
+        fn parts(&mut self) -> (&mut Rtl<CreditRxIo>, &mut CreditRxIo) {
+            (&mut self.m, &mut self.io)
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! `timebase` under co-simulation: stimulus, ports, configuration, RTL adapter.
+//!
+//! The block's only stimulus input is reset: the stimulus runs free with rare resets of 1-3 cycles (so the
+//! accumulator restarts at phase 0 mid-run). What varies is the configuration: a core clock given as a
+//! frequency (100 MHz to 2 GHz, in kHz) or a period (500 ps to 10 ns), which sets the reduced ratio
+//! `inc_i / modulus_i` on the held ports; most of them are fractional, so the remainder kept at each tick
+//! matters.
+
+use super::{held, Block};
+use crate::check::CosimError;
+use crate::impl_ports;
+use crate::rng::Rng;
+use rtl_model::blocks::timebase::{ClockSpec, Config, In, Out, Timebase, TICK_PS};
+
+impl_ports!(In { rst_ni });
+impl_ports!(Out { tick_o, ts_o });
+
+/// `timebase` as a co-simulation [`Block`].
+#[derive(Debug, Clone, Copy)]
+pub struct TimebaseBlock;
+
+/// Seeded random stimulus for `timebase`: reset pulses only.
+#[derive(Debug, Clone)]
+pub struct TimebaseStim {
+    rng: Rng,
+    rst_left: u32,
+}
+
+impl Iterator for TimebaseStim {
+    type Item = In;
+
+    fn next(&mut self) -> Option<In> {
+        if self.rst_left == 0 && self.rng.one_in(50_000) {
+            self.rst_left = self.rng.range(1, 3) as u32;
+        }
+        let rst = self.rst_left > 0;
+        self.rst_left = self.rst_left.saturating_sub(1);
+        Some(In { rst_ni: !rst })
+    }
+}
+
+impl Block for TimebaseBlock {
+    const NAME: &'static str = "timebase";
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = Timebase;
+    type Stim = TimebaseStim;
+
+    fn model(cfg: &Config) -> Result<Timebase, CosimError> {
+        Timebase::new(*cfg).map_err(|e| CosimError::Config {
+            block: Self::NAME,
+            msg: e.to_string(),
+        })
+    }
+
+    fn random(seed: u64) -> (Config, TimebaseStim) {
+        let mut r = Rng::new(seed ^ 0x71_3eba5e);
+        let clock = if r.pct(50) {
+            ClockSpec::FreqKhz(r.range(100_000, 2_000_000) as u32)
+        } else {
+            ClockSpec::PeriodPs(r.range(500, 10_000) as u32)
+        };
+        let stim = TimebaseStim {
+            rng: Rng::new(seed),
+            rst_left: 0,
+        };
+        (Config { clock }, stim)
+    }
+
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+        let (inc, modulus) = cfg.ratio().unwrap_or((0, 0));
+        vec![("inc_i", inc.into()), ("modulus_i", modulus.into())]
+    }
+
+    /// The clock is recovered from the ratio: a period in ps when `1_024_000 * inc / modulus` is whole, else a
+    /// frequency in kHz; the ratio must then be exactly the one that clock gives.
+    fn config_from_ports(v: &[(String, u64)]) -> Result<Config, String> {
+        let inc = held(v, "inc_i")?;
+        let modulus = held(v, "modulus_i")?;
+        if inc == 0 || modulus == 0 {
+            return Err(format!(
+                "inc_i ({inc}) and modulus_i ({modulus}) must be nonzero"
+            ));
+        }
+        let tick = u64::from(TICK_PS);
+        let clock = if (tick * inc) % modulus == 0 {
+            ClockSpec::PeriodPs(u32::try_from(tick * inc / modulus).map_err(|e| e.to_string())?)
+        } else {
+            ClockSpec::FreqKhz(
+                u32::try_from(modulus * 1_000_000 / (1024 * inc)).map_err(|e| e.to_string())?,
+            )
+        };
+        let cfg = Config { clock };
+        match cfg.ratio() {
+            Ok((i, m)) if u64::from(i) == inc && u64::from(m) == modulus => Ok(cfg),
+            _ => Err(format!(
+                "inc_i {inc} / modulus_i {modulus} is not the reduced ratio of any clock"
+            )),
+        }
+    }
+
+    #[cfg(feature = "verilator")]
+    type Rtl = rtl::TimebaseRtl;
+
+    #[cfg(feature = "verilator")]
+    fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::TimebaseRtl, CosimError> {
+        rtl::TimebaseRtl::new(cfg, bug)
+    }
+}
+
+/// The adapter to the Verilated `timebase`.
+#[cfg(feature = "verilator")]
+pub mod rtl {
+    use super::*;
+    use crate::dut::{Dut, Halt};
+    use crate::ffi::{Rtl, RtlDut, TimebaseIo, TIMEBASE_VARIANTS};
+
+    /// The Verilated `timebase` (clean or a bug variant) with its ratio on the held ports.
+    #[derive(Debug)]
+    pub struct TimebaseRtl {
+        m: Rtl<TimebaseIo>,
+        io: TimebaseIo,
+    }
+
+    /// The held-port values (`inc_i`, `modulus_i`) of a configuration.
+    fn ratio(cfg: &Config) -> Result<(u32, u32), CosimError> {
+        cfg.ratio().map_err(|e| CosimError::Config {
+            block: "timebase",
+            msg: e.to_string(),
+        })
+    }
+
+    impl TimebaseRtl {
+        /// Builds the model, drives the configuration and applies one power-on reset edge.
+        pub fn new(cfg: &Config, bug: Option<&str>) -> Result<Self, CosimError> {
+            let (inc_i, modulus_i) = ratio(cfg)?;
+            let m = Rtl::new("timebase", TIMEBASE_VARIANTS, bug)?;
+            let io = TimebaseIo {
+                inc_i,
+                modulus_i,
+                ..TimebaseIo::default()
+            };
+            let mut s = TimebaseRtl { m, io };
+            s.step(&In::default())
+                .map_err(|kind| CosimError::Halted { cycle: 0, kind })?;
+            s.m.time_zero();
+            Ok(s)
+        }
+    }
+
+    impl Dut for TimebaseRtl {
+        type In = In;
+        type Out = Out;
+
+        #[inline]
+        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+            let io = &mut self.io;
+            io.rst_ni = i.rst_ni.into();
+            self.m.step(io)?;
+            Ok(Out {
+                tick_o: io.tick_o != 0,
+                ts_o: io.ts_o,
+            })
+        }
+    }
+
+    impl RtlDut for TimebaseRtl {
+        type Io = TimebaseIo;
+        fn parts(&mut self) -> (&mut Rtl<TimebaseIo>, &mut TimebaseIo) {
+            (&mut self.m, &mut self.io)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_survives_the_held_ports() {
+        for seed in 0..200 {
+            let (cfg, _) = TimebaseBlock::random(seed);
+            let pairs: Vec<(String, u64)> = TimebaseBlock::config_ports(&cfg)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            let back = TimebaseBlock::config_from_ports(&pairs).unwrap();
+            // The clock may come back in the other form; the ratio the RTL sees must be the same.
+            assert_eq!(back.ratio().unwrap(), cfg.ratio().unwrap(), "seed {seed}");
+        }
+        let bad = [("inc_i".to_string(), 3u64), ("modulus_i".to_string(), 7u64)];
+        assert!(TimebaseBlock::config_from_ports(&bad).is_err());
+    }
+}

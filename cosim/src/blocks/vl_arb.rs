@@ -1,0 +1,338 @@
+//! `vl_arb` under co-simulation: stimulus, ports, configuration, RTL adapter.
+//!
+//! The stimulus models the output port: after a grant of `b` blocks the port is busy (`ready_i` low) for
+//! about `b` cycles (back-pressure), sometimes longer; VLs request in phases (all busy, a few busy, idle) with
+//! head lengths of 1-66 blocks (now and then garbage above the 7-bit lanes), credit is withheld at random
+//! per VL, and VL15 requests now and then. Configurations: high and low tables of 0-64 entries with VLs
+//! 0-14 and weights mostly small (so visits end often) including zeros (skipped entries), and VLHighLimit
+//! 0, small, or 255 (unbounded). Rare resets of 1-3 cycles.
+//!
+//! Port traces of `vl_arb` carry only the narrow configuration ports: the tables (256- and 512-bit held
+//! ports) do not fit the trace's configuration line yet, so replay of a `vl_arb` trace is refused.
+
+use super::Block;
+use crate::check::CosimError;
+use crate::ports::Ports;
+use crate::rng::Rng;
+use rtl_model::blocks::vl_arb::{ArbEntry, Config, In, Out, VlArb, TABLE_MAX, VL_MAX};
+
+impl Ports for In {
+    const NAMES: &'static [&'static str] = &["rst_ni", "ready_i", "req_i", "len_i", "credit_ok_i"];
+
+    fn get(&self, i: usize) -> u128 {
+        match i {
+            0 => self.rst_ni.into(),
+            1 => self.ready_i.into(),
+            2 => self.req_i.into(),
+            // 16 lanes of 7 bits, lane 0 lowest, as the RTL's len_i[7v +: 7].
+            3 => self.len_i.iter().enumerate().fold(0u128, |acc, (v, &l)| {
+                acc | (u128::from(l) & 0x7f) << (7 * v)
+            }),
+            4 => self.credit_ok_i.into(),
+            _ => 0,
+        }
+    }
+
+    fn from_values(v: &[u128]) -> Self {
+        let at = |k: usize| v.get(k).copied().unwrap_or(0);
+        let mut len_i = [0u8; 16];
+        for (lane, l) in len_i.iter_mut().enumerate() {
+            *l = ((at(3) >> (7 * lane)) & 0x7f) as u8;
+        }
+        In {
+            rst_ni: at(0) != 0,
+            ready_i: at(1) != 0,
+            req_i: at(2) as u16,
+            len_i,
+            credit_ok_i: at(4) as u16,
+        }
+    }
+}
+
+crate::impl_ports!(Out {
+    gnt_valid_o,
+    gnt_vl_o,
+    gnt_high_o
+});
+
+/// `vl_arb` as a co-simulation [`Block`].
+#[derive(Debug, Clone, Copy)]
+pub struct VlArbBlock;
+
+/// Seeded random stimulus for `vl_arb` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct VlArbStim {
+    rng: Rng,
+    /// The model of the port: cycles it stays busy after a grant is unknown to the stimulus (it does not see
+    /// the grant), so busy periods are drawn like packet lengths.
+    busy: u32,
+    active: u16,
+    len: [u8; 16],
+    phase_left: u32,
+    rst_left: u32,
+}
+
+impl Iterator for VlArbStim {
+    type Item = In;
+
+    fn next(&mut self) -> Option<In> {
+        let r = &mut self.rng;
+        if self.rst_left == 0 && r.one_in(100_000) {
+            self.rst_left = r.range(1, 3) as u32;
+        }
+        if self.rst_left > 0 {
+            self.rst_left -= 1;
+            let n = r.next_u64();
+            return Some(In {
+                rst_ni: false,
+                ready_i: n & 1 != 0,
+                req_i: (n >> 8) as u16,
+                len_i: self.len,
+                credit_ok_i: (n >> 24) as u16,
+            });
+        }
+        if self.phase_left == 0 {
+            self.active = match r.below(4) {
+                0 => 0x7fff,
+                1 => r.next_u64() as u16 & 0x7fff,
+                2 => 1 << r.below(15),
+                _ => 0,
+            };
+            self.phase_left = r.range(1, 400) as u32;
+        }
+        self.phase_left -= 1;
+        // A head packet changes now and then (a new packet reached the head of the VL).
+        if r.one_in(4) {
+            let v = r.below(16) as usize;
+            self.len[v] = if r.one_in(50) {
+                r.next_u64() as u8
+            } else {
+                r.range(1, 66) as u8
+            };
+        }
+        let ready = if self.busy > 0 {
+            self.busy -= 1;
+            false
+        } else {
+            if r.one_in(6) {
+                self.busy = r.range(1, 33) as u32;
+            }
+            true
+        };
+        // Each active VL requests with probability 3/4 in a cycle.
+        let mut req = self.active & !(r.next_u64() as u16 & r.next_u64() as u16);
+        if r.one_in(200) {
+            req |= 0x8000; // VL15 management packet
+        }
+        let credit = if r.pct(70) {
+            0xffff
+        } else {
+            r.next_u64() as u16
+        };
+        Some(In {
+            rst_ni: true,
+            ready_i: ready,
+            req_i: req,
+            len_i: self.len,
+            credit_ok_i: credit,
+        })
+    }
+}
+
+fn random_table(r: &mut Rng) -> Vec<ArbEntry> {
+    let n = match r.below(4) {
+        0 => r.below(4),
+        1 => r.range(1, 16),
+        _ => r.range(1, TABLE_MAX as u64),
+    };
+    (0..n)
+        .map(|_| {
+            let weight = match r.below(10) {
+                0 => 0,
+                1..=6 => r.range(1, 8),
+                _ => r.below(256),
+            } as u8;
+            ArbEntry::new(r.range(0, VL_MAX.into()) as u8, weight)
+        })
+        .collect()
+}
+
+impl Block for VlArbBlock {
+    const NAME: &'static str = "vl_arb";
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = VlArb;
+    type Stim = VlArbStim;
+
+    fn model(cfg: &Config) -> Result<VlArb, CosimError> {
+        VlArb::new(cfg.clone()).map_err(|e| CosimError::Config {
+            block: Self::NAME,
+            msg: e.to_string(),
+        })
+    }
+
+    fn random(seed: u64) -> (Config, VlArbStim) {
+        let mut r = Rng::new(seed ^ 0x71a_4b00);
+        let cfg = Config {
+            high: random_table(&mut r),
+            low: random_table(&mut r),
+            vl_high_limit: match r.below(4) {
+                0 => 0,
+                1 => 255,
+                _ => r.range(1, 4) as u8,
+            },
+        };
+        let stim = VlArbStim {
+            rng: Rng::new(seed),
+            busy: 0,
+            active: 0,
+            len: [1; 16],
+            phase_left: 0,
+            rst_left: 0,
+        };
+        (cfg, stim)
+    }
+
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+        vec![
+            ("hi_n_i", cfg.high.len() as u64),
+            ("lo_n_i", cfg.low.len() as u64),
+            ("vl_high_limit_i", cfg.vl_high_limit.into()),
+        ]
+    }
+
+    fn config_from_ports(_: &[(String, u64)]) -> Result<Config, String> {
+        Err("vl_arb traces cannot carry the arbitration tables yet (256- and 512-bit ports)".into())
+    }
+
+    #[cfg(feature = "verilator")]
+    type Rtl = rtl::VlArbRtl;
+
+    #[cfg(feature = "verilator")]
+    fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::VlArbRtl, CosimError> {
+        rtl::VlArbRtl::new(cfg, bug)
+    }
+}
+
+/// The adapter to the Verilated `vl_arb`.
+#[cfg(feature = "verilator")]
+pub mod rtl {
+    use super::*;
+    use crate::dut::{Dut, Halt};
+    use crate::ffi::{Rtl, RtlDut, VlArbIo, VL_ARB_VARIANTS};
+    use rtl_model::blocks::vl_arb::LEN_WIDTH;
+
+    /// The Verilated `vl_arb` (clean or a bug variant) with its tables on the held ports.
+    #[derive(Debug)]
+    pub struct VlArbRtl {
+        m: Rtl<VlArbIo>,
+        io: VlArbIo,
+    }
+
+    /// Sets `width` bits at bit `at` of a little-endian word vector.
+    fn put(words: &mut [u32], at: usize, width: usize, v: u32) {
+        for b in 0..width {
+            if v >> b & 1 != 0 {
+                words[(at + b) / 32] |= 1 << ((at + b) % 32);
+            }
+        }
+    }
+
+    /// A table as its flattened (VL, weight) ports: entry e at [4e +: 4] and [8e +: 8].
+    fn table(t: &[ArbEntry]) -> ([u32; 8], [u32; 16]) {
+        let (mut vl, mut w) = ([0u32; 8], [0u32; 16]);
+        for (e, a) in t.iter().enumerate() {
+            put(&mut vl, 4 * e, 4, a.vl.into());
+            put(&mut w, 8 * e, 8, a.weight.into());
+        }
+        (vl, w)
+    }
+
+    impl VlArbRtl {
+        /// Builds the model, drives the tables and applies one power-on reset edge.
+        pub fn new(cfg: &Config, bug: Option<&str>) -> Result<Self, CosimError> {
+            cfg.validate().map_err(|e| CosimError::Config {
+                block: "vl_arb",
+                msg: e.to_string(),
+            })?;
+            let m = Rtl::new("vl_arb", VL_ARB_VARIANTS, bug)?;
+            let (hi_vl_i, hi_weight_i) = table(&cfg.high);
+            let (lo_vl_i, lo_weight_i) = table(&cfg.low);
+            let io = VlArbIo {
+                hi_vl_i,
+                hi_weight_i,
+                hi_n_i: cfg.high.len() as u32,
+                lo_vl_i,
+                lo_weight_i,
+                lo_n_i: cfg.low.len() as u32,
+                vl_high_limit_i: cfg.vl_high_limit.into(),
+                ..VlArbIo::default()
+            };
+            let mut s = VlArbRtl { m, io };
+            s.step(&In::default())
+                .map_err(|kind| CosimError::Halted { cycle: 0, kind })?;
+            s.m.time_zero();
+            Ok(s)
+        }
+    }
+
+    impl Dut for VlArbRtl {
+        type In = In;
+        type Out = Out;
+
+        #[inline]
+        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+            let io = &mut self.io;
+            io.rst_ni = i.rst_ni.into();
+            io.ready_i = i.ready_i.into();
+            io.req_i = i.req_i.into();
+            io.len_i = [0; 4];
+            for (v, &l) in i.len_i.iter().enumerate() {
+                put(
+                    &mut io.len_i,
+                    7 * v,
+                    LEN_WIDTH as usize,
+                    u32::from(l) & 0x7f,
+                );
+            }
+            io.credit_ok_i = i.credit_ok_i.into();
+            self.m.step(io)?;
+            Ok(Out {
+                gnt_valid_o: io.gnt_valid_o != 0,
+                gnt_vl_o: io.gnt_vl_o as u8,
+                gnt_high_o: io.gnt_high_o != 0,
+            })
+        }
+    }
+
+    impl RtlDut for VlArbRtl {
+        type Io = VlArbIo;
+        fn parts(&mut self) -> (&mut Rtl<VlArbIo>, &mut VlArbIo) {
+            (&mut self.m, &mut self.io)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn len_lanes_pack_like_the_rtl_and_back() {
+        let mut i = In {
+            len_i: [0; 16],
+            ..In::default()
+        };
+        for (v, l) in i.len_i.iter_mut().enumerate() {
+            *l = (v as u8) * 8 + 1;
+        }
+        let packed = i.get(3);
+        assert_eq!(packed & 0x7f, 1);
+        assert_eq!((packed >> (7 * 15)) & 0x7f, 121);
+        assert!(packed < 1 << 112);
+        let vals: Vec<u128> = (0..In::NAMES.len()).map(|k| i.get(k)).collect();
+        assert_eq!(In::from_values(&vals), i);
+        assert!(VlArbBlock::config_from_ports(&[]).is_err());
+    }
+}

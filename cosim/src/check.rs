@@ -1,0 +1,244 @@
+//! The lockstep checker: both sides get the same inputs every cycle, every output is compared every cycle,
+//! and the first difference stops the run.
+
+use crate::dut::{Dut, Halt};
+use crate::ports::{first_difference, Ports};
+use std::path::PathBuf;
+
+/// The first cycle where the RTL and the model disagree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Cycle number from the start of the run (0-based).
+    pub cycle: u64,
+    /// The first differing output port, in port-table order.
+    pub port: &'static str,
+    /// The RTL's value.
+    pub rtl: u128,
+    /// The model's value.
+    pub model: u128,
+    /// The VCD written around the mismatch, with its first and last cycle, when one was asked for.
+    pub vcd: Option<(PathBuf, u64, u64)>,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "mismatch at cycle {}: port {}: RTL 0x{:x}, model 0x{:x}",
+            self.cycle, self.port, self.rtl, self.model
+        )?;
+        if let Some((p, a, b)) = &self.vcd {
+            write!(f, " (VCD of cycles {a}..={b} in {})", p.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// A successful run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Matched {
+    /// Cycles compared.
+    pub cycles: u64,
+}
+
+impl std::fmt::Display for Matched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "matched {} cycles", self.cycles)
+    }
+}
+
+/// Why a co-simulation did not match. [`CosimError::is_failure`] separates a failed check (the RTL disagrees
+/// or stopped) from a run that could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum CosimError {
+    /// Outputs differ.
+    #[error("{0}")]
+    Mismatch(Mismatch),
+    /// The RTL ran `$finish`, `$stop` or `$fatal`; the run cannot count as a pass.
+    #[error("the RTL ran {kind} at cycle {cycle}: the run does not count as a pass")]
+    Halted {
+        /// Cycle of the call.
+        cycle: u64,
+        /// Which call.
+        kind: Halt,
+    },
+    /// No block of that name.
+    #[error("unknown block `{name}` (blocks: {known})")]
+    UnknownBlock {
+        /// The name given.
+        name: String,
+        /// The blocks there are.
+        known: String,
+    },
+    /// No bug variant of that name for the block.
+    #[error("block `{block}` has no bug variant `{bug}` (variants: {known})")]
+    UnknownBug {
+        /// The block.
+        block: &'static str,
+        /// The name given.
+        bug: String,
+        /// The variants there are.
+        known: String,
+    },
+    /// The block's configuration is invalid.
+    #[error("bad configuration of {block}: {msg}")]
+    Config {
+        /// The block.
+        block: &'static str,
+        /// What is wrong (names the setting and the value).
+        msg: String,
+    },
+    /// A port-trace file is malformed.
+    #[error("{0}")]
+    Trace(#[from] crate::trace::TraceError),
+    /// Reading or writing a file failed.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// This build has no Verilated models.
+    #[error(
+        "this build has no Verilated models: build with the `cosim` feature (needs Verilator 5: \
+         `apt-get install verilator`, or run ./scripts/test)"
+    )]
+    NoVerilator,
+}
+
+impl CosimError {
+    /// True for a failed check (mismatch, or the RTL stopped), false for a run that could not start.
+    pub fn is_failure(&self) -> bool {
+        matches!(self, CosimError::Mismatch(_) | CosimError::Halted { .. })
+    }
+}
+
+/// Steps `rtl` and `model` with the same inputs from `stim` for at most `cycles` cycles (fewer if `stim`
+/// ends), comparing every output every cycle. Returns the number of cycles compared, or the first mismatch
+/// (without a VCD; [`crate::blocks::run`] adds one) or the cycle where either side halted.
+pub fn lockstep<R, M, S>(
+    rtl: &mut R,
+    model: &mut M,
+    stim: &mut S,
+    cycles: u64,
+) -> Result<u64, CosimError>
+where
+    R: Dut,
+    M: Dut<In = R::In, Out = R::Out>,
+    R::Out: Ports + PartialEq,
+    S: Iterator<Item = R::In>,
+{
+    let mut cycle = 0;
+    while cycle < cycles {
+        let Some(i) = stim.next() else { break };
+        let r = rtl
+            .step(&i)
+            .map_err(|kind| CosimError::Halted { cycle, kind })?;
+        let m = model
+            .step(&i)
+            .map_err(|kind| CosimError::Halted { cycle, kind })?;
+        if r != m {
+            // PartialEq and the port list agree unless a Ports impl misses a field: fall back to the first port.
+            let k = first_difference(&r, &m).unwrap_or(0);
+            return Err(CosimError::Mismatch(Mismatch {
+                cycle,
+                port: <R::Out as Ports>::NAMES[k],
+                rtl: r.get(k),
+                model: m.get(k),
+                vcd: None,
+            }));
+        }
+        cycle += 1;
+    }
+    Ok(cycle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dut::Golden;
+    use rtl_model::blocks::credit_tx::{Config, CreditTx, In, Out};
+
+    /// A "broken RTL": the Rust block with `send_ok_o` inverted from cycle `from` on.
+    struct Broken {
+        inner: Golden<CreditTx>,
+        from: u64,
+        n: u64,
+    }
+
+    impl Dut for Broken {
+        type In = In;
+        type Out = Out;
+        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+            let mut o = self.inner.step(i)?;
+            if self.n >= self.from {
+                o.send_ok_o = !o.send_ok_o;
+            }
+            self.n += 1;
+            Ok(o)
+        }
+    }
+
+    fn stim() -> impl Iterator<Item = In> + Clone {
+        std::iter::repeat(In {
+            rst_ni: true,
+            ..In::default()
+        })
+    }
+
+    #[test]
+    fn equal_sides_match_all_cycles_and_report_it() {
+        let mut a = Golden(CreditTx::new(Config::default()).unwrap());
+        let mut b = a.clone();
+        let n = lockstep(&mut a, &mut b, &mut stim(), 500).unwrap();
+        assert_eq!(n, 500);
+        assert_eq!(Matched { cycles: n }.to_string(), "matched 500 cycles");
+        // A finite stimulus ends the run early.
+        let n = lockstep(&mut a, &mut b, &mut stim().take(7), 500).unwrap();
+        assert_eq!(n, 7);
+    }
+
+    #[test]
+    fn first_mismatch_names_cycle_port_and_both_values_in_hex() {
+        let model = Golden(CreditTx::new(Config { fccl_reset: 0xabc }).unwrap());
+        let mut rtl = Broken {
+            inner: model.clone(),
+            from: 321,
+            n: 0,
+        };
+        let mut model = model;
+        let e = lockstep(&mut rtl, &mut model, &mut stim(), 1000).unwrap_err();
+        let CosimError::Mismatch(m) = &e else {
+            panic!("expected a mismatch, got {e}")
+        };
+        assert_eq!((m.cycle, m.port, m.rtl, m.model), (321, "send_ok_o", 1, 0));
+        assert!(e.is_failure());
+        assert_eq!(
+            e.to_string(),
+            "mismatch at cycle 321: port send_ok_o: RTL 0x1, model 0x0"
+        );
+    }
+
+    #[test]
+    fn a_halted_side_is_a_failure_not_a_pass() {
+        struct Stops;
+        impl Dut for Stops {
+            type In = In;
+            type Out = Out;
+            fn step(&mut self, _: &In) -> Result<Out, Halt> {
+                Err(Halt::Finish)
+            }
+        }
+        let mut model = Golden(CreditTx::new(Config::default()).unwrap());
+        let e = lockstep(&mut Stops, &mut model, &mut stim(), 10).unwrap_err();
+        assert!(matches!(
+            e,
+            CosimError::Halted {
+                cycle: 0,
+                kind: Halt::Finish
+            }
+        ));
+        assert!(e.is_failure());
+    }
+}

@@ -1,0 +1,83 @@
+//! Blocks by name, for the `ibcycle cosim` command: the list with bug variants, and runs by name.
+
+use crate::table::{Module, MODULES};
+
+/// The blocks with an RTL twin, in table order.
+pub fn blocks() -> impl Iterator<Item = &'static Module> {
+    MODULES.iter().filter(|m| m.twin)
+}
+
+/// One line per block: its name, then its bug variants, separated by spaces (the `--list` output).
+pub fn list_lines() -> Vec<String> {
+    blocks()
+        .map(|m| {
+            std::iter::once(m.name)
+                .chain(m.bugs.iter().copied())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// Calls `$f::<Block>()` for the block named `$name`, or returns `UnknownBlock`.
+#[cfg(feature = "verilator")]
+macro_rules! with_block {
+    ($name:expr, $f:ident ( $($arg:expr),* )) => {
+        match $name {
+            "credit_tx" => $f::<crate::blocks::credit_tx::CreditTxBlock>($($arg),*),
+            "credit_rx" => $f::<crate::blocks::credit_rx::CreditRxBlock>($($arg),*),
+            "timebase" => $f::<crate::blocks::timebase::TimebaseBlock>($($arg),*),
+            "fecn_marker" => $f::<crate::blocks::fecn_marker::FecnMarkerBlock>($($arg),*),
+            "vl_arb" => $f::<crate::blocks::vl_arb::VlArbBlock>($($arg),*),
+            other => Err(crate::check::CosimError::UnknownBlock {
+                name: other.to_string(),
+                known: blocks().map(|m| m.name).collect::<Vec<_>>().join(", "),
+            }),
+        }
+    };
+}
+
+/// Co-simulates block `name` on its seeded random stimulus.
+#[cfg(feature = "verilator")]
+pub fn run_random(
+    name: &str,
+    seed: u64,
+    opts: &crate::blocks::RunOpts,
+) -> Result<crate::check::Matched, crate::check::CosimError> {
+    use crate::blocks::run_random as r;
+    with_block!(name, r(seed, opts))
+}
+
+/// Co-simulates the block a port-trace file names, on the inputs it records.
+#[cfg(feature = "verilator")]
+pub fn run_trace_file(
+    path: &std::path::Path,
+    opts: &crate::blocks::RunOpts,
+) -> Result<crate::check::Matched, crate::check::CosimError> {
+    let text = std::fs::read_to_string(path).map_err(|err| crate::check::CosimError::Io {
+        path: path.to_path_buf(),
+        err,
+    })?;
+    let name = crate::trace::block_name(&text)?;
+    fn go<B: crate::blocks::Block>(
+        text: &str,
+        opts: &crate::blocks::RunOpts,
+    ) -> Result<crate::check::Matched, crate::check::CosimError> {
+        let t = crate::trace::parse::<B>(text)?;
+        crate::blocks::run::<B, _>(&t.config, t.inputs.iter().copied(), opts)
+    }
+    with_block!(name.as_str(), go(&text, opts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_has_a_line_per_twin_with_its_bugs() {
+        let lines = list_lines();
+        assert!(lines.contains(&"credit_tx BUG_CREDIT_WRAP BUG_FC_ORDER".to_string()));
+        assert!(lines.iter().any(|l| l.starts_with("credit_rx ")));
+        assert!(!lines.iter().any(|l| l.starts_with("test_finish")));
+    }
+}

@@ -1,0 +1,171 @@
+//! The RTL modules the co-simulation builds, with their ports: the one table both `build.rs` (which Verilates
+//! every module and bug variant and generates the C ABI shim and the `#[repr(C)]` port structs from it) and the
+//! library (block list, port names) read. Adding a module to the co-simulation starts with an entry here.
+//!
+//! `clk_i` is implicit: every module has it and the shim drives it. Port order is the field order of the
+//! generated port struct.
+
+/// How the co-simulation drives or reads a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// An input driven from the stimulus every cycle.
+    In,
+    /// A configuration input, held constant for a whole run (a `Config` field of the Rust block).
+    Held,
+    /// An output, compared every cycle.
+    Out,
+}
+
+/// One port of an RTL module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Port {
+    /// Name as in the SystemVerilog source and the Rust block's `In`/`Out` field.
+    pub name: &'static str,
+    /// Direction.
+    pub dir: Dir,
+    /// Width in bits.
+    pub width: u32,
+}
+
+/// One RTL module in `hdl/<name>.sv`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Module {
+    /// Module and file name; also the Rust block's module name.
+    pub name: &'static str,
+    /// Ports other than `clk_i`.
+    pub ports: &'static [Port],
+    /// Fault-injection variants: each is built with `-D<name>` as a separate Verilated model.
+    pub bugs: &'static [&'static str],
+    /// Whether the module is the twin of a Rust block (false for test-only modules, which `--list` omits).
+    pub twin: bool,
+}
+
+const fn p(name: &'static str, dir: Dir, width: u32) -> Port {
+    Port { name, dir, width }
+}
+
+/// Every module the co-simulation builds.
+pub const MODULES: &[Module] = &[
+    Module {
+        name: "credit_tx",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("fccl_reset_i", Dir::Held, 12),
+            p("fc_valid_i", Dir::In, 1),
+            p("fc_fccl_i", Dir::In, 12),
+            p("req_valid_i", Dir::In, 1),
+            p("req_blocks_i", Dir::In, 7),
+            p("take_i", Dir::In, 1),
+            p("fctbs_o", Dir::Out, 12),
+            p("fccl_o", Dir::Out, 12),
+            p("avail_o", Dir::Out, 12),
+            p("send_ok_o", Dir::Out, 1),
+            p("err_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_CREDIT_WRAP", "BUG_FC_ORDER"],
+        twin: true,
+    },
+    Module {
+        name: "credit_rx",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("buf_blocks_i", Dir::Held, 16),
+            p("fc_interval_i", Dir::Held, 16),
+            p("fc_on_change_i", Dir::Held, 1),
+            p("fccl_cap_i", Dir::Held, 12),
+            p("blk_rx_i", Dir::In, 7),
+            p("fc_valid_i", Dir::In, 1),
+            p("fc_fctbs_i", Dir::In, 12),
+            p("blk_free_i", Dir::In, 7),
+            p("abr_o", Dir::Out, 12),
+            p("free_o", Dir::Out, 16),
+            p("fccl_o", Dir::Out, 12),
+            p("fc_send_o", Dir::Out, 1),
+            p("overflow_o", Dir::Out, 1),
+            p("drain_err_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_FCCL_CAP", "BUG_ABR_LOAD", "BUG_FC_TIMER"],
+        twin: true,
+    },
+    Module {
+        name: "timebase",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("inc_i", Dir::Held, 32),
+            p("modulus_i", Dir::Held, 32),
+            p("tick_o", Dir::Out, 1),
+            p("ts_o", Dir::Out, 32),
+        ],
+        bugs: &["BUG_TICK_DRIFT"],
+        twin: true,
+    },
+    Module {
+        name: "fecn_marker",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("packet_size_i", Dir::Held, 8),
+            p("marking_rate_i", Dir::Held, 16),
+            p("mode_i", Dir::Held, 1),
+            p("lfsr_seed_i", Dir::Held, 16),
+            p("lfsr_thresh_i", Dir::Held, 17),
+            p("pkt_valid_i", Dir::In, 1),
+            p("pkt_bytes_i", Dir::In, 13),
+            p("mark_state_i", Dir::In, 1),
+            p("mark_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_COUNTER_RELOAD", "BUG_PACKET_SIZE"],
+        twin: true,
+    },
+    Module {
+        name: "vl_arb",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("hi_vl_i", Dir::Held, 256),
+            p("hi_weight_i", Dir::Held, 512),
+            p("hi_n_i", Dir::Held, 7),
+            p("lo_vl_i", Dir::Held, 256),
+            p("lo_weight_i", Dir::Held, 512),
+            p("lo_n_i", Dir::Held, 7),
+            p("vl_high_limit_i", Dir::Held, 8),
+            p("ready_i", Dir::In, 1),
+            p("req_i", Dir::In, 16),
+            p("len_i", Dir::In, 112),
+            p("credit_ok_i", Dir::In, 16),
+            p("gnt_valid_o", Dir::Out, 1),
+            p("gnt_vl_o", Dir::Out, 4),
+            p("gnt_high_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_WEIGHT_UNIT", "BUG_VL15_PRIORITY"],
+        twin: true,
+    },
+    Module {
+        name: "test_finish",
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("finish_i", Dir::In, 1),
+            p("stop_i", Dir::In, 1),
+            p("fatal_i", Dir::In, 1),
+            p("mid_i", Dir::In, 40),
+            p("wide_i", Dir::In, 100),
+            p("count_o", Dir::Out, 8),
+            p("mid_o", Dir::Out, 40),
+            p("wide_o", Dir::Out, 100),
+        ],
+        bugs: &[],
+        twin: false,
+    },
+];
+
+/// The module named `name`, if the table has it.
+pub fn module(name: &str) -> Option<&'static Module> {
+    MODULES.iter().find(|m| m.name == name)
+}
+
+/// The Verilator `--prefix` (and C symbol prefix) of a module's variant: `V<module>` for the clean RTL,
+/// `V<module>_<bug in lower case>` for a bug variant.
+pub fn prefix(module: &str, bug: Option<&str>) -> String {
+    match bug {
+        None => format!("V{module}"),
+        Some(b) => format!("V{module}_{}", b.to_ascii_lowercase()),
+    }
+}

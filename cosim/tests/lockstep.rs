@@ -1,0 +1,246 @@
+//! The co-simulation itself: every block against its Verilated RTL for at least a million random cycles,
+//! every bug variant caught within a bound, the VCD window, replay from a port trace.
+//! Needs Verilator: compiled only with the `verilator` feature (on in the README's test command).
+#![cfg(feature = "verilator")]
+
+use cosim::blocks::credit_rx::CreditRxBlock;
+use cosim::blocks::credit_tx::CreditTxBlock;
+use cosim::blocks::fecn_marker::FecnMarkerBlock;
+use cosim::blocks::timebase::TimebaseBlock;
+use cosim::blocks::vl_arb::VlArbBlock;
+use cosim::blocks::{run, run_random, Block, RunOpts};
+use cosim::check::CosimError;
+use cosim::registry;
+use cosim::table::MODULES;
+use rtl_model::blocks::credit_rx::FcPolicy;
+use rtl_model::blocks::fecn_marker::MarkMode;
+
+/// A bug variant must show within this many cycles (the longest FC interval is 65,535 cycles, and a late
+/// timer shows at the second expiry).
+const BUG_BOUND: u64 = 200_000;
+/// Seeds tried per bug variant: the first this many whose configuration can show the bug.
+const BUG_SEEDS: usize = 4;
+
+/// Whether the seeded configuration of `block` lets `bug` change any output. Some bugs only exist in some
+/// configurations: a missing cap is no bug when the cap never binds (buffer not above the cap), and a late
+/// periodic timer cannot show when flow-control packets go out on every FCCL change and the interval is
+/// longer than the stimulus ever keeps FCCL still.
+fn exposes(block: &str, bug: &str, seed: u64) -> bool {
+    let (c, _) = CreditRxBlock::random(seed);
+    match (block, bug) {
+        ("credit_rx", "BUG_FCCL_CAP") => c.buf_blocks > c.fccl_cap,
+        ("credit_rx", "BUG_FC_TIMER") => c.policy == FcPolicy::Periodic || c.fc_interval <= 64,
+        // Dropping the remainder at a tick changes nothing when the ratio is a whole number of cycles.
+        ("timebase", "BUG_TICK_DRIFT") => {
+            let (inc, modulus) = TimebaseBlock::random(seed).0.ratio().unwrap();
+            modulus % inc != 0
+        }
+        // The reload bug only exists in counter mode; a Marking_Rate past 1000 takes too long to wrap.
+        ("fecn_marker", "BUG_COUNTER_RELOAD") => {
+            let f = FecnMarkerBlock::random(seed).0;
+            f.mode == MarkMode::Counter && f.marking_rate <= 1000
+        }
+        // Rounding the size up only matters where 64 * Packet_Size - 63 fits the 13-bit length, and shows
+        // in a mark only if marks are frequent enough to come within the bound.
+        ("fecn_marker", "BUG_PACKET_SIZE") => {
+            let f = FecnMarkerBlock::random(seed).0;
+            (1..=128).contains(&f.packet_size) && f.marking_rate <= 1000
+        }
+        // A weight read in the wrong unit only changes which entry goes next when a table has two
+        // candidates of different VLs.
+        ("vl_arb", "BUG_WEIGHT_UNIT") => {
+            let a = VlArbBlock::random(seed).0;
+            [&a.high, &a.low].iter().any(|t| {
+                let vls: std::collections::BTreeSet<u8> =
+                    t.iter().filter(|e| e.weight > 0).map(|e| e.vl).collect();
+                vls.len() >= 2
+            })
+        }
+        _ => true,
+    }
+}
+
+fn million<B: Block>() {
+    let m =
+        run_random::<B>(1, &RunOpts::new(1_000_000)).unwrap_or_else(|e| panic!("{}: {e}", B::NAME));
+    assert_eq!(m.cycles, 1_000_000);
+    assert_eq!(m.to_string(), "matched 1000000 cycles");
+    // More configurations, shorter runs: the held configuration ports change with the seed.
+    for seed in 2..34 {
+        let m = run_random::<B>(seed, &RunOpts::new(30_000))
+            .unwrap_or_else(|e| panic!("{} seed {seed}: {e}", B::NAME));
+        assert_eq!(m.cycles, 30_000);
+    }
+}
+
+#[test]
+fn credit_tx_matches_a_million_random_cycles() {
+    million::<CreditTxBlock>();
+}
+
+#[test]
+fn credit_rx_matches_a_million_random_cycles() {
+    million::<CreditRxBlock>();
+}
+
+#[test]
+fn fecn_marker_matches_a_million_random_cycles() {
+    million::<FecnMarkerBlock>();
+}
+
+#[test]
+fn vl_arb_matches_a_million_random_cycles() {
+    million::<VlArbBlock>();
+}
+
+#[test]
+fn timebase_matches_a_million_random_cycles() {
+    million::<TimebaseBlock>();
+}
+
+/// Runs every bug variant of every block with [`BUG_SEEDS`] seeds whose configuration can show it; each must
+/// mismatch before [`BUG_BOUND`] cycles. Prints the worst cycle per variant.
+#[test]
+fn every_bug_variant_is_caught_within_the_bound() {
+    let mut report = Vec::new();
+    for m in registry::blocks() {
+        assert!(!m.bugs.is_empty(), "{} has no bug variant", m.name);
+        for bug in m.bugs {
+            let mut worst = 0;
+            let seeds: Vec<u64> = (1..)
+                .filter(|&s| exposes(m.name, bug, s))
+                .take(BUG_SEEDS)
+                .collect();
+            for seed in seeds {
+                let opts = RunOpts {
+                    bug: Some(bug.to_string()),
+                    ..RunOpts::new(BUG_BOUND)
+                };
+                match registry::run_random(m.name, seed, &opts) {
+                    Err(CosimError::Mismatch(mm)) => worst = worst.max(mm.cycle),
+                    Ok(matched) => panic!("{} {bug} seed {seed} went unseen: {matched}", m.name),
+                    Err(e) => panic!("{} {bug} seed {seed}: {e}", m.name),
+                }
+            }
+            report.push(format!("{} {bug}: caught by cycle {worst}", m.name));
+        }
+    }
+    println!("{}", report.join("\n"));
+    let variants: usize = MODULES
+        .iter()
+        .filter(|m| m.twin)
+        .map(|m| m.bugs.len())
+        .sum();
+    assert_eq!(report.len(), variants);
+}
+
+#[test]
+fn mismatch_writes_a_vcd_window_around_it() {
+    let dir = std::env::temp_dir().join(format!("cosim-vcd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("wrap.vcd");
+    let opts = RunOpts {
+        bug: Some("BUG_CREDIT_WRAP".into()),
+        vcd: Some(path.clone()),
+        ..RunOpts::new(BUG_BOUND)
+    };
+    let e = run_random::<CreditTxBlock>(1, &opts).unwrap_err();
+    let CosimError::Mismatch(m) = &e else {
+        panic!("expected a mismatch, got {e}")
+    };
+    let (p, from, to) = m.vcd.clone().expect("a VCD window");
+    assert_eq!(p, path);
+    assert_eq!(from, m.cycle.saturating_sub(64));
+    assert_eq!(to, m.cycle + 8);
+    let line = e.to_string();
+    assert!(
+        line.starts_with(&format!(
+            "mismatch at cycle {}: port {}: RTL 0x",
+            m.cycle, m.port
+        )),
+        "{line}"
+    );
+    assert!(line.contains("VCD of cycles"), "{line}");
+    let vcd = std::fs::read_to_string(&path).unwrap();
+    assert!(vcd.contains("$enddefinitions"));
+    assert!(vcd.contains(m.port), "the VCD lacks the port {}", m.port);
+    // Time stamps run from 10 * from to 10 * to + 5.
+    assert!(
+        vcd.contains(&format!("\n#{}\n", 10 * from)),
+        "no time stamp for cycle {from}"
+    );
+    assert!(
+        vcd.contains(&format!("\n#{}\n", 10 * to + 5)),
+        "no time stamp after cycle {to}"
+    );
+    assert!(!vcd.contains(&format!("\n#{}\n", 10 * (to + 1))));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_of_a_recorded_trace_matches_and_catches_the_same_bug_at_the_same_cycle() {
+    let dir = std::env::temp_dir().join(format!("cosim-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rx.csv");
+    let (cfg, stim) = CreditRxBlock::random(7);
+    let inputs: Vec<_> = stim.clone().take(50_000).collect();
+    let f = std::fs::File::create(&path).unwrap();
+    cosim::trace::write::<CreditRxBlock>(std::io::BufWriter::new(f), &cfg, &inputs).unwrap();
+
+    let m = registry::run_trace_file(&path, &RunOpts::new(u64::MAX)).unwrap();
+    assert_eq!(m.cycles, 50_000, "replay stops where the trace ends");
+
+    let bug = RunOpts {
+        bug: Some("BUG_ABR_LOAD".into()),
+        ..RunOpts::new(u64::MAX)
+    };
+    let from_trace = registry::run_trace_file(&path, &bug).unwrap_err();
+    let from_seed = run::<CreditRxBlock, _>(
+        &cfg,
+        stim,
+        &RunOpts {
+            cycles: 50_000,
+            ..bug
+        },
+    )
+    .unwrap_err();
+    assert_eq!(from_trace.to_string(), from_seed.to_string());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_names_are_errors_not_failures() {
+    let opts = RunOpts {
+        bug: Some("BUG_NOPE".into()),
+        ..RunOpts::new(10)
+    };
+    let e = registry::run_random("credit_tx", 1, &opts).unwrap_err();
+    assert!(!e.is_failure());
+    assert_eq!(
+        e.to_string(),
+        "block `credit_tx` has no bug variant `BUG_NOPE` (variants: BUG_CREDIT_WRAP BUG_FC_ORDER)"
+    );
+    let e = registry::run_random("nope", 1, &RunOpts::new(10)).unwrap_err();
+    assert!(e.to_string().starts_with("unknown block `nope`"), "{e}");
+}
+
+#[test]
+fn a_model_moves_to_another_thread() {
+    use cosim::dut::Dut;
+    let (cfg, mut stim) = CreditTxBlock::random(9);
+    let mut rtl = CreditTxBlock::rtl(&cfg, None).unwrap();
+    let first = rtl.step(&stim.next().unwrap()).unwrap();
+    let (rtl, n) = std::thread::spawn(move || {
+        let mut n = 0;
+        for i in stim.take(1000) {
+            rtl.step(&i).unwrap();
+            n += 1;
+        }
+        (rtl, n)
+    })
+    .join()
+    .unwrap();
+    drop(rtl);
+    assert_eq!(n, 1000);
+    assert_eq!(first.fctbs_o, 0);
+}

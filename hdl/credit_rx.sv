@@ -1,0 +1,141 @@
+// credit_rx: receiver side of InfiniBand link-level flow control for one VL.
+// Twin of rtl_model::blocks::credit_rx::CreditRx (same ports, widths, reset values, same-cycle order).
+//
+// Counts blocks received (ABR, 12 bits), tracks free buffer blocks, and advertises
+// FCCL = (ABR + min(free, fccl_cap)) mod 4096. A flow-control packet from the transmitter loads ABR := FCTBS
+// (plus the blocks received in the same cycle, which count after it).
+//
+// | port               | dir | width | meaning                                                            |
+// |--------------------|-----|-------|--------------------------------------------------------------------|
+// | clk_i              | in  | 1     | clock, rising edge                                                 |
+// | rst_ni             | in  | 1     | synchronous reset, active low                                      |
+// | buf_blocks_i       | in  | 16    | configuration (held): buffer size of this VL in blocks, >= 1       |
+// | fc_interval_i      | in  | 16    | configuration (held): cycles between periodic FC packets, >= 1     |
+// | fc_on_change_i     | in  | 1     | configuration (held): also send when FCCL differs from last sent   |
+// | fccl_cap_i         | in  | 12    | configuration (held): largest credit advertised beyond ABR, <= 2048 |
+// | blk_rx_i           | in  | 7     | data blocks received this cycle                                    |
+// | fc_valid_i         | in  | 1     | a flow-control packet from the transmitter arrived                 |
+// | fc_fctbs_i         | in  | 12    | its FCTBS                                                          |
+// | blk_free_i         | in  | 7     | blocks drained from the buffer this cycle                          |
+// | abr_o              | out | 12    | adjusted blocks received (abr_q)                                   |
+// | free_o             | out | 16    | free buffer blocks (free_q)                                        |
+// | fccl_o             | out | 12    | (abr_q + min(free_q, fccl_cap_i)) mod 4096                         |
+// | fc_send_o          | out | 1     | a flow-control packet carrying fccl_o goes out this cycle          |
+// | overflow_o         | out | 1     | blk_rx_i > free_q: more data than space                            |
+// | drain_err_o        | out | 1     | blk_free_i above the blocks held after this cycle's arrivals       |
+//
+// State: abr_q (12), free_q (16), timer_q (16, cycles until the periodic packet; 0 after reset so the first
+// packet leaves in the first cycle after reset), last_fccl_q (12, FCCL of the last packet sent).
+// While rst_ni is low the value outputs show the reset values and the strobes are 0.
+// The configuration is made of input ports, not parameters, so one Verilated model covers every configuration;
+// the Rust Config::validate ranges apply (buf_blocks_i, fc_interval_i, fccl_cap_i nonzero, cap <= 2048).
+//
+// Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
+//   BUG_FCCL_CAP   FCCL advertises all free blocks, without the 2048 cap (the transmitter's check goes ambiguous)
+//   BUG_ABR_LOAD   an FC packet loads ABR := FCTBS and drops the blocks received in the same cycle
+//   BUG_FC_TIMER   the periodic timer reloads with fc_interval instead of fc_interval - 1 (one cycle late)
+module credit_rx (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  // configuration, held constant
+  input  logic [15:0] buf_blocks_i,
+  input  logic [15:0] fc_interval_i,
+  input  logic        fc_on_change_i,
+  input  logic [11:0] fccl_cap_i,
+  // data and flow-control packets from the transmitter
+  input  logic [6:0]  blk_rx_i,
+  input  logic        fc_valid_i,
+  input  logic [11:0] fc_fctbs_i,
+  // buffer drain
+  input  logic [6:0]  blk_free_i,
+  // credit state and flow-control packet out
+  output logic [11:0] abr_o,
+  output logic [15:0] free_o,
+  output logic [11:0] fccl_o,
+  output logic        fc_send_o,
+  output logic        overflow_o,
+  output logic        drain_err_o
+);
+
+  logic [11:0] abr_q, abr_d;
+  logic [15:0] free_q, free_d;
+  logic [15:0] timer_q, timer_d;
+  logic [11:0] last_fccl_q, last_fccl_d;
+
+  // Credit advertised from the current state (and from the reset state while in reset).
+  logic [15:0] free_cur;
+  logic [11:0] abr_cur;
+  logic [15:0] lead;
+  logic [11:0] fccl;
+  logic        send;
+  // Free blocks after this cycle's arrivals (saturating), blocks then held, and the drain accepted.
+  logic [15:0] free_mid;
+  logic [15:0] held;
+  logic [15:0] drain;
+  logic [11:0] abr_base;
+  // FCCL is mod 4096, so the lead's bits above 11 drop out of the sum by design.
+  logic        unused_lead_hi;
+  assign unused_lead_hi = ^lead[15:12];
+
+  always_comb begin
+    abr_d       = abr_q;
+    free_d      = free_q;
+    timer_d     = timer_q;
+    last_fccl_d = last_fccl_q;
+    abr_cur     = rst_ni ? abr_q : 12'd0;
+    free_cur    = rst_ni ? free_q : buf_blocks_i;
+`ifdef BUG_FCCL_CAP
+    lead        = free_cur;
+`else
+    lead        = (free_cur < 16'(fccl_cap_i)) ? free_cur : 16'(fccl_cap_i);
+`endif
+    fccl        = abr_cur + lead[11:0];
+    send        = (timer_q == 16'd0) || (fc_on_change_i && (fccl != last_fccl_q));
+    free_mid    = (16'(blk_rx_i) > free_q) ? 16'd0 : free_q - 16'(blk_rx_i);
+    held        = (free_mid > buf_blocks_i) ? 16'd0 : buf_blocks_i - free_mid;
+    drain       = (16'(blk_free_i) < held) ? 16'(blk_free_i) : held;
+    abr_base    = fc_valid_i ? fc_fctbs_i : abr_q;
+
+    abr_o       = abr_cur;
+    free_o      = free_cur;
+    fccl_o      = fccl;
+    fc_send_o   = 1'b0;
+    overflow_o  = 1'b0;
+    drain_err_o = 1'b0;
+
+    if (!rst_ni) begin
+      abr_d       = 12'd0;
+      free_d      = buf_blocks_i;
+      timer_d     = 16'd0;
+      last_fccl_d = 12'd0;
+    end else begin
+      fc_send_o   = send;
+      overflow_o  = 16'(blk_rx_i) > free_q;
+      drain_err_o = 16'(blk_free_i) > held;
+`ifdef BUG_ABR_LOAD
+      abr_d       = fc_valid_i ? fc_fctbs_i : abr_q + 12'(blk_rx_i);
+`else
+      abr_d       = abr_base + 12'(blk_rx_i);
+`endif
+      free_d      = free_mid + drain;
+      if (send) begin
+`ifdef BUG_FC_TIMER
+        timer_d     = fc_interval_i;
+`else
+        timer_d     = fc_interval_i - 16'd1;
+`endif
+        last_fccl_d = fccl;
+      end else if (timer_q != 16'd0) begin
+        timer_d = timer_q - 16'd1;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    abr_q       <= abr_d;
+    free_q      <= free_d;
+    timer_q     <= timer_d;
+    last_fccl_q <= last_fccl_d;
+  end
+
+endmodule

@@ -1,0 +1,100 @@
+// credit_tx: transmitter side of InfiniBand link-level flow control for one VL.
+// Twin of rtl_model::blocks::credit_tx::CreditTx (same ports, widths, reset values, same-cycle order).
+//
+// A packet of b 64-byte blocks may go when (FCCL - (FCTBS + b)) mod 4096 <= 2048: a modular distance of at
+// most half the 12-bit counter range means "FCCL is at or ahead of FCTBS + b".
+//
+// | port           | dir | width | meaning                                                              |
+// |----------------|-----|-------|----------------------------------------------------------------------|
+// | clk_i          | in  | 1     | clock, rising edge                                                   |
+// | rst_ni         | in  | 1     | synchronous reset, active low                                        |
+// | fccl_reset_i   | in  | 12    | configuration (held constant): FCCL after reset                     |
+// | fc_valid_i     | in  | 1     | a flow-control packet for this VL arrived this cycle                 |
+// | fc_fccl_i      | in  | 12    | its FCCL                                                             |
+// | req_valid_i    | in  | 1     | a packet asks to be sent                                             |
+// | req_blocks_i   | in  | 7     | its length in 64-byte blocks (at most 66 at a 4096-byte MTU)         |
+// | take_i         | in  | 1     | the sender commits: the requested blocks are consumed                |
+// | fctbs_o        | out | 12    | total blocks sent, mod 4096 (fctbs_q)                                |
+// | fccl_o         | out | 12    | last FCCL received (fccl_q)                                          |
+// | avail_o        | out | 12    | (fccl_q - fctbs_q) mod 4096: blocks of credit left                   |
+// | send_ok_o      | out | 1     | req_valid_i and the packet fits the credit held before this cycle    |
+// | err_o          | out | 1     | take_i without send_ok_o: a lossless-flow-control violation          |
+//
+// While rst_ni is low the value outputs show the reset values and the strobes are 0.
+// The configuration is an input port, not a parameter, so one Verilated model covers every configuration.
+//
+// Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
+//   BUG_CREDIT_WRAP  the send check compares FCTBS + b <= FCCL as plain 13-bit numbers, no modular distance
+//   BUG_FC_ORDER     a flow-control packet arriving this cycle is applied before the send check
+module credit_tx (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  // configuration, held constant
+  input  logic [11:0] fccl_reset_i,
+  // flow-control packet from the receiver
+  input  logic        fc_valid_i,
+  input  logic [11:0] fc_fccl_i,
+  // sender request and commit
+  input  logic        req_valid_i,
+  input  logic [6:0]  req_blocks_i,
+  input  logic        take_i,
+  // credit state and decision
+  output logic [11:0] fctbs_o,
+  output logic [11:0] fccl_o,
+  output logic [11:0] avail_o,
+  output logic        send_ok_o,
+  output logic        err_o
+);
+
+  // Largest modular distance that still reads as "FCCL at or ahead of FCTBS + b".
+  localparam logic [11:0] CreditWindow = 12'd2048;
+
+  logic [11:0] fctbs_q, fctbs_d;
+  logic [11:0] fccl_q, fccl_d;
+
+  // FCTBS after this request, mod 4096, and the distance from it to the FCCL the check uses.
+  logic [11:0] need;
+  logic [11:0] fccl_chk;
+  logic [11:0] distance;
+  logic        fits;
+
+  always_comb begin
+    fctbs_d   = fctbs_q;
+    fccl_d    = fccl_q;
+    fccl_chk  = fccl_q;
+`ifdef BUG_FC_ORDER
+    if (fc_valid_i) fccl_chk = fc_fccl_i;
+`endif
+    need      = fctbs_q + 12'(req_blocks_i);
+    distance      = fccl_chk - need;
+`ifdef BUG_CREDIT_WRAP
+    fits      = ({1'b0, fctbs_q} + 13'(req_blocks_i)) <= {1'b0, fccl_chk};
+`else
+    fits      = distance <= CreditWindow;
+`endif
+    send_ok_o = 1'b0;
+    err_o     = 1'b0;
+    fctbs_o   = 12'd0;
+    fccl_o    = fccl_reset_i;
+    avail_o   = fccl_reset_i;
+    if (!rst_ni) begin
+      fctbs_d = 12'd0;
+      fccl_d  = fccl_reset_i;
+    end else begin
+      fctbs_o   = fctbs_q;
+      fccl_o    = fccl_q;
+      avail_o   = fccl_q - fctbs_q;
+      send_ok_o = req_valid_i && fits;
+      err_o     = take_i && !send_ok_o;
+      // An erroneous take still advances FCTBS: the blocks did leave.
+      if (take_i) fctbs_d = need;
+      if (fc_valid_i) fccl_d = fc_fccl_i;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    fctbs_q <= fctbs_d;
+    fccl_q  <= fccl_d;
+  end
+
+endmodule
