@@ -41,7 +41,10 @@ module credit_rx (
   input  logic [15:0] buf_blocks_i,
   input  logic [15:0] fc_interval_i,
   input  logic        fc_on_change_i,
+  // Unread only in the BUG_FCCL_CAP variant, which drops the cap.
+  /* verilator lint_off UNUSEDSIGNAL */
   input  logic [11:0] fccl_cap_i,
+  /* verilator lint_on UNUSEDSIGNAL */
   // data and flow-control packets from the transmitter
   input  logic [6:0]  blk_rx_i,
   input  logic        fc_valid_i,
@@ -72,7 +75,10 @@ module credit_rx (
   logic [15:0] free_mid;
   logic [15:0] held;
   logic [15:0] drain;
+  // Unread only in the BUG_ABR_LOAD variant, which loads ABR without the same-cycle blocks.
+  /* verilator lint_off UNUSEDSIGNAL */
   logic [11:0] abr_base;
+  /* verilator lint_on UNUSEDSIGNAL */
   // FCCL is mod 4096, so the lead's bits above 11 drop out of the sum by design.
   logic        unused_lead_hi;
   assign unused_lead_hi = ^lead[15:12];

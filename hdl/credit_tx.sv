@@ -47,7 +47,10 @@ module credit_tx (
 );
 
   // Largest modular distance that still reads as "FCCL at or ahead of FCTBS + b".
+  // The BUG_CREDIT_WRAP variant bypasses the modular check, leaving CreditWindow and distance unread there.
+  /* verilator lint_off UNUSEDPARAM */
   localparam logic [11:0] CreditWindow = 12'd2048;
+  /* verilator lint_on UNUSEDPARAM */
 
   logic [11:0] fctbs_q, fctbs_d;
   logic [11:0] fccl_q, fccl_d;
@@ -55,7 +58,9 @@ module credit_tx (
   // FCTBS after this request, mod 4096, and the distance from it to the FCCL the check uses.
   logic [11:0] need;
   logic [11:0] fccl_chk;
+  /* verilator lint_off UNUSEDSIGNAL */
   logic [11:0] distance;
+  /* verilator lint_on UNUSEDSIGNAL */
   logic        fits;
 
   always_comb begin
