@@ -60,6 +60,74 @@ pub struct Scenario {
     pub topology: Topology,
     /// The flows, in file order.
     pub flows: Vec<Flow>,
+    /// Run and fabric settings (`[settings]`).
+    pub settings: Settings,
+    /// Congestion settings of every switch output port (`[switch_cc]`).
+    pub switch_cc: SwitchCc,
+}
+
+/// Run and fabric settings (`[settings]`); every key is optional.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Core clock in MHz: link rates become bytes per cycle at this clock, latencies cycles.
+    pub clock_mhz: u32,
+    /// Interval of `throughput.csv` samples in microseconds.
+    pub sample_interval_us: u64,
+    /// Data VLs per port (SL s uses VL s mod data_vls).
+    pub data_vls: u8,
+    /// Input buffer per VL of every switch port, in 64-byte blocks.
+    pub switch_vl_buf_blocks: u16,
+    /// Receive buffer per VL of every HCA, in 64-byte blocks.
+    pub hca_vl_buf_blocks: u16,
+    /// Cycles between periodic flow-control packets.
+    pub fc_interval_cycles: u16,
+    /// Internal speed-up of every switch input: how many outputs it can feed at once (1..=64). A fast
+    /// inter-switch input feeding slower host links needs more than 1 to carry its own rate.
+    pub switch_speedup: u8,
+    /// Upper bound on the drain after the run (microseconds) before the integrity check gives up.
+    pub drain_limit_us: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            clock_mhz: 1000,
+            sample_interval_us: 10,
+            data_vls: 1,
+            switch_vl_buf_blocks: 128,
+            hca_vl_buf_blocks: 128,
+            fc_interval_cycles: 256,
+            switch_speedup: 4,
+            drain_limit_us: 10_000,
+        }
+    }
+}
+
+/// IB CC settings of the switches' output ports (`[switch_cc]`, SwitchCongestionSetting fields). The default
+/// Threshold 0 turns detection and marking off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwitchCc {
+    /// Threshold, 0 (off) ..= 15.
+    pub threshold: u8,
+    /// Marking_Rate: mean unmarked eligible packets between marks.
+    pub marking_rate: u16,
+    /// Packet_Size in 64-byte units: shorter packets are never marked.
+    pub packet_size: u8,
+    /// Victim_Mask of every port.
+    pub victim_mask: bool,
+}
+
+impl Default for SwitchCc {
+    fn default() -> Self {
+        SwitchCc {
+            threshold: 0,
+            marking_rate: 10,
+            packet_size: 8,
+            victim_mask: false,
+        }
+    }
 }
 
 /// A flow between two HCAs.
@@ -100,6 +168,8 @@ struct File {
     chain: Option<Spanned<ChainEntry>>,
     #[serde(default)]
     flow: Vec<FlowEntry>,
+    settings: Option<Spanned<Settings>>,
+    switch_cc: Option<Spanned<SwitchCc>>,
 }
 
 fn default_seed() -> u64 {
@@ -363,6 +433,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             stop_us: f.stop_us.as_ref().map(|s| *s.get_ref()),
         });
     }
+    let settings = check_settings(&file, &at)?;
+    let switch_cc = match &file.switch_cc {
+        Some(c) if c.get_ref().threshold > 15 => {
+            return Err(at(
+                c.span(),
+                format!("switch_cc.threshold: {} is above 15", c.get_ref().threshold),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => SwitchCc::default(),
+    };
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
@@ -373,7 +454,56 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         duration_us: *file.duration_us.get_ref(),
         topology: topo,
         flows,
+        settings,
+        switch_cc,
     })
+}
+
+fn check_settings(
+    file: &File,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+) -> Result<Settings, ScenarioError> {
+    let Some(sp) = &file.settings else {
+        return Ok(Settings::default());
+    };
+    let s = sp.get_ref();
+    let bad = |field: &str, value: String, why: &str| {
+        Err(at(sp.span(), format!("settings.{field}: {value} {why}")))
+    };
+    if s.clock_mhz == 0 || s.clock_mhz > 8192 {
+        return bad("clock_mhz", s.clock_mhz.to_string(), "is not in 1..=8192");
+    }
+    if s.sample_interval_us == 0 {
+        return bad("sample_interval_us", "0".into(), "must be above 0");
+    }
+    if !(1..=15).contains(&s.data_vls) {
+        return bad("data_vls", s.data_vls.to_string(), "is not in 1..=15");
+    }
+    if !(66..=2047).contains(&s.switch_vl_buf_blocks) {
+        return bad(
+            "switch_vl_buf_blocks",
+            s.switch_vl_buf_blocks.to_string(),
+            "is not in 66..=2047 (one 4096-byte packet .. the 12-bit credit space)",
+        );
+    }
+    if !(66..=2047).contains(&s.hca_vl_buf_blocks) {
+        return bad(
+            "hca_vl_buf_blocks",
+            s.hca_vl_buf_blocks.to_string(),
+            "is not in 66..=2047 (one 4096-byte packet .. the 12-bit credit space)",
+        );
+    }
+    if !(1..=64).contains(&s.switch_speedup) {
+        return bad(
+            "switch_speedup",
+            s.switch_speedup.to_string(),
+            "is not in 1..=64",
+        );
+    }
+    if s.fc_interval_cycles == 0 {
+        return bad("fc_interval_cycles", "0".into(), "must be above 0");
+    }
+    Ok(s.clone())
 }
 
 fn explicit_topology(
