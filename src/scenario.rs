@@ -682,6 +682,57 @@ dst = "H4"
     }
 
     #[test]
+    fn settings_and_switch_cc_are_read_and_checked() {
+        let s = parse(Path::new("g.toml"), GRAN).unwrap();
+        assert_eq!(
+            (s.settings.clone(), s.switch_cc),
+            (Settings::default(), SwitchCc::default())
+        );
+        let text = format!(
+            "{GRAN}\n[settings]\nclock_mhz = 500\nswitch_speedup = 2\n[switch_cc]\nthreshold = 15\nmarking_rate = 1\n"
+        );
+        let s = parse(Path::new("g.toml"), &text).unwrap();
+        assert_eq!((s.settings.clock_mhz, s.settings.switch_speedup), (500, 2));
+        assert_eq!(
+            s.settings.sample_interval_us, 10,
+            "unset keys keep defaults"
+        );
+        assert_eq!((s.switch_cc.threshold, s.switch_cc.marking_rate), (15, 1));
+        for (bad, want) in [
+            ("[settings]\nclock_mhz = 0", "settings.clock_mhz: 0"),
+            (
+                "[settings]\nsample_interval_us = 0",
+                "settings.sample_interval_us: 0",
+            ),
+            (
+                "[settings]\nswitch_vl_buf_blocks = 10",
+                "settings.switch_vl_buf_blocks: 10",
+            ),
+            (
+                "[settings]\nhca_vl_buf_blocks = 5000",
+                "settings.hca_vl_buf_blocks: 5000",
+            ),
+            ("[settings]\ndata_vls = 0", "settings.data_vls: 0"),
+            (
+                "[settings]\nswitch_speedup = 65",
+                "settings.switch_speedup: 65",
+            ),
+            (
+                "[settings]\nfc_interval_cycles = 0",
+                "settings.fc_interval_cycles: 0",
+            ),
+            ("[settings]\nclockmhz = 1", "unknown field `clockmhz`"),
+            ("[switch_cc]\nthreshold = 16", "switch_cc.threshold: 16"),
+        ] {
+            let e = err(&format!("{GRAN}\n{bad}\n"));
+            assert!(
+                e.starts_with("s.toml:3") && e.contains(want),
+                "{bad:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn rate_names() {
         assert_eq!(rate_mbps("4xSDR"), Some(8_000));
         assert_eq!(rate_mbps("4xqdr"), Some(32_000));
