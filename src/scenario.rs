@@ -64,6 +64,41 @@ pub struct Scenario {
     pub settings: Settings,
     /// Congestion settings of every switch output port (`[switch_cc]`).
     pub switch_cc: SwitchCc,
+    /// The HCAs' IB CC reaction and notification points (`[hca_cc]`); `None`: no CC at the HCAs.
+    pub hca_cc: Option<HcaCc>,
+}
+
+/// IB CC at the HCAs (`[hca_cc]`): every flow gets a CCT reaction point (QP-based, one per flow) and every
+/// destination returns a CNP for each FECN-marked packet. The CCT is linear: entry `i` has CCT_Shift
+/// `cct_shift` and CCT_Multiplier `i * cct_multiplier_step`, entries 0..=ccti_limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HcaCc {
+    /// CCTI_Increase per BECN.
+    pub ccti_increase: u8,
+    /// CCTI_Limit (at most 127: the table has 128 entries at most).
+    pub ccti_limit: u16,
+    /// CCTI_Min.
+    pub ccti_min: u8,
+    /// CCTI_Timer in 1.024 us units.
+    pub ccti_timer: u16,
+    /// CCT_Shift of every entry (0..=3 in the 2-bit field).
+    pub cct_shift: u8,
+    /// CCT_Multiplier of entry `i` is `i` times this.
+    pub cct_multiplier_step: u16,
+}
+
+impl Default for HcaCc {
+    fn default() -> Self {
+        HcaCc {
+            ccti_increase: 1,
+            ccti_limit: 127,
+            ccti_min: 0,
+            ccti_timer: 150,
+            cct_shift: 3,
+            cct_multiplier_step: 1,
+        }
+    }
 }
 
 /// Run and fabric settings (`[settings]`); every key is optional.
@@ -170,6 +205,7 @@ struct File {
     flow: Vec<FlowEntry>,
     settings: Option<Spanned<Settings>>,
     switch_cc: Option<Spanned<SwitchCc>>,
+    hca_cc: Option<Spanned<HcaCc>>,
 }
 
 fn default_seed() -> u64 {
@@ -444,6 +480,35 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         Some(c) => *c.get_ref(),
         None => SwitchCc::default(),
     };
+    let hca_cc = match &file.hca_cc {
+        None => None,
+        Some(c) => {
+            let v = *c.get_ref();
+            let bad = |field: &str, value: String, why: &str| {
+                Err(at(c.span(), format!("hca_cc.{field}: {value} {why}")))
+            };
+            if v.ccti_limit > 127 {
+                return bad("ccti_limit", v.ccti_limit.to_string(), "is above 127");
+            }
+            if u16::from(v.ccti_min) > v.ccti_limit {
+                return bad("ccti_min", v.ccti_min.to_string(), "is above ccti_limit");
+            }
+            if v.ccti_timer == 0 {
+                return bad("ccti_timer", "0".into(), "must be above 0");
+            }
+            if v.cct_shift > 3 {
+                return bad("cct_shift", v.cct_shift.to_string(), "is above 3");
+            }
+            if u32::from(v.cct_multiplier_step) * u32::from(v.ccti_limit) > 0x3FFF {
+                return bad(
+                    "cct_multiplier_step",
+                    v.cct_multiplier_step.to_string(),
+                    "times ccti_limit exceeds the 14-bit CCT_Multiplier",
+                );
+            }
+            Some(v)
+        }
+    };
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
@@ -456,6 +521,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         flows,
         settings,
         switch_cc,
+        hca_cc,
     })
 }
 

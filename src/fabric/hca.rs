@@ -4,8 +4,25 @@
 //!
 //! This stands in for hca-model's `TxPort`/`Sink` until they are wired to the switch's port interface (see
 //! the fabric module): it sends saturating flows round-robin, segments messages into MTU packets (First /
-//! Middle / Last, or Only), and has no congestion-control reaction point.
+//! Middle / Last, or Only). With IB CC on, each flow has hca-model's CCT reaction point
+//! ([`CctController`]) as a gate on its next packet, and a destination answers every FECN-marked packet with
+//! a CNP (BECN set, opcode 0x80) that goes before data; a CNP arriving at the source feeds its flow's
+//! controller.
 
+/// CNPs that may wait at a port; a CNP beyond that is dropped (advisory, counted).
+pub const CNP_QUEUE: usize = 64;
+
+/// What the endpoint holds to send next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loaded {
+    Data(usize),
+    Cnp,
+}
+
+use std::collections::VecDeque;
+
+use hca_model::rate::cct::CctController;
+use hca_model::rate::{CnpInfo, Feedback, RateController, Sent};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::endpoint::{Endpoint, EndpointOut};
 use switch_asic::{ConfigError, FcPacket, LinkRate, PacketDesc, PacketStart};
@@ -31,6 +48,10 @@ pub struct TxFlow {
     left: u64,
     /// Next PSN.
     psn: u32,
+    /// The CCT reaction point (IB CC on).
+    cc: Option<CctController>,
+    /// The last packet sent, until the controller has been told (at its last wire cycle).
+    sent: Option<Sent>,
 }
 
 impl TxFlow {
@@ -54,11 +75,61 @@ impl TxFlow {
             stop,
             left: message_bytes,
             psn: 0,
+            cc: None,
+            sent: None,
         }
+    }
+
+    /// The same flow gated by a CCT reaction point.
+    pub fn with_cc(mut self, cc: CctController) -> Self {
+        self.cc = Some(cc);
+        self
     }
 
     fn active(&self, t: u64) -> bool {
         self.start <= t && t < self.stop
+    }
+
+    /// Tells the controller about a finished send and time; whether the flow may start a packet at `t`.
+    fn may_send(&mut self, t: u64) -> bool {
+        self.report(t);
+        match self.cc.as_mut() {
+            None => true,
+            // Under CC a packet is chosen only after the previous one's last wire cycle has been reported,
+            // so that its inter-packet delay is known (the reaction point's contract: start >= end + 1 + IRD).
+            Some(_) if self.sent.is_some() => false,
+            Some(c) => {
+                c.advance(t);
+                c.next_send() <= t
+            }
+        }
+    }
+
+    fn report(&mut self, t: u64) {
+        if let (Some(s), Some(c)) = (self.sent, self.cc.as_mut()) {
+            if s.end <= t {
+                c.on_sent(s);
+                self.sent = None;
+            }
+        }
+    }
+
+    /// Takes back the packet [`Self::next_packet`] made last (it was not sent).
+    fn unsend(&mut self) {
+        self.psn = self.psn.wrapping_sub(1) & 0xFF_FFFF;
+        let last = self.left == self.message_bytes;
+        // The packet carried min(mtu, what was left) bytes; after a message's last packet `left` was reset.
+        let before = if last {
+            let r = self.message_bytes % u64::from(self.mtu);
+            if r == 0 {
+                u64::from(self.mtu).min(self.message_bytes)
+            } else {
+                r
+            }
+        } else {
+            u64::from(self.mtu)
+        };
+        self.left = if last { before } else { self.left + before };
     }
 
     /// The next packet of this flow; advances the message and the PSN.
@@ -108,13 +179,25 @@ pub struct Hca {
     flows: Vec<TxFlow>,
     rr: usize,
     /// Flow whose packet is loaded into the endpoint and not yet sent.
-    loaded: Option<usize>,
+    loaded: Option<Loaded>,
     /// The packet arriving now: its tail cycle and descriptor.
     arriving: Option<(u64, PacketDesc)>,
     /// Per scenario flow: what this HCA received (only flows addressed here count).
     pub rx: Vec<RxCount>,
     /// Per scenario flow: packets this HCA injected.
     pub injected: Vec<u64>,
+    /// Per scenario flow: CNPs this HCA sent (as the flow's destination).
+    pub cnp_sent: Vec<u64>,
+    /// Per scenario flow: CNPs this HCA received (as the flow's source).
+    pub becn_rx: Vec<u64>,
+    /// CNPs dropped on a full queue.
+    pub cnp_dropped: u64,
+    /// Control packets (CNPs) injected and received, for the integrity check.
+    pub ctl_injected: u64,
+    /// See `ctl_injected`.
+    pub ctl_delivered: u64,
+    cnp_q: VecDeque<PacketDesc>,
+    np: bool,
 }
 
 impl Hca {
@@ -139,7 +222,19 @@ impl Hca {
             arriving: None,
             rx: vec![RxCount::default(); nflows],
             injected: vec![0; nflows],
+            cnp_sent: vec![0; nflows],
+            becn_rx: vec![0; nflows],
+            cnp_dropped: 0,
+            ctl_injected: 0,
+            ctl_delivered: 0,
+            cnp_q: VecDeque::with_capacity(CNP_QUEUE),
+            np: false,
         })
+    }
+
+    /// Turns on the IB CC notification point: a CNP back for every FECN-marked data packet.
+    pub fn set_notification_point(&mut self, on: bool) {
+        self.np = on;
     }
 
     /// Every flow stops sending from cycle `t` on (a packet already on the wire completes).
@@ -164,7 +259,7 @@ impl Hca {
         self.account_tail(now);
         if let Some((t, d)) = self.arriving.replace((tail, p.desc)) {
             // The link is serial: a new head means the previous tail is in.
-            self.count(d);
+            self.count(now, d);
             debug_assert!(t <= now);
         }
         self.account_tail(now);
@@ -175,11 +270,37 @@ impl Hca {
         self.ep.rx_fc(fc);
     }
 
-    fn count(&mut self, d: PacketDesc) {
+    fn count(&mut self, now: u64, d: PacketDesc) {
+        if d.opcode == u8::from(Opcode::IbCnp) {
+            self.ctl_delivered += 1;
+            if let Some(c) = self.becn_rx.get_mut(d.tag as usize) {
+                *c += 1;
+            }
+            if let Some(f) = self.flows.iter_mut().find(|f| f.flow == d.tag) {
+                f.report(now);
+                if let Some(c) = f.cc.as_mut() {
+                    c.advance(now);
+                    c.on_feedback(now, Feedback::Cnp(CnpInfo::BECN));
+                }
+            }
+            return;
+        }
         if let Some(c) = self.rx.get_mut(d.tag as usize) {
             c.packets += 1;
             c.payload_bytes += u64::from(d.payload_len);
             c.fecn += u64::from(d.fecn);
+        }
+        if d.fecn && self.np {
+            if self.cnp_q.len() < CNP_QUEUE {
+                let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
+                c.becn = true;
+                c.vl = d.sl % self.vls;
+                c.dest_qp = d.dest_qp;
+                c.tag = d.tag;
+                self.cnp_q.push_back(c);
+            } else {
+                self.cnp_dropped += 1;
+            }
         }
     }
 
@@ -187,7 +308,7 @@ impl Hca {
         if let Some((t, d)) = self.arriving {
             if t <= now {
                 self.arriving = None;
-                self.count(d);
+                self.count(now, d);
             }
         }
     }
@@ -201,31 +322,58 @@ impl Hca {
     /// waiting, steps the port, and returns what goes on the link.
     pub fn step(&mut self, now: u64) -> EndpointOut {
         self.account_tail(now);
-        if let Some(i) = self.loaded {
-            if !self.flows[i].active(now) {
+        if let Some(Loaded::Data(i)) = self.loaded {
+            // A data packet waits for credit; a CNP that came meanwhile goes first, and a stopped flow
+            // does not send. The packet is rebuilt when the flow is chosen again (same PSN: not consumed).
+            if !self.flows[i].active(now) || !self.cnp_q.is_empty() {
                 self.ep.stop_source();
+                self.flows[i].unsend();
                 self.loaded = None;
+            }
+        }
+        if self.loaded.is_none() {
+            if let Some(c) = self.cnp_q.pop_front() {
+                self.ep.set_source(c, Some(1));
+                self.loaded = Some(Loaded::Cnp);
             }
         }
         if self.loaded.is_none() && !self.flows.is_empty() {
             let n = self.flows.len();
-            if let Some(k) = (0..n)
-                .map(|k| (self.rr + k) % n)
-                .find(|&k| self.flows[k].active(now))
-            {
-                let d = self.flows[k].next_packet(self.lid, self.vls);
-                self.ep.set_source(d, Some(1));
-                self.loaded = Some(k);
-                self.rr = (k + 1) % n;
+            for j in 0..n {
+                let k = (self.rr + j) % n;
+                let f = &mut self.flows[k];
+                if f.active(now) && f.may_send(now) {
+                    let d = f.next_packet(self.lid, self.vls);
+                    self.ep.set_source(d, Some(1));
+                    self.loaded = Some(Loaded::Data(k));
+                    self.rr = (k + 1) % n;
+                    break;
+                }
             }
         }
         let out = self.ep.step();
-        if let (Some(p), Some(i)) = (out.pkt, self.loaded) {
+        if let (Some(p), Some(l)) = (out.pkt, self.loaded) {
             self.loaded = None;
-            if let Some(c) = self.injected.get_mut(p.desc.tag as usize) {
-                *c += 1;
+            match l {
+                Loaded::Cnp => {
+                    self.ctl_injected += 1;
+                    if let Some(c) = self.cnp_sent.get_mut(p.desc.tag as usize) {
+                        *c += 1;
+                    }
+                }
+                Loaded::Data(i) => {
+                    if let Some(c) = self.injected.get_mut(p.desc.tag as usize) {
+                        *c += 1;
+                    }
+                    let start = self.rate.tick_of(now) + u64::from(p.offset);
+                    let bytes = u64::from(p.desc.wire_len);
+                    self.flows[i].sent = Some(Sent {
+                        start: now,
+                        end: self.rate.cycle_of_byte_end(start, bytes),
+                        bytes: bytes as u32,
+                    });
+                }
             }
-            debug_assert_eq!(p.desc.tag, self.flows[i].flow);
         }
         out
     }

@@ -14,6 +14,7 @@
 //! 16 000 Mbit/s at 1 GHz: 2 bytes per cycle); a latency of `L` ns is `ceil(L F / 1000)` cycles, at least 1.
 //! HCA `h` has LID `FIRST_HCA_LID + h`; the switches' forwarding tables come from `Topology::routes`.
 
+mod cc;
 pub mod hca;
 
 use switch_asic::endpoint::EndpointOut;
@@ -46,6 +47,14 @@ pub enum FabricError {
         node: String,
         /// The models' error (names the setting).
         source: switch_asic::ConfigError,
+    },
+    /// HCA congestion-control settings the reaction point rejects.
+    #[error("hca_cc for flow {flow}: {why}")]
+    Cc {
+        /// Flow id.
+        flow: String,
+        /// What is wrong.
+        why: String,
     },
     /// Routing failed.
     #[error("routing: {0}")]
@@ -215,7 +224,7 @@ impl Fabric {
         let cycles_per_us = u64::from(clock);
         for (i, f) in sc.flows.iter().enumerate() {
             let stop = f.stop_us.map_or(u64::MAX, |s| s * cycles_per_us);
-            hcas[f.src].add_flow(TxFlow::new(
+            let mut tf = TxFlow::new(
                 i as u32,
                 topo.hca_lid(f.dst),
                 f.sl,
@@ -223,7 +232,22 @@ impl Fabric {
                 f.message_bytes,
                 f.start_us * cycles_per_us,
                 stop,
-            ));
+            );
+            if let Some(cc) = &sc.hca_cc {
+                let rate = topo.links[topo.hca_link[f.src]].rate_mbps;
+                let c =
+                    cc::reaction_point(cc, f.mtu, rate, clock).map_err(|why| FabricError::Cc {
+                        flow: f.id.clone(),
+                        why,
+                    })?;
+                tf = tf.with_cc(c);
+            }
+            hcas[f.src].add_flow(tf);
+        }
+        if sc.hca_cc.is_some() {
+            for h in &mut hcas {
+                h.set_notification_point(true);
+            }
         }
         Ok(Fabric {
             now: 0,

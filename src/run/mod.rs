@@ -109,12 +109,15 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     for _ in 0..settle {
         fab.step();
     }
-    let injected: u64 = fab.hcas.iter().flat_map(|h| h.injected.iter()).sum();
+    let injected: u64 = fab
+        .hcas
+        .iter()
+        .map(|h| h.injected.iter().sum::<u64>() + h.ctl_injected)
+        .sum();
     let delivered: u64 = fab
         .hcas
         .iter()
-        .flat_map(|h| h.rx.iter())
-        .map(|c| c.packets)
+        .map(|h| h.rx.iter().map(|c| c.packets).sum::<u64>() + h.ctl_delivered)
         .sum();
     let in_flight = fab.packets_in_flight();
     Invariants {

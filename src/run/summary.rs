@@ -43,9 +43,9 @@ pub struct FlowSummary {
     pub delivered_packets: u64,
     /// Packets received with FECN set.
     pub fecn_marked_rx: u64,
-    /// CNPs the destination sent for this flow (0 until the HCA has a CC notification point).
+    /// CNPs the destination sent for this flow (0 with `[hca_cc]` absent).
     pub cnp_sent: u64,
-    /// BECNs the source received for this flow (0 until the HCA has a CC reaction point).
+    /// CNPs (BECN) the source received for this flow.
     pub becn_rx: u64,
 }
 
@@ -135,8 +135,8 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
                 delivered_bytes: delivered[i],
                 delivered_packets: rx.packets,
                 fecn_marked_rx: rx.fecn,
-                cnp_sent: 0,
-                becn_rx: 0,
+                cnp_sent: fab.hcas[f.dst].cnp_sent[i],
+                becn_rx: fab.hcas[f.src].becn_rx[i],
             }
         })
         .collect()
