@@ -421,6 +421,54 @@ mod tests {
     }
 
     #[test]
+    fn unsend_restores_message_position_and_psn() {
+        for (mtu, msg) in [(1024u16, 2500u64), (1024, 2048), (2048, 100)] {
+            let mut f = TxFlow::new(0, 9, 0, mtu, msg, 0, 10);
+            let mut g = f.clone();
+            for _ in 0..5 {
+                let want = g.next_packet(1, 1);
+                let _ = f.next_packet(1, 1);
+                f.unsend();
+                assert_eq!(f.next_packet(1, 1), want, "mtu {mtu} message {msg}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_marked_packet_is_answered_by_a_cnp_before_data() {
+        let r = LinkRate::new(2, 1).unwrap();
+        let mut h = Hca::new(2, r, 1, 128, 256, 1).unwrap();
+        h.set_notification_point(true);
+        h.rx_fc(FcPacket {
+            vl: 0,
+            fctbs: 0,
+            fccl: 100,
+        });
+        let mut d = PacketDesc::local(2, 7, 0, Opcode::RcSendOnly, 64);
+        d.fecn = true;
+        d.dest_qp = 5;
+        h.rx_packet(0, PacketStart { desc: d, offset: 0 });
+        let mut cnp = None;
+        for t in 0..200 {
+            if let Some(p) = h.step(t).pkt {
+                cnp = Some(p.desc);
+            }
+        }
+        let c = cnp.expect("a CNP goes out");
+        assert_eq!((c.opcode, c.dlid, c.slid, c.becn), (0x80, 7, 2, true));
+        assert_eq!((h.rx[0].fecn, h.cnp_sent[0], h.ctl_injected), (1, 1, 1));
+        // Without the notification point, no CNP.
+        let mut q = Hca::new(2, r, 1, 128, 256, 1).unwrap();
+        q.rx_fc(FcPacket {
+            vl: 0,
+            fctbs: 0,
+            fccl: 100,
+        });
+        q.rx_packet(0, PacketStart { desc: d, offset: 0 });
+        assert!((0..200).all(|t| q.step(t).pkt.is_none()));
+    }
+
+    #[test]
     fn two_flows_alternate_on_one_port() {
         let r = LinkRate::new(2, 1).unwrap();
         let mut h = Hca::new(1, r, 1, 128, 256, 2).unwrap();

@@ -406,6 +406,42 @@ impl Fabric {
 mod tests {
     use super::*;
 
+    fn chain_scenario(extra: &str) -> Scenario {
+        let text = format!(
+            "duration_us = 100\n[chain]\nswitches = 2\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = 50\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H3\"\n{extra}"
+        );
+        crate::scenario::parse(std::path::Path::new("c.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn one_flow_crosses_two_switches_at_line_rate_and_nothing_is_lost() {
+        let sc = chain_scenario("");
+        let mut f = Fabric::new(&sc).unwrap();
+        for _ in 0..100_000 {
+            f.step();
+        }
+        let got = f.hcas[3].rx[0].payload_bytes;
+        // 2 bytes per cycle, 2074 wire bytes per 2048 payload: at most 197 493 payload bytes in 100 us, less
+        // the first packet's path latency (three 50 ns wires, store-and-forward onto the faster trunk) and
+        // the packet on the wire at the end.
+        assert!((190_000..=197_493).contains(&got), "{got}");
+        let injected = f.hcas[0].injected[0];
+        assert_eq!(injected, f.hcas[3].rx[0].packets + f.packets_in_flight());
+        assert_eq!(f.violations(), 0);
+        assert_eq!(f.hcas[1].rx[0].packets + f.hcas[2].rx[0].packets, 0);
+    }
+
+    #[test]
+    fn a_rate_the_clock_cannot_carry_is_named() {
+        let mut sc = chain_scenario("");
+        sc.topology.links[0].rate_mbps = 96_969;
+        let e = Fabric::new(&sc).unwrap_err().to_string();
+        assert!(e.starts_with("link 0 (") && e.contains("96969"), "{e}");
+        sc.settings.clock_mhz = 8;
+        let e = Fabric::new(&sc).unwrap_err().to_string();
+        assert!(e.contains("at 8 MHz"), "{e}");
+    }
+
     #[test]
     fn rates_and_latencies_convert_exactly() {
         assert_eq!(
