@@ -1,5 +1,5 @@
-//! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator) and the flows.
-//! Switch and HCA settings will join them when the fabric runner does; unknown keys are errors already.
+//! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator), the flows, and
+//! the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`); unknown keys are errors.
 //!
 //! Every error names the file, the line and the field: syntax and type errors come from the TOML parser
 //! with its line and column; errors found after parsing (a link to a missing port, a flow to a missing
