@@ -2,5 +2,7 @@
 //! crates.
 pub use rtl_model;
 
+pub mod fabric;
+pub mod run;
 pub mod scenario;
 pub mod topology;

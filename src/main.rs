@@ -26,6 +26,17 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Run a scenario file and write DIR/summary.json, DIR/throughput.csv and DIR/throughput.png.
+    ///
+    /// The run fails (exit status 1) on a bad scenario or when the integrity check finds a lost packet, a
+    /// leaked credit or a lossless violation. A progress bar is shown only when stderr is a terminal.
+    Run {
+        /// The scenario file (TOML; see README).
+        file: PathBuf,
+        /// Directory to write the outputs into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     #[cfg(feature = "cosim")]
     #[command(flatten)]
     Cosim(cli_cosim::Command),
@@ -33,6 +44,7 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Run { file, out } => ibcycle::run::cli(&file, &out),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {
                 println!(

@@ -1,5 +1,5 @@
-//! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator) and the flows.
-//! Switch and HCA settings will join them when the fabric runner does; unknown keys are errors already.
+//! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator), the flows, and
+//! the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`); unknown keys are errors.
 //!
 //! Every error names the file, the line and the field: syntax and type errors come from the TOML parser
 //! with its line and column; errors found after parsing (a link to a missing port, a flow to a missing
@@ -60,6 +60,109 @@ pub struct Scenario {
     pub topology: Topology,
     /// The flows, in file order.
     pub flows: Vec<Flow>,
+    /// Run and fabric settings (`[settings]`).
+    pub settings: Settings,
+    /// Congestion settings of every switch output port (`[switch_cc]`).
+    pub switch_cc: SwitchCc,
+    /// The HCAs' IB CC reaction and notification points (`[hca_cc]`); `None`: no CC at the HCAs.
+    pub hca_cc: Option<HcaCc>,
+}
+
+/// IB CC at the HCAs (`[hca_cc]`): every flow gets a CCT reaction point (QP-based, one per flow) and every
+/// destination returns a CNP for each FECN-marked packet. The CCT is linear: entry `i` has CCT_Shift
+/// `cct_shift` and CCT_Multiplier `i * cct_multiplier_step`, entries 0..=ccti_limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HcaCc {
+    /// CCTI_Increase per BECN.
+    pub ccti_increase: u8,
+    /// CCTI_Limit (at most 127: the table has 128 entries at most).
+    pub ccti_limit: u16,
+    /// CCTI_Min.
+    pub ccti_min: u8,
+    /// CCTI_Timer in 1.024 us units.
+    pub ccti_timer: u16,
+    /// CCT_Shift of every entry (0..=3 in the 2-bit field).
+    pub cct_shift: u8,
+    /// CCT_Multiplier of entry `i` is `i` times this.
+    pub cct_multiplier_step: u16,
+}
+
+impl Default for HcaCc {
+    fn default() -> Self {
+        HcaCc {
+            ccti_increase: 1,
+            ccti_limit: 127,
+            ccti_min: 0,
+            ccti_timer: 150,
+            cct_shift: 3,
+            cct_multiplier_step: 1,
+        }
+    }
+}
+
+/// Run and fabric settings (`[settings]`); every key is optional.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Core clock in MHz: link rates become bytes per cycle at this clock, latencies cycles.
+    pub clock_mhz: u32,
+    /// Interval of `throughput.csv` samples in microseconds.
+    pub sample_interval_us: u64,
+    /// Data VLs per port (SL s uses VL s mod data_vls).
+    pub data_vls: u8,
+    /// Input buffer per VL of every switch port, in 64-byte blocks.
+    pub switch_vl_buf_blocks: u16,
+    /// Receive buffer per VL of every HCA, in 64-byte blocks.
+    pub hca_vl_buf_blocks: u16,
+    /// Cycles between periodic flow-control packets.
+    pub fc_interval_cycles: u16,
+    /// Internal speed-up of every switch input: how many outputs it can feed at once (1..=64). A fast
+    /// inter-switch input feeding slower host links needs more than 1 to carry its own rate.
+    pub switch_speedup: u8,
+    /// Upper bound on the drain after the run (microseconds) before the integrity check gives up.
+    pub drain_limit_us: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            clock_mhz: 1000,
+            sample_interval_us: 10,
+            data_vls: 1,
+            switch_vl_buf_blocks: 128,
+            hca_vl_buf_blocks: 128,
+            fc_interval_cycles: 256,
+            switch_speedup: 4,
+            drain_limit_us: 10_000,
+        }
+    }
+}
+
+/// IB CC settings of the switches' output ports (`[switch_cc]`, SwitchCongestionSetting fields). The default
+/// Threshold 0 turns detection and marking off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwitchCc {
+    /// Threshold, 0 (off) ..= 15.
+    pub threshold: u8,
+    /// Marking_Rate: mean unmarked eligible packets between marks.
+    pub marking_rate: u16,
+    /// Packet_Size in 64-byte units: shorter packets are never marked.
+    pub packet_size: u8,
+    /// Victim_Mask of every port.
+    pub victim_mask: bool,
+}
+
+impl Default for SwitchCc {
+    fn default() -> Self {
+        SwitchCc {
+            threshold: 0,
+            marking_rate: 10,
+            packet_size: 8,
+            victim_mask: false,
+        }
+    }
 }
 
 /// A flow between two HCAs.
@@ -100,6 +203,9 @@ struct File {
     chain: Option<Spanned<ChainEntry>>,
     #[serde(default)]
     flow: Vec<FlowEntry>,
+    settings: Option<Spanned<Settings>>,
+    switch_cc: Option<Spanned<SwitchCc>>,
+    hca_cc: Option<Spanned<HcaCc>>,
 }
 
 fn default_seed() -> u64 {
@@ -363,6 +469,46 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             stop_us: f.stop_us.as_ref().map(|s| *s.get_ref()),
         });
     }
+    let settings = check_settings(&file, &at)?;
+    let switch_cc = match &file.switch_cc {
+        Some(c) if c.get_ref().threshold > 15 => {
+            return Err(at(
+                c.span(),
+                format!("switch_cc.threshold: {} is above 15", c.get_ref().threshold),
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => SwitchCc::default(),
+    };
+    let hca_cc = match &file.hca_cc {
+        None => None,
+        Some(c) => {
+            let v = *c.get_ref();
+            let bad = |field: &str, value: String, why: &str| {
+                Err(at(c.span(), format!("hca_cc.{field}: {value} {why}")))
+            };
+            if v.ccti_limit > 127 {
+                return bad("ccti_limit", v.ccti_limit.to_string(), "is above 127");
+            }
+            if u16::from(v.ccti_min) > v.ccti_limit {
+                return bad("ccti_min", v.ccti_min.to_string(), "is above ccti_limit");
+            }
+            if v.ccti_timer == 0 {
+                return bad("ccti_timer", "0".into(), "must be above 0");
+            }
+            if v.cct_shift > 3 {
+                return bad("cct_shift", v.cct_shift.to_string(), "is above 3");
+            }
+            if u32::from(v.cct_multiplier_step) * u32::from(v.ccti_limit) > 0x3FFF {
+                return bad(
+                    "cct_multiplier_step",
+                    v.cct_multiplier_step.to_string(),
+                    "times ccti_limit exceeds the 14-bit CCT_Multiplier",
+                );
+            }
+            Some(v)
+        }
+    };
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
@@ -373,7 +519,57 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         duration_us: *file.duration_us.get_ref(),
         topology: topo,
         flows,
+        settings,
+        switch_cc,
+        hca_cc,
     })
+}
+
+fn check_settings(
+    file: &File,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+) -> Result<Settings, ScenarioError> {
+    let Some(sp) = &file.settings else {
+        return Ok(Settings::default());
+    };
+    let s = sp.get_ref();
+    let bad = |field: &str, value: String, why: &str| {
+        Err(at(sp.span(), format!("settings.{field}: {value} {why}")))
+    };
+    if s.clock_mhz == 0 || s.clock_mhz > 8192 {
+        return bad("clock_mhz", s.clock_mhz.to_string(), "is not in 1..=8192");
+    }
+    if s.sample_interval_us == 0 {
+        return bad("sample_interval_us", "0".into(), "must be above 0");
+    }
+    if !(1..=15).contains(&s.data_vls) {
+        return bad("data_vls", s.data_vls.to_string(), "is not in 1..=15");
+    }
+    if !(66..=2047).contains(&s.switch_vl_buf_blocks) {
+        return bad(
+            "switch_vl_buf_blocks",
+            s.switch_vl_buf_blocks.to_string(),
+            "is not in 66..=2047 (one 4096-byte packet .. the 12-bit credit space)",
+        );
+    }
+    if !(66..=2047).contains(&s.hca_vl_buf_blocks) {
+        return bad(
+            "hca_vl_buf_blocks",
+            s.hca_vl_buf_blocks.to_string(),
+            "is not in 66..=2047 (one 4096-byte packet .. the 12-bit credit space)",
+        );
+    }
+    if !(1..=64).contains(&s.switch_speedup) {
+        return bad(
+            "switch_speedup",
+            s.switch_speedup.to_string(),
+            "is not in 1..=64",
+        );
+    }
+    if s.fc_interval_cycles == 0 {
+        return bad("fc_interval_cycles", "0".into(), "must be above 0");
+    }
+    Ok(s.clone())
 }
 
 fn explicit_topology(
@@ -549,6 +745,57 @@ dst = "H4"
         )
         .unwrap();
         assert_eq!(s.topology.switches.len(), 3);
+    }
+
+    #[test]
+    fn settings_and_switch_cc_are_read_and_checked() {
+        let s = parse(Path::new("g.toml"), GRAN).unwrap();
+        assert_eq!(
+            (s.settings.clone(), s.switch_cc),
+            (Settings::default(), SwitchCc::default())
+        );
+        let text = format!(
+            "{GRAN}\n[settings]\nclock_mhz = 500\nswitch_speedup = 2\n[switch_cc]\nthreshold = 15\nmarking_rate = 1\n"
+        );
+        let s = parse(Path::new("g.toml"), &text).unwrap();
+        assert_eq!((s.settings.clock_mhz, s.settings.switch_speedup), (500, 2));
+        assert_eq!(
+            s.settings.sample_interval_us, 10,
+            "unset keys keep defaults"
+        );
+        assert_eq!((s.switch_cc.threshold, s.switch_cc.marking_rate), (15, 1));
+        for (bad, want) in [
+            ("[settings]\nclock_mhz = 0", "settings.clock_mhz: 0"),
+            (
+                "[settings]\nsample_interval_us = 0",
+                "settings.sample_interval_us: 0",
+            ),
+            (
+                "[settings]\nswitch_vl_buf_blocks = 10",
+                "settings.switch_vl_buf_blocks: 10",
+            ),
+            (
+                "[settings]\nhca_vl_buf_blocks = 5000",
+                "settings.hca_vl_buf_blocks: 5000",
+            ),
+            ("[settings]\ndata_vls = 0", "settings.data_vls: 0"),
+            (
+                "[settings]\nswitch_speedup = 65",
+                "settings.switch_speedup: 65",
+            ),
+            (
+                "[settings]\nfc_interval_cycles = 0",
+                "settings.fc_interval_cycles: 0",
+            ),
+            ("[settings]\nclockmhz = 1", "unknown field `clockmhz`"),
+            ("[switch_cc]\nthreshold = 16", "switch_cc.threshold: 16"),
+        ] {
+            let e = err(&format!("{GRAN}\n{bad}\n"));
+            assert!(
+                e.starts_with("s.toml:3") && e.contains(want),
+                "{bad:?}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,495 @@
+//! An HCA of the fabric: switch-asic's credit-obeying [`Endpoint`] as the link port, driven packet by packet
+//! by this adapter so that several flows can share one port, and a per-flow sink that counts payload when a
+//! packet's last byte is in.
+//!
+//! This stands in for hca-model's `TxPort`/`Sink` until they are wired to the switch's port interface (see
+//! the fabric module): it sends saturating flows round-robin, segments messages into MTU packets (First /
+//! Middle / Last, or Only). With IB CC on, each flow has hca-model's CCT reaction point
+//! ([`CctController`]) as a gate on its next packet, and a destination answers every FECN-marked packet with
+//! a CNP (BECN set, opcode 0x80) that goes before data; a CNP arriving at the source feeds its flow's
+//! controller.
+
+/// CNPs that may wait at a port; a CNP beyond that is dropped (advisory, counted).
+pub const CNP_QUEUE: usize = 64;
+
+/// What the endpoint holds to send next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loaded {
+    Data(usize),
+    Cnp,
+}
+
+use std::collections::VecDeque;
+
+use hca_model::rate::cct::CctController;
+use hca_model::rate::{CnpInfo, Feedback, RateController, Sent};
+use rtl_model::wire::bth::Opcode;
+use switch_asic::endpoint::{Endpoint, EndpointOut};
+use switch_asic::{ConfigError, FcPacket, LinkRate, PacketDesc, PacketStart};
+
+/// One flow as its source HCA sends it.
+#[derive(Debug, Clone)]
+pub struct TxFlow {
+    /// Index of the flow in the scenario (carried in every packet's `tag`).
+    pub flow: u32,
+    /// Destination LID.
+    pub dlid: u16,
+    /// Service level.
+    pub sl: u8,
+    /// Path MTU in bytes (payload per packet).
+    pub mtu: u16,
+    /// Message length in bytes.
+    pub message_bytes: u64,
+    /// First cycle it may send.
+    pub start: u64,
+    /// First cycle it no longer sends.
+    pub stop: u64,
+    /// Payload bytes of the current message still to send.
+    left: u64,
+    /// Next PSN.
+    psn: u32,
+    /// The CCT reaction point (IB CC on).
+    cc: Option<CctController>,
+    /// The last packet sent, until the controller has been told (at its last wire cycle).
+    sent: Option<Sent>,
+}
+
+impl TxFlow {
+    /// A flow of scenario index `flow` to `dlid`, sending in cycles `start..stop`.
+    pub fn new(
+        flow: u32,
+        dlid: u16,
+        sl: u8,
+        mtu: u16,
+        message_bytes: u64,
+        start: u64,
+        stop: u64,
+    ) -> Self {
+        TxFlow {
+            flow,
+            dlid,
+            sl,
+            mtu,
+            message_bytes,
+            start,
+            stop,
+            left: message_bytes,
+            psn: 0,
+            cc: None,
+            sent: None,
+        }
+    }
+
+    /// The same flow gated by a CCT reaction point.
+    pub fn with_cc(mut self, cc: CctController) -> Self {
+        self.cc = Some(cc);
+        self
+    }
+
+    fn active(&self, t: u64) -> bool {
+        self.start <= t && t < self.stop
+    }
+
+    /// Tells the controller about a finished send and time; whether the flow may start a packet at `t`.
+    fn may_send(&mut self, t: u64) -> bool {
+        self.report(t);
+        match self.cc.as_mut() {
+            None => true,
+            // Under CC a packet is chosen only after the previous one's last wire cycle has been reported,
+            // so that its inter-packet delay is known (the reaction point's contract: start >= end + 1 + IRD).
+            Some(_) if self.sent.is_some() => false,
+            Some(c) => {
+                c.advance(t);
+                c.next_send() <= t
+            }
+        }
+    }
+
+    fn report(&mut self, t: u64) {
+        if let (Some(s), Some(c)) = (self.sent, self.cc.as_mut()) {
+            if s.end <= t {
+                c.on_sent(s);
+                self.sent = None;
+            }
+        }
+    }
+
+    /// Takes back the packet [`Self::next_packet`] made last (it was not sent).
+    fn unsend(&mut self) {
+        self.psn = self.psn.wrapping_sub(1) & 0xFF_FFFF;
+        let last = self.left == self.message_bytes;
+        // The packet carried min(mtu, what was left) bytes; after a message's last packet `left` was reset.
+        let before = if last {
+            let r = self.message_bytes % u64::from(self.mtu);
+            if r == 0 {
+                u64::from(self.mtu).min(self.message_bytes)
+            } else {
+                r
+            }
+        } else {
+            u64::from(self.mtu)
+        };
+        self.left = if last { before } else { self.left + before };
+    }
+
+    /// The next packet of this flow; advances the message and the PSN.
+    fn next_packet(&mut self, slid: u16, vls: u8) -> PacketDesc {
+        let first = self.left == self.message_bytes;
+        let payload = self.left.min(u64::from(self.mtu));
+        self.left -= payload;
+        let last = self.left == 0;
+        let op = match (first, last) {
+            (true, true) => Opcode::RcSendOnly,
+            (true, false) => Opcode::RcSendFirst,
+            (false, false) => Opcode::RcSendMiddle,
+            (false, true) => Opcode::RcSendLast,
+        };
+        if last {
+            self.left = self.message_bytes;
+        }
+        let mut d = PacketDesc::local(self.dlid, slid, self.sl, op, payload as u16);
+        d.vl = self.sl % vls;
+        d.psn = self.psn;
+        d.payload_seed = self.psn;
+        d.dest_qp = self.flow + 1;
+        d.tag = self.flow;
+        self.psn = (self.psn + 1) & 0xFF_FFFF;
+        d
+    }
+}
+
+/// What an HCA received for one flow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RxCount {
+    /// Packets whose last byte is in.
+    pub packets: u64,
+    /// Their payload bytes.
+    pub payload_bytes: u64,
+    /// Of them, FECN-marked.
+    pub fecn: u64,
+}
+
+/// One HCA: port, flows it sends, and receive accounting. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Hca {
+    ep: Endpoint,
+    lid: u16,
+    vls: u8,
+    rate: LinkRate,
+    flows: Vec<TxFlow>,
+    rr: usize,
+    /// Flow whose packet is loaded into the endpoint and not yet sent.
+    loaded: Option<Loaded>,
+    /// The packet arriving now: its tail cycle and descriptor.
+    arriving: Option<(u64, PacketDesc)>,
+    /// Per scenario flow: what this HCA received (only flows addressed here count).
+    pub rx: Vec<RxCount>,
+    /// Per scenario flow: packets this HCA injected.
+    pub injected: Vec<u64>,
+    /// Per scenario flow: CNPs this HCA sent (as the flow's destination).
+    pub cnp_sent: Vec<u64>,
+    /// Per scenario flow: CNPs this HCA received (as the flow's source).
+    pub becn_rx: Vec<u64>,
+    /// CNPs dropped on a full queue.
+    pub cnp_dropped: u64,
+    /// Control packets (CNPs) injected and received, for the integrity check.
+    pub ctl_injected: u64,
+    /// See `ctl_injected`.
+    pub ctl_delivered: u64,
+    cnp_q: VecDeque<PacketDesc>,
+    np: bool,
+}
+
+impl Hca {
+    /// An HCA with LID `lid` on a link of `rate`, `vls` data VLs of `buf_blocks` receive buffer, sending
+    /// flow-control packets every `fc_interval` cycles; `nflows` is the number of flows in the scenario.
+    pub fn new(
+        lid: u16,
+        rate: LinkRate,
+        vls: u8,
+        buf_blocks: u16,
+        fc_interval: u16,
+        nflows: usize,
+    ) -> Result<Self, ConfigError> {
+        Ok(Hca {
+            ep: Endpoint::new(rate, vls, buf_blocks, fc_interval)?,
+            lid,
+            vls: vls.max(1),
+            rate,
+            flows: Vec::new(),
+            rr: 0,
+            loaded: None,
+            arriving: None,
+            rx: vec![RxCount::default(); nflows],
+            injected: vec![0; nflows],
+            cnp_sent: vec![0; nflows],
+            becn_rx: vec![0; nflows],
+            cnp_dropped: 0,
+            ctl_injected: 0,
+            ctl_delivered: 0,
+            cnp_q: VecDeque::with_capacity(CNP_QUEUE),
+            np: false,
+        })
+    }
+
+    /// Turns on the IB CC notification point: a CNP back for every FECN-marked data packet.
+    pub fn set_notification_point(&mut self, on: bool) {
+        self.np = on;
+    }
+
+    /// Every flow stops sending from cycle `t` on (a packet already on the wire completes).
+    pub fn stop_all(&mut self, t: u64) {
+        for f in &mut self.flows {
+            f.stop = f.stop.min(t);
+        }
+    }
+
+    /// Adds a flow this HCA sends.
+    pub fn add_flow(&mut self, f: TxFlow) {
+        self.flows.push(f);
+    }
+
+    /// A packet head arrives this cycle.
+    pub fn rx_packet(&mut self, now: u64, p: PacketStart) {
+        self.ep.rx_packet(p);
+        let start = self.rate.tick_of(now) + u64::from(p.offset);
+        let tail = self
+            .rate
+            .cycle_of_byte_end(start, u64::from(p.desc.wire_len));
+        self.account_tail(now);
+        if let Some((t, d)) = self.arriving.replace((tail, p.desc)) {
+            // The link is serial: a new head means the previous tail is in.
+            self.count(now, d);
+            debug_assert!(t <= now);
+        }
+        self.account_tail(now);
+    }
+
+    /// A flow-control packet arrives this cycle.
+    pub fn rx_fc(&mut self, fc: FcPacket) {
+        self.ep.rx_fc(fc);
+    }
+
+    fn count(&mut self, now: u64, d: PacketDesc) {
+        if d.opcode == u8::from(Opcode::IbCnp) {
+            self.ctl_delivered += 1;
+            if let Some(c) = self.becn_rx.get_mut(d.tag as usize) {
+                *c += 1;
+            }
+            if let Some(f) = self.flows.iter_mut().find(|f| f.flow == d.tag) {
+                f.report(now);
+                if let Some(c) = f.cc.as_mut() {
+                    c.advance(now);
+                    c.on_feedback(now, Feedback::Cnp(CnpInfo::BECN));
+                }
+            }
+            return;
+        }
+        if let Some(c) = self.rx.get_mut(d.tag as usize) {
+            c.packets += 1;
+            c.payload_bytes += u64::from(d.payload_len);
+            c.fecn += u64::from(d.fecn);
+        }
+        if d.fecn && self.np {
+            if self.cnp_q.len() < CNP_QUEUE {
+                let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
+                c.becn = true;
+                c.vl = d.sl % self.vls;
+                c.dest_qp = d.dest_qp;
+                c.tag = d.tag;
+                self.cnp_q.push_back(c);
+            } else {
+                self.cnp_dropped += 1;
+            }
+        }
+    }
+
+    fn account_tail(&mut self, now: u64) {
+        if let Some((t, d)) = self.arriving {
+            if t <= now {
+                self.arriving = None;
+                self.count(now, d);
+            }
+        }
+    }
+
+    /// A packet is arriving (head in, tail not yet).
+    pub fn receiving(&self) -> bool {
+        self.arriving.is_some()
+    }
+
+    /// One cycle at `now` (the fabric's clock): loads the next packet of the round-robin flow when none is
+    /// waiting, steps the port, and returns what goes on the link.
+    pub fn step(&mut self, now: u64) -> EndpointOut {
+        self.account_tail(now);
+        if let Some(Loaded::Data(i)) = self.loaded {
+            // A data packet waits for credit; a CNP that came meanwhile goes first, and a stopped flow
+            // does not send. The packet is rebuilt when the flow is chosen again (same PSN: not consumed).
+            if !self.flows[i].active(now) || !self.cnp_q.is_empty() {
+                self.ep.stop_source();
+                self.flows[i].unsend();
+                self.loaded = None;
+            }
+        }
+        if self.loaded.is_none() {
+            if let Some(c) = self.cnp_q.pop_front() {
+                self.ep.set_source(c, Some(1));
+                self.loaded = Some(Loaded::Cnp);
+            }
+        }
+        if self.loaded.is_none() && !self.flows.is_empty() {
+            let n = self.flows.len();
+            for j in 0..n {
+                let k = (self.rr + j) % n;
+                let f = &mut self.flows[k];
+                if f.active(now) && f.may_send(now) {
+                    let d = f.next_packet(self.lid, self.vls);
+                    self.ep.set_source(d, Some(1));
+                    self.loaded = Some(Loaded::Data(k));
+                    self.rr = (k + 1) % n;
+                    break;
+                }
+            }
+        }
+        let out = self.ep.step();
+        if let (Some(p), Some(l)) = (out.pkt, self.loaded) {
+            self.loaded = None;
+            match l {
+                Loaded::Cnp => {
+                    self.ctl_injected += 1;
+                    if let Some(c) = self.cnp_sent.get_mut(p.desc.tag as usize) {
+                        *c += 1;
+                    }
+                }
+                Loaded::Data(i) => {
+                    if let Some(c) = self.injected.get_mut(p.desc.tag as usize) {
+                        *c += 1;
+                    }
+                    let start = self.rate.tick_of(now) + u64::from(p.offset);
+                    let bytes = u64::from(p.desc.wire_len);
+                    self.flows[i].sent = Some(Sent {
+                        start: now,
+                        end: self.rate.cycle_of_byte_end(start, bytes),
+                        bytes: bytes as u32,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Credit of `vl` towards the switch, in blocks.
+    pub fn credits_avail(&self, vl: usize) -> u16 {
+        self.ep.credits_avail(vl)
+    }
+
+    /// Free blocks of the receive buffer of `vl`.
+    pub fn rx_free(&self, vl: usize) -> u16 {
+        self.ep.rx_free(vl)
+    }
+
+    /// Overflow cycles and credit errors of the port (lossless violations; zero in a correct run).
+    pub fn violations(&self) -> u64 {
+        let s = self.ep.stats();
+        s.overflow + s.credit_err
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_segmented_and_psns_advance() {
+        let mut f = TxFlow::new(3, 9, 0, 1024, 2500, 0, 10);
+        let ops: Vec<(u8, u16, u32)> = (0..4)
+            .map(|_| {
+                let d = f.next_packet(1, 1);
+                (d.opcode, d.payload_len, d.psn)
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            vec![
+                (Opcode::RcSendFirst.into(), 1024, 0),
+                (Opcode::RcSendMiddle.into(), 1024, 1),
+                (Opcode::RcSendLast.into(), 452, 2),
+                (Opcode::RcSendFirst.into(), 1024, 3),
+            ]
+        );
+        assert!(f.active(9) && !f.active(10));
+    }
+
+    #[test]
+    fn unsend_restores_message_position_and_psn() {
+        for (mtu, msg) in [(1024u16, 2500u64), (1024, 2048), (2048, 100)] {
+            let mut f = TxFlow::new(0, 9, 0, mtu, msg, 0, 10);
+            let mut g = f.clone();
+            for _ in 0..5 {
+                let want = g.next_packet(1, 1);
+                let _ = f.next_packet(1, 1);
+                f.unsend();
+                assert_eq!(f.next_packet(1, 1), want, "mtu {mtu} message {msg}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_marked_packet_is_answered_by_a_cnp_before_data() {
+        let r = LinkRate::new(2, 1).unwrap();
+        let mut h = Hca::new(2, r, 1, 128, 256, 1).unwrap();
+        h.set_notification_point(true);
+        h.rx_fc(FcPacket {
+            vl: 0,
+            fctbs: 0,
+            fccl: 100,
+        });
+        let mut d = PacketDesc::local(2, 7, 0, Opcode::RcSendOnly, 64);
+        d.fecn = true;
+        d.dest_qp = 5;
+        h.rx_packet(0, PacketStart { desc: d, offset: 0 });
+        let mut cnp = None;
+        for t in 0..200 {
+            if let Some(p) = h.step(t).pkt {
+                cnp = Some(p.desc);
+            }
+        }
+        let c = cnp.expect("a CNP goes out");
+        assert_eq!((c.opcode, c.dlid, c.slid, c.becn), (0x80, 7, 2, true));
+        assert_eq!((h.rx[0].fecn, h.cnp_sent[0], h.ctl_injected), (1, 1, 1));
+        // Without the notification point, no CNP.
+        let mut q = Hca::new(2, r, 1, 128, 256, 1).unwrap();
+        q.rx_fc(FcPacket {
+            vl: 0,
+            fctbs: 0,
+            fccl: 100,
+        });
+        q.rx_packet(0, PacketStart { desc: d, offset: 0 });
+        assert!((0..200).all(|t| q.step(t).pkt.is_none()));
+    }
+
+    #[test]
+    fn two_flows_alternate_on_one_port() {
+        let r = LinkRate::new(2, 1).unwrap();
+        let mut h = Hca::new(1, r, 1, 128, 256, 2).unwrap();
+        h.add_flow(TxFlow::new(0, 5, 0, 256, 1 << 20, 0, u64::MAX));
+        h.add_flow(TxFlow::new(1, 6, 0, 256, 1 << 20, 0, u64::MAX));
+        h.rx_fc(FcPacket {
+            vl: 0,
+            fctbs: 0,
+            fccl: 128,
+        });
+        let mut dlids = Vec::new();
+        for t in 0..5000 {
+            if let Some(p) = h.step(t).pkt {
+                dlids.push(p.desc.dlid);
+            }
+        }
+        // 128 blocks of credit at start, 5 blocks per packet: 25 packets before credit runs out.
+        assert_eq!(dlids.len(), 25);
+        assert!(dlids
+            .chunks(2)
+            .all(|c| c[0] == 5 && c.get(1).is_none_or(|&d| d == 6)));
+        assert_eq!(h.injected, vec![13, 12]);
+    }
+}

@@ -1,0 +1,466 @@
+//! The fabric: one `switch_asic::Switch` per topology switch, one [`Hca`] per topology HCA, and a
+//! fixed-latency [`Wire`] in each direction of every link carrying packet heads and flow-control packets.
+//!
+//! # One cycle
+//! 1. Everything due on a wire this cycle is handed to its receiver (`rx_packet` / `rx_fc`).
+//! 2. Every switch and every HCA steps once; what each puts on its link goes onto the wire towards the far
+//!    end, due `latency >= 1` cycles later.
+//!
+//! A block only sees what arrived by wire, i.e. what another block produced at least one cycle before, so
+//! the order in which blocks step never changes a result.
+//!
+//! # Conversions
+//! A link of `R` Mbit/s at a core clock of `F` MHz moves exactly `R / (8 F)` bytes per cycle (4x DDR,
+//! 16 000 Mbit/s at 1 GHz: 2 bytes per cycle); a latency of `L` ns is `ceil(L F / 1000)` cycles, at least 1.
+//! HCA `h` has LID `FIRST_HCA_LID + h`; the switches' forwarding tables come from `Topology::routes`.
+
+mod cc;
+pub mod hca;
+
+use switch_asic::endpoint::EndpointOut;
+use switch_asic::link::Wire;
+use switch_asic::{LinkRate, PacketStart, PortCc, PortConfig, Switch, SwitchConfig, TxEvent};
+
+use crate::scenario::Scenario;
+use crate::topology::End;
+pub use hca::{Hca, RxCount, TxFlow};
+
+/// A fabric assembly error, naming the setting and the value.
+#[derive(Debug, thiserror::Error)]
+pub enum FabricError {
+    /// A link rate or latency that does not convert to the core clock.
+    #[error("link {link} ({a} - {b}): {why}")]
+    Link {
+        /// Link index in the topology.
+        link: usize,
+        /// Name of one end.
+        a: String,
+        /// Name of the other end.
+        b: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A switch or HCA setting the models reject.
+    #[error("{node}: {source}")]
+    Config {
+        /// The switch or HCA.
+        node: String,
+        /// The models' error (names the setting).
+        source: switch_asic::ConfigError,
+    },
+    /// HCA congestion-control settings the reaction point rejects.
+    #[error("hca_cc for flow {flow}: {why}")]
+    Cc {
+        /// Flow id.
+        flow: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// Routing failed.
+    #[error("routing: {0}")]
+    Routes(#[from] crate::topology::TopologyError),
+}
+
+/// What travels on a wire.
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Pkt(PacketStart),
+    Fc(switch_asic::FcPacket),
+}
+
+/// Where a wire ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rx {
+    Switch(usize, usize),
+    Hca(usize),
+}
+
+/// The assembled fabric. See the module documentation.
+#[derive(Debug)]
+pub struct Fabric {
+    now: u64,
+    /// The switches, in topology order.
+    pub switches: Vec<Switch>,
+    /// The switch names.
+    pub switch_names: Vec<String>,
+    /// The HCAs, in topology order.
+    pub hcas: Vec<Hca>,
+    /// Wire into switch `s`, port `p` (0-based), and where that port's output goes.
+    sw_in: Vec<Vec<Option<Wire<Ev>>>>,
+    sw_out: Vec<Vec<Option<Rx>>>,
+    /// Wire into HCA `h`, and where its output goes.
+    hca_in: Vec<Wire<Ev>>,
+    hca_out: Vec<Rx>,
+    /// Packet heads on wires.
+    wire_pkts: u64,
+    /// The events of the switch being stepped (preallocated).
+    events: Vec<TxEvent>,
+    /// Cycles per microsecond.
+    pub cycles_per_us: u64,
+    vls: u8,
+    max_latency: u64,
+    switch_buf: u16,
+    hca_buf: u16,
+}
+
+/// Exact bytes per cycle of `rate_mbps` at `clock_mhz`.
+pub fn link_rate(rate_mbps: u64, clock_mhz: u32) -> Result<LinkRate, String> {
+    let num = u32::try_from(rate_mbps).map_err(|_| format!("rate {rate_mbps} Mbit/s too large"))?;
+    LinkRate::new(num, 8 * clock_mhz)
+        .map_err(|e| format!("rate {rate_mbps} Mbit/s at {clock_mhz} MHz: {}", e.reason))
+}
+
+/// Cycles of `latency_ns` at `clock_mhz`, rounded up, at least 1 (a wire's minimum).
+pub fn latency_cycles(latency_ns: u64, clock_mhz: u32) -> u64 {
+    (latency_ns * u64::from(clock_mhz)).div_ceil(1000).max(1)
+}
+
+impl Fabric {
+    /// Builds the fabric of `sc`.
+    pub fn new(sc: &Scenario) -> Result<Self, FabricError> {
+        let topo = &sc.topology;
+        let set = &sc.settings;
+        let clock = set.clock_mhz;
+        let name_of = |e: End| match e {
+            End::Switch { switch, port } => format!("{}:{port}", topo.switches[switch].name),
+            End::Hca { hca } => topo.hcas[hca].name.clone(),
+        };
+        let mut rates = Vec::with_capacity(topo.links.len());
+        for (i, l) in topo.links.iter().enumerate() {
+            let r = link_rate(l.rate_mbps, clock).map_err(|why| FabricError::Link {
+                link: i,
+                a: name_of(l.a),
+                b: name_of(l.b),
+                why,
+            })?;
+            rates.push((r, latency_cycles(l.latency_ns, clock)));
+        }
+        let lfts = topo.routes()?;
+        let mtu = sc.flows.iter().map(|f| f.mtu).max().unwrap_or(256);
+        let cc = PortCc {
+            threshold: sc.switch_cc.threshold,
+            marking_rate: sc.switch_cc.marking_rate,
+            packet_size: sc.switch_cc.packet_size,
+            victim_mask: sc.switch_cc.victim_mask,
+            ..PortCc::default()
+        };
+        let mut switches = Vec::new();
+        let mut sw_in = Vec::new();
+        let mut sw_out = Vec::new();
+        for (s, node) in topo.switches.iter().enumerate() {
+            let mut ports = Vec::new();
+            let mut ins = Vec::new();
+            let mut outs = Vec::new();
+            for p in 0..usize::from(node.ports) {
+                let (rate, wire, out) = match topo.switch_port_link[s][p] {
+                    Some(l) => {
+                        let (r, lat) = rates[l];
+                        let far = topo.peer(
+                            l,
+                            End::Switch {
+                                switch: s,
+                                port: p as u8 + 1,
+                            },
+                        );
+                        let rx = match far {
+                            End::Switch { switch, port } => {
+                                Rx::Switch(switch, usize::from(port) - 1)
+                            }
+                            End::Hca { hca } => Rx::Hca(hca),
+                        };
+                        (r, Some(Wire::new(lat)), Some(rx))
+                    }
+                    // An unconnected port: never receives, never sends.
+                    None => (LinkRate { num: 1, den: 1 }, None, None),
+                };
+                let mut pc = PortConfig::new(rate, set.switch_vl_buf_blocks)
+                    .with_vls(set.data_vls, set.switch_vl_buf_blocks);
+                pc.fc_interval = set.fc_interval_cycles;
+                pc.speedup = set.switch_speedup;
+                pc.cc = cc;
+                ports.push(pc);
+                ins.push(wire);
+                outs.push(out);
+            }
+            let mut cfg = SwitchConfig::uniform(ports.len(), ports[0].clone());
+            cfg.ports = ports;
+            cfg.mtu = mtu;
+            for (h, &port) in lfts[s].iter().enumerate() {
+                cfg.route(topo.hca_lid(h), port - 1);
+            }
+            let sw = Switch::new(cfg).map_err(|source| FabricError::Config {
+                node: node.name.clone(),
+                source,
+            })?;
+            switches.push(sw);
+            sw_in.push(ins);
+            sw_out.push(outs);
+        }
+        let mut hcas = Vec::new();
+        let mut hca_in = Vec::new();
+        let mut hca_out = Vec::new();
+        for (h, node) in topo.hcas.iter().enumerate() {
+            let l = topo.hca_link[h];
+            let (r, lat) = rates[l];
+            let hc = Hca::new(
+                topo.hca_lid(h),
+                r,
+                set.data_vls,
+                set.hca_vl_buf_blocks,
+                set.fc_interval_cycles,
+                sc.flows.len(),
+            )
+            .map_err(|source| FabricError::Config {
+                node: node.name.clone(),
+                source,
+            })?;
+            hcas.push(hc);
+            hca_in.push(Wire::new(lat));
+            hca_out.push(match topo.peer(l, End::Hca { hca: h }) {
+                End::Switch { switch, port } => Rx::Switch(switch, usize::from(port) - 1),
+                End::Hca { hca } => Rx::Hca(hca),
+            });
+        }
+        let cycles_per_us = u64::from(clock);
+        for (i, f) in sc.flows.iter().enumerate() {
+            let stop = f.stop_us.map_or(u64::MAX, |s| s * cycles_per_us);
+            let mut tf = TxFlow::new(
+                i as u32,
+                topo.hca_lid(f.dst),
+                f.sl,
+                f.mtu,
+                f.message_bytes,
+                f.start_us * cycles_per_us,
+                stop,
+            );
+            if let Some(cc) = &sc.hca_cc {
+                let rate = topo.links[topo.hca_link[f.src]].rate_mbps;
+                let c =
+                    cc::reaction_point(cc, f.mtu, rate, clock).map_err(|why| FabricError::Cc {
+                        flow: f.id.clone(),
+                        why,
+                    })?;
+                tf = tf.with_cc(c);
+            }
+            hcas[f.src].add_flow(tf);
+        }
+        if sc.hca_cc.is_some() {
+            for h in &mut hcas {
+                h.set_notification_point(true);
+            }
+        }
+        Ok(Fabric {
+            now: 0,
+            switches,
+            switch_names: topo.switches.iter().map(|s| s.name.clone()).collect(),
+            hcas,
+            sw_in,
+            sw_out,
+            hca_in,
+            hca_out,
+            wire_pkts: 0,
+            events: Vec::with_capacity(256),
+            cycles_per_us,
+            vls: set.data_vls,
+            max_latency: rates.iter().map(|r| r.1).max().unwrap_or(1),
+            switch_buf: set.switch_vl_buf_blocks,
+            hca_buf: set.hca_vl_buf_blocks,
+        })
+    }
+
+    /// The longest wire latency in cycles.
+    pub fn max_latency(&self) -> u64 {
+        self.max_latency
+    }
+
+    /// The current cycle (the next to be stepped).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    fn wire_to(&mut self, rx: Rx) -> &mut Wire<Ev> {
+        match rx {
+            Rx::Switch(s, p) => self.sw_in[s][p]
+                .as_mut()
+                .expect("a connected port's peer is connected"),
+            Rx::Hca(h) => &mut self.hca_in[h],
+        }
+    }
+
+    /// One cycle of the whole fabric.
+    pub fn step(&mut self) {
+        let t = self.now;
+        for (s, sw) in self.switches.iter_mut().enumerate() {
+            for (p, w) in self.sw_in[s].iter_mut().enumerate() {
+                let Some(w) = w else { continue };
+                while let Some(e) = w.pop_due(t) {
+                    // A refusal is counted by the switch (`rx_errors`) and reported as a violation.
+                    let _ = match e {
+                        Ev::Pkt(pk) => {
+                            self.wire_pkts -= 1;
+                            sw.rx_packet(p, pk)
+                        }
+                        Ev::Fc(fc) => sw.rx_fc(p, fc),
+                    };
+                }
+            }
+        }
+        for (h, hc) in self.hcas.iter_mut().enumerate() {
+            while let Some(e) = self.hca_in[h].pop_due(t) {
+                match e {
+                    Ev::Pkt(pk) => {
+                        self.wire_pkts -= 1;
+                        hc.rx_packet(t, pk)
+                    }
+                    Ev::Fc(fc) => hc.rx_fc(fc),
+                }
+            }
+        }
+        for s in 0..self.switches.len() {
+            self.events.clear();
+            self.events.extend_from_slice(self.switches[s].step());
+            for i in 0..self.events.len() {
+                let e = self.events[i];
+                let (port, ev) = match e {
+                    TxEvent::Packet { port, start } => (port, Ev::Pkt(start)),
+                    TxEvent::Fc { port, fc } => (port, Ev::Fc(fc)),
+                    TxEvent::Pause { .. } => continue,
+                };
+                if let Some(rx) = self.sw_out[s][usize::from(port)] {
+                    self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
+                    self.wire_to(rx).push(t, ev);
+                }
+            }
+        }
+        for h in 0..self.hcas.len() {
+            let EndpointOut { pkt, fc, .. } = self.hcas[h].step(t);
+            let rx = self.hca_out[h];
+            if let Some(p) = pkt {
+                self.wire_pkts += 1;
+                self.wire_to(rx).push(t, Ev::Pkt(p));
+            }
+            if let Some(f) = fc {
+                self.wire_to(rx).push(t, Ev::Fc(f));
+            }
+        }
+        self.now += 1;
+    }
+
+    /// Packets on wires, held in switches, or arriving at an HCA.
+    pub fn packets_in_flight(&self) -> u64 {
+        let on_wires = self.wire_pkts as usize;
+        let held: usize = self.switches.iter().map(|s| s.packets_held()).sum();
+        let arriving = self.hcas.iter().filter(|h| h.receiving()).count();
+        (on_wires + held + arriving) as u64
+    }
+
+    /// No packet in flight (periodic flow-control packets never stop, so they do not count).
+    pub fn quiet(&self) -> bool {
+        self.packets_in_flight() == 0
+    }
+
+    /// Credit blocks that a quiet fabric has lost or gained: for every link direction and VL, the sender's
+    /// credit differs from the receiver's buffer, or a receiver's buffer is not empty. Zero once flow-control
+    /// packets have resynchronised every link after traffic stopped.
+    pub fn credits_leaked(&self) -> u64 {
+        let mut leak = 0u64;
+        let diff = |a: u16, b: u16| u64::from(a.abs_diff(b));
+        for (s, sw) in self.switches.iter().enumerate() {
+            for (p, out) in self.sw_out[s].iter().enumerate() {
+                let Some(rx) = out else { continue };
+                let far_buf = match rx {
+                    Rx::Switch(..) => self.switch_buf,
+                    Rx::Hca(_) => self.hca_buf,
+                };
+                for vl in 0..usize::from(self.vls) {
+                    let o = sw.observe(p, vl);
+                    leak += diff(o.credits_avail, far_buf) + u64::from(o.in_buf_used);
+                }
+            }
+        }
+        for h in &self.hcas {
+            for vl in 0..usize::from(self.vls) {
+                leak +=
+                    diff(h.credits_avail(vl), self.switch_buf) + diff(h.rx_free(vl), self.hca_buf);
+            }
+        }
+        leak
+    }
+
+    /// Lossless violations the blocks flagged: switch drops, overflows, credit errors and refused hand-ins,
+    /// HCA overflows and credit errors.
+    pub fn violations(&self) -> u64 {
+        let mut v = 0;
+        for sw in &self.switches {
+            v += sw.rx_errors();
+            for p in 0..sw.ports() {
+                let c = sw.port_counters(p);
+                v += c.dropped + c.overflow + c.credit_err;
+            }
+        }
+        v + self.hcas.iter().map(|h| h.violations()).sum::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain_scenario(extra: &str) -> Scenario {
+        let text = format!(
+            "duration_us = 100\n[chain]\nswitches = 2\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = 50\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H3\"\n{extra}"
+        );
+        crate::scenario::parse(std::path::Path::new("c.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn one_flow_crosses_two_switches_at_line_rate_and_nothing_is_lost() {
+        let sc = chain_scenario("");
+        let mut f = Fabric::new(&sc).unwrap();
+        for _ in 0..100_000 {
+            f.step();
+        }
+        let got = f.hcas[3].rx[0].payload_bytes;
+        // 2 bytes per cycle, 2074 wire bytes per 2048 payload: at most 197 493 payload bytes in 100 us, less
+        // the first packet's path latency (three 50 ns wires, store-and-forward onto the faster trunk) and
+        // the packet on the wire at the end.
+        assert!((190_000..=197_493).contains(&got), "{got}");
+        let injected = f.hcas[0].injected[0];
+        assert_eq!(injected, f.hcas[3].rx[0].packets + f.packets_in_flight());
+        assert_eq!(f.violations(), 0);
+        assert_eq!(f.hcas[1].rx[0].packets + f.hcas[2].rx[0].packets, 0);
+    }
+
+    #[test]
+    fn a_rate_the_clock_cannot_carry_is_named() {
+        let mut sc = chain_scenario("");
+        sc.topology.links[0].rate_mbps = 96_969;
+        let e = Fabric::new(&sc).unwrap_err().to_string();
+        assert!(e.starts_with("link 0 (") && e.contains("96969"), "{e}");
+        sc.settings.clock_mhz = 8;
+        let e = Fabric::new(&sc).unwrap_err().to_string();
+        assert!(e.contains("at 8 MHz"), "{e}");
+    }
+
+    #[test]
+    fn rates_and_latencies_convert_exactly() {
+        assert_eq!(
+            link_rate(16_000, 1000).unwrap(),
+            LinkRate { num: 2, den: 1 }
+        );
+        assert_eq!(
+            link_rate(32_000, 1000).unwrap(),
+            LinkRate { num: 4, den: 1 }
+        );
+        assert_eq!(link_rate(8_000, 1000).unwrap(), LinkRate { num: 1, den: 1 });
+        assert_eq!(
+            link_rate(10_000, 1000).unwrap(),
+            LinkRate { num: 5, den: 4 }
+        );
+        assert!(link_rate(96_969, 1000).unwrap_err().contains("96969"));
+        assert_eq!(latency_cycles(0, 1000), 1);
+        assert_eq!(latency_cycles(100, 1000), 100);
+        assert_eq!(latency_cycles(1, 250), 1);
+        assert_eq!(latency_cycles(10, 250), 3);
+    }
+}

@@ -1,0 +1,181 @@
+//! `ibcycle run`: steps a scenario's fabric for its duration, samples per-flow throughput, drains the fabric
+//! and checks integrity, and writes `summary.json`, `throughput.csv` and `throughput.png` (DESIGN.md, Outputs).
+//!
+//! Throughput counts payload bytes whose packet's last byte reached the destination HCA. After the run time
+//! every source stops and the fabric runs on until nothing is in flight and flow-control packets have
+//! resynchronised every link; only then are loss and credits checked. What arrives during that drain is not
+//! part of the flows' figures.
+
+mod plot;
+pub mod summary;
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::fabric::{Fabric, FabricError};
+use crate::scenario::Scenario;
+pub use summary::{FlowSummary, Invariants, PortSummary, Summary};
+
+/// A run's results.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The summary (what `summary.json` holds).
+    pub summary: Summary,
+    /// Per sampling interval: its end in microseconds and each flow's payload throughput in Gbit/s.
+    pub samples: Vec<(u64, Vec<f64>)>,
+}
+
+/// Rounds a statistic to three decimals so that reports print the same everywhere.
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Delivered payload bytes of every flow so far.
+fn delivered(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
+    sc.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| fab.hcas[f.dst].rx[i].payload_bytes)
+        .collect()
+}
+
+/// Runs `sc`; `progress` shows a bar on stderr.
+pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
+    let mut fab = Fabric::new(sc)?;
+    let cpu = fab.cycles_per_us;
+    let total = sc.duration_us * cpu;
+    let interval_us = sc.settings.sample_interval_us;
+    let interval = interval_us * cpu;
+    let bar = progress.then(|| {
+        let b = indicatif::ProgressBar::new(sc.duration_us);
+        b.set_message("simulated us");
+        b
+    });
+    let mut last = vec![0u64; sc.flows.len()];
+    let mut samples = Vec::new();
+    while fab.now() < total {
+        let begin = fab.now();
+        let end = (begin + interval).min(total);
+        while fab.now() < end {
+            fab.step();
+        }
+        let now_bytes = delivered(&fab, sc);
+        let span_ns = (end - begin) as f64 * 1000.0 / cpu as f64;
+        let gbps = now_bytes
+            .iter()
+            .zip(&last)
+            .map(|(n, l)| round3((n - l) as f64 * 8.0 / span_ns))
+            .collect();
+        samples.push((end / cpu, gbps));
+        last = now_bytes;
+        if let Some(b) = &bar {
+            b.set_position(end / cpu);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let flows = summary::flows(&fab, sc, &last);
+    let ports = summary::ports(&fab, sc);
+    let invariants = drain(&mut fab, sc);
+    Ok(RunResult {
+        summary: Summary {
+            scenario: sc.name.clone(),
+            sim_time_us: sc.duration_us,
+            cycles: total,
+            clock_mhz: sc.settings.clock_mhz,
+            flows,
+            ports,
+            invariants,
+        },
+        samples,
+    })
+}
+
+/// Stops every source, runs until the fabric is quiet and flow control has settled, and checks integrity.
+fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
+    let now = fab.now();
+    for h in &mut fab.hcas {
+        h.stop_all(now);
+    }
+    let limit = now + sc.settings.drain_limit_us * fab.cycles_per_us;
+    while !fab.quiet() && fab.now() < limit {
+        fab.step();
+    }
+    let drained = fab.quiet();
+    // Two flow-control periods plus the longest wire let every receiver's latest FCCL reach its sender.
+    let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
+    for _ in 0..settle {
+        fab.step();
+    }
+    let injected: u64 = fab
+        .hcas
+        .iter()
+        .map(|h| h.injected.iter().sum::<u64>() + h.ctl_injected)
+        .sum();
+    let delivered: u64 = fab
+        .hcas
+        .iter()
+        .map(|h| h.rx.iter().map(|c| c.packets).sum::<u64>() + h.ctl_delivered)
+        .sum();
+    let in_flight = fab.packets_in_flight();
+    Invariants {
+        packets_injected: injected,
+        packets_delivered: delivered,
+        packets_in_flight: in_flight,
+        packets_lost: injected.saturating_sub(delivered + in_flight),
+        credits_leaked: if drained { fab.credits_leaked() } else { 0 },
+        violations: fab.violations(),
+        drained,
+        drain_cycles: fab.now() - now,
+    }
+}
+
+/// Writes the outputs of `r` into `out` (created if missing).
+pub fn write_outputs(r: &RunResult, sc: &Scenario, out: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(out)?;
+    let json = serde_json::to_string_pretty(&r.summary).map_err(std::io::Error::other)?;
+    std::fs::write(out.join("summary.json"), json + "\n")?;
+    let mut csv = String::from("time_us,flow,gbps\n");
+    for (t, g) in &r.samples {
+        for (f, v) in sc.flows.iter().zip(g) {
+            csv.push_str(&format!("{t},{},{v:.3}\n", f.id));
+        }
+    }
+    std::fs::write(out.join("throughput.csv"), csv)?;
+    plot::throughput_png(&out.join("throughput.png"), r, sc).map_err(std::io::Error::other)
+}
+
+/// The `run` subcommand: loads `file`, runs it, writes into `out`, prints a one-line result per flow.
+/// Fails (exit status 1) on a bad scenario, an output error, or a broken invariant.
+pub fn cli(file: &Path, out: &Path) -> ExitCode {
+    let sc = match crate::scenario::load(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ibcycle run: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let r = match run(&sc, std::io::stderr().is_terminal()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("ibcycle run: {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = write_outputs(&r, &sc, out) {
+        eprintln!("ibcycle run: writing {}: {e}", out.display());
+        return ExitCode::FAILURE;
+    }
+    for f in &r.summary.flows {
+        println!("{} {}->{}: {:.3} Gbit/s", f.id, f.src, f.dst, f.avg_gbps);
+    }
+    let inv = &r.summary.invariants;
+    if let Some(why) = inv.broken() {
+        eprintln!("ibcycle run: integrity check failed: {why}");
+        return ExitCode::FAILURE;
+    }
+    println!("wrote {}", out.display());
+    ExitCode::SUCCESS
+}

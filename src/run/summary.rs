@@ -1,0 +1,168 @@
+//! The `summary.json` of a run: field order is the struct order and floats are rounded to three decimals, so
+//! the same scenario gives byte-identical files.
+
+use serde::Serialize;
+
+use super::round3;
+use crate::fabric::Fabric;
+use crate::scenario::Scenario;
+
+/// The whole summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Simulated time of the run (the drain after it excluded).
+    pub sim_time_us: u64,
+    /// Core cycles of the run.
+    pub cycles: u64,
+    /// Core clock.
+    pub clock_mhz: u32,
+    /// Per flow, in scenario order.
+    pub flows: Vec<FlowSummary>,
+    /// Per connected switch output port and VL.
+    pub ports: Vec<PortSummary>,
+    /// Integrity.
+    pub invariants: Invariants,
+}
+
+/// One flow's figures over the run time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowSummary {
+    /// Flow id.
+    pub id: String,
+    /// Source HCA name.
+    pub src: String,
+    /// Destination HCA name.
+    pub dst: String,
+    /// Payload throughput over the flow's active time (start to stop or end of run), Gbit/s.
+    pub avg_gbps: f64,
+    /// Payload bytes delivered during the run.
+    pub delivered_bytes: u64,
+    /// Packets delivered during the run.
+    pub delivered_packets: u64,
+    /// Packets received with FECN set.
+    pub fecn_marked_rx: u64,
+    /// CNPs the destination sent for this flow (0 with `[hca_cc]` absent).
+    pub cnp_sent: u64,
+    /// CNPs (BECN) the source received for this flow.
+    pub becn_rx: u64,
+}
+
+/// One switch output port-VL's counters over the run time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortSummary {
+    /// Switch name.
+    pub switch: String,
+    /// Port number (1-based, as the scenario names ports).
+    pub port: u8,
+    /// VL.
+    pub vl: u8,
+    /// Packets sent.
+    pub xmit_packets: u64,
+    /// Cycles in the congestion state.
+    pub congested_cycles: u64,
+    /// Packets marked with FECN.
+    pub packets_marked: u64,
+    /// Cycles with a packet queued that the credit could not cover.
+    pub credit_wait_cycles: u64,
+}
+
+/// Integrity of the run, checked after the drain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Invariants {
+    /// Packets the HCAs injected (run and drain).
+    pub packets_injected: u64,
+    /// Packets whose tail reached their destination.
+    pub packets_delivered: u64,
+    /// Packets still on wires, in switches or arriving (0 when drained).
+    pub packets_in_flight: u64,
+    /// Injected minus delivered minus in flight.
+    pub packets_lost: u64,
+    /// Credit blocks lost or gained over all link directions after the drain.
+    pub credits_leaked: u64,
+    /// Drops, overflows, credit errors and refused hand-ins the blocks flagged.
+    pub violations: u64,
+    /// The fabric emptied within the drain limit.
+    pub drained: bool,
+    /// Cycles of the drain and flow-control settling.
+    pub drain_cycles: u64,
+}
+
+impl Invariants {
+    /// What is broken, if anything.
+    pub fn broken(&self) -> Option<String> {
+        let mut v = Vec::new();
+        if self.packets_lost != 0 {
+            v.push(format!("{} packets lost", self.packets_lost));
+        }
+        if self.credits_leaked != 0 {
+            v.push(format!("{} credit blocks leaked", self.credits_leaked));
+        }
+        if self.violations != 0 {
+            v.push(format!("{} lossless violations flagged", self.violations));
+        }
+        if !self.drained {
+            v.push(format!(
+                "{} packets still in flight after the drain limit",
+                self.packets_in_flight
+            ));
+        }
+        (!v.is_empty()).then(|| v.join(", "))
+    }
+}
+
+/// The flows' figures; `delivered` holds each flow's payload bytes at the end of the run.
+pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary> {
+    let names = &sc.topology.hcas;
+    sc.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let rx = fab.hcas[f.dst].rx[i];
+            let end = f.stop_us.unwrap_or(sc.duration_us).min(sc.duration_us);
+            let active_us = end.saturating_sub(f.start_us);
+            let avg = if active_us == 0 {
+                0.0
+            } else {
+                delivered[i] as f64 * 8.0 / (active_us as f64 * 1000.0)
+            };
+            FlowSummary {
+                id: f.id.clone(),
+                src: names[f.src].name.clone(),
+                dst: names[f.dst].name.clone(),
+                avg_gbps: round3(avg),
+                delivered_bytes: delivered[i],
+                delivered_packets: rx.packets,
+                fecn_marked_rx: rx.fecn,
+                cnp_sent: fab.hcas[f.dst].cnp_sent[i],
+                becn_rx: fab.hcas[f.src].becn_rx[i],
+            }
+        })
+        .collect()
+}
+
+/// Every connected switch output port-VL's counters now.
+pub(super) fn ports(fab: &Fabric, sc: &Scenario) -> Vec<PortSummary> {
+    let mut v = Vec::new();
+    for (s, sw) in fab.switches.iter().enumerate() {
+        for (p, link) in sc.topology.switch_port_link[s].iter().enumerate() {
+            if link.is_none() {
+                continue;
+            }
+            for vl in 0..sc.settings.data_vls {
+                let c = sw.counters(p, usize::from(vl));
+                v.push(PortSummary {
+                    switch: fab.switch_names[s].clone(),
+                    port: p as u8 + 1,
+                    vl,
+                    xmit_packets: c.xmit_pkts,
+                    congested_cycles: c.cong_cycles,
+                    packets_marked: c.marked,
+                    credit_wait_cycles: c.xmit_wait,
+                });
+            }
+        }
+    }
+    v
+}
