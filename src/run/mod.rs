@@ -1,5 +1,7 @@
 //! `ibcycle run`: steps a scenario's fabric for its duration, samples per-flow throughput, drains the fabric
-//! and checks integrity, and writes `summary.json`, `throughput.csv` and `throughput.png` (DESIGN.md, Outputs).
+//! and checks integrity, and writes `summary.json`, `throughput.csv` and `throughput.png` (DESIGN.md, Outputs),
+//! and `cnp.csv` (`time_us,flow,cnp_rx`: CNPs each flow's source received per sampling interval, whose sum
+//! is the summary's `becn_rx`).
 //!
 //! Throughput counts payload bytes whose packet's last byte reached the destination HCA. After the run time
 //! every source stops and the fabric runs on until nothing is in flight and flow-control packets have
@@ -24,6 +26,9 @@ pub struct RunResult {
     pub summary: Summary,
     /// Per sampling interval: its end in microseconds and each flow's payload throughput in Gbit/s.
     pub samples: Vec<(u64, Vec<f64>)>,
+    /// Per sampling interval (same ends as `samples`): CNPs (BECN) each flow's source received in it, so
+    /// that CNPs can be counted in any window of whole intervals (`cnp.csv`).
+    pub cnp_samples: Vec<(u64, Vec<u64>)>,
 }
 
 /// Rounds a statistic to three decimals so that reports print the same everywhere.
@@ -37,6 +42,15 @@ fn delivered(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
         .iter()
         .enumerate()
         .map(|(i, f)| fab.hcas[f.dst].rx[i].payload_bytes)
+        .collect()
+}
+
+/// CNPs (BECN) received so far by every flow's source.
+fn becn_received(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
+    sc.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| fab.hcas[f.src].becn_rx[i])
         .collect()
 }
 
@@ -54,6 +68,8 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
     });
     let mut last = vec![0u64; sc.flows.len()];
     let mut samples = Vec::new();
+    let mut last_cnp = vec![0u64; sc.flows.len()];
+    let mut cnp_samples = Vec::new();
     while fab.now() < total {
         let begin = fab.now();
         let end = (begin + interval).min(total);
@@ -69,6 +85,10 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
             .collect();
         samples.push((end / cpu, gbps));
         last = now_bytes;
+        let cnp = becn_received(&fab, sc);
+        let d = cnp.iter().zip(&last_cnp).map(|(n, l)| n - l).collect();
+        cnp_samples.push((end / cpu, d));
+        last_cnp = cnp;
         if let Some(b) = &bar {
             b.set_position(end / cpu);
         }
@@ -90,6 +110,7 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
             invariants,
         },
         samples,
+        cnp_samples,
     })
 }
 
@@ -144,6 +165,13 @@ pub fn write_outputs(r: &RunResult, sc: &Scenario, out: &Path) -> std::io::Resul
         }
     }
     std::fs::write(out.join("throughput.csv"), csv)?;
+    let mut cnp = String::from("time_us,flow,cnp_rx\n");
+    for (t, n) in &r.cnp_samples {
+        for (f, v) in sc.flows.iter().zip(n) {
+            cnp.push_str(&format!("{t},{},{v}\n", f.id));
+        }
+    }
+    std::fs::write(out.join("cnp.csv"), cnp)?;
     plot::throughput_png(&out.join("throughput.png"), r, sc).map_err(std::io::Error::other)
 }
 
