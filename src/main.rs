@@ -26,7 +26,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
-    /// Run a scenario file and write DIR/summary.json, DIR/throughput.csv and DIR/throughput.png.
+    /// Run a scenario file and write DIR/summary.json, DIR/throughput.csv, DIR/throughput.png and DIR/cnp.csv.
     ///
     /// The run fails (exit status 1) on a bad scenario or when the integrity check finds a lost packet, a
     /// leaked credit or a lossless violation. A progress bar is shown only when stderr is a terminal.
@@ -36,6 +36,29 @@ enum Command {
         /// Directory to write the outputs into (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Capture a link's packets (both directions) into DIR/<link>.pcap for Wireshark/tshark.
+        ///
+        /// LINK is a link by its ends (`S1:8-S2:8`, either order), by one end (`H4`: the HCA's link; `S2:2`:
+        /// the link on that switch port), or `all`. Repeatable. IB links are written as ibdump does (pcap
+        /// link type ERF, InfiniBand records; flow-control packets as link records), with headers as the
+        /// switch rewrote them (VL, FECN/BECN), CNPs as IB CNPs, exact ICRC/VCRC and the deterministic
+        /// payload. Timestamps are simulated time. `:` in file names becomes `_` (S1_8-S2_8.pcap).
+        #[arg(long = "pcap", value_name = "LINK")]
+        pcap: Vec<String>,
+        /// Write the per-clock signals of a block into DIR/waves.vcd (value changes only).
+        ///
+        /// BLOCK is a switch port (`S2:2`: its congestion state, root/victim, marking state, VoQ fill,
+        /// input buffer, credits and packet starts/marks, per VL) or an HCA (`H1`: each of its flows' CCTI,
+        /// its credits and receive buffer per VL). Repeatable; all go into one file. Timescale 1 ps.
+        #[arg(long = "vcd", value_name = "BLOCK")]
+        vcd: Vec<String>,
+        /// Trace a switch port-VL into DIR/trace-<switch>_<port>-vl<VL>.csv (e.g. `S2:2:0`).
+        ///
+        /// Columns: cycle, congested, root, victim, voq_fill, buf_used, credits_avail, marks,
+        /// packets_started (the last two cumulative). One row per change: a row is written whenever a
+        /// value differs from the row before, so every value holds until the next row. Repeatable.
+        #[arg(long = "trace", value_name = "PORT:VL")]
+        trace: Vec<String>,
     },
     #[cfg(feature = "cosim")]
     #[command(flatten)]
@@ -44,7 +67,13 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Run { file, out } => ibcycle::run::cli(&file, &out),
+        Command::Run {
+            file,
+            out,
+            pcap,
+            vcd,
+            trace,
+        } => ibcycle::run::cli_with(&file, &out, &ibcycle::run::ObserveOpts { pcap, vcd, trace }),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {
                 println!(

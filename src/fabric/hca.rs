@@ -9,6 +9,10 @@
 //! a CNP (BECN set, opcode 0x80) that goes before data; a CNP arriving at the source feeds its flow's
 //! controller.
 
+/// DestQP of scenario flow 0; flow `i` uses `FIRST_DATA_QP + i`. QPs 0 and 1 are the SMI and GSI (management)
+/// QPs, and Wireshark decodes a packet to them as a MAD, so data flows start at 2.
+pub const FIRST_DATA_QP: u32 = 2;
+
 /// CNPs that may wait at a port; a CNP beyond that is dropped (advisory, counted).
 pub const CNP_QUEUE: usize = 64;
 
@@ -151,7 +155,7 @@ impl TxFlow {
         d.vl = self.sl % vls;
         d.psn = self.psn;
         d.payload_seed = self.psn;
-        d.dest_qp = self.flow + 1;
+        d.dest_qp = self.flow + FIRST_DATA_QP;
         d.tag = self.flow;
         self.psn = (self.psn + 1) & 0xFF_FFFF;
         d
@@ -376,6 +380,13 @@ impl Hca {
             }
         }
         out
+    }
+
+    /// The CCTI of scenario flow `flow` if this HCA sends it under IB CC (for observation: bringing the
+    /// controller's lazy state up to date changes no result).
+    pub fn ccti(&mut self, flow: u32) -> Option<u8> {
+        let f = self.flows.iter_mut().find(|f| f.flow == flow)?;
+        f.cc.as_mut().map(|c| c.ccti())
     }
 
     /// Credit of `vl` towards the switch, in blocks.

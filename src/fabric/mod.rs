@@ -16,6 +16,7 @@
 
 mod cc;
 pub mod hca;
+pub mod tap;
 
 use switch_asic::endpoint::EndpointOut;
 use switch_asic::link::Wire;
@@ -101,6 +102,8 @@ pub struct Fabric {
     max_latency: u64,
     switch_buf: u16,
     hca_buf: u16,
+    /// Wires whose traffic is recorded for a capture (`None`: no capture, nothing recorded).
+    tap: Option<Box<tap::Tap>>,
 }
 
 /// Exact bytes per cycle of `rate_mbps` at `clock_mhz`.
@@ -265,6 +268,7 @@ impl Fabric {
             max_latency: rates.iter().map(|r| r.1).max().unwrap_or(1),
             switch_buf: set.switch_vl_buf_blocks,
             hca_buf: set.hca_vl_buf_blocks,
+            tap: None,
         })
     }
 
@@ -276,6 +280,34 @@ impl Fabric {
     /// The current cycle (the next to be stepped).
     pub fn now(&self) -> u64 {
         self.now
+    }
+
+    /// Records what is put on the wires into `ends` from now on (see [`tap::Tap`]); an empty list removes
+    /// the tap.
+    pub fn set_tap(&mut self, ends: &[tap::WireEnd]) {
+        self.tap = (!ends.is_empty()).then(|| Box::new(tap::Tap::new(ends)));
+    }
+
+    /// Moves what the tap recorded since the last call into `into`.
+    pub fn take_tapped(&mut self, into: &mut Vec<tap::Tapped>) {
+        if let Some(t) = self.tap.as_mut() {
+            t.take(into);
+        }
+    }
+
+    /// Hands `ev`, put at `t` on the wire into `rx`, to the tap if there is one.
+    fn tap_ev(&mut self, t: u64, rx: Rx, ev: Ev) {
+        if let Some(tap) = self.tap.as_mut() {
+            let to = match rx {
+                Rx::Switch(s, p) => tap::WireEnd::Switch(s, p),
+                Rx::Hca(h) => tap::WireEnd::Hca(h),
+            };
+            let event = match ev {
+                Ev::Pkt(p) => tap::TapEvent::Packet(p),
+                Ev::Fc(f) => tap::TapEvent::Fc(f),
+            };
+            tap.record(t, to, event);
+        }
     }
 
     fn wire_to(&mut self, rx: Rx) -> &mut Wire<Ev> {
@@ -329,6 +361,7 @@ impl Fabric {
                 if let Some(rx) = self.sw_out[s][usize::from(port)] {
                     self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
                     self.wire_to(rx).push(t, ev);
+                    self.tap_ev(t, rx, ev);
                 }
             }
         }
@@ -338,9 +371,11 @@ impl Fabric {
             if let Some(p) = pkt {
                 self.wire_pkts += 1;
                 self.wire_to(rx).push(t, Ev::Pkt(p));
+                self.tap_ev(t, rx, Ev::Pkt(p));
             }
             if let Some(f) = fc {
                 self.wire_to(rx).push(t, Ev::Fc(f));
+                self.tap_ev(t, rx, Ev::Fc(f));
             }
         }
         self.now += 1;

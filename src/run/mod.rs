@@ -8,8 +8,12 @@
 //! resynchronised every link; only then are loss and credits checked. What arrives during that drain is not
 //! part of the flows' figures.
 
+pub mod capture;
+pub mod observe;
 mod plot;
 pub mod summary;
+pub mod trace;
+pub mod vcd;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -17,6 +21,7 @@ use std::process::ExitCode;
 
 use crate::fabric::{Fabric, FabricError};
 use crate::scenario::Scenario;
+pub use observe::{ObserveError, ObserveOpts, Observers};
 pub use summary::{FlowSummary, Invariants, PortSummary, Summary};
 
 /// A run's results.
@@ -56,7 +61,28 @@ fn becn_received(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
 
 /// Runs `sc`; `progress` shows a bar on stderr.
 pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
+    run_with(sc, progress, None).map(|(r, _)| r)
+}
+
+/// Runs `sc` with observation outputs: `obs` sees every cycle of the run time (not the drain after it) and
+/// is finished (its files flushed) before the drain; the second result is its first write error, if any.
+pub fn run_observed(
+    sc: &Scenario,
+    progress: bool,
+    obs: Observers,
+) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
+    run_with(sc, progress, Some(obs))
+}
+
+fn run_with(
+    sc: &Scenario,
+    progress: bool,
+    mut obs: Option<Observers>,
+) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
     let mut fab = Fabric::new(sc)?;
+    if let Some(o) = &obs {
+        o.attach(&mut fab);
+    }
     let cpu = fab.cycles_per_us;
     let total = sc.duration_us * cpu;
     let interval_us = sc.settings.sample_interval_us;
@@ -73,8 +99,18 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
     while fab.now() < total {
         let begin = fab.now();
         let end = (begin + interval).min(total);
-        while fab.now() < end {
-            fab.step();
+        match obs.as_mut() {
+            None => {
+                while fab.now() < end {
+                    fab.step();
+                }
+            }
+            Some(o) => {
+                while fab.now() < end {
+                    fab.step();
+                    o.after_step(&mut fab);
+                }
+            }
         }
         let now_bytes = delivered(&fab, sc);
         let span_ns = (end - begin) as f64 * 1000.0 / cpu as f64;
@@ -98,8 +134,10 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
     }
     let flows = summary::flows(&fab, sc, &last);
     let ports = summary::ports(&fab, sc);
+    let observed = obs.map_or(Ok(()), |o| o.finish(&mut fab));
+    fab.set_tap(&[]);
     let invariants = drain(&mut fab, sc);
-    Ok(RunResult {
+    let r = RunResult {
         summary: Summary {
             scenario: sc.name.clone(),
             sim_time_us: sc.duration_us,
@@ -111,7 +149,8 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
         },
         samples,
         cnp_samples,
-    })
+    };
+    Ok((r, observed))
 }
 
 /// Stops every source, runs until the fabric is quiet and flow control has settled, and checks integrity.
@@ -178,6 +217,12 @@ pub fn write_outputs(r: &RunResult, sc: &Scenario, out: &Path) -> std::io::Resul
 /// The `run` subcommand: loads `file`, runs it, writes into `out`, prints a one-line result per flow.
 /// Fails (exit status 1) on a bad scenario, an output error, or a broken invariant.
 pub fn cli(file: &Path, out: &Path) -> ExitCode {
+    cli_with(file, out, &ObserveOpts::default())
+}
+
+/// [`cli`] with the observation outputs `opts` (`--pcap`, `--vcd`, `--trace`); a name that is not in the
+/// scenario fails before the run.
+pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts) -> ExitCode {
     let sc = match crate::scenario::load(file) {
         Ok(s) => s,
         Err(e) => {
@@ -185,8 +230,23 @@ pub fn cli(file: &Path, out: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let r = match run(&sc, std::io::stderr().is_terminal()) {
-        Ok(r) => r,
+    let obs = if opts.is_empty() {
+        None
+    } else {
+        match Observers::open(opts, &sc, out) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                eprintln!("ibcycle run: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    let r = match run_with(&sc, std::io::stderr().is_terminal(), obs) {
+        Ok((r, Ok(()))) => r,
+        Ok((_, Err(e))) => {
+            eprintln!("ibcycle run: writing {e}");
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
             eprintln!("ibcycle run: {}: {e}", file.display());
             return ExitCode::FAILURE;
