@@ -15,6 +15,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
+use switch_asic::PortVlSignals;
 use vcd::{IdCode, TimescaleUnit, Value};
 
 use super::observe::{Block, ObserveError};
@@ -38,19 +39,30 @@ enum Probe {
     HcaRxFree(usize, usize),
 }
 
+/// The signals of the switch port-VL last read, reused by that port-VL's other probes in the same cycle.
+type SignalCache = Option<((usize, usize, usize), PortVlSignals)>;
+
 impl Probe {
-    fn read(self, fab: &mut Fabric) -> u64 {
+    fn read(self, fab: &mut Fabric, cache: &mut SignalCache) -> u64 {
         use Probe::*;
+        let mut sig = |s: usize, p: usize, v: usize| match cache {
+            Some((k, o)) if *k == (s, p, v) => *o,
+            _ => {
+                let o = fab.switches[s].observe(p, v);
+                *cache = Some(((s, p, v), o));
+                o
+            }
+        };
         match self {
-            Cong(s, p, v) => fab.switches[s].observe(p, v).cong.into(),
-            Root(s, p, v) => fab.switches[s].observe(p, v).root.into(),
-            Victim(s, p, v) => fab.switches[s].observe(p, v).victim.into(),
-            MarkState(s, p, v) => fab.switches[s].observe(p, v).mark_state.into(),
-            Started(s, p, v) => fab.switches[s].observe(p, v).started.into(),
-            Marked(s, p, v) => fab.switches[s].observe(p, v).marked.into(),
-            VoqFill(s, p, v) => fab.switches[s].observe(p, v).voq_fill.into(),
-            InBufUsed(s, p, v) => fab.switches[s].observe(p, v).in_buf_used.into(),
-            SwCredits(s, p, v) => fab.switches[s].observe(p, v).credits_avail.into(),
+            Cong(s, p, v) => sig(s, p, v).cong.into(),
+            Root(s, p, v) => sig(s, p, v).root.into(),
+            Victim(s, p, v) => sig(s, p, v).victim.into(),
+            MarkState(s, p, v) => sig(s, p, v).mark_state.into(),
+            Started(s, p, v) => sig(s, p, v).started.into(),
+            Marked(s, p, v) => sig(s, p, v).marked.into(),
+            VoqFill(s, p, v) => sig(s, p, v).voq_fill.into(),
+            InBufUsed(s, p, v) => sig(s, p, v).in_buf_used.into(),
+            SwCredits(s, p, v) => sig(s, p, v).credits_avail.into(),
             Ccti(h, f) => fab.hcas[h].ccti(f).unwrap_or(0).into(),
             HcaCredits(h, v) => fab.hcas[h].credits_avail(v).into(),
             HcaRxFree(h, v) => fab.hcas[h].rx_free(v).into(),
@@ -109,8 +121,9 @@ impl Waves {
 
     fn sample(&mut self, fab: &mut Fabric, cycle: u64) -> std::io::Result<()> {
         let mut stamped = false;
+        let mut cache = None;
         for s in &mut self.signals {
-            let v = s.probe.read(fab);
+            let v = s.probe.read(fab, &mut cache);
             if s.last == Some(v) {
                 continue;
             }
