@@ -20,6 +20,8 @@ pub enum TapEvent {
     Packet(PacketStart),
     /// A link flow-control packet.
     Fc(FcPacket),
+    /// A PFC pause frame (a RoCEv2 port).
+    Pause(rtl_model::wire::pfc::Repr),
 }
 
 /// One recorded event.

@@ -246,7 +246,7 @@ impl Observers {
         }
         Ok(Observers {
             capture: (!links.is_empty())
-                .then(|| Capture::create(sc, &links, out))
+                .then(|| Capture::create(sc, &links, out, super::capture::link_kind(sc)))
                 .transpose()?,
             waves: (!blocks.is_empty())
                 .then(|| Waves::create(sc, &blocks, out))
