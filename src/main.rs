@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 #[cfg(feature = "cosim")]
 mod cli_cosim;
+mod cli_sweep;
 
 /// ibcycle: cycle-level, bit-accurate InfiniBand / RoCEv2 switch and HCA models with congestion control.
 #[derive(Parser, Debug)]
@@ -37,6 +38,9 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Run a scenario over a grid of key values, in parallel or as shards of a Slurm job array, and write
+    /// DIR/sweep.csv (one row per point) and each point's outputs under DIR/points/.
+    Sweep(cli_sweep::Args),
     #[cfg(feature = "cosim")]
     #[command(flatten)]
     Cosim(cli_cosim::Command),
@@ -45,6 +49,7 @@ enum Command {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run { file, out } => ibcycle::run::cli(&file, &out),
+        Command::Sweep(a) => cli_sweep::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {
                 println!(
