@@ -59,6 +59,40 @@ fn no_drain_leaves_packets_in_flight_and_says_so() {
 }
 
 #[test]
+fn a_receive_buffer_below_one_packet_deadlocks_and_the_check_says_so() {
+    let mut sc = scenario();
+    // The parser refuses this (hca_vl_buf_blocks >= 66); through the library a 20-block buffer can never
+    // take a 2048-byte packet (34 blocks), so the first packets wait for credit for ever.
+    sc.settings.hca_vl_buf_blocks = 20;
+    sc.settings.drain_limit_us = 200;
+    let r = ibcycle::run::run(&sc, false).unwrap();
+    let inv = &r.summary.invariants;
+    assert_eq!(inv.packets_delivered, 0, "{inv:?}");
+    assert!(
+        inv.packets_in_flight > 0 && inv.packets_lost == 0,
+        "{inv:?}"
+    );
+    let why = inv.broken().expect("integrity must fail");
+    assert!(
+        why.contains("still in flight") && why.contains("stuck"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_switch_buffer_below_one_packet_is_refused_before_the_run() {
+    let mut sc = scenario();
+    sc.settings.switch_vl_buf_blocks = 20;
+    let e = ibcycle::run::run(&sc, false).unwrap_err().to_string();
+    assert!(
+        e.contains("vl_buf_blocks")
+            && e.contains("20")
+            && e.contains("smaller than one MTU packet"),
+        "{e}"
+    );
+}
+
+#[test]
 fn ibcycle_run_fails_with_the_reason() {
     let dir = std::env::temp_dir().join(format!("ibcycle-integrity-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -140,7 +140,11 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    // Unique per writer: shards on different nodes may share a pid and write the same file at once.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
 }
@@ -319,4 +323,57 @@ pub fn collect(dir: &Path) -> Result<PathBuf, SweepError> {
         )));
     }
     write_csv(dir, &sets, &points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "duration_us = 10\n[settings]\nsample_interval_us = 5\n[chain]\nswitches = 1\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xDDR\"\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H1\"\n";
+
+    fn scratch(name: &str) -> (PathBuf, PathBuf) {
+        let d =
+            std::env::temp_dir().join(format!("ibcycle-sweep-unit-{name}-{}", std::process::id()));
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("u.toml");
+        std::fs::write(&f, TEXT).unwrap();
+        (d, f)
+    }
+
+    #[test]
+    fn plan_applies_overrides_and_names_the_bad_option() {
+        let (d, f) = scratch("plan");
+        let p = plan(&f, vec![parse_set("flow.A.start_us=0,4").unwrap()]).unwrap();
+        let starts: Vec<u64> = p.scenarios.iter().map(|s| s.flows[0].start_us).collect();
+        assert_eq!(starts, [0, 4]);
+        // A key the file lacks is added at the end of its section: line 4, after sample_interval_us.
+        let e = plan(&f, vec![parse_set("settings.data_vls=1,0").unwrap()]).unwrap_err();
+        assert!(
+            e.0.starts_with("--set settings.data_vls=0: ")
+                && e.0.contains("u.toml:4: settings.data_vls: 0"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn run_skips_finished_points_and_writes_the_csv_when_complete() {
+        let (d, f) = scratch("run");
+        let out = d.join("o");
+        let p = plan(&f, vec![parse_set("seed=1,2,3").unwrap()]).unwrap();
+        let o = run(&p, &out, (1, 2), 2, false).unwrap();
+        assert_eq!(
+            (o.ran, o.skipped, o.finished, o.csv.is_some()),
+            (1, 0, 1, false)
+        );
+        let o = run(&p, &out, (0, 1), 2, false).unwrap();
+        assert_eq!((o.ran, o.skipped, o.finished), (2, 1, 3));
+        assert!(o.failed.is_empty() && o.broken.is_empty(), "{o:?}");
+        let csv = std::fs::read_to_string(o.csv.unwrap()).unwrap();
+        assert_eq!(csv.lines().count(), 4, "{csv}");
+        assert!(csv.starts_with("seed,A_gbps,"), "{csv}");
+        assert_eq!(collect(&out).unwrap(), out.join("sweep.csv"));
+        std::fs::remove_dir_all(&d).ok();
+    }
 }
