@@ -67,6 +67,9 @@ fn go(a: Args) -> Result<ExitCode, String> {
     let (Some(file), Some(out)) = (&a.file, &a.out) else {
         return Err("give a scenario FILE and --out DIR, or --collect DIR".into());
     };
+    if !(a.slurm || a.slurm_dry_run) && (!a.slurm_opt.is_empty() || a.slurm_tasks.is_some()) {
+        return Err("--slurm-opt and --slurm-tasks need --slurm or --slurm-dry-run".into());
+    }
     let sets = a
         .set
         .iter()

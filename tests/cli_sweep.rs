@@ -274,6 +274,21 @@ fn bad_keys_and_values_fail_before_anything_runs() {
         "seed=1",
         "--out",
         s(&out),
+        "--slurm-tasks",
+        "2",
+    ]);
+    assert!(
+        text(&o).1.contains("need --slurm or --slurm-dry-run"),
+        "{:?}",
+        text(&o)
+    );
+    let o = ibcycle(&[
+        "sweep",
+        s(&f),
+        "--set",
+        "seed=1",
+        "--out",
+        s(&out),
         "--shard",
         "2/2",
     ]);
