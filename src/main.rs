@@ -38,18 +38,17 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
-    /// Run a scenario over a grid of key values, in parallel or as shards of a Slurm job array, and write
-    /// DIR/sweep.csv (one row per point) and each point's outputs under DIR/points/.
-    Sweep(cli_sweep::Args),
     #[cfg(feature = "cosim")]
     #[command(flatten)]
     Cosim(cli_cosim::Command),
+    /// Run a scenario over a grid of key values, in parallel or as shards of a Slurm job array, and write
+    /// DIR/sweep.csv (one row per point) and each point's outputs under DIR/points/.
+    Sweep(cli_sweep::Args),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run { file, out } => ibcycle::run::cli(&file, &out),
-        Command::Sweep(a) => cli_sweep::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {
                 println!(
@@ -68,5 +67,6 @@ fn main() -> ExitCode {
         },
         #[cfg(feature = "cosim")]
         Command::Cosim(c) => ExitCode::from(cli_cosim::run(c) as u8),
+        Command::Sweep(a) => cli_sweep::run(a),
     }
 }
