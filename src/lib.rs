@@ -5,4 +5,5 @@ pub use rtl_model;
 pub mod fabric;
 pub mod run;
 pub mod scenario;
+pub mod sweep;
 pub mod topology;

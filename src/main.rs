@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 #[cfg(feature = "cosim")]
 mod cli_cosim;
+mod cli_sweep;
 
 /// ibcycle: cycle-level, bit-accurate InfiniBand / RoCEv2 switch and HCA models with congestion control.
 #[derive(Parser, Debug)]
@@ -63,6 +64,9 @@ enum Command {
     #[cfg(feature = "cosim")]
     #[command(flatten)]
     Cosim(cli_cosim::Command),
+    /// Run a scenario over a grid of key values, in parallel or as shards of a Slurm job array, and write
+    /// DIR/sweep.csv (one row per point) and each point's outputs under DIR/points/.
+    Sweep(cli_sweep::Args),
 }
 
 fn main() -> ExitCode {
@@ -92,5 +96,6 @@ fn main() -> ExitCode {
         },
         #[cfg(feature = "cosim")]
         Command::Cosim(c) => ExitCode::from(cli_cosim::run(c) as u8),
+        Command::Sweep(a) => cli_sweep::run(a),
     }
 }

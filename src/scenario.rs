@@ -389,7 +389,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             rate(&f.fabric_rate, "fat_tree.fabric_rate")?,
             f.latency_ns,
         )
-        .map_err(|e| at(ft.span(), format!("fat_tree: {e}")))?
+        .map_err(|e| at(ft.span(), generator_error("fat_tree", e)))?
     } else if let Some(ch) = &file.chain {
         let c = ch.get_ref();
         topology::chain(
@@ -399,7 +399,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             rate(&c.trunk_rate, "chain.trunk_rate")?,
             c.latency_ns,
         )
-        .map_err(|e| at(ch.span(), format!("chain: {e}")))?
+        .map_err(|e| at(ch.span(), generator_error("chain", e)))?
     } else {
         explicit_topology(&file, &at, &rate)?
     };
@@ -469,11 +469,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             stop_us: f.stop_us.as_ref().map(|s| *s.get_ref()),
         });
     }
-    let settings = check_settings(&file, &at)?;
+    let settings = check_settings(&file, text, &at)?;
     let switch_cc = match &file.switch_cc {
         Some(c) if c.get_ref().threshold > 15 => {
             return Err(at(
-                c.span(),
+                key_span(text, c.span(), "threshold"),
                 format!("switch_cc.threshold: {} is above 15", c.get_ref().threshold),
             ))
         }
@@ -485,7 +485,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         Some(c) => {
             let v = *c.get_ref();
             let bad = |field: &str, value: String, why: &str| {
-                Err(at(c.span(), format!("hca_cc.{field}: {value} {why}")))
+                Err(at(
+                    key_span(text, c.span(), field),
+                    format!("hca_cc.{field}: {value} {why}"),
+                ))
             };
             if v.ccti_limit > 127 {
                 return bad("ccti_limit", v.ccti_limit.to_string(), "is above 127");
@@ -527,6 +530,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
 
 fn check_settings(
     file: &File,
+    text: &str,
     at: &impl Fn(Range<usize>, String) -> ScenarioError,
 ) -> Result<Settings, ScenarioError> {
     let Some(sp) = &file.settings else {
@@ -534,7 +538,10 @@ fn check_settings(
     };
     let s = sp.get_ref();
     let bad = |field: &str, value: String, why: &str| {
-        Err(at(sp.span(), format!("settings.{field}: {value} {why}")))
+        Err(at(
+            key_span(text, sp.span(), field),
+            format!("settings.{field}: {value} {why}"),
+        ))
     };
     if s.clock_mhz == 0 || s.clock_mhz > 8192 {
         return bad("clock_mhz", s.clock_mhz.to_string(), "is not in 1..=8192");
@@ -592,6 +599,17 @@ fn explicit_topology(
             name: h.name.get_ref().clone(),
         })
         .collect();
+    // Port counts before link ends: an end on a 0-port switch would otherwise report "ports 1 to 0".
+    for s in &file.switch {
+        let ports = *s.ports.get_ref();
+        if ports == 0 || ports > topology::MAX_SWITCH_PORTS {
+            let e = TopologyError::BadPortCount {
+                name: s.name.get_ref().clone(),
+                ports,
+            };
+            return Err(at(s.ports.span(), format!("topology: {e}")));
+        }
+    }
     // Names first: a link end is looked up by name, so a duplicate would be resolved silently.
     let names: Vec<&Spanned<String>> = file
         .switch
@@ -651,8 +669,10 @@ fn explicit_topology(
                 .map(|s| s.ports.span()),
             TopologyError::NoSuchEnd { link, .. }
             | TopologyError::PortInUse { link, .. }
-            | TopologyError::SelfLoop { link, .. }
-            | TopologyError::ZeroRate { link } => file.link.get(*link).map(|l| l.ends[0].span()),
+            | TopologyError::SelfLoop { link, .. } => {
+                file.link.get(*link).map(|l| l.ends[0].span())
+            }
+            TopologyError::ZeroRate { link } => file.link.get(*link).map(|l| l.rate.span()),
             TopologyError::UnconnectedHca(n) | TopologyError::Unreachable { hca: n, .. } => file
                 .hca
                 .iter()
@@ -665,6 +685,39 @@ fn explicit_topology(
         };
         at(span.unwrap_or(0..0), format!("topology: {e}"))
     })
+}
+
+/// Where `key = ...` is written in the table whose header starts at `table`, so a checked value's error
+/// points at its own line: the lines from the header up to the next `[` header are searched. The table's
+/// span when the key is not written there (a default value, or a dotted or inline form this simple search
+/// does not follow).
+fn key_span(text: &str, table: Range<usize>, key: &str) -> Range<usize> {
+    let start = text[..table.start.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |n| n + 1);
+    let mut pos = start;
+    for (i, line) in text[start..].split_inclusive('\n').enumerate() {
+        let t = line.trim_start();
+        if i > 0 && t.starts_with('[') {
+            break;
+        }
+        if let Some(rest) = t.strip_prefix(key) {
+            if rest.trim_start().starts_with('=') {
+                let at = pos + (line.len() - t.len());
+                return at..at + key.len();
+            }
+        }
+        pos += line.len();
+    }
+    table
+}
+
+/// A generator's error: its own messages already name the generator.
+fn generator_error(name: &str, e: TopologyError) -> String {
+    match e {
+        TopologyError::BadGenerator(m) => m,
+        other => format!("{name}: {other}"),
+    }
 }
 
 /// 1-based line of byte offset `pos` in `text`.
@@ -796,6 +849,24 @@ dst = "H4"
                 "{bad:?}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn checked_values_point_at_their_own_line() {
+        let text = "[settings]\nclock_mhz = 500\n  data_vls=0\n[hca_cc]\ndata_vls = 1\n";
+        let table = 0..10;
+        assert_eq!(
+            line_of(text, key_span(text, table.clone(), "data_vls").start),
+            3
+        );
+        assert_eq!(
+            line_of(text, key_span(text, table.clone(), "clock_mhz").start),
+            2
+        );
+        // Not written in the table (a default, or only in the next table): the table's own line.
+        assert_eq!(key_span(text, table.clone(), "switch_speedup"), table);
+        let e = err(&format!("{GRAN}[hca_cc]\nccti_limit = 3\n\nccti_min = 9\n"));
+        assert!(e.starts_with("s.toml:35: hca_cc.ccti_min: 9"), "{e}");
     }
 
     #[test]

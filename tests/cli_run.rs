@@ -101,7 +101,7 @@ fn run_names_the_file_line_and_field_of_a_bad_scenario() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr.contains("bad.toml:3") && stderr.contains("settings.sample_interval_us: 0"),
+        stderr.contains("bad.toml:4: ") && stderr.contains("settings.sample_interval_us: 0"),
         "{stderr}"
     );
     assert!(!dir.join("o").exists());

@@ -261,7 +261,11 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts) -> ExitCode {
     }
     let inv = &r.summary.invariants;
     if let Some(why) = inv.broken() {
-        eprintln!("ibcycle run: integrity check failed: {why}");
+        eprintln!(
+            "ibcycle run: {}: integrity check failed: {why} (outputs kept in {})",
+            file.display(),
+            out.display()
+        );
         return ExitCode::FAILURE;
     }
     println!("wrote {}", out.display());

@@ -104,7 +104,7 @@ impl Invariants {
         }
         if !self.drained {
             v.push(format!(
-                "{} packets still in flight after the drain limit",
+                "{} packets still in flight after the drain limit (stuck, or settings.drain_limit_us too short)",
                 self.packets_in_flight
             ));
         }

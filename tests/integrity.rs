@@ -1,0 +1,126 @@
+//! The integrity check that ends every run: a deliberately broken setting must fail it with a message that
+//! says what broke, through the library and through `ibcycle run` (exit status 1, outputs still written
+//! for inspection).
+
+use std::path::Path;
+use std::process::Command;
+
+const CHAIN: &str = r#"name = "integrity"
+duration_us = 30
+[settings]
+sample_interval_us = 5
+[chain]
+switches = 2
+hosts_per_switch = 2
+host_rate = "4xDDR"
+trunk_rate = "4xQDR"
+[[flow]]
+id = "A"
+src = "H0"
+dst = "H3"
+[[flow]]
+id = "B"
+src = "H1"
+dst = "H2"
+"#;
+
+fn scenario() -> ibcycle::scenario::Scenario {
+    ibcycle::scenario::parse(Path::new("integrity.toml"), CHAIN).unwrap()
+}
+
+#[test]
+fn a_good_run_passes() {
+    let r = ibcycle::run::run(&scenario(), false).unwrap();
+    assert_eq!(
+        r.summary.invariants.broken(),
+        None,
+        "{:?}",
+        r.summary.invariants
+    );
+    assert!(r.summary.invariants.packets_delivered > 0);
+}
+
+#[test]
+fn no_drain_leaves_packets_in_flight_and_says_so() {
+    let mut sc = scenario();
+    // Saturating flows always have packets on the wires when the run ends; with no drain they stay there.
+    sc.settings.drain_limit_us = 0;
+    let r = ibcycle::run::run(&sc, false).unwrap();
+    let inv = &r.summary.invariants;
+    assert!(!inv.drained && inv.packets_in_flight > 0, "{inv:?}");
+    let why = inv.broken().expect("integrity must fail");
+    assert!(
+        why.contains(&format!(
+            "{} packets still in flight",
+            inv.packets_in_flight
+        )) && why.contains("settings.drain_limit_us"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_receive_buffer_below_one_packet_deadlocks_and_the_check_says_so() {
+    let mut sc = scenario();
+    // The parser refuses this (hca_vl_buf_blocks >= 66); through the library a 20-block buffer can never
+    // take a 2048-byte packet (34 blocks), so the first packets wait for credit for ever.
+    sc.settings.hca_vl_buf_blocks = 20;
+    sc.settings.drain_limit_us = 200;
+    let r = ibcycle::run::run(&sc, false).unwrap();
+    let inv = &r.summary.invariants;
+    assert_eq!(inv.packets_delivered, 0, "{inv:?}");
+    assert!(
+        inv.packets_in_flight > 0 && inv.packets_lost == 0,
+        "{inv:?}"
+    );
+    let why = inv.broken().expect("integrity must fail");
+    assert!(
+        why.contains("still in flight") && why.contains("stuck"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_switch_buffer_below_one_packet_is_refused_before_the_run() {
+    let mut sc = scenario();
+    sc.settings.switch_vl_buf_blocks = 20;
+    let e = ibcycle::run::run(&sc, false).unwrap_err().to_string();
+    assert!(
+        e.contains("vl_buf_blocks")
+            && e.contains("20")
+            && e.contains("smaller than one MTU packet"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ibcycle_run_fails_with_the_reason() {
+    let dir = std::env::temp_dir().join(format!("ibcycle-integrity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("nodrain.toml");
+    std::fs::write(
+        &file,
+        CHAIN.replace(
+            "sample_interval_us = 5",
+            "sample_interval_us = 5\ndrain_limit_us = 0",
+        ),
+    )
+    .unwrap();
+    let r = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("nodrain.toml: integrity check failed: ")
+            && stderr.contains("packets still in flight after the drain limit"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let summary = std::fs::read_to_string(dir.join("o/summary.json")).unwrap();
+    assert!(summary.contains("\"drained\": false"), "{summary}");
+    std::fs::remove_dir_all(&dir).ok();
+}
