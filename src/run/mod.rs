@@ -54,12 +54,14 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
     });
     let mut last = vec![0u64; sc.flows.len()];
     let mut samples = Vec::new();
+    let mut latencies = vec![Vec::new(); sc.flows.len()];
     while fab.now() < total {
         let begin = fab.now();
         let end = (begin + interval).min(total);
         while fab.now() < end {
             fab.step();
         }
+        fab.collect_messages(sc, &mut latencies);
         let now_bytes = delivered(&fab, sc);
         let span_ns = (end - begin) as f64 * 1000.0 / cpu as f64;
         let gbps = now_bytes
@@ -76,7 +78,10 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let flows = summary::flows(&fab, sc, &last);
+    let mut flows = summary::flows(&fab, sc, &last);
+    for (f, l) in flows.iter_mut().zip(&latencies) {
+        f.msg_latency_us = crate::fabric::traffic::LatencyStats::of(l, cpu);
+    }
     let ports = summary::ports(&fab, sc);
     let invariants = drain(&mut fab, sc);
     Ok(RunResult {
