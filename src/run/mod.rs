@@ -155,6 +155,10 @@ pub fn write_outputs(r: &RunResult, sc: &Scenario, out: &Path) -> std::io::Resul
 /// The `run` subcommand: loads `file`, runs it, writes into `out`, prints a one-line result per flow.
 /// Fails (exit status 1) on a bad scenario, an output error, or a broken invariant.
 pub fn cli(file: &Path, out: &Path) -> ExitCode {
+    // A queueing model file (thesis models, `[tandem]` / `[ge_queue]`) runs in its own mode.
+    if let Some(code) = crate::queueing::cli(file, out) {
+        return code;
+    }
     let sc = match crate::scenario::load(file) {
         Ok(s) => s,
         Err(e) => {
