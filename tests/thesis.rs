@@ -82,3 +82,51 @@ fn the_ge_queue_is_within_the_thesis_me_error() {
         }
     }
 }
+
+/// `ibcycle run` on a queueing file writes summary.json; a bad one exits 1 naming file, line and field.
+#[test]
+fn ibcycle_run_takes_queueing_files() {
+    let dir = std::env::temp_dir().join(format!("ibcycle-thesis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("q.toml");
+    let text = "warmup_units = 10\nduration_units = 200\nbatches = 4\n[ge_queue]\nlambda = [4.0]\nmu = 8.0\nca2 = 1.0\ncs2 = 1.0\ncapacity = 8\n";
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(json["ge_queue"][0]["lambda"], 4.0);
+    assert!(
+        json["ge_queue"][0]["simulated"]["u"]["ci95"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    std::fs::write(&file, text.replace("capacity = 8", "capacity = 0")).unwrap();
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert_eq!(st.status.code(), Some(1));
+    assert!(err.contains("q.toml:4: ge_queue.capacity: 0"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
