@@ -9,7 +9,8 @@
 //! The destination notes the cycle each message's last packet is fully in ([`Hca::done`]). Messages of a
 //! flow complete in the order they arrive (one path, lossless, in order), so the `k`-th completion belongs to
 //! the `k`-th arrival: [`Fabric::collect_messages`] pairs them (once per sample interval, not per cycle)
-//! into latencies.
+//! into latencies. A user of [`Fabric`] other than `ibcycle run` must call it too, or these records grow
+//! with every message.
 
 use std::collections::VecDeque;
 
@@ -19,6 +20,7 @@ use hca_model::units::CoreClock;
 use serde::Serialize;
 
 use super::{Fabric, Hca};
+use crate::run::round3;
 use crate::scenario::{FlowPattern, Scenario};
 
 /// The arrival pattern as hca-model takes it.
@@ -90,8 +92,13 @@ impl MsgSource {
         let mut s = MsgSource {
             arrivals,
             next: None,
-            // Room for the queue and the messages in flight, so that the steady state does not allocate.
-            queue: VecDeque::with_capacity(limit as usize * 2),
+            // Room for the queue and the messages in flight, so that the steady state rarely allocates; a
+            // saturating flow holds only the messages in flight (a large fabric has many such flows).
+            queue: VecDeque::with_capacity(if matches!(p, FlowPattern::Saturating) {
+                16
+            } else {
+                (limit as usize).min(4096) * 2
+            }),
             sent: 0,
             limit: limit as usize,
             refused: 0,
@@ -178,13 +185,13 @@ impl LatencyStats {
         }
         let mut v = cycles.to_vec();
         v.sort_unstable();
-        let us = |c: u64| super::super::run::round3(c as f64 / cycles_per_us as f64);
+        let us = |c: u64| round3(c as f64 / cycles_per_us as f64);
         // Nearest rank: the smallest value with at least q of the samples at or below it.
         let rank = |q_pct: u64| v[((v.len() as u64 * q_pct).div_ceil(100) as usize).max(1) - 1];
         let sum: u128 = v.iter().map(|&c| u128::from(c)).sum();
         Some(LatencyStats {
             messages: v.len() as u64,
-            mean: super::super::run::round3(sum as f64 / v.len() as f64 / cycles_per_us as f64),
+            mean: round3(sum as f64 / v.len() as f64 / cycles_per_us as f64),
             p50: us(rank(50)),
             p99: us(rank(99)),
             max: us(v[v.len() - 1]),
