@@ -20,6 +20,7 @@ fn summary(name: &str) -> ibcycle::queueing::QueueingSummary {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
     let text = std::fs::read_to_string(&path).expect("shipped file");
     run(&parse(&path, &text).expect("shipped file parses"))
+        .expect("the credit blocks take the settings")
 }
 
 /// Within 3.88 standard errors (see the module documentation).
@@ -44,6 +45,7 @@ fn the_credit_tandem_matches_the_ctmc_within_statistical_error() {
         [2, 3, 4, 5, 6, 8, 11]
     );
     for t in &s.tandem {
+        assert_eq!(t.credit_violations, 0, "m={}", t.m);
         within(&format!("m={} L1", t.m), &t.simulated.l1, t.exact.l1);
         within(&format!("m={} L2", t.m), &t.simulated.l2, t.exact.l2);
         within(&format!("m={} T", t.m), &t.simulated.t, t.exact.t);

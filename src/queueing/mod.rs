@@ -12,9 +12,10 @@
 //! integer-cycle rounding of samples, below 1e-5 relative at 1e6 cycles per time unit), so the two must agree
 //! within statistical error; the ME formulas are an approximation (the thesis reports 5-10% error).
 //!
-//! These models do not step the fabric's clocked blocks: a time unit of 1e6 cycles and 1e5 time units would
-//! be 1e11 clock edges. The credit rule is the same (a packet moves only with a credit, one per packet,
-//! returned when the downstream buffer frees it).
+//! The tandem's credits are rtl-model's clocked `credit_tx` / `credit_rx` blocks (one 64-byte block per
+//! packet, a flow-control packet on every FCCL change, no wire delay), stepped only at cycles where something
+//! happens: 1e5 time units of 1e6 cycles would be 1e11 clock edges. A freed credit is usable two cycles
+//! later (the blocks' registers), 2e-6 time units, which the CTMC's zero credit latency does not resolve.
 //!
 //! ```toml
 //! name = "thesis-ctmc"
@@ -31,6 +32,7 @@
 //! ```
 //! or `[ge_queue]` with `lambda = [2.0, 4.0, 6.0]`, `mu = 8.0`, `ca2 = 5.0`, `cs2 = 7.0`, `capacity = 8`.
 
+pub mod credits;
 pub mod ge;
 pub mod sampler;
 pub mod stats;
@@ -295,6 +297,8 @@ pub struct TandemRun {
     pub m: u32,
     /// Simulated, with 95% confidence intervals.
     pub simulated: tandem::Metrics<stats::Estimate>,
+    /// Violations the credit blocks flagged (zero in a correct model).
+    pub credit_violations: u64,
     /// The CTMC's exact values.
     pub exact: tandem::Metrics<f64>,
 }
@@ -325,8 +329,8 @@ pub struct QueueingSummary {
     pub ge_queue: Vec<GeRun>,
 }
 
-/// Runs every model run of `q`.
-pub fn run(q: &QueueingFile) -> QueueingSummary {
+/// Runs every model run of `q`; an error names a setting the credit blocks reject.
+pub fn run(q: &QueueingFile) -> Result<QueueingSummary, String> {
     let seed = |k: usize| crate::fabric::traffic::flow_seed(q.seed, k);
     let mut s = QueueingSummary {
         scenario: q.name.clone(),
@@ -338,9 +342,11 @@ pub fn run(q: &QueueingFile) -> QueueingSummary {
     match &q.model {
         Model::Tandem(runs) => {
             for (k, t) in runs.iter().enumerate() {
+                let sim = tandem::simulate(t, &q.length, seed(k))?;
                 s.tandem.push(TandemRun {
                     m: t.m,
-                    simulated: tandem::simulate(t, &q.length, seed(k)),
+                    simulated: sim.metrics,
+                    credit_violations: sim.credit_violations,
                     exact: tandem::exact(t),
                 });
             }
@@ -355,7 +361,7 @@ pub fn run(q: &QueueingFile) -> QueueingSummary {
             }
         }
     }
-    s
+    Ok(s)
 }
 
 /// `ibcycle run` on a queueing file: `None` when `file` is not one (or unreadable: the scenario loader
@@ -372,7 +378,13 @@ pub fn cli(file: &Path, out: &Path) -> Option<ExitCode> {
             return Some(ExitCode::FAILURE);
         }
     };
-    let s = run(&q);
+    let s = match run(&q) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ibcycle run: {}: {e}", file.display());
+            return Some(ExitCode::FAILURE);
+        }
+    };
     for t in &s.tandem {
         let (a, e) = (&t.simulated, &t.exact);
         println!(
@@ -403,6 +415,11 @@ pub fn cli(file: &Path, out: &Path) -> Option<ExitCode> {
     };
     if let Err(e) = write() {
         eprintln!("ibcycle run: writing {}: {e}", out.display());
+        return Some(ExitCode::FAILURE);
+    }
+    let violations: u64 = s.tandem.iter().map(|t| t.credit_violations).sum();
+    if violations != 0 {
+        eprintln!("ibcycle run: the credit blocks flagged {violations} violations");
         return Some(ExitCode::FAILURE);
     }
     println!("wrote {}", out.display());

@@ -4,11 +4,13 @@
 //! holds fewer than `m`; the credit comes back the moment node 2 sends the packet on (zero credit latency).
 //! Arrivals are Poisson (`lambda`), both services exponential (`mu1`, `mu2`).
 //!
-//! [`simulate`] runs it event by event in integer cycles with seeded exponential samples; [`exact`] solves
-//! the CTMC (states `(i, j)`, `i` in `0..=n`, `j` in `0..=m`) numerically for the reference values.
+//! [`simulate`] runs it event by event in integer cycles with seeded exponential samples, the credits kept
+//! by rtl-model's credit blocks ([`Credits`]); [`exact`] solves the CTMC (states `(i, j)`, `i` in `0..=n`,
+//! `j` in `0..=m`) numerically for the reference values.
 
 use serde::Serialize;
 
+use super::credits::{Credits, CREDIT_DELAY};
 use super::sampler::Gaps;
 use super::stats::{Batches, Estimate};
 use super::{RunLength, UNIT_CYCLES};
@@ -129,8 +131,21 @@ pub fn exact(m: &Tandem) -> Metrics<f64> {
     }
 }
 
-/// Simulates the model for `len` with seed `seed`.
-pub fn simulate(m: &Tandem, len: &RunLength, seed: u64) -> Metrics<Estimate> {
+/// A simulation's estimates and the credit blocks' violation count (zero in a correct model).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Simulated {
+    /// The estimates.
+    pub metrics: Metrics<Estimate>,
+    /// Lossless violations the credit blocks flagged, and events where their buffer count disagreed with
+    /// node 2's.
+    pub credit_violations: u64,
+}
+
+/// Simulates the model for `len` with seed `seed`; an error if the credit blocks reject `m`.
+pub fn simulate(m: &Tandem, len: &RunLength, seed: u64) -> Result<Simulated, String> {
+    let mut cr = Credits::new(u16::try_from(m.m).map_err(|_| format!("m {} too large", m.m))?)?;
+    let mut check: Option<u64> = None;
+    let mut mismatches = 0u64;
     let mut arr = Gaps::exponential(m.lambda_milli, seed);
     let mut s1 = Gaps::exponential(m.mu1_milli, seed.wrapping_add(1));
     let mut s2 = Gaps::exponential(m.mu2_milli, seed.wrapping_add(2));
@@ -140,10 +155,11 @@ pub fn simulate(m: &Tandem, len: &RunLength, seed: u64) -> Metrics<Estimate> {
     let mut next_arr = arr.sample();
     let (mut end1, mut end2): (Option<u64>, Option<u64>) = (None, None);
     loop {
-        // Ties: node 2 first (frees a credit), then node 1, then the arrival.
+        // Ties: node 2 first (frees a credit), then node 1, then a credit check, then the arrival.
         let t = next_arr
             .min(end1.unwrap_or(u64::MAX))
-            .min(end2.unwrap_or(u64::MAX));
+            .min(end2.unwrap_or(u64::MAX))
+            .min(check.unwrap_or(u64::MAX));
         b.advance(
             t,
             [
@@ -156,16 +172,27 @@ pub fn simulate(m: &Tandem, len: &RunLength, seed: u64) -> Metrics<Estimate> {
         if t >= end {
             break;
         }
+        let settled = cr.settled();
+        cr.at(t);
+        if settled && u32::from(cr.rx_free()) + j != m.m {
+            mismatches += 1;
+        }
         if end2 == Some(t) {
             j -= 1;
+            cr.drain();
             end2 = (j >= 1).then(|| t + s2.sample());
+            // The freed credit is usable CREDIT_DELAY cycles later: look again then.
+            check = Some(check.map_or(t + CREDIT_DELAY, |c| c.min(t + CREDIT_DELAY)));
         } else if end1 == Some(t) {
             i -= 1;
             j += 1;
+            cr.send();
             end1 = None;
             if end2.is_none() {
                 end2 = Some(t + s2.sample());
             }
+        } else if check == Some(t) {
+            check = None;
         } else {
             if i < m.n {
                 i += 1;
@@ -173,8 +200,9 @@ pub fn simulate(m: &Tandem, len: &RunLength, seed: u64) -> Metrics<Estimate> {
             }
             next_arr = t + arr.sample();
         }
-        // Node 1 starts a packet when it has one and a credit (exponential: a blocked packet restarts).
-        if end1.is_none() && i >= 1 && j < m.m {
+        // Node 1 starts a packet when it has one and the credit blocks grant a credit (exponential: a
+        // blocked packet restarts).
+        if end1.is_none() && i >= 1 && cr.credit() {
             end1 = Some(t + s1.sample());
         }
     }
@@ -188,14 +216,17 @@ pub fn simulate(m: &Tandem, len: &RunLength, seed: u64) -> Metrics<Estimate> {
         .map(|(l, t)| l / t)
         .collect();
     let r = Estimate::of(&r);
-    Metrics {
-        l1,
-        l2,
-        l,
-        t,
-        r,
-        p_full: full,
-    }
+    Ok(Simulated {
+        metrics: Metrics {
+            l1,
+            l2,
+            l,
+            t,
+            r,
+            p_full: full,
+        },
+        credit_violations: cr.violations + mismatches,
+    })
 }
 
 #[cfg(test)]
@@ -242,7 +273,9 @@ mod tests {
             duration_units: 4000,
             batches: 10,
         };
-        let s = simulate(&thesis(4), &len, 9);
+        let sim = simulate(&thesis(4), &len, 9).unwrap();
+        assert_eq!(sim.credit_violations, 0);
+        let s = sim.metrics;
         let e = exact(&thesis(4));
         assert!(
             (s.l1.mean - e.l1).abs() < 0.1 * e.l1,
