@@ -52,6 +52,17 @@ fn the_credit_tandem_matches_the_ctmc_within_statistical_error() {
         // Per-packet credits bound node 2 by m, so L2 < m; and more credits mean less blocking.
         assert!(t.simulated.l2.mean < f64::from(t.m));
     }
+    // The check can tell neighbouring models apart: each run is many SE from the solution for the next m
+    // (m = 2 against m = 3: L1 differs by 1.9, about 90 SE).
+    for w in s.tandem.windows(2) {
+        let (a, next) = (&w[0].simulated.l1, w[1].exact.l1);
+        assert!(
+            (a.mean - next).abs() / a.se > 3.88,
+            "m={} vs m={}",
+            w[0].m,
+            w[1].m
+        );
+    }
     let l1: Vec<f64> = s.tandem.iter().map(|t| t.simulated.l1.mean).collect();
     assert!(
         l1.windows(2).all(|w| w[1] < w[0] + 0.05),
