@@ -3,6 +3,7 @@
 pub use rtl_model;
 
 pub mod fabric;
+pub mod queueing;
 pub mod run;
 pub mod scenario;
 pub mod sweep;

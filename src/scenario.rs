@@ -86,6 +86,34 @@ pub struct HcaCc {
     pub cct_shift: u8,
     /// CCT_Multiplier of entry `i` is `i` times this.
     pub cct_multiplier_step: u16,
+    /// Which reaction and notification points: `"ib"` (the CCT and a CNP per FECN, the default) or `"rrcc"`
+    /// (the receiver-driven CC of seed 002; the `rrcc_*` keys). The switches mark FECN the same way for both.
+    pub algorithm: CcAlgorithm,
+    /// RR-CC period `T` of the receiver, ns.
+    pub rrcc_period_ns: u64,
+    /// RR-CC `d` in Q10 (1024 = 1.0): a BECN CNP sets the rate to `receive_rate * d`.
+    pub rrcc_d_q10: u16,
+    /// RR-CC additive increase `R_AI`, Mbit/s, added to the target on every `rrcc_consecutive`-th BECN-less
+    /// CNP in a row.
+    pub rrcc_rate_ai_mbps: u64,
+    /// BECN-less CNPs in a row before `target += R_AI` (the paper: 3).
+    pub rrcc_consecutive: u32,
+    /// RR-CC threshold on the fraction of FECN-marked packets in a period, percent (the paper: 95).
+    pub rrcc_fecn_pct: u8,
+    /// Lowest rate an RR-CC sender goes down to, Mbit/s.
+    pub rrcc_min_rate_mbps: u64,
+}
+
+/// The HCA congestion-control algorithm (`[hca_cc] algorithm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcAlgorithm {
+    /// IB CC: CCT reaction point, a CNP for every FECN-marked packet.
+    #[default]
+    Ib,
+    /// Receiver-driven CC (seed 002): the receiver counts packets and FECN marks per flow over a period and
+    /// sends a CNP with BECN and the receive rate, or a CNP without BECN; the sender sets its rate from them.
+    Rrcc,
 }
 
 impl Default for HcaCc {
@@ -97,6 +125,13 @@ impl Default for HcaCc {
             ccti_timer: 150,
             cct_shift: 3,
             cct_multiplier_step: 1,
+            algorithm: CcAlgorithm::Ib,
+            rrcc_period_ns: 10_000,
+            rrcc_d_q10: 973,
+            rrcc_rate_ai_mbps: 500,
+            rrcc_consecutive: 3,
+            rrcc_fecn_pct: 95,
+            rrcc_min_rate_mbps: 100,
         }
     }
 }
@@ -122,6 +157,9 @@ pub struct Settings {
     pub switch_speedup: u8,
     /// Upper bound on the drain after the run (microseconds) before the integrity check gives up.
     pub drain_limit_us: u64,
+    /// Messages a non-saturating flow may hold queued at its source (its send queue); an arrival beyond
+    /// that is refused and counted (`messages_refused` in the summary).
+    pub max_queued_messages: u32,
 }
 
 impl Default for Settings {
@@ -135,6 +173,7 @@ impl Default for Settings {
             fc_interval_cycles: 256,
             switch_speedup: 4,
             drain_limit_us: 10_000,
+            max_queued_messages: 1024,
         }
     }
 }
@@ -184,6 +223,36 @@ pub struct Flow {
     pub start_us: u64,
     /// `None`: until the end of the run.
     pub stop_us: Option<u64>,
+    /// When messages arrive (`pattern`, `rate`, `scv` keys; see [`FlowPattern`]).
+    pub pattern: FlowPattern,
+}
+
+/// When a flow's messages arrive (the flow keys `pattern = "saturating" | "constant" | "poisson" | "ge"`,
+/// `rate` = offered load as a link-rate name such as `"8Gbps"`, and for `"ge"` `scv` = C^2 >= 1). The
+/// arrival cycles come from hca-model's `Arrivals`, seeded per flow from the scenario seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlowPattern {
+    /// Always a message queued (the default).
+    #[default]
+    Saturating,
+    /// Messages exactly evenly spaced for `rate_mbps` of message bytes.
+    Constant {
+        /// Offered load, Mbit/s.
+        rate_mbps: u64,
+    },
+    /// Exponential gaps for `rate_mbps` on average.
+    Poisson {
+        /// Offered load, Mbit/s.
+        rate_mbps: u64,
+    },
+    /// Generalised exponential gaps (seed 003): mean for `rate_mbps`, squared coefficient of variation
+    /// `scv_milli / 1000`.
+    Ge {
+        /// Offered load, Mbit/s.
+        rate_mbps: u64,
+        /// C^2 in thousandths (at least 1000).
+        scv_milli: u32,
+    },
 }
 
 #[derive(Deserialize)]
@@ -278,6 +347,9 @@ struct FlowEntry {
     #[serde(default)]
     start_us: u64,
     stop_us: Option<Spanned<u64>>,
+    pattern: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
+    scv: Option<Spanned<f64>>,
 }
 
 fn default_sl() -> Spanned<u8> {
@@ -458,6 +530,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                 ));
             }
         }
+        let pattern = flow_pattern(i, f, &at)?;
         flows.push(Flow {
             id: f.id.get_ref().clone(),
             src,
@@ -467,6 +540,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             message_bytes: *f.message_bytes.get_ref(),
             start_us: f.start_us,
             stop_us: f.stop_us.as_ref().map(|s| *s.get_ref()),
+            pattern,
         });
     }
     let settings = check_settings(&file, text, &at)?;
@@ -509,6 +583,29 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                     "times ccti_limit exceeds the 14-bit CCT_Multiplier",
                 );
             }
+            if v.rrcc_period_ns == 0 {
+                return bad("rrcc_period_ns", "0".into(), "must be above 0");
+            }
+            if !(1..=1024).contains(&v.rrcc_d_q10) {
+                return bad(
+                    "rrcc_d_q10",
+                    v.rrcc_d_q10.to_string(),
+                    "is not in 1..=1024 (d above 0, at most 1.0)",
+                );
+            }
+            if !(1..=100).contains(&v.rrcc_fecn_pct) {
+                return bad(
+                    "rrcc_fecn_pct",
+                    v.rrcc_fecn_pct.to_string(),
+                    "is not in 1..=100",
+                );
+            }
+            if v.rrcc_consecutive == 0 {
+                return bad("rrcc_consecutive", "0".into(), "must be above 0");
+            }
+            if v.rrcc_min_rate_mbps == 0 {
+                return bad("rrcc_min_rate_mbps", "0".into(), "must be above 0");
+            }
             Some(v)
         }
     };
@@ -526,6 +623,83 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         switch_cc,
         hca_cc,
     })
+}
+
+/// The arrival pattern of flow `i` from its `pattern`, `rate` and `scv` keys.
+fn flow_pattern(
+    i: usize,
+    f: &FlowEntry,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+) -> Result<FlowPattern, ScenarioError> {
+    let Some(p) = &f.pattern else {
+        if let Some(r) = &f.rate {
+            return Err(at(
+                r.span(),
+                format!("flow[{i}].rate: needs a pattern (constant, poisson or ge)"),
+            ));
+        }
+        return Ok(FlowPattern::Saturating);
+    };
+    let rate = || -> Result<u64, ScenarioError> {
+        let r = f.rate.as_ref().ok_or_else(|| {
+            at(
+                p.span(),
+                format!("flow[{i}].pattern: {:?} needs a rate", p.get_ref()),
+            )
+        })?;
+        match rate_mbps(r.get_ref()) {
+            Some(v) if v > 0 => Ok(v),
+            _ => Err(at(
+                r.span(),
+                format!(
+                    "flow[{i}].rate: {:?} is not a rate above 0 (<n>Mbps, <n>Gbps or a link name)",
+                    r.get_ref()
+                ),
+            )),
+        }
+    };
+    let pattern = match p.get_ref().as_str() {
+        "saturating" => FlowPattern::Saturating,
+        "constant" => FlowPattern::Constant { rate_mbps: rate()? },
+        "poisson" => FlowPattern::Poisson { rate_mbps: rate()? },
+        "ge" => {
+            let rate_mbps = rate()?;
+            let s = f
+                .scv
+                .as_ref()
+                .ok_or_else(|| at(p.span(), format!("flow[{i}].pattern: \"ge\" needs scv")))?;
+            let v = *s.get_ref();
+            if !(1.0..=1.0e6).contains(&v) {
+                return Err(at(
+                    s.span(),
+                    format!("flow[{i}].scv: {v} is not in 1 ..= 1e6 (GE needs C^2 >= 1)"),
+                ));
+            }
+            FlowPattern::Ge {
+                rate_mbps,
+                scv_milli: (v * 1000.0).round() as u32,
+            }
+        }
+        other => {
+            return Err(at(
+                p.span(),
+                format!("flow[{i}].pattern: {other:?} is not saturating, constant, poisson or ge"),
+            ))
+        }
+    };
+    if let (Some(s), false) = (&f.scv, matches!(pattern, FlowPattern::Ge { .. })) {
+        return Err(at(
+            s.span(),
+            format!("flow[{i}].scv: only the \"ge\" pattern takes scv"),
+        ));
+    }
+    if let (Some(r), FlowPattern::Saturating) = (&f.rate, pattern) {
+        return Err(at(
+            r.span(),
+            format!("flow[{i}].rate: a saturating flow takes no rate"),
+        ));
+    }
+    Ok(pattern)
 }
 
 fn check_settings(
@@ -575,6 +749,9 @@ fn check_settings(
     }
     if s.fc_interval_cycles == 0 {
         return bad("fc_interval_cycles", "0".into(), "must be above 0");
+    }
+    if s.max_queued_messages == 0 {
+        return bad("max_queued_messages", "0".into(), "must be above 0");
     }
     Ok(s.clone())
 }
@@ -876,6 +1053,91 @@ dst = "H4"
         assert_eq!(rate_mbps("13Gbps"), Some(13_000));
         assert_eq!(rate_mbps("12500 Mbps"), Some(12_500));
         assert_eq!(rate_mbps("fast"), None);
+    }
+
+    #[test]
+    fn flow_patterns_are_read_and_checked() {
+        let s = parse(Path::new("g.toml"), GRAN).unwrap();
+        assert_eq!(s.flows[0].pattern, FlowPattern::Saturating);
+        let with = |keys: &str| parse(Path::new("s.toml"), &format!("{GRAN}{keys}\n"));
+        let p = |keys: &str| with(keys).unwrap().flows[0].pattern;
+        assert_eq!(
+            p("pattern = \"constant\"\nrate = \"2Gbps\""),
+            FlowPattern::Constant { rate_mbps: 2000 }
+        );
+        assert_eq!(
+            p("pattern = \"poisson\"\nrate = \"800Mbps\""),
+            FlowPattern::Poisson { rate_mbps: 800 }
+        );
+        assert_eq!(
+            p("pattern = \"ge\"\nrate = \"4xSDR\"\nscv = 5.5"),
+            FlowPattern::Ge {
+                rate_mbps: 8000,
+                scv_milli: 5500
+            }
+        );
+        for (keys, want) in [
+            (
+                "pattern = \"bursty\"",
+                "s.toml:32: flow[0].pattern: \"bursty\" is not",
+            ),
+            (
+                "pattern = \"poisson\"",
+                "s.toml:32: flow[0].pattern: \"poisson\" needs a rate",
+            ),
+            (
+                "pattern = \"poisson\"\nrate = \"0Mbps\"",
+                "s.toml:33: flow[0].rate",
+            ),
+            (
+                "rate = \"1Gbps\"",
+                "s.toml:32: flow[0].rate: needs a pattern",
+            ),
+            ("pattern = \"ge\"\nrate = \"1Gbps\"", "\"ge\" needs scv"),
+            (
+                "pattern = \"ge\"\nrate = \"1Gbps\"\nscv = 0.5",
+                "s.toml:34: flow[0].scv: 0.5",
+            ),
+            (
+                "pattern = \"constant\"\nrate = \"1Gbps\"\nscv = 2.0",
+                "only the \"ge\"",
+            ),
+            (
+                "pattern = \"saturating\"\nrate = \"1Gbps\"",
+                "takes no rate",
+            ),
+        ] {
+            let e = with(keys).unwrap_err().to_string();
+            assert!(e.contains(want), "{keys:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn hca_cc_algorithm_and_rrcc_settings() {
+        let s = parse(Path::new("g.toml"), &format!("{GRAN}[hca_cc]\n")).unwrap();
+        assert_eq!(s.hca_cc.unwrap().algorithm, CcAlgorithm::Ib);
+        let text = format!("{GRAN}[hca_cc]\nalgorithm = \"rrcc\"\nrrcc_period_ns = 5000\n");
+        let c = parse(Path::new("g.toml"), &text).unwrap().hca_cc.unwrap();
+        assert_eq!(
+            (c.algorithm, c.rrcc_period_ns, c.rrcc_fecn_pct),
+            (CcAlgorithm::Rrcc, 5000, 95)
+        );
+        for (bad, want) in [
+            ("algorithm = \"dcqcn\"", "unknown variant `dcqcn`"),
+            ("rrcc_period_ns = 0", "hca_cc.rrcc_period_ns: 0"),
+            ("rrcc_d_q10 = 1025", "hca_cc.rrcc_d_q10: 1025"),
+            ("rrcc_fecn_pct = 101", "hca_cc.rrcc_fecn_pct: 101"),
+            ("rrcc_consecutive = 0", "hca_cc.rrcc_consecutive: 0"),
+            ("rrcc_min_rate_mbps = 0", "hca_cc.rrcc_min_rate_mbps: 0"),
+        ] {
+            let e = err(&format!("{GRAN}\n[hca_cc]\n{bad}\n"));
+            assert!(
+                e.starts_with("s.toml:3") && e.contains(want),
+                "{bad:?}: {e}"
+            );
+        }
+        let e = err(&format!("{GRAN}\n[settings]\nmax_queued_messages = 0\n"));
+        assert!(e.contains("settings.max_queued_messages: 0"), "{e}");
     }
 
     /// The malformed-scenario corpus: each gets an error naming file, line and field; nothing panics.

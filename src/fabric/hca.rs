@@ -25,11 +25,13 @@ enum Loaded {
 
 use std::collections::VecDeque;
 
-use hca_model::rate::cct::CctController;
-use hca_model::rate::{CnpInfo, Feedback, RateController, Sent};
+use hca_model::rate::{Feedback, RateController, Sent};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::endpoint::{Endpoint, EndpointOut};
 use switch_asic::{ConfigError, FcPacket, LinkRate, PacketDesc, PacketStart};
+
+use super::rrcc::{FlowCc, RrccRx};
+use super::traffic::MsgSource;
 
 /// One flow as its source HCA sends it.
 #[derive(Debug, Clone)]
@@ -52,8 +54,10 @@ pub struct TxFlow {
     left: u64,
     /// Next PSN.
     psn: u32,
-    /// The CCT reaction point (IB CC on).
-    cc: Option<CctController>,
+    /// The reaction point (IB CC or RR-CC on).
+    cc: Option<FlowCc>,
+    /// When its messages arrive, and their arrival cycles until matched with completions.
+    src: MsgSource,
     /// The last packet sent, until the controller has been told (at its last wire cycle).
     sent: Option<Sent>,
 }
@@ -80,13 +84,29 @@ impl TxFlow {
             left: message_bytes,
             psn: 0,
             cc: None,
+            src: MsgSource::new(
+                crate::scenario::FlowPattern::Saturating,
+                1,
+                message_bytes,
+                start,
+                stop,
+                0,
+                1,
+            )
+            .expect("a saturating source has no settings to reject"),
             sent: None,
         }
     }
 
-    /// The same flow gated by a CCT reaction point.
-    pub fn with_cc(mut self, cc: CctController) -> Self {
-        self.cc = Some(cc);
+    /// The same flow gated by a reaction point.
+    pub fn with_cc(mut self, cc: impl Into<FlowCc>) -> Self {
+        self.cc = Some(cc.into());
+        self
+    }
+
+    /// The same flow with its messages arriving from `src` (default: saturating).
+    pub fn with_source(mut self, src: MsgSource) -> Self {
+        self.src = src;
         self
     }
 
@@ -134,11 +154,16 @@ impl TxFlow {
             u64::from(self.mtu)
         };
         self.left = if last { before } else { self.left + before };
+        let first = self.left == self.message_bytes;
+        self.src.untake(first, last);
     }
 
     /// The next packet of this flow; advances the message and the PSN.
-    fn next_packet(&mut self, slid: u16, vls: u8) -> PacketDesc {
+    fn next_packet(&mut self, now: u64, slid: u16, vls: u8) -> PacketDesc {
         let first = self.left == self.message_bytes;
+        if first {
+            self.src.first_taken(now);
+        }
         let payload = self.left.min(u64::from(self.mtu));
         self.left -= payload;
         let last = self.left == 0;
@@ -150,6 +175,7 @@ impl TxFlow {
         };
         if last {
             self.left = self.message_bytes;
+            self.src.last_taken();
         }
         let mut d = PacketDesc::local(self.dlid, slid, self.sl, op, payload as u16);
         d.vl = self.sl % vls;
@@ -177,8 +203,8 @@ pub struct RxCount {
 #[derive(Debug, Clone)]
 pub struct Hca {
     ep: Endpoint,
-    lid: u16,
-    vls: u8,
+    pub(super) lid: u16,
+    pub(super) vls: u8,
     rate: LinkRate,
     flows: Vec<TxFlow>,
     rr: usize,
@@ -196,6 +222,12 @@ pub struct Hca {
     pub becn_rx: Vec<u64>,
     /// CNPs dropped on a full queue.
     pub cnp_dropped: u64,
+    /// Per scenario flow: completion cycles of messages received here, not yet matched with their arrival.
+    pub done: Vec<VecDeque<u64>>,
+    /// Per scenario flow: the RR-CC receiver (RR-CC on, flows addressed here).
+    pub(super) rrcc: Vec<Option<RrccRx>>,
+    /// Earliest end of an open RR-CC period (when to poll the receivers).
+    pub(super) rrcc_due: u64,
     /// Control packets (CNPs) injected and received, for the integrity check.
     pub ctl_injected: u64,
     /// See `ctl_injected`.
@@ -229,6 +261,9 @@ impl Hca {
             cnp_sent: vec![0; nflows],
             becn_rx: vec![0; nflows],
             cnp_dropped: 0,
+            done: vec![VecDeque::new(); nflows],
+            rrcc: vec![None; nflows],
+            rrcc_due: u64::MAX,
             ctl_injected: 0,
             ctl_delivered: 0,
             cnp_q: VecDeque::with_capacity(CNP_QUEUE),
@@ -251,6 +286,19 @@ impl Hca {
     /// Adds a flow this HCA sends.
     pub fn add_flow(&mut self, f: TxFlow) {
         self.flows.push(f);
+    }
+
+    /// The message source of scenario flow `flow`, if this HCA sends it.
+    pub fn flow_source(&mut self, flow: usize) -> Option<&mut MsgSource> {
+        self.flows
+            .iter_mut()
+            .find(|f| f.flow as usize == flow)
+            .map(|f| &mut f.src)
+    }
+
+    /// Arrivals refused on a full send queue, per flow this HCA sends: (flow, count).
+    pub fn refused(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.flows.iter().map(|f| (f.flow as usize, f.src.refused))
     }
 
     /// A packet head arrives this cycle.
@@ -284,7 +332,7 @@ impl Hca {
                 f.report(now);
                 if let Some(c) = f.cc.as_mut() {
                     c.advance(now);
-                    c.on_feedback(now, Feedback::Cnp(CnpInfo::BECN));
+                    c.on_feedback(now, Feedback::Cnp(super::rrcc::cnp_info(&d)));
                 }
             }
             return;
@@ -294,17 +342,26 @@ impl Hca {
             c.payload_bytes += u64::from(d.payload_len);
             c.fecn += u64::from(d.fecn);
         }
+        if d.opcode == u8::from(Opcode::RcSendLast) || d.opcode == u8::from(Opcode::RcSendOnly) {
+            self.message_done(d.tag as usize, now);
+        }
+        self.rrcc_packet(now, &d);
         if d.fecn && self.np {
-            if self.cnp_q.len() < CNP_QUEUE {
-                let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
-                c.becn = true;
-                c.vl = d.sl % self.vls;
-                c.dest_qp = d.dest_qp;
-                c.tag = d.tag;
-                self.cnp_q.push_back(c);
-            } else {
-                self.cnp_dropped += 1;
-            }
+            let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
+            c.becn = true;
+            c.vl = d.sl % self.vls;
+            c.dest_qp = d.dest_qp;
+            c.tag = d.tag;
+            self.push_cnp(c);
+        }
+    }
+
+    /// Queues a CNP ahead of data, or drops it on a full queue.
+    pub(super) fn push_cnp(&mut self, c: PacketDesc) {
+        if self.cnp_q.len() < CNP_QUEUE {
+            self.cnp_q.push_back(c);
+        } else {
+            self.cnp_dropped += 1;
         }
     }
 
@@ -326,6 +383,9 @@ impl Hca {
     /// waiting, steps the port, and returns what goes on the link.
     pub fn step(&mut self, now: u64) -> EndpointOut {
         self.account_tail(now);
+        if now >= self.rrcc_due {
+            self.rrcc_poll(now);
+        }
         if let Some(Loaded::Data(i)) = self.loaded {
             // A data packet waits for credit; a CNP that came meanwhile goes first, and a stopped flow
             // does not send. The packet is rebuilt when the flow is chosen again (same PSN: not consumed).
@@ -346,8 +406,8 @@ impl Hca {
             for j in 0..n {
                 let k = (self.rr + j) % n;
                 let f = &mut self.flows[k];
-                if f.active(now) && f.may_send(now) {
-                    let d = f.next_packet(self.lid, self.vls);
+                if f.active(now) && f.src.has_work(now) && f.may_send(now) {
+                    let d = f.next_packet(now, self.lid, self.vls);
                     self.ep.set_source(d, Some(1));
                     self.loaded = Some(Loaded::Data(k));
                     self.rr = (k + 1) % n;
@@ -386,7 +446,10 @@ impl Hca {
     /// controller's lazy state up to date changes no result).
     pub fn ccti(&mut self, flow: u32) -> Option<u8> {
         let f = self.flows.iter_mut().find(|f| f.flow == flow)?;
-        f.cc.as_mut().map(|c| c.ccti())
+        match f.cc.as_mut()? {
+            super::rrcc::FlowCc::Cct(c) => Some(c.ccti()),
+            super::rrcc::FlowCc::Rrcc(_) => None,
+        }
     }
 
     /// Credit of `vl` towards the switch, in blocks.
@@ -415,7 +478,7 @@ mod tests {
         let mut f = TxFlow::new(3, 9, 0, 1024, 2500, 0, 10);
         let ops: Vec<(u8, u16, u32)> = (0..4)
             .map(|_| {
-                let d = f.next_packet(1, 1);
+                let d = f.next_packet(0, 1, 1);
                 (d.opcode, d.payload_len, d.psn)
             })
             .collect();
@@ -437,10 +500,10 @@ mod tests {
             let mut f = TxFlow::new(0, 9, 0, mtu, msg, 0, 10);
             let mut g = f.clone();
             for _ in 0..5 {
-                let want = g.next_packet(1, 1);
-                let _ = f.next_packet(1, 1);
+                let want = g.next_packet(0, 1, 1);
+                let _ = f.next_packet(0, 1, 1);
                 f.unsend();
-                assert_eq!(f.next_packet(1, 1), want, "mtu {mtu} message {msg}");
+                assert_eq!(f.next_packet(0, 1, 1), want, "mtu {mtu} message {msg}");
             }
         }
     }

@@ -17,12 +17,14 @@
 mod cc;
 pub mod hca;
 pub mod tap;
+pub mod rrcc;
+pub mod traffic;
 
 use switch_asic::endpoint::EndpointOut;
 use switch_asic::link::Wire;
 use switch_asic::{LinkRate, PacketStart, PortCc, PortConfig, Switch, SwitchConfig, TxEvent};
 
-use crate::scenario::Scenario;
+use crate::scenario::{CcAlgorithm, Scenario};
 use crate::topology::End;
 pub use hca::{Hca, RxCount, TxFlow};
 
@@ -52,6 +54,14 @@ pub enum FabricError {
     /// HCA congestion-control settings the reaction point rejects.
     #[error("hca_cc for flow {flow}: {why}")]
     Cc {
+        /// Flow id.
+        flow: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A flow's arrival pattern that the traffic generator rejects.
+    #[error("flow {flow}: pattern: {why}")]
+    Traffic {
         /// Flow id.
         flow: String,
         /// What is wrong.
@@ -236,18 +246,37 @@ impl Fabric {
                 f.start_us * cycles_per_us,
                 stop,
             );
+            let src = traffic::MsgSource::new(
+                f.pattern,
+                clock,
+                f.message_bytes,
+                f.start_us * cycles_per_us,
+                stop,
+                traffic::flow_seed(sc.seed, i),
+                set.max_queued_messages,
+            )
+            .map_err(|why| FabricError::Traffic {
+                flow: f.id.clone(),
+                why,
+            })?;
+            tf = tf.with_source(src);
             if let Some(cc) = &sc.hca_cc {
                 let rate = topo.links[topo.hca_link[f.src]].rate_mbps;
-                let c =
-                    cc::reaction_point(cc, f.mtu, rate, clock).map_err(|why| FabricError::Cc {
-                        flow: f.id.clone(),
-                        why,
-                    })?;
-                tf = tf.with_cc(c);
+                let cc_err = |why| FabricError::Cc {
+                    flow: f.id.clone(),
+                    why,
+                };
+                if cc.algorithm == CcAlgorithm::Rrcc {
+                    tf = tf.with_cc(rrcc::sender(cc, rate, clock).map_err(cc_err)?);
+                    let rx = rrcc::receiver(cc, f.mtu, rate, clock).map_err(cc_err)?;
+                    hcas[f.dst].set_rrcc_receiver(i, rx);
+                } else {
+                    tf = tf.with_cc(cc::reaction_point(cc, f.mtu, rate, clock).map_err(cc_err)?);
+                }
             }
             hcas[f.src].add_flow(tf);
         }
-        if sc.hca_cc.is_some() {
+        if sc.hca_cc.is_some_and(|c| c.algorithm == CcAlgorithm::Ib) {
             for h in &mut hcas {
                 h.set_notification_point(true);
             }

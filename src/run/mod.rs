@@ -96,6 +96,7 @@ fn run_with(
     let mut samples = Vec::new();
     let mut last_cnp = vec![0u64; sc.flows.len()];
     let mut cnp_samples = Vec::new();
+    let mut latencies = vec![Vec::new(); sc.flows.len()];
     while fab.now() < total {
         let begin = fab.now();
         let end = (begin + interval).min(total);
@@ -112,6 +113,7 @@ fn run_with(
                 }
             }
         }
+        fab.collect_messages(sc, &mut latencies);
         let now_bytes = delivered(&fab, sc);
         let span_ns = (end - begin) as f64 * 1000.0 / cpu as f64;
         let gbps = now_bytes
@@ -132,7 +134,10 @@ fn run_with(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let flows = summary::flows(&fab, sc, &last);
+    let mut flows = summary::flows(&fab, sc, &last);
+    for (f, l) in flows.iter_mut().zip(&latencies) {
+        f.msg_latency_us = crate::fabric::traffic::LatencyStats::of(l, cpu);
+    }
     let ports = summary::ports(&fab, sc);
     let observed = obs.map_or(Ok(()), |o| o.finish(&mut fab));
     fab.set_tap(&[]);
@@ -223,6 +228,10 @@ pub fn cli(file: &Path, out: &Path) -> ExitCode {
 /// [`cli`] with the observation outputs `opts` (`--pcap`, `--vcd`, `--trace`); a name that is not in the
 /// scenario fails before the run.
 pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts) -> ExitCode {
+    // A queueing model file (thesis models, `[tandem]` / `[ge_queue]`) runs in its own mode.
+    if let Some(code) = crate::queueing::cli(file, out) {
+        return code;
+    }
     let sc = match crate::scenario::load(file) {
         Ok(s) => s,
         Err(e) => {

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::round3;
+use crate::fabric::traffic::LatencyStats;
 use crate::fabric::Fabric;
 use crate::scenario::Scenario;
 
@@ -47,6 +48,10 @@ pub struct FlowSummary {
     pub cnp_sent: u64,
     /// CNPs (BECN) the source received for this flow.
     pub becn_rx: u64,
+    /// Message arrivals refused on a full send queue (patterned flows; see `max_queued_messages`).
+    pub messages_refused: u64,
+    /// Message completion latency (arrival to last byte in); `null` when no message completed.
+    pub msg_latency_us: Option<LatencyStats>,
 }
 
 /// One switch output port-VL's counters over the run time.
@@ -137,6 +142,12 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
                 fecn_marked_rx: rx.fecn,
                 cnp_sent: fab.hcas[f.dst].cnp_sent[i],
                 becn_rx: fab.hcas[f.src].becn_rx[i],
+                messages_refused: fab.hcas[f.src]
+                    .refused()
+                    .find(|&(g, _)| g == i)
+                    .map_or(0, |(_, n)| n),
+                // Filled in by the run, which collects the latencies.
+                msg_latency_us: None,
             }
         })
         .collect()

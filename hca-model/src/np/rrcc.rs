@@ -110,6 +110,11 @@ impl RrccReceiver {
         })
     }
 
+    /// The end of the open period (`None`: no packet since the last one closed): when to poll next.
+    pub fn period_end(&self) -> Option<Cycle> {
+        self.end
+    }
+
     /// Closes the current period if it ended at or before `now`.
     pub fn poll(&mut self, now: Cycle) -> Option<Notice> {
         let end = self.end?;
@@ -182,7 +187,9 @@ mod tests {
     #[test]
     fn periods_close_on_time() {
         let mut r = RrccReceiver::new(cfg()).unwrap();
+        assert_eq!(r.period_end(), None);
         assert_eq!(r.on_packet(5, true), None);
+        assert_eq!(r.period_end(), Some(10_000));
         assert_eq!(r.on_packet(9_999, true), None);
         assert_eq!(r.poll(9_999), None);
         // Period [0, 10 000): 2 packets, both FECN: BECN, rate 2 * 1.6384G.
