@@ -7,7 +7,8 @@
 //! Middle / Last, or Only). With IB CC on, each flow has hca-model's CCT reaction point
 //! ([`CctController`]) as a gate on its next packet, and a destination answers every FECN-marked packet with
 //! a CNP (BECN set, opcode 0x80) that goes before data; a CNP arriving at the source feeds its flow's
-//! controller.
+//! controller. In RoCEv2 mode ([`Hca::set_roce`]) the port obeys PFC pause frames instead of credits, packets
+//! are RoCEv2 frames (ECT(0)), and CE-marked packets are answered with RoCEv2 CNPs (opcode 0x81).
 
 /// CNPs that may wait at a port; a CNP beyond that is dropped (advisory, counted).
 pub const CNP_QUEUE: usize = 64;
@@ -22,6 +23,10 @@ enum Loaded {
 use std::collections::VecDeque;
 
 use hca_model::rate::cct::CctController;
+use switch_asic::pfc::PfcConfig;
+
+use super::flow_cc::FlowCc;
+use super::roce;
 use hca_model::rate::{CnpInfo, Feedback, RateController, Sent};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::endpoint::{Endpoint, EndpointOut};
@@ -48,8 +53,8 @@ pub struct TxFlow {
     left: u64,
     /// Next PSN.
     psn: u32,
-    /// The CCT reaction point (IB CC on).
-    cc: Option<CctController>,
+    /// The reaction point (IB CC or a RoCEv2 reaction on).
+    cc: Option<FlowCc>,
     /// The last packet sent, until the controller has been told (at its last wire cycle).
     sent: Option<Sent>,
 }
@@ -82,6 +87,12 @@ impl TxFlow {
 
     /// The same flow gated by a CCT reaction point.
     pub fn with_cc(mut self, cc: CctController) -> Self {
+        self.cc = Some(cc.into());
+        self
+    }
+
+    /// The same flow gated by any reaction point.
+    pub fn with_controller(mut self, cc: FlowCc) -> Self {
         self.cc = Some(cc);
         self
     }
@@ -167,6 +178,8 @@ pub struct RxCount {
     pub payload_bytes: u64,
     /// Of them, FECN-marked.
     pub fecn: u64,
+    /// Of them, ECN CE-marked (RoCEv2).
+    pub ecn_ce: u64,
 }
 
 /// One HCA: port, flows it sends, and receive accounting. See the module documentation.
@@ -198,6 +211,8 @@ pub struct Hca {
     pub ctl_delivered: u64,
     cnp_q: VecDeque<PacketDesc>,
     np: bool,
+    /// RoCEv2 mode: the framing bytes added to every frame.
+    roce: Option<u16>,
 }
 
 impl Hca {
@@ -229,12 +244,32 @@ impl Hca {
             ctl_delivered: 0,
             cnp_q: VecDeque::with_capacity(CNP_QUEUE),
             np: false,
+            roce: None,
         })
     }
 
-    /// Turns on the IB CC notification point: a CNP back for every FECN-marked data packet.
+    /// Turns on the notification point: a CNP back for every FECN-marked (IB) or CE-marked (RoCEv2) data
+    /// packet.
     pub fn set_notification_point(&mut self, on: bool) {
         self.np = on;
+    }
+
+    /// Switches the port to RoCEv2: PFC with `pfc` (frames of up to `max_frame_blocks`) instead of credits,
+    /// RoCEv2 frames with `frame_overhead` framing bytes, RoCEv2 CNPs for CE-marked packets.
+    pub fn set_roce(
+        &mut self,
+        pfc: PfcConfig,
+        max_frame_blocks: u16,
+        frame_overhead: u16,
+    ) -> Result<(), ConfigError> {
+        self.ep = self.ep.clone().with_pfc(pfc, max_frame_blocks)?;
+        self.roce = Some(frame_overhead);
+        Ok(())
+    }
+
+    /// A PFC pause frame arrives this cycle (RoCEv2 mode).
+    pub fn rx_pause(&mut self, f: rtl_model::wire::pfc::Repr) {
+        self.ep.rx_pause(f);
     }
 
     /// Every flow stops sending from cycle `t` on (a packet already on the wire completes).
@@ -271,7 +306,7 @@ impl Hca {
     }
 
     fn count(&mut self, now: u64, d: PacketDesc) {
-        if d.opcode == u8::from(Opcode::IbCnp) {
+        if d.opcode == u8::from(Opcode::IbCnp) || d.opcode == u8::from(Opcode::RoceCnp) {
             self.ctl_delivered += 1;
             if let Some(c) = self.becn_rx.get_mut(d.tag as usize) {
                 *c += 1;
@@ -289,14 +324,25 @@ impl Hca {
             c.packets += 1;
             c.payload_bytes += u64::from(d.payload_len);
             c.fecn += u64::from(d.fecn);
+            c.ecn_ce += u64::from(d.ecn == 3);
         }
-        if d.fecn && self.np {
+        let marked = match self.roce {
+            None => d.fecn,
+            Some(_) => d.ecn == 3,
+        };
+        if marked && self.np {
             if self.cnp_q.len() < CNP_QUEUE {
-                let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
-                c.becn = true;
-                c.vl = d.sl % self.vls;
-                c.dest_qp = d.dest_qp;
-                c.tag = d.tag;
+                let c = match self.roce {
+                    Some(o) => roce::cnp_for(&d, self.lid, self.vls, o),
+                    None => {
+                        let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
+                        c.becn = true;
+                        c.vl = d.sl % self.vls;
+                        c.dest_qp = d.dest_qp;
+                        c.tag = d.tag;
+                        c
+                    }
+                };
                 self.cnp_q.push_back(c);
             } else {
                 self.cnp_dropped += 1;
@@ -343,7 +389,10 @@ impl Hca {
                 let k = (self.rr + j) % n;
                 let f = &mut self.flows[k];
                 if f.active(now) && f.may_send(now) {
-                    let d = f.next_packet(self.lid, self.vls);
+                    let mut d = f.next_packet(self.lid, self.vls);
+                    if let Some(o) = self.roce {
+                        d = roce::to_roce(d, o);
+                    }
                     self.ep.set_source(d, Some(1));
                     self.loaded = Some(Loaded::Data(k));
                     self.rr = (k + 1) % n;
