@@ -158,6 +158,9 @@ pub struct SwitchCc {
     pub packet_size: u8,
     /// Victim_Mask of every port.
     pub victim_mask: bool,
+    /// How Marking_Rate is counted: `"counter"` (exactly one in marking_rate + 1 eligible packets) or
+    /// `"lfsr"` (pseudo-random with that mean, seeded from the scenario seed per port).
+    pub mark_mode: switch_asic::config::MarkMode,
 }
 
 impl Default for SwitchCc {
@@ -167,6 +170,7 @@ impl Default for SwitchCc {
             marking_rate: 10,
             packet_size: 8,
             victim_mask: false,
+            mark_mode: switch_asic::config::MarkMode::Counter,
         }
     }
 }

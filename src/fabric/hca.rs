@@ -518,6 +518,41 @@ mod tests {
     }
 
     #[test]
+    fn roce_mode_obeys_pause_and_answers_ce_with_a_roce_cnp() {
+        let r = LinkRate::new(5, 1).unwrap();
+        let pfc = PfcConfig {
+            headroom_blocks: Some(40),
+            ..PfcConfig::default()
+        };
+        let mut h = Hca::new(2, r, 1, 128, 256, 1).unwrap();
+        h.set_roce(pfc, 34, 24).unwrap();
+        h.set_notification_point(true);
+        h.add_flow(TxFlow::new(0, 7, 0, 2048, 1 << 20, 0, u64::MAX));
+        // No credits are needed in RoCEv2 mode: data goes out at once, as RoCEv2 frames.
+        let first = (0..10)
+            .find_map(|t| h.step(t).pkt)
+            .expect("sends without credit");
+        assert_eq!((first.desc.ecn, first.desc.wire_len), (2, 2130));
+        // An XOFF stops new packets until it is lifted.
+        h.rx_pause(switch_asic::pfc::frame(0, 0xFFFF));
+        let paused = (10..5000).filter(|&t| h.step(t).pkt.is_some()).count();
+        assert_eq!(paused, 0, "sent while paused");
+        h.rx_pause(switch_asic::pfc::frame(0, 0));
+        assert!((5000..6000).any(|t| h.step(t).pkt.is_some()), "resumed");
+        // A CE-marked arrival is answered by a RoCEv2 CNP before the next data packet.
+        let mut d = roce::to_roce(PacketDesc::local(2, 9, 0, Opcode::RcSendOnly, 64), 24);
+        d.ecn = 3;
+        h.rx_packet(6000, PacketStart { desc: d, offset: 0 });
+        let cnp = (6000..9000)
+            .filter_map(|t| h.step(t).pkt)
+            .find(|p| p.desc.opcode == u8::from(Opcode::RoceCnp))
+            .expect("a RoCEv2 CNP goes out");
+        assert_eq!((cnp.desc.dlid, cnp.desc.becn, cnp.desc.ecn), (9, true, 0));
+        assert_eq!((h.rx[0].ecn_ce, h.cnp_sent[0]), (1, 1));
+        assert_eq!(h.violations(), 0);
+    }
+
+    #[test]
     fn two_flows_alternate_on_one_port() {
         let r = LinkRate::new(2, 1).unwrap();
         let mut h = Hca::new(1, r, 1, 128, 256, 2).unwrap();

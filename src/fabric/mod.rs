@@ -190,6 +190,10 @@ impl Fabric {
                 pc.fc_interval = set.fc_interval_cycles;
                 pc.speedup = set.switch_speedup;
                 pc.cc = cc;
+                if sc.switch_cc.mark_mode == switch_asic::config::MarkMode::Lfsr {
+                    pc.cc.mark_mode = sc.switch_cc.mark_mode;
+                    pc.cc.lfsr_seed = roce::lfsr_seed(sc.seed, s, p);
+                }
                 if let (Some(r), Some(fb), Some(_)) = (&sc.roce, roce_frame_blocks, wire.as_ref()) {
                     let lat = topo.switch_port_link[s][p].map_or(1, |l| rates[l].1);
                     pc.pfc = Some(roce::pfc_config(r, rate, lat, fb, clock));
@@ -232,11 +236,15 @@ impl Fabric {
                 source,
             })?;
             if let (Some(ro), Some(fb)) = (&sc.roce, roce_frame_blocks) {
-                hc.set_roce(roce::pfc_config(ro, r, lat, fb, clock), fb, ro.frame_overhead_bytes)
-                    .map_err(|source| FabricError::Config {
-                        node: node.name.clone(),
-                        source,
-                    })?;
+                hc.set_roce(
+                    roce::pfc_config(ro, r, lat, fb, clock),
+                    fb,
+                    ro.frame_overhead_bytes,
+                )
+                .map_err(|source| FabricError::Config {
+                    node: node.name.clone(),
+                    source,
+                })?;
             }
             hcas.push(hc);
             hca_in.push(Wire::new(lat));
@@ -268,12 +276,11 @@ impl Fabric {
             }
             if let Some(r) = &sc.roce {
                 let rate = topo.links[topo.hca_link[f.src]].rate_mbps;
-                let c = roce::reaction_point(r, f.mtu, rate, clock).map_err(|why| {
-                    FabricError::Cc {
+                let c =
+                    roce::reaction_point(r, f.mtu, rate, clock).map_err(|why| FabricError::Cc {
                         flow: f.id.clone(),
                         why,
-                    }
-                })?;
+                    })?;
                 if let Some(c) = c {
                     tf = tf.with_controller(c);
                 }

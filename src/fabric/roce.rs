@@ -15,8 +15,9 @@ use switch_asic::{LinkRate, PacketDesc};
 use super::flow_cc::FlowCc;
 use crate::scenario::roce::{DcqcnPreset, Detection, Reaction, RoceSettings};
 
-/// Payload bytes of a RoCEv2 CNP (16 reserved bytes after the BTH).
-pub const CNP_PAYLOAD: u16 = 16;
+/// Payload bytes of a RoCEv2 CNP: none (its 16 reserved bytes after the BTH count as the opcode's extension
+/// header).
+pub const CNP_PAYLOAD: u16 = 0;
 
 /// Bytes on the wire of a RoCEv2 data packet of `payload` bytes (opcode Send Only: no extension header),
 /// framing included.
@@ -68,11 +69,20 @@ pub fn pfc_config(
         ),
         xon_blocks: r.xon_blocks,
         pause_quanta: r.pause_quanta,
-        victim_hold: u32::try_from(
-            (r.victim_hold_ns * u64::from(clock_mhz)).div_ceil(1000),
-        )
-        .unwrap_or(u32::MAX),
+        victim_hold: u32::try_from((r.victim_hold_ns * u64::from(clock_mhz)).div_ceil(1000))
+            .unwrap_or(u32::MAX),
     }
+}
+
+/// A nonzero LFSR seed for the marker of switch `switch`, port `port`, from the scenario `seed`: ports get
+/// different sequences, and the same scenario the same ones.
+pub fn lfsr_seed(seed: u64, switch: usize, port: usize) -> u16 {
+    // SplitMix64's finaliser spreads neighbouring inputs over all bits.
+    let mut z = seed ^ ((switch as u64) << 32 | port as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z as u16).max(1)
 }
 
 /// The switch detection setting of `r`.
@@ -156,7 +166,9 @@ mod tests {
         let rate = LinkRate::new(5, 1).unwrap();
         let s = RoceSettings::default();
         let near = pfc_config(&s, rate, 10, 34, 1000).headroom_blocks.unwrap();
-        let far = pfc_config(&s, rate, 1000, 34, 1000).headroom_blocks.unwrap();
+        let far = pfc_config(&s, rate, 1000, 34, 1000)
+            .headroom_blocks
+            .unwrap();
         // 2 x 34 x 64 + 64 + (2 x 10 + 2) x 5 = 4526 bytes: 71 blocks, plus one for rounding.
         assert_eq!(near, 72);
         assert!(far > near + 150, "{far}: 2000 more cycles at 5 bytes each");

@@ -167,15 +167,46 @@ mod tests {
         .unwrap();
         assert_eq!(
             (s.detection, s.reaction, s.rcm_recovery_combine),
-            (Detection::Oversubscribed, Reaction::Rcm, RecoveryCombine::Both)
+            (
+                Detection::Oversubscribed,
+                Reaction::Rcm,
+                RecoveryCombine::Both
+            )
         );
+    }
+
+    const TOPO: &str = "duration_us = 10\n[[switch]]\nname = \"S\"\nports = 2\n[[hca]]\nname = \"A\"\n[[hca]]\nname = \"B\"\n[[link]]\nends = [\"A\", \"S:1\"]\nrate = \"40GbE\"\n[[link]]\nends = [\"B\", \"S:2\"]\nrate = \"40GbE\"\n";
+
+    #[test]
+    fn scenario_errors_name_file_and_line() {
+        let p = std::path::Path::new("x.toml");
+        let ok =
+            crate::scenario::parse(p, &format!("{TOPO}[roce]\nreaction = \"none\"\n")).unwrap();
+        assert_eq!(ok.roce, Some(RoceSettings::default()));
+        assert_eq!(crate::scenario::parse(p, TOPO).unwrap().roce, None);
+        // TOPO has 14 lines: [roce] is line 15, its bad key line 16.
+        let e = crate::scenario::parse(p, &format!("{TOPO}[roce]\nreaction = \"rcm\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.toml:15: roce.reaction"), "{e}");
+        let e = crate::scenario::parse(p, &format!("{TOPO}[roce]\nheadroom = 3\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.toml:16: unknown field `headroom`"), "{e}");
+        let e = crate::scenario::parse(p, &format!("{TOPO}[hca_cc]\nccti_increase = 1\n[roce]\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.toml:15: hca_cc: IB CC"), "{e}");
     }
 
     #[test]
     fn bad_values_name_the_field() {
         for (text, want) in [
             ("reaction = \"rcm\"", "roce.reaction"),
-            ("reaction = \"rcm\"\nrcm_recovery_us = 0", "roce.rcm_recovery_us"),
+            (
+                "reaction = \"rcm\"\nrcm_recovery_us = 0",
+                "roce.rcm_recovery_us",
+            ),
             (
                 "reaction = \"rcm\"\nrcm_recovery_us = 5\nrcm_max_level = 0",
                 "roce.rcm_max_level",
@@ -189,7 +220,9 @@ mod tests {
             let e = parse(text).unwrap_err();
             assert!(e.starts_with(want), "{text}: {e}");
         }
-        assert!(parse("reaction = \"ecn\"").unwrap_err().contains("unknown variant"));
+        assert!(parse("reaction = \"ecn\"")
+            .unwrap_err()
+            .contains("unknown variant"));
         assert!(parse("pfc = 1").unwrap_err().contains("unknown field"));
     }
 }
