@@ -149,3 +149,41 @@ fn rcm_1a_shares_r_link_nearly_equally() {
 fn rcm_1b_shares_r_link_nearly_equally() {
     check_rcm("liu-rcm-1b", 30_000, [9.29, 9.35, 9.43, 9.69]);
 }
+
+/// Not in the paper: the same parking lot with DCQCN at the sources instead of RCM (the DCQCN authors' ns-3
+/// parameters, a CNP per flow at most every 50 us as DCQCN's notification point sends them, switches marking
+/// every packet of a congested root, RCM-1a detection). DCQCN's rate cuts are proportional to the marked
+/// fraction each source sees, so it too removes the parking-lot unfairness PFC alone leaves.
+#[test]
+fn dcqcn_also_evens_out_the_parking_lot() {
+    use ibcycle::scenario::roce::{DcqcnPreset, Reaction};
+    let mut sc = scenario("liu-pfc");
+    sc.duration_us = 5000;
+    sc.switch_cc.threshold = 8;
+    sc.switch_cc.marking_rate = 0;
+    let mut ro = sc.roce.expect("liu-pfc is RoCEv2");
+    ro.reaction = Reaction::Dcqcn;
+    ro.dcqcn_preset = DcqcnPreset::Ns3;
+    ro.cnp_interval_us = 50;
+    sc.roce = Some(ro);
+    let r = run(&sc, false).expect("fabric builds");
+    assert_lossless(&r);
+    let g: Vec<f64> = (0..4).map(|f| mean(&r, f, 1000, 5000)).collect();
+    eprintln!(
+        "DCQCN: A {:.3} B {:.3} C {:.3} D {:.3}",
+        g[0], g[1], g[2], g[3]
+    );
+    // A fair share is a quarter of R's link. Each source oscillates around it (cuts by alpha / 2, recovery
+    // in steps); the 4 ms window averages dozens of those cycles, so +-10% of the fair share, and D, which PFC
+    // alone gives three times the others, must be within 10% of A, B and C's mean.
+    let fair = CAPACITY / 4.0;
+    for (f, v) in sc.flows.iter().zip(&g) {
+        assert!((v - fair).abs() < 0.1 * fair, "flow {} at {v:.3}", f.id);
+    }
+    let abc = (g[0] + g[1] + g[2]) / 3.0;
+    assert!((g[3] / abc - 1.0).abs() < 0.1, "D {} vs {abc}", g[3]);
+    // At most one CNP per flow per 50 us: 100 in the 5 ms run, and some were sent.
+    for f in &r.summary.flows {
+        assert!(f.cnp_sent > 0 && f.cnp_sent <= 100, "{f:?}");
+    }
+}

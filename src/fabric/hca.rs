@@ -213,6 +213,10 @@ pub struct Hca {
     np: bool,
     /// RoCEv2 mode: the framing bytes added to every frame.
     roce: Option<u16>,
+    /// Least cycles between two CNPs for one flow (0: one per marked packet).
+    cnp_interval: u64,
+    /// Per scenario flow: when this HCA last queued a CNP for it.
+    last_cnp: Vec<Option<u64>>,
 }
 
 impl Hca {
@@ -245,6 +249,8 @@ impl Hca {
             cnp_q: VecDeque::with_capacity(CNP_QUEUE),
             np: false,
             roce: None,
+            cnp_interval: 0,
+            last_cnp: vec![None; nflows],
         })
     }
 
@@ -265,6 +271,12 @@ impl Hca {
         self.ep = self.ep.clone().with_pfc(pfc, max_frame_blocks)?;
         self.roce = Some(frame_overhead);
         Ok(())
+    }
+
+    /// At most one CNP per flow every `cycles` (DCQCN's notification point sends one per 50 us at most); 0
+    /// answers every marked packet.
+    pub fn set_cnp_interval(&mut self, cycles: u64) {
+        self.cnp_interval = cycles;
     }
 
     /// A PFC pause frame arrives this cycle (RoCEv2 mode).
@@ -330,7 +342,12 @@ impl Hca {
             None => d.fecn,
             Some(_) => d.ecn == 3,
         };
-        if marked && self.np {
+        let last = self.last_cnp.get(d.tag as usize).copied().flatten();
+        let due = last.is_none_or(|l| now >= l + self.cnp_interval);
+        if marked && self.np && due {
+            if let Some(l) = self.last_cnp.get_mut(d.tag as usize) {
+                *l = Some(now);
+            }
             if self.cnp_q.len() < CNP_QUEUE {
                 let c = match self.roce {
                     Some(o) => roce::cnp_for(&d, self.lid, self.vls, o),

@@ -293,6 +293,9 @@ impl Fabric {
         if sc.hca_cc.is_some() || roce_np {
             for h in &mut hcas {
                 h.set_notification_point(true);
+                if let Some(r) = &sc.roce {
+                    h.set_cnp_interval(r.cnp_interval_us * cycles_per_us);
+                }
             }
         }
         Ok(Fabric {

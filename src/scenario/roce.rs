@@ -89,6 +89,9 @@ pub struct RoceSettings {
     pub rcm_max_level: u32,
     /// DCQCN parameter set.
     pub dcqcn_preset: DcqcnPreset,
+    /// Least microseconds between two CNPs a destination sends for one flow; 0 answers every CE-marked
+    /// packet (Liu et al.'s RCM). DCQCN's notification point uses 50.
+    pub cnp_interval_us: u64,
 }
 
 impl Default for RoceSettings {
@@ -107,6 +110,7 @@ impl Default for RoceSettings {
             rcm_recovery_combine: RecoveryCombine::Either,
             rcm_max_level: 64,
             dcqcn_preset: DcqcnPreset::Ns3,
+            cnp_interval_us: 0,
         }
     }
 }
