@@ -524,6 +524,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         None => None,
         Some(r) => {
             r.get_ref().check().map_err(|m| at(r.span(), m))?;
+            if settings.data_vls > 8 {
+                let span = file.settings.as_ref().map_or(r.span(), |s| s.span());
+                return Err(at(
+                    span,
+                    format!(
+                        "settings.data_vls: {} priorities, but RoCEv2 ([roce]) has at most 8",
+                        settings.data_vls
+                    ),
+                ));
+            }
             if let Some(h) = &file.hca_cc {
                 return Err(at(
                     h.span(),

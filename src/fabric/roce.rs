@@ -162,6 +162,20 @@ mod tests {
     }
 
     #[test]
+    fn a_marked_fabric_packet_materialises_as_a_ce_frame() {
+        // What a capture needs: the descriptor's ECN reaches the IPv4 header, and the frame is the wire length
+        // less the framing bytes.
+        let mut d = to_roce(PacketDesc::local(9, 3, 0, Opcode::RcSendOnly, 2048), 24);
+        d.ecn = 3;
+        let mut f = Vec::new();
+        d.materialise_roce_v4(&mut f).unwrap();
+        assert_eq!(f.len(), usize::from(d.wire_len) - 24);
+        let ip = rtl_model::wire::ipv4::Packet::new_checked(&f[14..]).unwrap();
+        assert_eq!(ip.ecn(), rtl_model::wire::ipv4::Ecn::Ce);
+        assert!(ip.verify_checksum());
+    }
+
+    #[test]
     fn headroom_follows_the_link_unless_fixed() {
         let rate = LinkRate::new(5, 1).unwrap();
         let s = RoceSettings::default();

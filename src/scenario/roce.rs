@@ -201,6 +201,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("x.toml:15: hca_cc: IB CC"), "{e}");
+        let e = crate::scenario::parse(p, &format!("{TOPO}[settings]\ndata_vls = 9\n[roce]\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("x.toml:15: settings.data_vls: 9 priorities"),
+            "{e}"
+        );
     }
 
     #[test]
