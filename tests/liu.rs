@@ -130,10 +130,12 @@ fn check_rcm(name: &str, duration_us: u64, want: [f64; 4]) {
     let total: f64 = g.iter().sum();
     assert!((total - CAPACITY).abs() < 0.03 * CAPACITY, "total {total}");
     // RCM did it: R answered every CE-marked packet with a CNP, each source received them, and D no longer
-    // takes the half of R's link PFC alone gives it.
+    // takes the half of R's link PFC alone gives it. The counts are taken when the run time ends: a CNP for a
+    // packet marked in the last cycles may still wait at R or be on its way (one at most: a flow's packets
+    // are at least 426 cycles apart, a CNP is out and back within about 250).
     for f in &r.summary.flows {
         assert!(
-            f.ecn_marked_rx > 0 && f.cnp_sent == f.ecn_marked_rx && f.becn_rx == f.cnp_sent,
+            f.ecn_marked_rx > 0 && f.ecn_marked_rx - f.cnp_sent <= 1 && f.cnp_sent - f.becn_rx <= 1,
             "{f:?}"
         );
     }
