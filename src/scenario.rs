@@ -1,5 +1,6 @@
 //! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator), the flows, and
-//! the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`); unknown keys are errors.
+//! the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`, and `[roce]` for RoCEv2 mode); unknown
+//! keys are errors.
 //!
 //! Every error names the file, the line and the field: syntax and type errors come from the TOML parser
 //! with its line and column; errors found after parsing (a link to a missing port, a flow to a missing
@@ -35,6 +36,9 @@ use toml::Spanned;
 
 use crate::topology::{self, End, HcaNode, Link, SwitchNode, Topology, TopologyError};
 
+pub mod roce;
+pub use roce::RoceSettings;
+
 /// A scenario error: where (file, line) and what.
 #[derive(Debug, thiserror::Error)]
 #[error("{}:{line}: {message}", file.display())]
@@ -66,6 +70,8 @@ pub struct Scenario {
     pub switch_cc: SwitchCc,
     /// The HCAs' IB CC reaction and notification points (`[hca_cc]`); `None`: no CC at the HCAs.
     pub hca_cc: Option<HcaCc>,
+    /// RoCEv2 mode (`[roce]`, see [`roce`]); `None`: InfiniBand links with credits.
+    pub roce: Option<RoceSettings>,
 }
 
 /// IB CC at the HCAs (`[hca_cc]`): every flow gets a CCT reaction point (QP-based, one per flow) and every
@@ -191,6 +197,9 @@ pub struct SwitchCc {
     pub packet_size: u8,
     /// Victim_Mask of every port.
     pub victim_mask: bool,
+    /// How Marking_Rate is counted: `"counter"` (exactly one in marking_rate + 1 eligible packets) or
+    /// `"lfsr"` (pseudo-random with that mean, seeded from the scenario seed per port).
+    pub mark_mode: switch_asic::config::MarkMode,
 }
 
 impl Default for SwitchCc {
@@ -200,6 +209,7 @@ impl Default for SwitchCc {
             marking_rate: 10,
             packet_size: 8,
             victim_mask: false,
+            mark_mode: switch_asic::config::MarkMode::Counter,
         }
     }
 }
@@ -275,6 +285,7 @@ struct File {
     settings: Option<Spanned<Settings>>,
     switch_cc: Option<Spanned<SwitchCc>>,
     hca_cc: Option<Spanned<HcaCc>>,
+    roce: Option<Spanned<RoceSettings>>,
 }
 
 fn default_seed() -> u64 {
@@ -609,6 +620,29 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             Some(v)
         }
     };
+    let roce = match &file.roce {
+        None => None,
+        Some(r) => {
+            r.get_ref().check().map_err(|m| at(r.span(), m))?;
+            if settings.data_vls > 8 {
+                let span = file.settings.as_ref().map_or(r.span(), |s| s.span());
+                return Err(at(
+                    span,
+                    format!(
+                        "settings.data_vls: {} priorities, but RoCEv2 ([roce]) has at most 8",
+                        settings.data_vls
+                    ),
+                ));
+            }
+            if let Some(h) = &file.hca_cc {
+                return Err(at(
+                    h.span(),
+                    "hca_cc: IB CC at the HCAs does not apply in RoCEv2 mode ([roce] is present); choose roce.reaction instead".into(),
+                ));
+            }
+            Some(*r.get_ref())
+        }
+    };
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
@@ -622,6 +656,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         settings,
         switch_cc,
         hca_cc,
+        roce,
     })
 }
 

@@ -7,7 +7,8 @@
 //! Middle / Last, or Only). With IB CC on, each flow has hca-model's CCT reaction point
 //! ([`CctController`]) as a gate on its next packet, and a destination answers every FECN-marked packet with
 //! a CNP (BECN set, opcode 0x80) that goes before data; a CNP arriving at the source feeds its flow's
-//! controller.
+//! controller. In RoCEv2 mode ([`Hca::set_roce`]) the port obeys PFC pause frames instead of credits, packets
+//! are RoCEv2 frames (ECT(0)), and CE-marked packets are answered with RoCEv2 CNPs (opcode 0x81).
 
 /// DestQP of scenario flow 0; flow `i` uses `FIRST_DATA_QP + i`. QPs 0 and 1 are the SMI and GSI (management)
 /// QPs, and Wireshark decodes a packet to them as a MAD, so data flows start at 2.
@@ -25,6 +26,9 @@ enum Loaded {
 
 use std::collections::VecDeque;
 
+use switch_asic::pfc::PfcConfig;
+
+use super::roce;
 use hca_model::rate::{Feedback, RateController, Sent};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::endpoint::{Endpoint, EndpointOut};
@@ -54,7 +58,7 @@ pub struct TxFlow {
     left: u64,
     /// Next PSN.
     psn: u32,
-    /// The reaction point (IB CC or RR-CC on).
+    /// The reaction point (IB CC, RR-CC or a RoCEv2 reaction on).
     cc: Option<FlowCc>,
     /// When its messages arrive, and their arrival cycles until matched with completions.
     src: MsgSource,
@@ -101,6 +105,12 @@ impl TxFlow {
     /// The same flow gated by a reaction point.
     pub fn with_cc(mut self, cc: impl Into<FlowCc>) -> Self {
         self.cc = Some(cc.into());
+        self
+    }
+
+    /// The same flow gated by any reaction point.
+    pub fn with_controller(mut self, cc: FlowCc) -> Self {
+        self.cc = Some(cc);
         self
     }
 
@@ -197,6 +207,8 @@ pub struct RxCount {
     pub payload_bytes: u64,
     /// Of them, FECN-marked.
     pub fecn: u64,
+    /// Of them, ECN CE-marked (RoCEv2).
+    pub ecn_ce: u64,
 }
 
 /// One HCA: port, flows it sends, and receive accounting. See the module documentation.
@@ -234,6 +246,12 @@ pub struct Hca {
     pub ctl_delivered: u64,
     cnp_q: VecDeque<PacketDesc>,
     np: bool,
+    /// RoCEv2 mode: the framing bytes added to every frame.
+    roce: Option<u16>,
+    /// Least cycles between two CNPs for one flow (0: one per marked packet).
+    cnp_interval: u64,
+    /// Per scenario flow: when this HCA last queued a CNP for it.
+    last_cnp: Vec<Option<u64>>,
 }
 
 impl Hca {
@@ -268,12 +286,40 @@ impl Hca {
             ctl_delivered: 0,
             cnp_q: VecDeque::with_capacity(CNP_QUEUE),
             np: false,
+            roce: None,
+            cnp_interval: 0,
+            last_cnp: vec![None; nflows],
         })
     }
 
-    /// Turns on the IB CC notification point: a CNP back for every FECN-marked data packet.
+    /// Turns on the notification point: a CNP back for every FECN-marked (IB) or CE-marked (RoCEv2) data
+    /// packet.
     pub fn set_notification_point(&mut self, on: bool) {
         self.np = on;
+    }
+
+    /// Switches the port to RoCEv2: PFC with `pfc` (frames of up to `max_frame_blocks`) instead of credits,
+    /// RoCEv2 frames with `frame_overhead` framing bytes, RoCEv2 CNPs for CE-marked packets.
+    pub fn set_roce(
+        &mut self,
+        pfc: PfcConfig,
+        max_frame_blocks: u16,
+        frame_overhead: u16,
+    ) -> Result<(), ConfigError> {
+        self.ep = self.ep.clone().with_pfc(pfc, max_frame_blocks)?;
+        self.roce = Some(frame_overhead);
+        Ok(())
+    }
+
+    /// At most one CNP per flow every `cycles` (DCQCN's notification point sends one per 50 us at most); 0
+    /// answers every marked packet.
+    pub fn set_cnp_interval(&mut self, cycles: u64) {
+        self.cnp_interval = cycles;
+    }
+
+    /// A PFC pause frame arrives this cycle (RoCEv2 mode).
+    pub fn rx_pause(&mut self, f: rtl_model::wire::pfc::Repr) {
+        self.ep.rx_pause(f);
     }
 
     /// Every flow stops sending from cycle `t` on (a packet already on the wire completes).
@@ -323,7 +369,7 @@ impl Hca {
     }
 
     fn count(&mut self, now: u64, d: PacketDesc) {
-        if d.opcode == u8::from(Opcode::IbCnp) {
+        if d.opcode == u8::from(Opcode::IbCnp) || d.opcode == u8::from(Opcode::RoceCnp) {
             self.ctl_delivered += 1;
             if let Some(c) = self.becn_rx.get_mut(d.tag as usize) {
                 *c += 1;
@@ -341,17 +387,33 @@ impl Hca {
             c.packets += 1;
             c.payload_bytes += u64::from(d.payload_len);
             c.fecn += u64::from(d.fecn);
+            c.ecn_ce += u64::from(d.ecn == 3);
         }
         if d.opcode == u8::from(Opcode::RcSendLast) || d.opcode == u8::from(Opcode::RcSendOnly) {
             self.message_done(d.tag as usize, now);
         }
         self.rrcc_packet(now, &d);
-        if d.fecn && self.np {
-            let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
-            c.becn = true;
-            c.vl = d.sl % self.vls;
-            c.dest_qp = d.dest_qp;
-            c.tag = d.tag;
+        let marked = match self.roce {
+            None => d.fecn,
+            Some(_) => d.ecn == 3,
+        };
+        let last = self.last_cnp.get(d.tag as usize).copied().flatten();
+        let due = last.is_none_or(|l| now >= l + self.cnp_interval);
+        if marked && self.np && due {
+            if let Some(l) = self.last_cnp.get_mut(d.tag as usize) {
+                *l = Some(now);
+            }
+            let c = match self.roce {
+                Some(o) => roce::cnp_for(&d, self.lid, self.vls, o),
+                None => {
+                    let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
+                    c.becn = true;
+                    c.vl = d.sl % self.vls;
+                    c.dest_qp = d.dest_qp;
+                    c.tag = d.tag;
+                    c
+                }
+            };
             self.push_cnp(c);
         }
     }
@@ -407,7 +469,10 @@ impl Hca {
                 let k = (self.rr + j) % n;
                 let f = &mut self.flows[k];
                 if f.active(now) && f.src.has_work(now) && f.may_send(now) {
-                    let d = f.next_packet(now, self.lid, self.vls);
+                    let mut d = f.next_packet(now, self.lid, self.vls);
+                    if let Some(o) = self.roce {
+                        d = roce::to_roce(d, o);
+                    }
                     self.ep.set_source(d, Some(1));
                     self.loaded = Some(Loaded::Data(k));
                     self.rr = (k + 1) % n;
@@ -447,8 +512,8 @@ impl Hca {
     pub fn ccti(&mut self, flow: u32) -> Option<u8> {
         let f = self.flows.iter_mut().find(|f| f.flow == flow)?;
         match f.cc.as_mut()? {
-            super::rrcc::FlowCc::Cct(c) => Some(c.ccti()),
-            super::rrcc::FlowCc::Rrcc(_) => None,
+            FlowCc::Cct(c) => Some(c.ccti()),
+            _ => None,
         }
     }
 
@@ -540,6 +605,41 @@ mod tests {
         });
         q.rx_packet(0, PacketStart { desc: d, offset: 0 });
         assert!((0..200).all(|t| q.step(t).pkt.is_none()));
+    }
+
+    #[test]
+    fn roce_mode_obeys_pause_and_answers_ce_with_a_roce_cnp() {
+        let r = LinkRate::new(5, 1).unwrap();
+        let pfc = PfcConfig {
+            headroom_blocks: Some(40),
+            ..PfcConfig::default()
+        };
+        let mut h = Hca::new(2, r, 1, 128, 256, 1).unwrap();
+        h.set_roce(pfc, 34, 24).unwrap();
+        h.set_notification_point(true);
+        h.add_flow(TxFlow::new(0, 7, 0, 2048, 1 << 20, 0, u64::MAX));
+        // No credits are needed in RoCEv2 mode: data goes out at once, as RoCEv2 frames.
+        let first = (0..10)
+            .find_map(|t| h.step(t).pkt)
+            .expect("sends without credit");
+        assert_eq!((first.desc.ecn, first.desc.wire_len), (2, 2130));
+        // An XOFF stops new packets until it is lifted.
+        h.rx_pause(switch_asic::pfc::frame(0, 0xFFFF));
+        let paused = (10..5000).filter(|&t| h.step(t).pkt.is_some()).count();
+        assert_eq!(paused, 0, "sent while paused");
+        h.rx_pause(switch_asic::pfc::frame(0, 0));
+        assert!((5000..6000).any(|t| h.step(t).pkt.is_some()), "resumed");
+        // A CE-marked arrival is answered by a RoCEv2 CNP before the next data packet.
+        let mut d = roce::to_roce(PacketDesc::local(2, 9, 0, Opcode::RcSendOnly, 64), 24);
+        d.ecn = 3;
+        h.rx_packet(6000, PacketStart { desc: d, offset: 0 });
+        let cnp = (6000..9000)
+            .filter_map(|t| h.step(t).pkt)
+            .find(|p| p.desc.opcode == u8::from(Opcode::RoceCnp))
+            .expect("a RoCEv2 CNP goes out");
+        assert_eq!((cnp.desc.dlid, cnp.desc.becn, cnp.desc.ecn), (9, true, 0));
+        assert_eq!((h.rx[0].ecn_ce, h.cnp_sent[0]), (1, 1));
+        assert_eq!(h.violations(), 0);
     }
 
     #[test]

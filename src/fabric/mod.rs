@@ -13,11 +13,17 @@
 //! A link of `R` Mbit/s at a core clock of `F` MHz moves exactly `R / (8 F)` bytes per cycle (4x DDR,
 //! 16 000 Mbit/s at 1 GHz: 2 bytes per cycle); a latency of `L` ns is `ceil(L F / 1000)` cycles, at least 1.
 //! HCA `h` has LID `FIRST_HCA_LID + h`; the switches' forwarding tables come from `Topology::routes`.
+//!
+//! # RoCEv2 mode
+//! With a `[roce]` section every port runs PFC ([`roce`]): wires also carry pause frames, and a quiet fabric is
+//! checked for empty buffers instead of matching credits.
 
 mod cc;
+pub mod flow_cc;
 pub mod hca;
-pub mod tap;
+pub mod roce;
 pub mod rrcc;
+pub mod tap;
 pub mod traffic;
 
 use switch_asic::endpoint::EndpointOut;
@@ -77,6 +83,7 @@ pub enum FabricError {
 enum Ev {
     Pkt(PacketStart),
     Fc(switch_asic::FcPacket),
+    Pause(rtl_model::wire::pfc::Repr),
 }
 
 /// Where a wire ends.
@@ -114,6 +121,8 @@ pub struct Fabric {
     hca_buf: u16,
     /// Wires whose traffic is recorded for a capture (`None`: no capture, nothing recorded).
     tap: Option<Box<tap::Tap>>,
+    /// RoCEv2 mode (PFC instead of credits).
+    roce: bool,
 }
 
 /// Exact bytes per cycle of `rate_mbps` at `clock_mhz`.
@@ -150,6 +159,9 @@ impl Fabric {
         }
         let lfts = topo.routes()?;
         let mtu = sc.flows.iter().map(|f| f.mtu).max().unwrap_or(256);
+        let roce_frame_blocks = sc
+            .roce
+            .map(|r| roce::frame_bytes(mtu, r.frame_overhead_bytes).div_ceil(64));
         let cc = PortCc {
             threshold: sc.switch_cc.threshold,
             marking_rate: sc.switch_cc.marking_rate,
@@ -191,6 +203,15 @@ impl Fabric {
                 pc.fc_interval = set.fc_interval_cycles;
                 pc.speedup = set.switch_speedup;
                 pc.cc = cc;
+                if sc.switch_cc.mark_mode == switch_asic::config::MarkMode::Lfsr {
+                    pc.cc.mark_mode = sc.switch_cc.mark_mode;
+                    pc.cc.lfsr_seed = roce::lfsr_seed(sc.seed, s, p);
+                }
+                if let (Some(r), Some(fb), Some(_)) = (&sc.roce, roce_frame_blocks, wire.as_ref()) {
+                    let lat = topo.switch_port_link[s][p].map_or(1, |l| rates[l].1);
+                    pc.pfc = Some(roce::pfc_config(r, rate, lat, fb, clock));
+                    pc.cc.roce_detect = roce::detect(r);
+                }
                 ports.push(pc);
                 ins.push(wire);
                 outs.push(out);
@@ -215,7 +236,7 @@ impl Fabric {
         for (h, node) in topo.hcas.iter().enumerate() {
             let l = topo.hca_link[h];
             let (r, lat) = rates[l];
-            let hc = Hca::new(
+            let mut hc = Hca::new(
                 topo.hca_lid(h),
                 r,
                 set.data_vls,
@@ -227,6 +248,17 @@ impl Fabric {
                 node: node.name.clone(),
                 source,
             })?;
+            if let (Some(ro), Some(fb)) = (&sc.roce, roce_frame_blocks) {
+                hc.set_roce(
+                    roce::pfc_config(ro, r, lat, fb, clock),
+                    fb,
+                    ro.frame_overhead_bytes,
+                )
+                .map_err(|source| FabricError::Config {
+                    node: node.name.clone(),
+                    source,
+                })?;
+            }
             hcas.push(hc);
             hca_in.push(Wire::new(lat));
             hca_out.push(match topo.peer(l, End::Hca { hca: h }) {
@@ -274,11 +306,28 @@ impl Fabric {
                     tf = tf.with_cc(cc::reaction_point(cc, f.mtu, rate, clock).map_err(cc_err)?);
                 }
             }
+            if let Some(r) = &sc.roce {
+                let rate = topo.links[topo.hca_link[f.src]].rate_mbps;
+                let c =
+                    roce::reaction_point(r, f.mtu, rate, clock).map_err(|why| FabricError::Cc {
+                        flow: f.id.clone(),
+                        why,
+                    })?;
+                if let Some(c) = c {
+                    tf = tf.with_controller(c);
+                }
+            }
             hcas[f.src].add_flow(tf);
         }
-        if sc.hca_cc.is_some_and(|c| c.algorithm == CcAlgorithm::Ib) {
+        let roce_np = sc
+            .roce
+            .is_some_and(|r| r.reaction != crate::scenario::roce::Reaction::None);
+        if sc.hca_cc.is_some_and(|c| c.algorithm == CcAlgorithm::Ib) || roce_np {
             for h in &mut hcas {
                 h.set_notification_point(true);
+                if let Some(r) = &sc.roce {
+                    h.set_cnp_interval(r.cnp_interval_us * cycles_per_us);
+                }
             }
         }
         Ok(Fabric {
@@ -298,6 +347,7 @@ impl Fabric {
             switch_buf: set.switch_vl_buf_blocks,
             hca_buf: set.hca_vl_buf_blocks,
             tap: None,
+            roce: sc.roce.is_some(),
         })
     }
 
@@ -334,6 +384,7 @@ impl Fabric {
             let event = match ev {
                 Ev::Pkt(p) => tap::TapEvent::Packet(p),
                 Ev::Fc(f) => tap::TapEvent::Fc(f),
+                Ev::Pause(f) => tap::TapEvent::Pause(f),
             };
             tap.record(t, to, event);
         }
@@ -362,6 +413,7 @@ impl Fabric {
                             sw.rx_packet(p, pk)
                         }
                         Ev::Fc(fc) => sw.rx_fc(p, fc),
+                        Ev::Pause(f) => sw.rx_pause(p, f),
                     };
                 }
             }
@@ -374,6 +426,7 @@ impl Fabric {
                         hc.rx_packet(t, pk)
                     }
                     Ev::Fc(fc) => hc.rx_fc(fc),
+                    Ev::Pause(f) => hc.rx_pause(f),
                 }
             }
         }
@@ -385,7 +438,7 @@ impl Fabric {
                 let (port, ev) = match e {
                     TxEvent::Packet { port, start } => (port, Ev::Pkt(start)),
                     TxEvent::Fc { port, fc } => (port, Ev::Fc(fc)),
-                    TxEvent::Pause { .. } => continue,
+                    TxEvent::Pause { port, frame } => (port, Ev::Pause(frame)),
                 };
                 if let Some(rx) = self.sw_out[s][usize::from(port)] {
                     self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
@@ -395,7 +448,7 @@ impl Fabric {
             }
         }
         for h in 0..self.hcas.len() {
-            let EndpointOut { pkt, fc, .. } = self.hcas[h].step(t);
+            let EndpointOut { pkt, fc, pause } = self.hcas[h].step(t);
             let rx = self.hca_out[h];
             if let Some(p) = pkt {
                 self.wire_pkts += 1;
@@ -405,6 +458,10 @@ impl Fabric {
             if let Some(f) = fc {
                 self.wire_to(rx).push(t, Ev::Fc(f));
                 self.tap_ev(t, rx, Ev::Fc(f));
+            }
+            if let Some(f) = pause {
+                self.wire_to(rx).push(t, Ev::Pause(f));
+                self.tap_ev(t, rx, Ev::Pause(f));
             }
         }
         self.now += 1;
@@ -427,6 +484,9 @@ impl Fabric {
     /// credit differs from the receiver's buffer, or a receiver's buffer is not empty. Zero once flow-control
     /// packets have resynchronised every link after traffic stopped.
     pub fn credits_leaked(&self) -> u64 {
+        if self.roce {
+            return self.roce_blocks_held();
+        }
         let mut leak = 0u64;
         let diff = |a: u16, b: u16| u64::from(a.abs_diff(b));
         for (s, sw) in self.switches.iter().enumerate() {
@@ -449,6 +509,26 @@ impl Fabric {
             }
         }
         leak
+    }
+
+    /// RoCEv2 mode has no credits to compare: the blocks a quiet fabric still holds in any receive buffer.
+    fn roce_blocks_held(&self) -> u64 {
+        let mut held = 0u64;
+        for (s, sw) in self.switches.iter().enumerate() {
+            for (p, out) in self.sw_out[s].iter().enumerate() {
+                if out.is_some() {
+                    for vl in 0..usize::from(self.vls) {
+                        held += u64::from(sw.observe(p, vl).in_buf_used);
+                    }
+                }
+            }
+        }
+        for h in &self.hcas {
+            for vl in 0..usize::from(self.vls) {
+                held += u64::from(self.hca_buf.abs_diff(h.rx_free(vl)));
+            }
+        }
+        held
     }
 
     /// Lossless violations the blocks flagged: switch drops, overflows, credit errors and refused hand-ins,

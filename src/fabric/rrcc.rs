@@ -12,72 +12,16 @@
 //! - CNPs queue with IB CC's CNPs (ahead of data, [`super::hca::CNP_QUEUE`] at most).
 
 use hca_model::np::rrcc::{Notice, RrccReceiver, RrccReceiverConfig};
-use hca_model::rate::cct::CctController;
 use hca_model::rate::rrcc::{RrccSender, RrccSenderConfig};
-use hca_model::rate::{CnpInfo, Feedback, RateController, Sent};
-use hca_model::units::{Bps, CoreClock, Cycle, Mtu};
+use hca_model::rate::CnpInfo;
+use hca_model::units::{CoreClock, Mtu};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::PacketDesc;
 
 use super::Hca;
 use crate::scenario::HcaCc;
 
-/// A flow's reaction point: IB CC's CCT or RR-CC's sender.
-#[derive(Debug, Clone)]
-pub enum FlowCc {
-    /// IB CC.
-    Cct(CctController),
-    /// RR-CC.
-    Rrcc(RrccSender),
-}
-
-impl From<CctController> for FlowCc {
-    fn from(c: CctController) -> Self {
-        FlowCc::Cct(c)
-    }
-}
-
-impl From<RrccSender> for FlowCc {
-    fn from(c: RrccSender) -> Self {
-        FlowCc::Rrcc(c)
-    }
-}
-
-impl FlowCc {
-    fn inner(&mut self) -> &mut dyn RateController {
-        match self {
-            FlowCc::Cct(c) => c,
-            FlowCc::Rrcc(c) => c,
-        }
-    }
-}
-
-impl RateController for FlowCc {
-    fn on_feedback(&mut self, now: Cycle, fb: Feedback) {
-        self.inner().on_feedback(now, fb)
-    }
-    fn on_sent(&mut self, sent: Sent) {
-        self.inner().on_sent(sent)
-    }
-    fn advance(&mut self, now: Cycle) {
-        self.inner().advance(now)
-    }
-    fn next_send(&mut self) -> Cycle {
-        self.inner().next_send()
-    }
-    fn next_timer(&self) -> Option<Cycle> {
-        match self {
-            FlowCc::Cct(c) => c.next_timer(),
-            FlowCc::Rrcc(c) => c.next_timer(),
-        }
-    }
-    fn rate_bps(&self) -> Bps {
-        match self {
-            FlowCc::Cct(c) => c.rate_bps(),
-            FlowCc::Rrcc(c) => c.rate_bps(),
-        }
-    }
-}
+pub use super::flow_cc::FlowCc;
 
 /// What a received CNP tells its flow's sender: BECN as carried, and the receive rate of an RR-CC CNP.
 pub fn cnp_info(d: &PacketDesc) -> CnpInfo {
@@ -197,6 +141,7 @@ impl Hca {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hca_model::rate::{Feedback, RateController};
     use switch_asic::{FcPacket, LinkRate};
 
     fn rrcc() -> HcaCc {

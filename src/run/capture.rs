@@ -30,10 +30,14 @@ use crate::topology::End;
 /// Events buffered before they are written (bounded memory for long captures).
 const BATCH: usize = 4096;
 
-/// The capture format of a scenario's links: InfiniBand (ERF) while the fabric runs IB links with credits.
-/// The fabric's RoCEv2 mode, when it lands, makes this [`LinkKind::Ethernet`].
-pub fn link_kind(_sc: &Scenario) -> LinkKind {
-    LinkKind::Infiniband
+/// The capture format of a scenario's links: InfiniBand (ERF) for IB links with credits, Ethernet in the
+/// fabric's RoCEv2 mode (`[roce]`).
+pub fn link_kind(sc: &Scenario) -> LinkKind {
+    if sc.roce.is_some() {
+        LinkKind::Ethernet
+    } else {
+        LinkKind::Infiniband
+    }
 }
 
 /// The MAC address of a link end as a PFC frame's source: an HCA's is `02:00:00:00:` and its LID (as

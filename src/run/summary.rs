@@ -44,6 +44,8 @@ pub struct FlowSummary {
     pub delivered_packets: u64,
     /// Packets received with FECN set.
     pub fecn_marked_rx: u64,
+    /// Packets received with ECN CE set (RoCEv2 mode; 0 on IB links).
+    pub ecn_marked_rx: u64,
     /// CNPs the destination sent for this flow (0 with `[hca_cc]` absent).
     pub cnp_sent: u64,
     /// CNPs (BECN) the source received for this flow.
@@ -140,6 +142,7 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
                 delivered_bytes: delivered[i],
                 delivered_packets: rx.packets,
                 fecn_marked_rx: rx.fecn,
+                ecn_marked_rx: rx.ecn_ce,
                 cnp_sent: fab.hcas[f.dst].cnp_sent[i],
                 becn_rx: fab.hcas[f.src].becn_rx[i],
                 messages_refused: fab.hcas[f.src]
