@@ -3,6 +3,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cli_bench;
 #[cfg(feature = "cosim")]
 mod cli_cosim;
 
@@ -37,6 +38,8 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Measure the simulator's speed on a fixed fabric (see README, Performance).
+    Bench(cli_bench::Args),
     #[cfg(feature = "cosim")]
     #[command(flatten)]
     Cosim(cli_cosim::Command),
@@ -45,6 +48,7 @@ enum Command {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run { file, out } => ibcycle::run::cli(&file, &out),
+        Command::Bench(a) => cli_bench::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {
                 println!(

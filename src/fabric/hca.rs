@@ -249,6 +249,12 @@ impl Hca {
         self.flows.push(f);
     }
 
+    /// Flow `i` of this HCA (in the order added), for a driver that reschedules or retargets it between
+    /// steps (the bench's constant-rate random-destination source).
+    pub fn flow_mut(&mut self, i: usize) -> Option<&mut TxFlow> {
+        self.flows.get_mut(i)
+    }
+
     /// A packet head arrives this cycle.
     pub fn rx_packet(&mut self, now: u64, p: PacketStart) {
         self.ep.rx_packet(p);

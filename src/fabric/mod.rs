@@ -101,6 +101,8 @@ pub struct Fabric {
     max_latency: u64,
     switch_buf: u16,
     hca_buf: u16,
+    /// Threads for [`Fabric::run_until`] (1: the calling thread only).
+    threads: usize,
 }
 
 /// Exact bytes per cycle of `rate_mbps` at `clock_mhz`.
@@ -265,6 +267,7 @@ impl Fabric {
             max_latency: rates.iter().map(|r| r.1).max().unwrap_or(1),
             switch_buf: set.switch_vl_buf_blocks,
             hca_buf: set.hca_vl_buf_blocks,
+            threads: 1,
         })
     }
 
@@ -344,6 +347,24 @@ impl Fabric {
             }
         }
         self.now += 1;
+    }
+
+    /// Threads [`Fabric::run_until`] steps on (at least 1).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Sets the threads [`Fabric::run_until`] steps on; results do not depend on it.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// Steps to cycle `end` (no-op if already there). Gives the same state as `end - now()` calls of
+    /// [`Fabric::step`].
+    pub fn run_until(&mut self, end: u64) {
+        while self.now < end {
+            self.step();
+        }
     }
 
     /// Packets on wires, held in switches, or arriving at an HCA.
