@@ -324,6 +324,60 @@ impl Hca {
         self.arriving.is_some()
     }
 
+    /// The first cycle at or after `now` (the cycle the next [`Hca::step`] simulates) in which a step can do
+    /// more than count the port's timers down, with nothing handed in; `u64::MAX`: never. Conservative: a
+    /// flow that may choose a packet makes every cycle an event (its reaction point's state is only read
+    /// through `may_send`, which has effects).
+    pub fn next_event(&self, now: u64) -> u64 {
+        let mut at = self
+            .ep
+            .next_event()
+            .map_or(u64::MAX, |e| now.saturating_add(e));
+        if let Some((tail, _)) = self.arriving {
+            at = at.min(tail.max(now));
+        }
+        if !self.cnp_q.is_empty() {
+            return now;
+        }
+        match self.loaded {
+            Some(Loaded::Data(i)) => {
+                let f = &self.flows[i];
+                if !f.active(now) {
+                    return now;
+                }
+                at = at.min(f.stop);
+            }
+            Some(Loaded::Cnp) => {}
+            None => {
+                for f in &self.flows {
+                    if f.start >= f.stop {
+                        continue;
+                    }
+                    if f.active(now) {
+                        match (f.cc.is_some(), f.sent) {
+                            // Gated until the last packet's end is reported.
+                            (true, Some(s)) if s.end > now => at = at.min(s.end),
+                            _ => return now,
+                        }
+                    } else if f.start > now {
+                        at = at.min(f.start);
+                    }
+                }
+            }
+        }
+        at
+    }
+
+    /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it).
+    pub fn skip(&mut self, n: u64) {
+        self.ep.skip(n);
+    }
+
+    /// The cycle the port's next step simulates (it counts the steps and skips it was given).
+    pub fn port_now(&self) -> u64 {
+        self.ep.now()
+    }
+
     /// One cycle at `now` (the fabric's clock): loads the next packet of the round-robin flow when none is
     /// waiting, steps the port, and returns what goes on the link.
     pub fn step(&mut self, now: u64) -> EndpointOut {

@@ -15,6 +15,7 @@
 //! HCA `h` has LID `FIRST_HCA_LID + h`; the switches' forwarding tables come from `Topology::routes`.
 
 mod cc;
+mod event;
 pub mod hca;
 
 use switch_asic::endpoint::EndpointOut;
@@ -103,6 +104,8 @@ pub struct Fabric {
     hca_buf: u16,
     /// Threads for [`Fabric::run_until`] (1: the calling thread only).
     threads: usize,
+    /// Wake-up cycles of the event-driven [`Fabric::run_until`].
+    sched: event::Sched,
 }
 
 /// Exact bytes per cycle of `rate_mbps` at `clock_mhz`.
@@ -268,6 +271,7 @@ impl Fabric {
             switch_buf: set.switch_vl_buf_blocks,
             hca_buf: set.hca_vl_buf_blocks,
             threads: 1,
+            sched: event::Sched::default(),
         })
     }
 
@@ -357,14 +361,6 @@ impl Fabric {
     /// Sets the threads [`Fabric::run_until`] steps on; results do not depend on it.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
-    }
-
-    /// Steps to cycle `end` (no-op if already there). Gives the same state as `end - now()` calls of
-    /// [`Fabric::step`].
-    pub fn run_until(&mut self, end: u64) {
-        while self.now < end {
-            self.step();
-        }
     }
 
     /// Packets on wires, held in switches, or arriving at an HCA.

@@ -57,9 +57,7 @@ pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
     while fab.now() < total {
         let begin = fab.now();
         let end = (begin + interval).min(total);
-        while fab.now() < end {
-            fab.step();
-        }
+        fab.run_until(end);
         let now_bytes = delivered(&fab, sc);
         let span_ns = (end - begin) as f64 * 1000.0 / cpu as f64;
         let gbps = now_bytes
@@ -106,9 +104,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     let drained = fab.quiet();
     // Two flow-control periods plus the longest wire let every receiver's latest FCCL reach its sender.
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
-    for _ in 0..settle {
-        fab.step();
-    }
+    fab.run_until(fab.now() + settle);
     let injected: u64 = fab
         .hcas
         .iter()

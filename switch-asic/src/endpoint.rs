@@ -204,6 +204,65 @@ impl Endpoint {
         self.rx_fc = Some(fc);
     }
 
+    /// The cycle the next [`Endpoint::step`] simulates.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
+    /// has work; `None`: never). Idle means: no block arrives, no flow-control or packet can start, nothing
+    /// is held for release and no `credit_rx` timer or change is due, so a step would only count timers down.
+    /// Drain-rate and PFC modes are never idle (their accumulators and pause timers run every cycle).
+    pub fn next_event(&self) -> Option<u64> {
+        if self.rx_pkt.is_some()
+            || self.rx_fc.is_some()
+            || self.rx_pause.is_some()
+            || self.drain.is_some()
+            || self.pfc.is_some()
+            || self.held.iter().any(|&h| h > 0)
+        {
+            return Some(0);
+        }
+        let (t, r) = (self.now, self.rate);
+        let mut at = u64::MAX;
+        if self.fc_pending != 0 {
+            at = at.min(self.ser.fc_ready_cycle(r, t));
+        }
+        if let Some(src) = &self.source {
+            let vl = usize::from(src.template.vl).min(self.vls - 1);
+            let tx = &self.ctx[vl];
+            // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a step).
+            if src.left != Some(0) && fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8) {
+                at = at.min(self.ser.packet_ready_cycle(r, t));
+            }
+        }
+        if let Some((a, _, _)) = &self.arriving {
+            at = at.min(a.next_cycle().unwrap_or(t));
+        }
+        for c in &self.crx {
+            if let Some(e) = c.next_event() {
+                at = at.min(t.saturating_add(e));
+            }
+        }
+        (at != u64::MAX).then(|| at.saturating_sub(t))
+    }
+
+    /// Advances `n` idle cycles at once; exact when `n` is at most [`Endpoint::next_event`] (only the
+    /// `credit_rx` timers move, by their own exact `skip`). The caller must not skip further.
+    pub fn skip(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        debug_assert!(
+            self.next_event().is_none_or(|e| e >= n),
+            "skip past an event"
+        );
+        for c in &mut self.crx {
+            c.skip(n);
+        }
+        self.now += n;
+    }
+
     /// One cycle: returns what goes on the link.
     #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
     pub fn step(&mut self) -> EndpointOut {

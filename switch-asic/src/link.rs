@@ -135,6 +135,11 @@ impl<T: Copy> Wire<T> {
         }
     }
 
+    /// The latency in cycles.
+    pub fn latency(&self) -> u64 {
+        self.latency
+    }
+
     /// Puts `v` on the wire at cycle `now`.
     pub fn push(&mut self, now: u64, v: T) {
         self.q.push_back((now + self.latency, v));
