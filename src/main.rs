@@ -37,6 +37,9 @@ enum Command {
         /// Directory to write the outputs into (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Threads for stepping the fabric (results are identical for any count).
+        #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+        threads: u64,
     },
     /// Measure the simulator's speed on a fixed fabric (see README, Performance).
     Bench(cli_bench::Args),
@@ -47,7 +50,9 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Run { file, out } => ibcycle::run::cli(&file, &out),
+        Command::Run { file, out, threads } => {
+            ibcycle::run::cli_threads(&file, &out, threads as usize)
+        }
         Command::Bench(a) => cli_bench::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {

@@ -15,7 +15,7 @@
 //! HCA `h` has LID `FIRST_HCA_LID + h`; the switches' forwarding tables come from `Topology::routes`.
 
 mod cc;
-mod event;
+pub mod event;
 pub mod hca;
 
 use switch_asic::endpoint::EndpointOut;

@@ -42,7 +42,17 @@ fn delivered(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
 
 /// Runs `sc`; `progress` shows a bar on stderr.
 pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
+    run_threads(sc, progress, 1)
+}
+
+/// [`run`] stepping the fabric on `threads` threads (the results do not depend on it).
+pub fn run_threads(
+    sc: &Scenario,
+    progress: bool,
+    threads: usize,
+) -> Result<RunResult, FabricError> {
     let mut fab = Fabric::new(sc)?;
+    fab.set_threads(threads);
     let cpu = fab.cycles_per_us;
     let total = sc.duration_us * cpu;
     let interval_us = sc.settings.sample_interval_us;
@@ -146,6 +156,11 @@ pub fn write_outputs(r: &RunResult, sc: &Scenario, out: &Path) -> std::io::Resul
 /// The `run` subcommand: loads `file`, runs it, writes into `out`, prints a one-line result per flow.
 /// Fails (exit status 1) on a bad scenario, an output error, or a broken invariant.
 pub fn cli(file: &Path, out: &Path) -> ExitCode {
+    cli_threads(file, out, 1)
+}
+
+/// [`cli`] stepping on `threads` threads.
+pub fn cli_threads(file: &Path, out: &Path, threads: usize) -> ExitCode {
     let sc = match crate::scenario::load(file) {
         Ok(s) => s,
         Err(e) => {
@@ -153,7 +168,7 @@ pub fn cli(file: &Path, out: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let r = match run(&sc, std::io::stderr().is_terminal()) {
+    let r = match run_threads(&sc, std::io::stderr().is_terminal(), threads) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("ibcycle run: {}: {e}", file.display());
