@@ -70,10 +70,15 @@ struct Part {
     sw_ids: Vec<usize>,
     switches: Vec<Switch>,
     sw_in: Vec<Vec<Option<Wire<Ev>>>>,
+    /// Per switch and port: the cycle of the next item on the wire in (`u64::MAX`: none). Kept here so that
+    /// finding due ports does not touch every wire's queue (a cache miss each).
+    port_due: Vec<Vec<u64>>,
     sw_wake: Vec<u64>,
     hca_ids: Vec<usize>,
     hcas: Vec<Hca>,
     hca_in: Vec<Wire<Ev>>,
+    /// Per HCA: the cycle of the next item on its wire in (`u64::MAX`: none).
+    hca_due: Vec<u64>,
     hca_wake: Vec<u64>,
     events: Vec<TxEvent>,
     /// Items for other parts: receiver, push cycle, item.
@@ -101,23 +106,24 @@ pub fn partition(weights: &[u64], parts: usize) -> Vec<u32> {
 impl Part {
     fn sw_wake_of(&self, i: usize) -> u64 {
         let sw = &self.switches[i];
-        let mut w = sw
+        let w = sw
             .next_event()
             .map_or(u64::MAX, |e| sw.now().saturating_add(e));
-        for x in self.sw_in[i].iter().flatten() {
-            if let Some(d) = x.next_due() {
-                w = w.min(d);
-            }
-        }
-        w
+        self.port_due[i].iter().fold(w, |a, &d| a.min(d))
     }
 
     fn hca_wake_of(&self, i: usize, now: u64) -> u64 {
-        let w = self.hcas[i].next_event(now);
-        self.hca_in[i].next_due().map_or(w, |d| w.min(d))
+        self.hcas[i].next_event(now).min(self.hca_due[i])
     }
 
     fn init_wakes(&mut self, now: u64) {
+        let due = |w: &Wire<Ev>| w.next_due().unwrap_or(u64::MAX);
+        self.port_due = self
+            .sw_in
+            .iter()
+            .map(|ins| ins.iter().map(|w| w.as_ref().map_or(u64::MAX, due)).collect())
+            .collect();
+        self.hca_due = self.hca_in.iter().map(due).collect();
         self.sw_wake.clear();
         for i in 0..self.switches.len() {
             let w = self.sw_wake_of(i);
@@ -145,10 +151,12 @@ impl Part {
         let w = self.wire(rx, idx);
         w.push(t, ev);
         let at = t + w.latency();
-        let wake = match rx {
-            Rx::Switch(..) => &mut self.sw_wake[idx],
-            Rx::Hca(_) => &mut self.hca_wake[idx],
+        // A wire is a FIFO of one latency: an earlier item, if any, is due first.
+        let (due, wake) = match rx {
+            Rx::Switch(_, p) => (&mut self.port_due[idx][p], &mut self.sw_wake[idx]),
+            Rx::Hca(_) => (&mut self.hca_due[idx], &mut self.hca_wake[idx]),
         };
+        *due = (*due).min(at);
         *wake = (*wake).min(at);
     }
 
@@ -195,6 +203,9 @@ impl Part {
         let n = t - sw.now();
         sw.skip(n);
         for (p, w) in self.sw_in[i].iter_mut().enumerate() {
+            if self.port_due[i][p] > t {
+                continue;
+            }
             let Some(w) = w else { continue };
             while let Some(e) = w.pop_due(t) {
                 // A refusal is counted by the switch (`rx_errors`) and reported as a violation.
@@ -206,6 +217,7 @@ impl Part {
                     Ev::Fc(fc) => sw.rx_fc(p, fc),
                 };
             }
+            self.port_due[i][p] = w.next_due().unwrap_or(u64::MAX);
         }
         self.events.clear();
         self.events.extend_from_slice(self.switches[i].step());
@@ -235,6 +247,7 @@ impl Part {
                 Ev::Fc(fc) => hc.rx_fc(fc),
             }
         }
+        self.hca_due[i] = self.hca_in[i].next_due().unwrap_or(u64::MAX);
         let EndpointOut { pkt, fc, .. } = hc.step(t);
         let rx = links.hca_out[self.hca_ids[i]];
         if let Some(p) = pkt {
