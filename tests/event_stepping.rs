@@ -73,11 +73,15 @@ fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
         i += 1;
     }
     assert_eq!(digest(&a), digest(&b));
-    for _ in 0..300 {
+    // A quiet jump leaves off flow-control packets that would change nothing; once the longest wire has
+    // passed, what is in flight must be the same item for item and cycle for cycle (this pins down the
+    // timing of every port's periodic flow-control packets after a jump).
+    for _ in 0..=a.max_latency() {
         a.step();
         b.step();
     }
     assert_eq!(digest(&a), digest(&b));
+    assert_eq!(a.wires_fingerprint(), b.wires_fingerprint());
     b
 }
 
@@ -127,6 +131,27 @@ fn an_idle_fabric_only_exchanges_flow_control_and_stays_identical() {
         f.hcas[5].rx[0].packets, 0,
         "the flow's window is after the run"
     );
+    // After the first flow-control exchange the fabric is quiet: almost all of it was jumped.
+    assert!(f.quiet_cycles() > 40_000, "{}", f.quiet_cycles());
+}
+
+#[test]
+fn traffic_after_a_quiet_stretch_is_identical() {
+    // Two bursts 12 us apart; between them the fabric drains, settles and is jumped.
+    for cc in [false, true] {
+        let sc = chain(
+            cc,
+            100,
+            80,
+            &[(0, 5, 0, 2), (4, 1, 1, 3), (2, 5, 14, 16), (3, 0, 15, 17)],
+        );
+        let f = same_both_ways(&sc, 25_000, &[25_000]);
+        assert!(f.quiet_cycles() > 4_000, "cc {cc}: {}", f.quiet_cycles());
+        assert!(f.hcas[5].rx[2].packets > 0 && f.hcas[0].rx[3].packets > 0);
+        // Ends at arbitrary cycles (not jump boundaries) too.
+        let g = same_both_ways(&sc, 25_000, &[3_001, 777]);
+        assert_eq!(digest(&f), digest(&g));
+    }
 }
 
 /// A small fat tree (4 leaves, 2 spines, 2 hosts each) with crossing flows and CC on.
@@ -139,7 +164,7 @@ fn small_tree() -> Scenario {
         .enumerate()
     {
         text += &format!(
-            "[[flow]]\nid = \"F{i}\"\nsrc = \"H{s}\"\ndst = \"H{d}\"\nmtu = 512\nstart_us = {}\n",
+            "[[flow]]\nid = \"F{i}\"\nsrc = \"H{s}\"\ndst = \"H{d}\"\nmtu = 512\nstart_us = {}\nstop_us = 20\n",
             i % 3
         );
     }
@@ -150,17 +175,22 @@ fn small_tree() -> Scenario {
 fn any_thread_count_gives_the_single_step_state() {
     let sc = small_tree();
     let mut a = Fabric::new(&sc).unwrap();
-    for _ in 0..20_000 {
+    // 20 us of traffic, then quiet until 60 us (flows stop at 20 us).
+    for _ in 0..60_000 {
         a.step();
     }
     let want = digest(&a);
     for threads in [2, 3, 6, 7] {
         let mut b = Fabric::new(&sc).unwrap();
         b.set_threads(threads);
-        for end in [1, 555, 5_000, 20_000] {
+        for end in [1, 555, 5_000, 20_000, 60_000] {
             b.run_until(end);
         }
         assert_eq!(digest(&b), want, "{threads} threads");
+        assert!(
+            b.quiet_cycles() > 0,
+            "{threads} threads: the quiet end was jumped"
+        );
     }
     let becn: u64 = a.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
     assert!(becn > 0 && a.violations() == 0);
@@ -174,4 +204,95 @@ fn summary_json_is_identical_for_one_and_two_threads() {
     let j = |r: &ibcycle::run::RunResult| serde_json::to_string(&r.summary).unwrap();
     assert_eq!(j(&one), j(&two));
     assert!(one.summary.invariants.broken().is_none());
+}
+
+#[test]
+fn a_quiet_jump_ending_at_any_phase_of_the_flow_control_timers_is_exact() {
+    // Every end cycle over one flow-control period (so every port's last timer fire falls at each offset
+    // before the end, including the last cycle, where its packet is still pending) and with a flow-control
+    // packet long enough to overlap the following cycles (4x SDR trunk: 1 byte per cycle).
+    let interval = 40u64;
+    let text = format!(
+        "duration_us = 10\n[settings]\nfc_interval_cycles = {interval}\n[chain]\nswitches = 2\nhosts_per_switch = 1\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xSDR\"\nlatency_ns = 7\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H1\"\nmtu = 256\nmessage_bytes = 256\nstart_us = 1\nstop_us = 2\n"
+    );
+    let sc = scenario::parse(std::path::Path::new("p.toml"), &text).unwrap();
+    let first = 6_000u64;
+    let lat = Fabric::new(&sc).unwrap().max_latency();
+    // Every wire here has the same latency: an item due at `d` was sent at `d - lat`.
+    let sent_from = |f: &Fabric, from: u64| -> String {
+        f.wires_fingerprint()
+            .split(['\n', ';'])
+            .filter(|item| {
+                item.split(':')
+                    .next()
+                    .and_then(|d| d.parse::<u64>().ok())
+                    .is_some_and(|d| d >= from + lat)
+            })
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    // From the end of the jump on, cycle by cycle: the same state, and on the wires the same items sent
+    // since the end (a flow-control packet sent at another cycle, left out or carrying other values shows).
+    let mut seen = 0;
+    for end in first..first + interval {
+        let mut r = Fabric::new(&sc).unwrap();
+        let mut b = Fabric::new(&sc).unwrap();
+        for _ in 0..end {
+            r.step();
+        }
+        b.run_until(end);
+        assert!(b.quiet_cycles() > 0, "end {end}: no jump");
+        for k in 0..=lat + 1 {
+            assert_eq!(digest(&b), digest(&r), "end {end}, {k} cycles after");
+            assert_eq!(
+                sent_from(&b, end),
+                sent_from(&r, end),
+                "end {end}, {k} cycles after"
+            );
+            seen += usize::from(!sent_from(&r, end).is_empty());
+            r.step();
+            b.step();
+        }
+    }
+    // The reference does send flow-control packets in this window (the comparison is not vacuous).
+    assert!(seen > interval as usize, "{seen}");
+}
+
+#[test]
+fn traffic_starting_right_after_a_quiet_jump_keeps_its_timing() {
+    // The jump ends where a flow starts; with a flow-control interval of 19 cycles and flows starting on
+    // whole microseconds (1000 = 12 mod 19), the start falls at every phase of every port's timers,
+    // including the cycles in which a 6-cycle flow-control packet still occupies the 4x SDR trunk: with
+    // 1-cycle wires a packet from H0 reaches that trunk 2 cycles after its start.
+    let interval = 19u64;
+    let mut seen_jump = 0;
+    for k in 7u64..26 {
+        let text = format!(
+            "duration_us = 30\n[settings]\nfc_interval_cycles = {interval}\n[chain]\nswitches = 2\nhosts_per_switch = 1\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xSDR\"\nlatency_ns = 1\n[[flow]]\nid = \"A\"\nsrc = \"H1\"\ndst = \"H0\"\nmtu = 256\nmessage_bytes = 256\nstart_us = 1\nstop_us = 2\n[[flow]]\nid = \"B\"\nsrc = \"H0\"\ndst = \"H1\"\nmtu = 256\nmessage_bytes = 256\nstart_us = {k}\nstop_us = {}\n",
+            k + 1
+        );
+        let sc = scenario::parse(std::path::Path::new("k.toml"), &text).unwrap();
+        let start = k * 1000;
+        let mut r = Fabric::new(&sc).unwrap();
+        for _ in 0..start + 2 {
+            r.step();
+        }
+        let mut b = Fabric::new(&sc).unwrap();
+        b.run_until(start + 2);
+        seen_jump += usize::from(b.quiet_cycles() > 0);
+        // From 2 cycles after the start (the jump ends at the start; 1-cycle wires) every item on a wire was
+        // sent after the jump; compare them cycle by cycle while the first packets cross the fabric.
+        for c in 0..700 {
+            assert_eq!(
+                b.wires_fingerprint(),
+                r.wires_fingerprint(),
+                "start {k} us + {c}"
+            );
+            r.step();
+            b.step();
+        }
+        assert_eq!(digest(&b), digest(&r), "start {k} us");
+        assert!(r.hcas[1].rx[1].packets > 0);
+    }
+    assert!(seen_jump > 15, "{seen_jump}");
 }

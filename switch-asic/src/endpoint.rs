@@ -263,6 +263,71 @@ impl Endpoint {
         self.now += n;
     }
 
+    /// Flow-control state of VL 0 when the endpoint has one data VL and runs IB credits.
+    pub fn fc_sync(&self) -> Option<crate::quiet::FcSync> {
+        if self.vls != 1 || self.pfc.is_some() {
+            return None;
+        }
+        let pending = (self.fc_pending & 1 != 0).then_some(self.fc_fccl[0]);
+        Some(crate::quiet::FcSync::of(
+            &self.crx[0],
+            &self.ctx[0],
+            pending,
+        ))
+    }
+
+    fn quiet_plan(&self, n: u64) -> Option<crate::quiet::FcPlan> {
+        if self.rx_pkt.is_some()
+            || self.rx_fc.is_some()
+            || self.rx_pause.is_some()
+            || self.pfc.is_some()
+            || self.drain.is_some()
+            || self.arriving.is_some()
+            || self.source.is_some_and(|s| s.left != Some(0))
+            || self.pfc_pending != 0
+            || self.vls != 1
+            || self.held[0] != 0
+        {
+            return None;
+        }
+        let t0 = self.now;
+        let first = self.crx[0].next_event().map_or(u64::MAX, |e| t0 + e);
+        crate::quiet::fc_plan(
+            self.rate,
+            u64::from(self.crx[0].config().fc_interval),
+            t0,
+            t0 + n,
+            self.ser,
+            self.fc_pending != 0,
+            first,
+        )
+    }
+
+    /// Whether [`Endpoint::quiet_jump`] of `n` cycles would apply: nothing to send, nothing arriving or
+    /// held, one VL, IB credits.
+    pub fn can_quiet_jump(&self, n: u64) -> bool {
+        self.quiet_plan(n).is_some()
+    }
+
+    /// Advances `n` quiet cycles at once (see [`crate::quiet`]); returns false and changes nothing when it
+    /// does not apply. The periodic flow-control packets of those cycles are not produced.
+    pub fn quiet_jump(&mut self, n: u64) -> bool {
+        if n == 0 {
+            return true;
+        }
+        let Some(plan) = self.quiet_plan(n) else {
+            return false;
+        };
+        if plan.fired {
+            self.fc_fccl[0] = crate::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
+        }
+        self.crx[0].skip(n);
+        self.ser = plan.ser;
+        self.fc_pending = u16::from(plan.pending);
+        self.now += n;
+        true
+    }
+
     /// One cycle: returns what goes on the link.
     #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
     pub fn step(&mut self) -> EndpointOut {

@@ -161,6 +161,16 @@ impl<T: Copy> Wire<T> {
         self.q.front().map(|&(at, _)| at)
     }
 
+    /// The items in flight with their due cycles, oldest first.
+    pub fn items(&self) -> impl Iterator<Item = (u64, T)> + '_ {
+        self.q.iter().copied()
+    }
+
+    /// Drops everything in flight.
+    pub fn clear(&mut self) {
+        self.q.clear();
+    }
+
     /// Nothing in flight.
     pub fn is_empty(&self) -> bool {
         self.q.is_empty()
