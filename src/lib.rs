@@ -2,6 +2,7 @@
 //! crates.
 pub use rtl_model;
 
+pub mod bench;
 pub mod fabric;
 pub mod queueing;
 pub mod run;

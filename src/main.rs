@@ -3,6 +3,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cli_bench;
 #[cfg(feature = "cosim")]
 mod cli_cosim;
 mod cli_sweep;
@@ -60,7 +61,12 @@ enum Command {
         /// value differs from the row before, so every value holds until the next row. Repeatable.
         #[arg(long = "trace", value_name = "PORT:VL")]
         trace: Vec<String>,
+        /// Threads for stepping the fabric (results are identical for any count).
+        #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+        threads: u64,
     },
+    /// Measure the simulator's speed on a fixed fabric (see README, Performance).
+    Bench(cli_bench::Args),
     #[cfg(feature = "cosim")]
     #[command(flatten)]
     Cosim(cli_cosim::Command),
@@ -77,7 +83,14 @@ fn main() -> ExitCode {
             pcap,
             vcd,
             trace,
-        } => ibcycle::run::cli_with(&file, &out, &ibcycle::run::ObserveOpts { pcap, vcd, trace }),
+            threads,
+        } => ibcycle::run::cli_with(
+            &file,
+            &out,
+            &ibcycle::run::ObserveOpts { pcap, vcd, trace },
+            threads as usize,
+        ),
+        Command::Bench(a) => cli_bench::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {
                 println!(

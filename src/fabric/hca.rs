@@ -347,6 +347,12 @@ impl Hca {
         self.flows.iter().map(|f| (f.flow as usize, f.src.refused))
     }
 
+    /// Flow `i` of this HCA (in the order added), for a driver that reschedules or retargets it between
+    /// steps (the bench's constant-rate random-destination source).
+    pub fn flow_mut(&mut self, i: usize) -> Option<&mut TxFlow> {
+        self.flows.get_mut(i)
+    }
+
     /// A packet head arrives this cycle.
     pub fn rx_packet(&mut self, now: u64, p: PacketStart) {
         self.ep.rx_packet(p);
@@ -439,6 +445,110 @@ impl Hca {
     /// A packet is arriving (head in, tail not yet).
     pub fn receiving(&self) -> bool {
         self.arriving.is_some()
+    }
+
+    /// The first cycle at or after `now` (the cycle the next [`Hca::step`] simulates) in which a step can do
+    /// more than count the port's timers down, with nothing handed in; `u64::MAX`: never. Conservative: a
+    /// flow that may choose a packet makes every cycle an event (its reaction point's state is only read
+    /// through `may_send`, which has effects).
+    pub fn next_event(&self, now: u64) -> u64 {
+        if self.steps_every_cycle() {
+            return now;
+        }
+        let mut at = self
+            .ep
+            .next_event()
+            .map_or(u64::MAX, |e| now.saturating_add(e));
+        if let Some((tail, _)) = self.arriving {
+            at = at.min(tail.max(now));
+        }
+        if !self.cnp_q.is_empty() {
+            return now;
+        }
+        match self.loaded {
+            Some(Loaded::Data(i)) => {
+                let f = &self.flows[i];
+                if !f.active(now) {
+                    return now;
+                }
+                at = at.min(f.stop);
+            }
+            Some(Loaded::Cnp) => {}
+            None => {
+                for f in &self.flows {
+                    if f.start >= f.stop {
+                        continue;
+                    }
+                    if f.active(now) {
+                        match (f.cc.is_some(), f.sent) {
+                            // Gated until the last packet's end is reported.
+                            (true, Some(s)) if s.end > now => at = at.min(s.end),
+                            _ => return now,
+                        }
+                    } else if f.start > now {
+                        at = at.min(f.start);
+                    }
+                }
+            }
+        }
+        at
+    }
+
+    /// The first cycle at or after `now` in which this HCA may do more than send periodic flow-control
+    /// packets: `now` while a packet is loaded, arriving or a CNP waits, else the next flow start.
+    pub fn quiet_until(&self, now: u64) -> u64 {
+        if self.steps_every_cycle() {
+            return now;
+        }
+        if self.loaded.is_some() || !self.cnp_q.is_empty() || self.arriving.is_some() {
+            return now;
+        }
+        let mut at = u64::MAX;
+        for f in &self.flows {
+            if f.start >= f.stop || f.stop <= now {
+                continue;
+            }
+            if f.start <= now {
+                return now;
+            }
+            at = at.min(f.start);
+        }
+        at
+    }
+
+    /// Flow-control state of the port (one data VL, see `switch_asic::quiet`).
+    pub fn fc_sync(&self) -> Option<switch_asic::quiet::FcSync> {
+        self.ep.fc_sync()
+    }
+
+    /// Whether [`Hca::quiet_jump`] applies to cycles `now..now + n`.
+    pub fn can_quiet_jump(&self, now: u64, n: u64) -> bool {
+        self.quiet_until(now) >= now.saturating_add(n) && self.ep.can_quiet_jump(n)
+    }
+
+    /// Advances `n` quiet cycles from `now` at once (only periodic flow control, not produced); false and no
+    /// change when it does not apply.
+    pub fn quiet_jump(&mut self, now: u64, n: u64) -> bool {
+        self.can_quiet_jump(now, n) && self.ep.quiet_jump(n)
+    }
+
+    /// Whether this HCA has state whose next change [`Hca::next_event`] does not predict, so that the
+    /// event-driven fabric steps it every cycle (exact, only slower): RoCEv2 ports (PFC pause timers, CNP
+    /// spacing), RR-CC receivers (period ends) and patterned flows (message arrivals).
+    fn steps_every_cycle(&self) -> bool {
+        self.roce.is_some()
+            || self.rrcc.iter().any(Option::is_some)
+            || self.flows.iter().any(|f| !f.src.saturating())
+    }
+
+    /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it).
+    pub fn skip(&mut self, n: u64) {
+        self.ep.skip(n);
+    }
+
+    /// The cycle the port's next step simulates (it counts the steps and skips it was given).
+    pub fn port_now(&self) -> u64 {
+        self.ep.now()
     }
 
     /// One cycle at `now` (the fabric's clock): loads the next packet of the round-robin flow when none is

@@ -19,6 +19,7 @@
 //! checked for empty buffers instead of matching credits.
 
 mod cc;
+pub mod event;
 pub mod flow_cc;
 pub mod hca;
 pub mod roce;
@@ -123,6 +124,10 @@ pub struct Fabric {
     tap: Option<Box<tap::Tap>>,
     /// RoCEv2 mode (PFC instead of credits).
     roce: bool,
+    /// Threads for [`Fabric::run_until`] (1: the calling thread only).
+    threads: usize,
+    /// Wake-up cycles of the event-driven [`Fabric::run_until`].
+    sched: event::Sched,
 }
 
 /// Exact bytes per cycle of `rate_mbps` at `clock_mhz`.
@@ -348,6 +353,8 @@ impl Fabric {
             hca_buf: set.hca_vl_buf_blocks,
             tap: None,
             roce: sc.roce.is_some(),
+            threads: 1,
+            sched: event::Sched::default(),
         })
     }
 
@@ -465,6 +472,16 @@ impl Fabric {
             }
         }
         self.now += 1;
+    }
+
+    /// Threads [`Fabric::run_until`] steps on (at least 1).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Sets the threads [`Fabric::run_until`] steps on; results do not depend on it.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// Packets on wires, held in switches, or arriving at an HCA.

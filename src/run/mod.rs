@@ -61,7 +61,16 @@ fn becn_received(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
 
 /// Runs `sc`; `progress` shows a bar on stderr.
 pub fn run(sc: &Scenario, progress: bool) -> Result<RunResult, FabricError> {
-    run_with(sc, progress, None).map(|(r, _)| r)
+    run_threads(sc, progress, 1)
+}
+
+/// [`run`] stepping the fabric on `threads` threads (the results do not depend on it).
+pub fn run_threads(
+    sc: &Scenario,
+    progress: bool,
+    threads: usize,
+) -> Result<RunResult, FabricError> {
+    run_with(sc, progress, None, threads).map(|(r, _)| r)
 }
 
 /// Runs `sc` with observation outputs: `obs` sees every cycle of the run time (not the drain after it) and
@@ -71,15 +80,17 @@ pub fn run_observed(
     progress: bool,
     obs: Observers,
 ) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
-    run_with(sc, progress, Some(obs))
+    run_with(sc, progress, Some(obs), 1)
 }
 
 fn run_with(
     sc: &Scenario,
     progress: bool,
     mut obs: Option<Observers>,
+    threads: usize,
 ) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
     let mut fab = Fabric::new(sc)?;
+    fab.set_threads(threads);
     if let Some(o) = &obs {
         o.attach(&mut fab);
     }
@@ -101,11 +112,9 @@ fn run_with(
         let begin = fab.now();
         let end = (begin + interval).min(total);
         match obs.as_mut() {
-            None => {
-                while fab.now() < end {
-                    fab.step();
-                }
-            }
+            // Event-driven: blocks step only when due (identical results).
+            None => fab.run_until(end),
+            // Observers read every cycle.
             Some(o) => {
                 while fab.now() < end {
                     fab.step();
@@ -171,9 +180,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     let drained = fab.quiet();
     // Two flow-control periods plus the longest wire let every receiver's latest FCCL reach its sender.
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
-    for _ in 0..settle {
-        fab.step();
-    }
+    fab.run_until(fab.now() + settle);
     let injected: u64 = fab
         .hcas
         .iter()
@@ -222,12 +229,17 @@ pub fn write_outputs(r: &RunResult, sc: &Scenario, out: &Path) -> std::io::Resul
 /// The `run` subcommand: loads `file`, runs it, writes into `out`, prints a one-line result per flow.
 /// Fails (exit status 1) on a bad scenario, an output error, or a broken invariant.
 pub fn cli(file: &Path, out: &Path) -> ExitCode {
-    cli_with(file, out, &ObserveOpts::default())
+    cli_with(file, out, &ObserveOpts::default(), 1)
 }
 
-/// [`cli`] with the observation outputs `opts` (`--pcap`, `--vcd`, `--trace`); a name that is not in the
-/// scenario fails before the run.
-pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts) -> ExitCode {
+/// [`cli`] stepping on `threads` threads.
+pub fn cli_threads(file: &Path, out: &Path, threads: usize) -> ExitCode {
+    cli_with(file, out, &ObserveOpts::default(), threads)
+}
+
+/// [`cli`] with the observation outputs `opts` (`--pcap`, `--vcd`, `--trace`) on `threads` threads; a name
+/// that is not in the scenario fails before the run.
+pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> ExitCode {
     // A queueing model file (thesis models, `[tandem]` / `[ge_queue]`) runs in its own mode.
     if let Some(code) = crate::queueing::cli(file, out) {
         return code;
@@ -250,7 +262,7 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts) -> ExitCode {
             }
         }
     };
-    let r = match run_with(&sc, std::io::stderr().is_terminal(), obs) {
+    let r = match run_with(&sc, std::io::stderr().is_terminal(), obs, threads) {
         Ok((r, Ok(()))) => r,
         Ok((_, Err(e))) => {
             eprintln!("ibcycle run: writing {e}");

@@ -204,6 +204,130 @@ impl Endpoint {
         self.rx_fc = Some(fc);
     }
 
+    /// The cycle the next [`Endpoint::step`] simulates.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
+    /// has work; `None`: never). Idle means: no block arrives, no flow-control or packet can start, nothing
+    /// is held for release and no `credit_rx` timer or change is due, so a step would only count timers down.
+    /// Drain-rate and PFC modes are never idle (their accumulators and pause timers run every cycle).
+    pub fn next_event(&self) -> Option<u64> {
+        if self.rx_pkt.is_some()
+            || self.rx_fc.is_some()
+            || self.rx_pause.is_some()
+            || self.drain.is_some()
+            || self.pfc.is_some()
+            || self.held.iter().any(|&h| h > 0)
+        {
+            return Some(0);
+        }
+        let (t, r) = (self.now, self.rate);
+        let mut at = u64::MAX;
+        if self.fc_pending != 0 {
+            at = at.min(self.ser.fc_ready_cycle(r, t));
+        }
+        if let Some(src) = &self.source {
+            let vl = usize::from(src.template.vl).min(self.vls - 1);
+            let tx = &self.ctx[vl];
+            // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a step).
+            if src.left != Some(0) && fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8) {
+                at = at.min(self.ser.packet_ready_cycle(r, t));
+            }
+        }
+        if let Some((a, _, _)) = &self.arriving {
+            at = at.min(a.next_cycle().unwrap_or(t));
+        }
+        for c in &self.crx {
+            if let Some(e) = c.next_event() {
+                at = at.min(t.saturating_add(e));
+            }
+        }
+        (at != u64::MAX).then(|| at.saturating_sub(t))
+    }
+
+    /// Advances `n` idle cycles at once; exact when `n` is at most [`Endpoint::next_event`] (only the
+    /// `credit_rx` timers move, by their own exact `skip`). The caller must not skip further.
+    pub fn skip(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        debug_assert!(
+            self.next_event().is_none_or(|e| e >= n),
+            "skip past an event"
+        );
+        for c in &mut self.crx {
+            c.skip(n);
+        }
+        self.now += n;
+    }
+
+    /// Flow-control state of VL 0 when the endpoint has one data VL and runs IB credits.
+    pub fn fc_sync(&self) -> Option<crate::quiet::FcSync> {
+        if self.vls != 1 || self.pfc.is_some() {
+            return None;
+        }
+        let pending = (self.fc_pending & 1 != 0).then_some(self.fc_fccl[0]);
+        Some(crate::quiet::FcSync::of(
+            &self.crx[0],
+            &self.ctx[0],
+            pending,
+        ))
+    }
+
+    fn quiet_plan(&self, n: u64) -> Option<crate::quiet::FcPlan> {
+        if self.rx_pkt.is_some()
+            || self.rx_fc.is_some()
+            || self.rx_pause.is_some()
+            || self.pfc.is_some()
+            || self.drain.is_some()
+            || self.arriving.is_some()
+            || self.source.is_some_and(|s| s.left != Some(0))
+            || self.pfc_pending != 0
+            || self.vls != 1
+            || self.held[0] != 0
+        {
+            return None;
+        }
+        let t0 = self.now;
+        let first = self.crx[0].next_event().map_or(u64::MAX, |e| t0 + e);
+        crate::quiet::fc_plan(
+            self.rate,
+            u64::from(self.crx[0].config().fc_interval),
+            t0,
+            t0 + n,
+            self.ser,
+            self.fc_pending != 0,
+            first,
+        )
+    }
+
+    /// Whether [`Endpoint::quiet_jump`] of `n` cycles would apply: nothing to send, nothing arriving or
+    /// held, one VL, IB credits.
+    pub fn can_quiet_jump(&self, n: u64) -> bool {
+        self.quiet_plan(n).is_some()
+    }
+
+    /// Advances `n` quiet cycles at once (see [`crate::quiet`]); returns false and changes nothing when it
+    /// does not apply. The periodic flow-control packets of those cycles are not produced.
+    pub fn quiet_jump(&mut self, n: u64) -> bool {
+        if n == 0 {
+            return true;
+        }
+        let Some(plan) = self.quiet_plan(n) else {
+            return false;
+        };
+        if plan.fired {
+            self.fc_fccl[0] = crate::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
+        }
+        self.crx[0].skip(n);
+        self.ser = plan.ser;
+        self.fc_pending = u16::from(plan.pending);
+        self.now += n;
+        true
+    }
+
     /// One cycle: returns what goes on the link.
     #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
     pub fn step(&mut self) -> EndpointOut {

@@ -135,6 +135,11 @@ impl<T: Copy> Wire<T> {
         }
     }
 
+    /// The latency in cycles.
+    pub fn latency(&self) -> u64 {
+        self.latency
+    }
+
     /// Puts `v` on the wire at cycle `now`.
     pub fn push(&mut self, now: u64, v: T) {
         self.q.push_back((now + self.latency, v));
@@ -154,6 +159,16 @@ impl<T: Copy> Wire<T> {
     /// Cycle of the next item, if any.
     pub fn next_due(&self) -> Option<u64> {
         self.q.front().map(|&(at, _)| at)
+    }
+
+    /// The items in flight with their due cycles, oldest first.
+    pub fn items(&self) -> impl Iterator<Item = (u64, T)> + '_ {
+        self.q.iter().copied()
+    }
+
+    /// Drops everything in flight.
+    pub fn clear(&mut self) {
+        self.q.clear();
     }
 
     /// Nothing in flight.

@@ -406,3 +406,4 @@ mod build;
 mod detect;
 mod egress;
 mod ingress;
+mod quiet;

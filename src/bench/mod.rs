@@ -1,0 +1,264 @@
+//! `ibcycle bench`: fixed fabrics and traffic that measure the simulator's speed (issue 7).
+//!
+//! A bench builds its scenario in code (no file), steps the fabric for `--sim-us` simulated microseconds
+//! with [`Fabric::run_until`], and reports wall time, simulated seconds per wall second, port-cycles per
+//! wall second and peak memory. A port-cycle is one port over the wire time of one 64-byte block at that
+//! port's rate (both ends of every link are ports), so the figure compares with BookSim2's flit cycles
+//! whatever the model's core clock is.
+//!
+//! # Benches
+//! - `clos648-shift`: 36 leaf + 18 spine 36-port switches, 648 HCAs, 4x QDR everywhere, 100 ns wires; HCA
+//!   `k` sends saturating 1 MiB messages (2048-byte MTU) to HCA `k + 18` (always the next leaf). CC off.
+//! - `clos648-shift-cc`: the same with IB CC on at the settings of the shipped `gran-s1-cc-on` scenario
+//!   ([`validation_cc`]).
+//! - `ft18x2-uniform`: BookSim2's 18-ary 2-tree (18 leaf + 18 spine routers, 324 nodes), 4x QDR, one VL, IB
+//!   credits; every node injects 2048-byte packets at 0.4 of its link rate to uniformly random other nodes
+//!   ([`uniform`]).
+//! - `idle`: the `clos648-shift` fabric with no traffic (only periodic flow-control packets).
+
+pub mod uniform;
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::fabric::{Fabric, FabricError};
+use crate::scenario::{Flow, HcaCc, Scenario, Settings, SwitchCc};
+use crate::topology::{self, Topology};
+
+/// 4x QDR data rate in Mbit/s.
+const QDR_MBPS: u64 = 32_000;
+/// Wire latency of every bench link (the validation scenarios' 100 ns).
+const LATENCY_NS: u64 = 100;
+
+/// The benches, by CLI name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchName {
+    /// 648-port two-level Clos, shift-by-18 traffic at full load, CC off.
+    #[value(name = "clos648-shift")]
+    Clos648Shift,
+    /// The same with IB CC on.
+    #[value(name = "clos648-shift-cc")]
+    Clos648ShiftCc,
+    /// BookSim2's 18-ary 2-tree, uniform random traffic at 0.4 load.
+    #[value(name = "ft18x2-uniform")]
+    Ft18x2Uniform,
+    /// The 648-port Clos with no traffic.
+    #[value(name = "idle")]
+    Idle,
+}
+
+impl BenchName {
+    /// The CLI name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BenchName::Clos648Shift => "clos648-shift",
+            BenchName::Clos648ShiftCc => "clos648-shift-cc",
+            BenchName::Ft18x2Uniform => "ft18x2-uniform",
+            BenchName::Idle => "idle",
+        }
+    }
+
+    /// Simulated microseconds when `--sim-us` is not given: long enough that start-up is a small part, short
+    /// enough for a quick run; `idle` runs the issue's one simulated second.
+    pub fn default_sim_us(self) -> u64 {
+        match self {
+            BenchName::Idle => 1_000_000,
+            _ => 200,
+        }
+    }
+}
+
+/// What `ibcycle bench --json` prints (one object).
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchResult {
+    /// Bench name.
+    pub bench: String,
+    /// Simulated seconds.
+    pub sim_seconds: f64,
+    /// Wall-clock seconds of the stepping (fabric assembly excluded).
+    pub wall_seconds: f64,
+    /// `sim_seconds / wall_seconds`.
+    pub sim_s_per_wall_s: f64,
+    /// Port-cycles simulated (see the module documentation).
+    pub port_cycles: f64,
+    /// Port-cycles per wall second.
+    pub port_cycles_per_s: f64,
+    /// Peak resident memory of the process (VmHWM) in MiB.
+    pub peak_rss_mib: f64,
+    /// Threads used for stepping.
+    pub threads: usize,
+    /// Data packets delivered to HCAs (a sanity figure: a bench that moved nothing measures nothing).
+    pub packets_delivered: u64,
+}
+
+/// The IB CC settings of the shipped `gran-s1-cc-on` scenario (switch side, HCA side).
+pub fn validation_cc() -> (SwitchCc, HcaCc) {
+    (
+        SwitchCc {
+            threshold: 12,
+            marking_rate: 1,
+            packet_size: 8,
+            victim_mask: false,
+            ..SwitchCc::default()
+        },
+        HcaCc {
+            ccti_increase: 3,
+            ccti_limit: 127,
+            ccti_min: 0,
+            ccti_timer: 10,
+            cct_shift: 3,
+            cct_multiplier_step: 1,
+            ..HcaCc::default()
+        },
+    )
+}
+
+fn clos648() -> Topology {
+    topology::fat_tree(36, 18, 18, 1, QDR_MBPS, QDR_MBPS, LATENCY_NS)
+        .expect("the 648-port Clos is a valid fat tree")
+}
+
+fn flow(i: usize, src: usize, dst: usize, message_bytes: u64) -> Flow {
+    Flow {
+        id: format!("F{i}"),
+        src,
+        dst,
+        sl: 0,
+        mtu: 2048,
+        message_bytes,
+        start_us: 0,
+        stop_us: None,
+        pattern: Default::default(),
+    }
+}
+
+/// The scenario of bench `b` for `sim_us` microseconds (for `ft18x2-uniform`, the flows' first destinations;
+/// [`uniform::Driver`] retargets them).
+pub fn scenario(b: BenchName, sim_us: u64) -> Scenario {
+    let settings = Settings {
+        switch_vl_buf_blocks: 512,
+        ..Settings::default()
+    };
+    let mut sc = Scenario {
+        name: b.as_str().to_string(),
+        seed: 1,
+        duration_us: sim_us,
+        topology: clos648(),
+        flows: Vec::new(),
+        settings,
+        switch_cc: SwitchCc::default(),
+        hca_cc: None,
+        roce: None,
+    };
+    match b {
+        BenchName::Clos648Shift | BenchName::Clos648ShiftCc => {
+            let n = sc.topology.hcas.len();
+            sc.flows = (0..n).map(|k| flow(k, k, (k + 18) % n, 1 << 20)).collect();
+            if b == BenchName::Clos648ShiftCc {
+                let (s, h) = validation_cc();
+                sc.switch_cc = s;
+                sc.hca_cc = Some(h);
+            }
+        }
+        BenchName::Ft18x2Uniform => {
+            sc.topology = topology::fat_tree(18, 18, 18, 1, QDR_MBPS, QDR_MBPS, LATENCY_NS)
+                .expect("the 18-ary 2-tree is a valid fat tree");
+            sc.flows = uniform::flows(sc.topology.hcas.len(), sc.seed);
+        }
+        BenchName::Idle => {}
+    }
+    sc
+}
+
+/// Port-cycles of `cycles` core cycles of `sc`'s fabric: per link end, cycles times bytes per cycle / 64.
+pub fn port_cycles(sc: &Scenario, cycles: u64) -> f64 {
+    let ns = cycles as f64 * 1000.0 / f64::from(sc.settings.clock_mhz);
+    // rate Mbit/s = rate / 8 bytes per us; a block takes 64 * 8 / rate us.
+    sc.topology
+        .links
+        .iter()
+        .map(|l| 2.0 * ns / 1000.0 * l.rate_mbps as f64 / 512.0)
+        .sum()
+}
+
+/// Peak resident set of this process in MiB (VmHWM), 0 where /proc is missing.
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+/// Runs bench `b` for `sim_us` microseconds on `threads` threads.
+pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, FabricError> {
+    let sc = scenario(b, sim_us);
+    let mut fab = Fabric::new(&sc)?;
+    fab.set_threads(threads);
+    let end = sim_us * fab.cycles_per_us;
+    let t0 = Instant::now();
+    if b == BenchName::Ft18x2Uniform {
+        let mut d = uniform::Driver::new(&sc, &mut fab);
+        d.run_until(&mut fab, end);
+    } else {
+        fab.run_until(end);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let sim = sim_us as f64 * 1e-6;
+    let pc = port_cycles(&sc, end);
+    let delivered = fab
+        .hcas
+        .iter()
+        .map(|h| h.rx.iter().map(|c| c.packets).sum::<u64>())
+        .sum();
+    Ok(BenchResult {
+        bench: b.as_str().to_string(),
+        sim_seconds: sim,
+        wall_seconds: wall,
+        sim_s_per_wall_s: sim / wall,
+        port_cycles: pc,
+        port_cycles_per_s: pc / wall,
+        peak_rss_mib: peak_rss_mib(),
+        threads: fab.threads(),
+        packets_delivered: delivered,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clos648_has_2592_ports_and_shift_goes_to_the_next_leaf() {
+        let sc = scenario(BenchName::Clos648Shift, 1);
+        assert_eq!(sc.topology.switches.len(), 54);
+        assert_eq!(sc.topology.hcas.len(), 648);
+        assert_eq!(sc.topology.links.len() * 2, 2592);
+        assert!(sc.flows.iter().all(|f| f.dst / 18 == (f.src / 18 + 1) % 36));
+        // 4x QDR moves 4 bytes per ns: a 64-byte block is 16 ns, 62.5 M block-times per port per second.
+        let pc = port_cycles(&sc, 1_000_000_000);
+        assert!((pc - 2592.0 * 62.5e6).abs() < 1.0, "{pc}");
+    }
+
+    #[test]
+    fn ft18x2_is_booksims_configuration() {
+        let sc = scenario(BenchName::Ft18x2Uniform, 1);
+        assert_eq!(sc.topology.switches.len(), 36);
+        assert_eq!(sc.topology.hcas.len(), 324);
+        assert_eq!(sc.settings.data_vls, 1);
+        assert!(sc.flows.iter().all(|f| f.src != f.dst));
+    }
+
+    #[test]
+    fn the_cc_bench_uses_the_validation_settings() {
+        let sc = scenario(BenchName::Clos648ShiftCc, 1);
+        assert_eq!(sc.switch_cc.threshold, 12);
+        assert!(sc.hca_cc.is_some());
+        assert!(scenario(BenchName::Clos648Shift, 1).hca_cc.is_none());
+        assert!(scenario(BenchName::Idle, 1).flows.is_empty());
+    }
+}

@@ -1,0 +1,57 @@
+//! `ibcycle bench NAME [--sim-us N] [--threads T] [--json]`: runs one of [`ibcycle::bench`]'s benches and
+//! prints its figures (one JSON object with `--json`).
+
+use std::process::ExitCode;
+
+use ibcycle::bench::{self, BenchName};
+
+/// The subcommand's arguments.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The bench.
+    #[arg(value_enum)]
+    name: BenchName,
+    /// Simulated microseconds (default: 200; idle: 1 000 000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    sim_us: Option<u64>,
+    /// Threads for stepping the fabric.
+    #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: u64,
+    /// Print one JSON object instead of a line of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the bench of `a`.
+pub fn run(a: Args) -> ExitCode {
+    let sim_us = a.sim_us.unwrap_or(a.name.default_sim_us());
+    let r = match bench::run(a.name, sim_us, a.threads as usize) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("ibcycle bench {}: {e}", a.name.as_str());
+            return ExitCode::FAILURE;
+        }
+    };
+    if a.json {
+        match serde_json::to_string(&r) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("ibcycle bench: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        println!(
+            "{}: {:.3e} simulated s in {:.3} s: {:.3e} sim s/s, {:.3e} port-cycles/s, peak {:.1} MiB, {} thread(s), {} packets",
+            r.bench,
+            r.sim_seconds,
+            r.wall_seconds,
+            r.sim_s_per_wall_s,
+            r.port_cycles_per_s,
+            r.peak_rss_mib,
+            r.threads,
+            r.packets_delivered
+        );
+    }
+    ExitCode::SUCCESS
+}

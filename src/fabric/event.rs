@@ -1,0 +1,590 @@
+//! Event-driven and parallel stepping: [`Fabric::run_until`] gives the state of as many [`Fabric::step`]
+//! calls, but steps a switch or HCA only in cycles where it can do something, and can spread the switches
+//! (each with its HCAs) over threads.
+//!
+//! # Why skipping is exact
+//! A block's step in a cycle where nothing arrives for it and its own `next_event` is not due only counts
+//! timers down, which its exact `skip` does in O(1) (switch-asic's `Switch::skip`, `Endpoint::skip`, the
+//! `credit_rx` closed form). Every block therefore has a wake-up cycle: the earliest of its own next event
+//! and the next item due on a wire into it. In a cycle `t` the blocks due at `t` are each brought to `t`
+//! (skip), handed what the wires deliver, and stepped. What a step puts on a wire is due at `t + latency`
+//! with `latency >= 1`, so no block stepped at `t` sees another's output of `t`, and handling the due blocks
+//! one after the other gives the reference's result, whatever their order (the reference delivers to
+//! everyone first, then steps everyone). At the end every block is skipped to `end`, so [`Fabric::step`]
+//! can go on from there.
+//!
+//! # Why parallel stepping is exact
+//! With `T` threads the switches are cut into `T` contiguous runs of about equal weight (ports plus attached
+//! HCAs), each switch with the HCAs attached to it ([`partition`]). The lookahead `L` is the shortest
+//! latency of a wire between two parts. Time advances in windows of `L` cycles; in a window every part
+//! runs on its own thread, and what it puts on a wire into another part (due at least `L` cycles later, so
+//! after the window) waits in an outbox that is delivered between windows. Each wire has one sender, so its
+//! items keep their order. The blocks see exactly the items at exactly the cycles of the one-thread run,
+//! so the results are bit-identical for any thread count.
+//!
+//! # Cost
+//! Per cycle with any work in a part: a scan of the part's wake-up array plus the due blocks' steps; a cycle
+//! with no work anywhere is never visited. Threads synchronise once per window.
+
+use switch_asic::endpoint::EndpointOut;
+use switch_asic::link::Wire;
+use switch_asic::quiet::FcSync;
+use switch_asic::{Switch, TxEvent};
+
+use super::{Ev, Fabric, Hca, Rx};
+
+/// Cycles of event-driven stepping between two checks for a quiet fabric (a check costs O(blocks), so
+/// it is spread over this many cycles of stepping).
+const QUIET_CHECK: u64 = 4096;
+/// The shortest quiet stretch worth a jump.
+const QUIET_MIN: u64 = 1024;
+
+/// Part and index within it of a switch or HCA.
+type Loc = (u32, u32);
+
+/// Preallocated scratch reused by every [`Fabric::run_until`].
+#[derive(Debug, Default, Clone)]
+pub(super) struct Sched {
+    /// Part of every switch (empty: not computed for the current thread count).
+    sw_part: Vec<u32>,
+    /// The lookahead of the partition, in cycles.
+    lookahead: u64,
+    /// Threads the partition was made for.
+    parts: usize,
+    /// Cycles advanced by quiet jumps so far.
+    quiet_cycles: u64,
+}
+
+/// Read-only routing between parts.
+struct Links<'a> {
+    sw_loc: &'a [Loc],
+    hca_loc: &'a [Loc],
+    sw_out: &'a [Vec<Option<Rx>>],
+    hca_out: &'a [Rx],
+}
+
+impl Links<'_> {
+    fn loc(&self, rx: Rx) -> Loc {
+        match rx {
+            Rx::Switch(s, _) => self.sw_loc[s],
+            Rx::Hca(h) => self.hca_loc[h],
+        }
+    }
+}
+
+/// One thread's share of the fabric.
+#[derive(Default)]
+struct Part {
+    id: u32,
+    sw_ids: Vec<usize>,
+    switches: Vec<Switch>,
+    sw_in: Vec<Vec<Option<Wire<Ev>>>>,
+    /// Per switch and port: the cycle of the next item on the wire in (`u64::MAX`: none). Kept here so that
+    /// finding due ports does not touch every wire's queue (a cache miss each).
+    port_due: Vec<Vec<u64>>,
+    sw_wake: Vec<u64>,
+    hca_ids: Vec<usize>,
+    hcas: Vec<Hca>,
+    hca_in: Vec<Wire<Ev>>,
+    /// Per HCA: the cycle of the next item on its wire in (`u64::MAX`: none).
+    hca_due: Vec<u64>,
+    hca_wake: Vec<u64>,
+    events: Vec<TxEvent>,
+    /// Items for other parts: receiver, push cycle, item.
+    outbox: Vec<(Rx, u64, Ev)>,
+    /// Packet heads put on wires minus those taken off, by this part.
+    wire_pkts: i64,
+}
+
+/// Cuts `switches` (weights: ports plus attached HCAs) into `parts` contiguous runs of about equal weight.
+pub fn partition(weights: &[u64], parts: usize) -> Vec<u32> {
+    let total: u64 = weights.iter().sum();
+    let parts = parts.clamp(1, weights.len().max(1)) as u64;
+    let mut acc = 0u64;
+    weights
+        .iter()
+        .map(|&w| {
+            // A switch goes to the part its weight's midpoint falls in.
+            let mid = 2 * acc + w;
+            acc += w;
+            ((mid * parts) / (2 * total.max(1))).min(parts - 1) as u32
+        })
+        .collect()
+}
+
+impl Part {
+    fn sw_wake_of(&self, i: usize) -> u64 {
+        let sw = &self.switches[i];
+        let w = sw
+            .next_event()
+            .map_or(u64::MAX, |e| sw.now().saturating_add(e));
+        self.port_due[i].iter().fold(w, |a, &d| a.min(d))
+    }
+
+    fn hca_wake_of(&self, i: usize, now: u64) -> u64 {
+        self.hcas[i].next_event(now).min(self.hca_due[i])
+    }
+
+    fn init_wakes(&mut self, now: u64) {
+        let due = |w: &Wire<Ev>| w.next_due().unwrap_or(u64::MAX);
+        self.port_due = self
+            .sw_in
+            .iter()
+            .map(|ins| {
+                ins.iter()
+                    .map(|w| w.as_ref().map_or(u64::MAX, due))
+                    .collect()
+            })
+            .collect();
+        self.hca_due = self.hca_in.iter().map(due).collect();
+        self.sw_wake.clear();
+        for i in 0..self.switches.len() {
+            let w = self.sw_wake_of(i);
+            self.sw_wake.push(w);
+        }
+        self.hca_wake.clear();
+        for i in 0..self.hcas.len() {
+            let w = self.hca_wake_of(i, now);
+            self.hca_wake.push(w);
+        }
+    }
+
+    /// A wire into a block of this part, given the block's local location.
+    fn wire(&mut self, rx: Rx, idx: usize) -> &mut Wire<Ev> {
+        match rx {
+            Rx::Switch(_, p) => self.sw_in[idx][p]
+                .as_mut()
+                .expect("a connected port's peer is connected"),
+            Rx::Hca(_) => &mut self.hca_in[idx],
+        }
+    }
+
+    /// Puts an item pushed at `t` on the local wire `rx` (at `idx`) and wakes its receiver.
+    fn deliver(&mut self, rx: Rx, idx: usize, t: u64, ev: Ev) {
+        let w = self.wire(rx, idx);
+        w.push(t, ev);
+        let at = t + w.latency();
+        // A wire is a FIFO of one latency: an earlier item, if any, is due first.
+        let (due, wake) = match rx {
+            Rx::Switch(_, p) => (&mut self.port_due[idx][p], &mut self.sw_wake[idx]),
+            Rx::Hca(_) => (&mut self.hca_due[idx], &mut self.hca_wake[idx]),
+        };
+        *due = (*due).min(at);
+        *wake = (*wake).min(at);
+    }
+
+    fn push(&mut self, links: &Links, rx: Rx, t: u64, ev: Ev) {
+        self.wire_pkts += i64::from(matches!(ev, Ev::Pkt(_)));
+        let (part, idx) = links.loc(rx);
+        if part == self.id {
+            self.deliver(rx, idx as usize, t, ev);
+        } else {
+            self.outbox.push((rx, t, ev));
+        }
+    }
+
+    /// Runs every block due in cycles `now..end`.
+    fn run(&mut self, links: &Links, end: u64) {
+        loop {
+            let t = self
+                .sw_wake
+                .iter()
+                .chain(self.hca_wake.iter())
+                .copied()
+                .min()
+                .unwrap_or(u64::MAX);
+            if t >= end {
+                return;
+            }
+            for i in 0..self.switches.len() {
+                if self.sw_wake[i] <= t {
+                    self.step_switch(links, i, t);
+                    self.sw_wake[i] = self.sw_wake_of(i);
+                }
+            }
+            for i in 0..self.hcas.len() {
+                if self.hca_wake[i] <= t {
+                    self.step_hca(links, i, t);
+                    self.hca_wake[i] = self.hca_wake_of(i, t + 1);
+                }
+            }
+        }
+    }
+
+    fn step_switch(&mut self, links: &Links, i: usize, t: u64) {
+        let sw = &mut self.switches[i];
+        let n = t - sw.now();
+        sw.skip(n);
+        for (p, w) in self.sw_in[i].iter_mut().enumerate() {
+            if self.port_due[i][p] > t {
+                continue;
+            }
+            let Some(w) = w else { continue };
+            while let Some(e) = w.pop_due(t) {
+                // A refusal is counted by the switch (`rx_errors`) and reported as a violation.
+                let _ = match e {
+                    Ev::Pkt(pk) => {
+                        self.wire_pkts -= 1;
+                        sw.rx_packet(p, pk)
+                    }
+                    Ev::Fc(fc) => sw.rx_fc(p, fc),
+                    Ev::Pause(f) => sw.rx_pause(p, f),
+                };
+            }
+            self.port_due[i][p] = w.next_due().unwrap_or(u64::MAX);
+        }
+        self.events.clear();
+        self.events.extend_from_slice(self.switches[i].step());
+        let s = self.sw_ids[i];
+        for k in 0..self.events.len() {
+            let (port, ev) = match self.events[k] {
+                TxEvent::Packet { port, start } => (port, Ev::Pkt(start)),
+                TxEvent::Fc { port, fc } => (port, Ev::Fc(fc)),
+                TxEvent::Pause { port, frame } => (port, Ev::Pause(frame)),
+            };
+            if let Some(rx) = links.sw_out[s][usize::from(port)] {
+                self.push(links, rx, t, ev);
+            }
+        }
+    }
+
+    fn step_hca(&mut self, links: &Links, i: usize, t: u64) {
+        let hc = &mut self.hcas[i];
+        let n = t - hc.port_now();
+        hc.skip(n);
+        while let Some(e) = self.hca_in[i].pop_due(t) {
+            match e {
+                Ev::Pkt(pk) => {
+                    self.wire_pkts -= 1;
+                    hc.rx_packet(t, pk)
+                }
+                Ev::Fc(fc) => hc.rx_fc(fc),
+                Ev::Pause(f) => hc.rx_pause(f),
+            }
+        }
+        self.hca_due[i] = self.hca_in[i].next_due().unwrap_or(u64::MAX);
+        let EndpointOut { pkt, fc, pause } = hc.step(t);
+        let rx = links.hca_out[self.hca_ids[i]];
+        if let Some(p) = pkt {
+            self.push(links, rx, t, Ev::Pkt(p));
+        }
+        if let Some(f) = fc {
+            self.push(links, rx, t, Ev::Fc(f));
+        }
+        if let Some(f) = pause {
+            self.push(links, rx, t, Ev::Pause(f));
+        }
+    }
+}
+
+impl Fabric {
+    /// The part of every switch for the current thread count and the partition's lookahead.
+    fn ensure_partition(&mut self) {
+        let parts = self.threads.min(self.switches.len()).max(1);
+        if self.sched.parts == parts && self.sched.sw_part.len() == self.switches.len() {
+            return;
+        }
+        let mut weights: Vec<u64> = self.sw_in.iter().map(|p| p.len() as u64).collect();
+        for out in &self.hca_out {
+            if let Rx::Switch(s, _) = *out {
+                weights[s] += 1;
+            }
+        }
+        let sw_part = partition(&weights, parts);
+        let part_of = |rx: Rx| match rx {
+            Rx::Switch(s, _) => sw_part[s],
+            Rx::Hca(h) => match self.hca_out[h] {
+                Rx::Switch(s, _) => sw_part[s],
+                Rx::Hca(_) => 0,
+            },
+        };
+        let mut lookahead = u64::MAX;
+        for (s, outs) in self.sw_out.iter().enumerate() {
+            for (p, out) in outs.iter().enumerate() {
+                if let (Some(rx), Some(w)) = (out, &self.sw_in[s][p]) {
+                    if part_of(*rx) != sw_part[s] {
+                        lookahead = lookahead.min(w.latency());
+                    }
+                }
+            }
+        }
+        self.sched = Sched {
+            sw_part,
+            lookahead,
+            parts,
+            quiet_cycles: self.sched.quiet_cycles,
+        };
+    }
+
+    /// Steps to cycle `end` (no-op if already there), event-driven and on [`Fabric::threads`] threads; the
+    /// state afterwards is the state after `end - now()` calls of [`Fabric::step`], for any thread count (see
+    /// the `event` module documentation).
+    pub fn run_until(&mut self, end: u64) {
+        if self.tap.is_some() {
+            // A capture records every wire push with its cycle: single-step (the same results).
+            while self.now < end {
+                self.step();
+            }
+            return;
+        }
+        while self.now < end {
+            if self.quiet_jump(end) {
+                continue;
+            }
+            let to = end.min(self.now.saturating_add(QUIET_CHECK));
+            self.run_parts(to);
+        }
+    }
+
+    /// The flow-control state of the receiving end of `rx`.
+    fn sync_at(&self, rx: Rx) -> Option<FcSync> {
+        match rx {
+            Rx::Switch(s, p) => self.switches[s].fc_sync(p),
+            Rx::Hca(h) => self.hcas[h].fc_sync(),
+        }
+    }
+
+    /// Every link direction in the steady state: what its sender's periodic flow-control packets carry, and
+    /// what is on its wire, changes nothing at the receiver; no packet head on any wire.
+    fn links_steady(&self) -> bool {
+        if self.wire_pkts != 0 {
+            return false;
+        }
+        let steady = |a: Option<FcSync>, rx: Rx| {
+            let (Some(a), Some(b)) = (a, self.sync_at(rx)) else {
+                return false;
+            };
+            let wire = match rx {
+                Rx::Switch(s, p) => self.sw_in[s][p].as_ref(),
+                Rx::Hca(h) => Some(&self.hca_in[h]),
+            };
+            a.steady_towards(&b)
+                && wire.is_some_and(|w| {
+                    w.items().all(|(_, e)| match e {
+                        Ev::Fc(fc) => fc.vl == 0 && b.noop(fc.fctbs, fc.fccl),
+                        Ev::Pkt(_) | Ev::Pause(_) => false,
+                    })
+                })
+        };
+        for (s, outs) in self.sw_out.iter().enumerate() {
+            for (p, out) in outs.iter().enumerate() {
+                if let Some(rx) = out {
+                    if !steady(self.switches[s].fc_sync(p), *rx) {
+                        return false;
+                    }
+                }
+            }
+        }
+        (0..self.hcas.len()).all(|h| steady(self.hcas[h].fc_sync(), self.hca_out[h]))
+    }
+
+    /// When the whole fabric is quiet (no packet anywhere, no source due, every link in the steady state),
+    /// advances every block to the next source start (at most `end`) in closed form and drops the
+    /// flow-control packets on the wires, all of which would change nothing (see the module documentation).
+    /// Returns whether it did.
+    fn quiet_jump(&mut self, end: u64) -> bool {
+        if self.roce {
+            // PFC ports have no flow-control steady state in `switch_asic::quiet`.
+            return false;
+        }
+        let t0 = self.now;
+        let mut to = end;
+        for h in &self.hcas {
+            to = to.min(h.quiet_until(t0));
+            if to < t0.saturating_add(QUIET_MIN) && to < end {
+                return false;
+            }
+        }
+        let n = to - t0;
+        if n == 0
+            || !self.links_steady()
+            || !self.switches.iter().all(|s| s.can_quiet_jump(n))
+            || !self.hcas.iter().all(|h| h.can_quiet_jump(t0, n))
+        {
+            return false;
+        }
+        for sw in &mut self.switches {
+            let ok = sw.quiet_jump(n);
+            debug_assert!(ok, "checked");
+        }
+        for h in &mut self.hcas {
+            let ok = h.quiet_jump(t0, n);
+            debug_assert!(ok, "checked");
+        }
+        for w in self.sw_in.iter_mut().flatten().flatten() {
+            w.clear();
+        }
+        for w in &mut self.hca_in {
+            w.clear();
+        }
+        self.now = to;
+        self.sched.quiet_cycles += n;
+        true
+    }
+
+    /// Cycles that [`Fabric::run_until`] advanced in closed form because the fabric was quiet (a cost
+    /// measure that tests can pin down).
+    pub fn quiet_cycles(&self) -> u64 {
+        self.sched.quiet_cycles
+    }
+
+    /// Every wire's items with their due cycles, in topology order (switch ports, then HCAs): a fingerprint
+    /// of what is in flight, for equivalence tests.
+    pub fn wires_fingerprint(&self) -> String {
+        let mut out = String::new();
+        for w in self
+            .sw_in
+            .iter()
+            .flatten()
+            .flatten()
+            .chain(self.hca_in.iter())
+        {
+            for (at, e) in w.items() {
+                out += &format!("{at}:{e:?};");
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Event-driven stepping to `end` on the partition's threads.
+    fn run_parts(&mut self, end: u64) {
+        if self.now >= end {
+            return;
+        }
+        self.ensure_partition();
+        let nparts = self.sched.parts;
+        let sw_part = std::mem::take(&mut self.sched.sw_part);
+        // Move the blocks and their input wires into their parts (cheap: the structs hold pointers).
+        let mut parts: Vec<Part> = (0..nparts)
+            .map(|i| Part {
+                id: i as u32,
+                ..Part::default()
+            })
+            .collect();
+        let mut sw_loc = Vec::with_capacity(sw_part.len());
+        for (s, (sw, ins)) in std::mem::take(&mut self.switches)
+            .into_iter()
+            .zip(std::mem::take(&mut self.sw_in))
+            .enumerate()
+        {
+            let k = sw_part[s];
+            let p = &mut parts[k as usize];
+            sw_loc.push((k, p.switches.len() as u32));
+            p.sw_ids.push(s);
+            p.switches.push(sw);
+            p.sw_in.push(ins);
+        }
+        let mut hca_loc = Vec::with_capacity(self.hcas.len());
+        for (h, (hc, w)) in std::mem::take(&mut self.hcas)
+            .into_iter()
+            .zip(std::mem::take(&mut self.hca_in))
+            .enumerate()
+        {
+            let k = match self.hca_out[h] {
+                Rx::Switch(s, _) => sw_part[s],
+                Rx::Hca(_) => 0,
+            };
+            let p = &mut parts[k as usize];
+            hca_loc.push((k, p.hcas.len() as u32));
+            p.hca_ids.push(h);
+            p.hcas.push(hc);
+            p.hca_in.push(w);
+        }
+        for p in &mut parts {
+            p.init_wakes(self.now);
+            p.events = Vec::with_capacity(256);
+        }
+        let links = Links {
+            sw_loc: &sw_loc,
+            hca_loc: &hca_loc,
+            sw_out: &self.sw_out,
+            hca_out: &self.hca_out,
+        };
+        let mut t0 = self.now;
+        while t0 < end {
+            let t1 = t0.saturating_add(self.sched.lookahead).min(end);
+            if nparts == 1 {
+                parts[0].run(&links, t1);
+            } else {
+                std::thread::scope(|sc| {
+                    let (first, rest) = parts.split_first_mut().expect("at least one part");
+                    for p in rest {
+                        let l = &links;
+                        sc.spawn(move || p.run(l, t1));
+                    }
+                    first.run(&links, t1);
+                });
+                for i in 0..nparts {
+                    let mut out = std::mem::take(&mut parts[i].outbox);
+                    for (rx, t, ev) in out.drain(..) {
+                        let (k, idx) = links.loc(rx);
+                        parts[k as usize].deliver(rx, idx as usize, t, ev);
+                    }
+                    parts[i].outbox = out;
+                }
+            }
+            t0 = t1;
+        }
+        // Back into the fabric, in topology order, every block brought to `end`.
+        let mut sw_iters: Vec<_> = parts
+            .iter_mut()
+            .map(|p| {
+                (
+                    std::mem::take(&mut p.switches).into_iter(),
+                    std::mem::take(&mut p.sw_in).into_iter(),
+                )
+            })
+            .collect();
+        for &k in &sw_part {
+            let (a, b) = &mut sw_iters[k as usize];
+            let mut sw = a.next().expect("every switch is in its part");
+            let n = end - sw.now();
+            sw.skip(n);
+            self.switches.push(sw);
+            self.sw_in.push(b.next().expect("with its wires"));
+        }
+        let mut h_iters: Vec<_> = parts
+            .iter_mut()
+            .map(|p| {
+                (
+                    std::mem::take(&mut p.hcas).into_iter(),
+                    std::mem::take(&mut p.hca_in).into_iter(),
+                )
+            })
+            .collect();
+        for &(k, _) in &hca_loc {
+            let (a, b) = &mut h_iters[k as usize];
+            let mut hc = a.next().expect("every HCA is in its part");
+            let n = end - hc.port_now();
+            hc.skip(n);
+            self.hcas.push(hc);
+            self.hca_in.push(b.next().expect("with its wire"));
+        }
+        let delta: i64 = parts.iter().map(|p| p.wire_pkts).sum();
+        self.wire_pkts = (self.wire_pkts as i64 + delta) as u64;
+        self.now = end;
+        self.sched.sw_part = sw_part;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::partition;
+
+    #[test]
+    fn partition_is_contiguous_and_balanced() {
+        // The 648-port Clos: 36 leaves of weight 54 (36 ports + 18 HCAs), 18 spines of 36.
+        let mut w = vec![54u64; 36];
+        w.extend(vec![36u64; 18]);
+        let p = partition(&w, 2);
+        assert!(p.windows(2).all(|x| x[0] <= x[1]));
+        let a: u64 = w.iter().zip(&p).filter(|x| *x.1 == 0).map(|x| x.0).sum();
+        // Half of 2592 is 1296; a part can be off by at most one switch (54).
+        assert!(a.abs_diff(1296) <= 54, "{a}");
+        assert_eq!(partition(&w, 1), vec![0; 54]);
+        let p3 = partition(&w, 3);
+        assert_eq!((p3[0], p3[53]), (0, 2));
+        assert_eq!(partition(&[5], 4), vec![0]);
+    }
+}

@@ -1,0 +1,64 @@
+//! `ibcycle bench`: one JSON object with the documented keys, and clear errors for bad arguments.
+
+use std::process::Command;
+
+fn ibcycle() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+}
+
+#[test]
+fn idle_bench_prints_one_json_object_with_every_key() {
+    let out = ibcycle()
+        .args(["bench", "idle", "--sim-us", "3000", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for k in [
+        "bench",
+        "sim_seconds",
+        "wall_seconds",
+        "sim_s_per_wall_s",
+        "port_cycles",
+        "port_cycles_per_s",
+        "peak_rss_mib",
+        "threads",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}: {text}");
+    }
+    assert_eq!(v["bench"], "idle");
+    assert_eq!(v["threads"], 1);
+    assert!((v["sim_seconds"].as_f64().unwrap() - 0.003).abs() < 1e-12);
+    // 2592 ports x 3 ms / 16 ns per block at 4x QDR.
+    assert!((v["port_cycles"].as_f64().unwrap() - 2592.0 * 187_500.0).abs() < 1.0);
+    assert!(v["peak_rss_mib"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bad_bench_arguments_are_named() {
+    let out = ibcycle().args(["bench", "warp"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warp") && err.contains("clos648-shift-cc"),
+        "{err}"
+    );
+    let out = ibcycle()
+        .args(["bench", "idle", "--sim-us", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--sim-us"));
+    let out = ibcycle()
+        .args(["bench", "idle", "--threads", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads"));
+}

@@ -1,0 +1,334 @@
+//! `Fabric::run_until` (event-driven: idle blocks are skipped) must leave the fabric in exactly the state
+//! that cycle-by-cycle `Fabric::step` gives, for any split of the run into `run_until` calls, and the
+//! fabric must go on identically with `step` afterwards.
+
+use ibcycle::fabric::Fabric;
+use ibcycle::scenario::{self, Scenario};
+use proptest::prelude::*;
+
+/// Everything observable of a fabric: HCA counters and credit state, every switch port's and VL's
+/// signals and counters, packets in flight, violations.
+fn digest(f: &Fabric) -> String {
+    let mut s = format!(
+        "now {} inflight {} viol {}\n",
+        f.now(),
+        f.packets_in_flight(),
+        f.violations()
+    );
+    for h in &f.hcas {
+        s += &format!(
+            "{:?} {:?} {:?} {:?} {} {} {} {} ",
+            h.rx,
+            h.injected,
+            h.cnp_sent,
+            h.becn_rx,
+            h.cnp_dropped,
+            h.ctl_injected,
+            h.ctl_delivered,
+            h.receiving()
+        );
+        s += &format!("{} {}\n", h.credits_avail(0), h.rx_free(0));
+    }
+    for sw in &f.switches {
+        s += &format!("held {} err {}\n", sw.packets_held(), sw.rx_errors());
+        for p in 0..sw.ports() {
+            s += &format!("{:?} {:?}\n", sw.observe(p, 0), sw.counters(p, 0));
+        }
+    }
+    s
+}
+
+fn chain(
+    cc: bool,
+    fc_interval: u16,
+    latency_ns: u64,
+    flows: &[(usize, usize, u64, u64)],
+) -> Scenario {
+    let mut text = format!(
+        "duration_us = 30\n[settings]\nfc_interval_cycles = {fc_interval}\n[chain]\nswitches = 3\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = {latency_ns}\n"
+    );
+    if cc {
+        text += "[switch_cc]\nthreshold = 15\nmarking_rate = 1\npacket_size = 1\n[hca_cc]\nccti_increase = 4\nccti_timer = 2\n";
+    }
+    for (i, &(src, dst, start, stop)) in flows.iter().enumerate() {
+        text += &format!(
+            "[[flow]]\nid = \"F{i}\"\nsrc = \"H{src}\"\ndst = \"H{dst}\"\nmtu = 256\nmessage_bytes = 1000\nstart_us = {start}\nstop_us = {stop}\n"
+        );
+    }
+    scenario::parse(std::path::Path::new("t.toml"), &text).unwrap()
+}
+
+/// Runs `sc` to `end` both ways (`run_until` in `chunks`), compares, then steps both on and compares again;
+/// returns the event-driven fabric.
+fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
+    let mut a = Fabric::new(sc).unwrap();
+    let mut b = Fabric::new(sc).unwrap();
+    for _ in 0..end {
+        a.step();
+    }
+    let mut i = 0;
+    while b.now() < end {
+        let to = (b.now() + chunks[i % chunks.len()]).min(end);
+        b.run_until(to);
+        i += 1;
+    }
+    assert_eq!(digest(&a), digest(&b));
+    // A quiet jump leaves off flow-control packets that would change nothing; once the longest wire has
+    // passed, what is in flight must be the same item for item and cycle for cycle (this pins down the
+    // timing of every port's periodic flow-control packets after a jump).
+    for _ in 0..=a.max_latency() {
+        a.step();
+        b.step();
+    }
+    assert_eq!(digest(&a), digest(&b));
+    assert_eq!(a.wires_fingerprint(), b.wires_fingerprint());
+    b
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn run_until_equals_single_steps(
+        cc in any::<bool>(),
+        fc_interval in 8u16..400,
+        latency_ns in 1u64..300,
+        flows in prop::collection::vec((0usize..6, 0usize..6, 0u64..10, 1u64..20), 1..5),
+        chunks in prop::collection::vec(1u64..5000, 1..4),
+    ) {
+        let flows: Vec<_> = flows
+            .into_iter()
+            .filter(|f| f.0 != f.1)
+            .map(|(s, d, start, dur)| (s, d, start, start + dur))
+            .collect();
+        prop_assume!(!flows.is_empty());
+        let sc = chain(cc, fc_interval, latency_ns, &flows);
+        same_both_ways(&sc, 20_000, &chunks);
+    }
+}
+
+#[test]
+fn shipped_cc_scenario_is_identical_event_driven() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on.toml");
+    let mut sc = scenario::load(&path).unwrap();
+    // Shortened (the file runs 2 ms): F1 alone, then F2 from 400 us; flows start every 400 us, so the
+    // 3 us offsets below bring all five into the first 20 us.
+    for (i, f) in sc.flows.iter_mut().enumerate() {
+        f.start_us = 3 * i as u64;
+    }
+    let f = same_both_ways(&sc, 30_000, &[997, 1, 4096]);
+    // The comparison covered congestion control at work: marks, CNPs and rate changes.
+    let becn: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    assert!(becn > 0, "no CNP reached a source");
+}
+
+#[test]
+fn an_idle_fabric_only_exchanges_flow_control_and_stays_identical() {
+    let sc = chain(false, 256, 100, &[(0, 5, 100, 101)]);
+    let f = same_both_ways(&sc, 50_000, &[50_000]);
+    assert_eq!(
+        f.hcas[5].rx[0].packets, 0,
+        "the flow's window is after the run"
+    );
+    // After the first flow-control exchange the fabric is quiet: almost all of it was jumped.
+    assert!(f.quiet_cycles() > 40_000, "{}", f.quiet_cycles());
+}
+
+#[test]
+fn traffic_after_a_quiet_stretch_is_identical() {
+    // Two bursts 12 us apart; between them the fabric drains, settles and is jumped.
+    for cc in [false, true] {
+        let sc = chain(
+            cc,
+            100,
+            80,
+            &[(0, 5, 0, 2), (4, 1, 1, 3), (2, 5, 14, 16), (3, 0, 15, 17)],
+        );
+        let f = same_both_ways(&sc, 25_000, &[25_000]);
+        assert!(f.quiet_cycles() > 4_000, "cc {cc}: {}", f.quiet_cycles());
+        assert!(f.hcas[5].rx[2].packets > 0 && f.hcas[0].rx[3].packets > 0);
+        // Ends at arbitrary cycles (not jump boundaries) too.
+        let g = same_both_ways(&sc, 25_000, &[3_001, 777]);
+        assert_eq!(digest(&f), digest(&g));
+    }
+}
+
+/// A small fat tree (4 leaves, 2 spines, 2 hosts each) with crossing flows and CC on.
+fn small_tree() -> Scenario {
+    let mut text = String::from(
+        "duration_us = 20\n[fat_tree]\nleaves = 4\nspines = 2\nhosts_per_leaf = 2\nhost_rate = \"4xDDR\"\nfabric_rate = \"4xDDR\"\nlatency_ns = 37\n[switch_cc]\nthreshold = 15\nmarking_rate = 1\npacket_size = 1\n[hca_cc]\nccti_increase = 4\nccti_timer = 2\n",
+    );
+    for (i, (s, d)) in [(0, 7), (1, 7), (2, 7), (3, 5), (6, 0), (4, 1)]
+        .iter()
+        .enumerate()
+    {
+        text += &format!(
+            "[[flow]]\nid = \"F{i}\"\nsrc = \"H{s}\"\ndst = \"H{d}\"\nmtu = 512\nstart_us = {}\nstop_us = 20\n",
+            i % 3
+        );
+    }
+    scenario::parse(std::path::Path::new("tree.toml"), &text).unwrap()
+}
+
+#[test]
+fn any_thread_count_gives_the_single_step_state() {
+    let sc = small_tree();
+    let mut a = Fabric::new(&sc).unwrap();
+    // 20 us of traffic, then quiet until 60 us (flows stop at 20 us).
+    for _ in 0..60_000 {
+        a.step();
+    }
+    let want = digest(&a);
+    for threads in [2, 3, 6, 7] {
+        let mut b = Fabric::new(&sc).unwrap();
+        b.set_threads(threads);
+        for end in [1, 555, 5_000, 20_000, 60_000] {
+            b.run_until(end);
+        }
+        assert_eq!(digest(&b), want, "{threads} threads");
+        assert!(
+            b.quiet_cycles() > 0,
+            "{threads} threads: the quiet end was jumped"
+        );
+    }
+    let becn: u64 = a.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    assert!(becn > 0 && a.violations() == 0);
+}
+
+#[test]
+fn summary_json_is_identical_for_one_and_two_threads() {
+    let sc = small_tree();
+    let one = ibcycle::run::run_threads(&sc, false, 1).unwrap();
+    let two = ibcycle::run::run_threads(&sc, false, 2).unwrap();
+    let j = |r: &ibcycle::run::RunResult| serde_json::to_string(&r.summary).unwrap();
+    assert_eq!(j(&one), j(&two));
+    assert!(one.summary.invariants.broken().is_none());
+}
+
+#[test]
+fn a_quiet_jump_ending_at_any_phase_of_the_flow_control_timers_is_exact() {
+    // Every end cycle over one flow-control period (so every port's last timer fire falls at each offset
+    // before the end, including the last cycle, where its packet is still pending) and with a flow-control
+    // packet long enough to overlap the following cycles (4x SDR trunk: 1 byte per cycle).
+    let interval = 40u64;
+    let text = format!(
+        "duration_us = 10\n[settings]\nfc_interval_cycles = {interval}\n[chain]\nswitches = 2\nhosts_per_switch = 1\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xSDR\"\nlatency_ns = 7\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H1\"\nmtu = 256\nmessage_bytes = 256\nstart_us = 1\nstop_us = 2\n"
+    );
+    let sc = scenario::parse(std::path::Path::new("p.toml"), &text).unwrap();
+    let first = 6_000u64;
+    let lat = Fabric::new(&sc).unwrap().max_latency();
+    // Every wire here has the same latency: an item due at `d` was sent at `d - lat`.
+    let sent_from = |f: &Fabric, from: u64| -> String {
+        f.wires_fingerprint()
+            .split(['\n', ';'])
+            .filter(|item| {
+                item.split(':')
+                    .next()
+                    .and_then(|d| d.parse::<u64>().ok())
+                    .is_some_and(|d| d >= from + lat)
+            })
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    // From the end of the jump on, cycle by cycle: the same state, and on the wires the same items sent
+    // since the end (a flow-control packet sent at another cycle, left out or carrying other values shows).
+    let mut seen = 0;
+    for end in first..first + interval {
+        let mut r = Fabric::new(&sc).unwrap();
+        let mut b = Fabric::new(&sc).unwrap();
+        for _ in 0..end {
+            r.step();
+        }
+        b.run_until(end);
+        assert!(b.quiet_cycles() > 0, "end {end}: no jump");
+        for k in 0..=lat + 1 {
+            assert_eq!(digest(&b), digest(&r), "end {end}, {k} cycles after");
+            assert_eq!(
+                sent_from(&b, end),
+                sent_from(&r, end),
+                "end {end}, {k} cycles after"
+            );
+            seen += usize::from(!sent_from(&r, end).is_empty());
+            r.step();
+            b.step();
+        }
+    }
+    // The reference does send flow-control packets in this window (the comparison is not vacuous).
+    assert!(seen > interval as usize, "{seen}");
+}
+
+#[test]
+fn traffic_starting_right_after_a_quiet_jump_keeps_its_timing() {
+    // The jump ends where a flow starts; with a flow-control interval of 19 cycles and flows starting on
+    // whole microseconds (1000 = 12 mod 19), the start falls at every phase of every port's timers,
+    // including the cycles in which a 6-cycle flow-control packet still occupies the 4x SDR trunk: with
+    // 1-cycle wires a packet from H0 reaches that trunk 2 cycles after its start.
+    let interval = 19u64;
+    let mut seen_jump = 0;
+    for k in 7u64..26 {
+        let text = format!(
+            "duration_us = 30\n[settings]\nfc_interval_cycles = {interval}\n[chain]\nswitches = 2\nhosts_per_switch = 1\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xSDR\"\nlatency_ns = 1\n[[flow]]\nid = \"A\"\nsrc = \"H1\"\ndst = \"H0\"\nmtu = 256\nmessage_bytes = 256\nstart_us = 1\nstop_us = 2\n[[flow]]\nid = \"B\"\nsrc = \"H0\"\ndst = \"H1\"\nmtu = 256\nmessage_bytes = 256\nstart_us = {k}\nstop_us = {}\n",
+            k + 1
+        );
+        let sc = scenario::parse(std::path::Path::new("k.toml"), &text).unwrap();
+        let start = k * 1000;
+        let mut r = Fabric::new(&sc).unwrap();
+        for _ in 0..start + 2 {
+            r.step();
+        }
+        let mut b = Fabric::new(&sc).unwrap();
+        b.run_until(start + 2);
+        seen_jump += usize::from(b.quiet_cycles() > 0);
+        // From 2 cycles after the start (the jump ends at the start; 1-cycle wires) every item on a wire was
+        // sent after the jump; compare them cycle by cycle while the first packets cross the fabric.
+        for c in 0..700 {
+            assert_eq!(
+                b.wires_fingerprint(),
+                r.wires_fingerprint(),
+                "start {k} us + {c}"
+            );
+            r.step();
+            b.step();
+        }
+        assert_eq!(digest(&b), digest(&r), "start {k} us");
+        assert!(r.hcas[1].rx[1].packets > 0);
+    }
+    assert!(seen_jump > 15, "{seen_jump}");
+}
+
+/// Every shipped fabric scenario (RoCEv2 with PFC and RCM/DCQCN, RR-CC, patterned flows, IB CC), shortened:
+/// flows start within the first microseconds and the run is cut to 40 000 cycles, so each file's mechanisms
+/// are active while the two ways are compared.
+#[test]
+fn every_shipped_fabric_scenario_is_identical_event_driven() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    let mut compared = 0;
+    for path in names {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.contains("[tandem]") || text.contains("[ge_queue]") {
+            continue; // queueing mode: no fabric
+        }
+        let mut sc = scenario::load(&path).unwrap();
+        for (i, f) in sc.flows.iter_mut().enumerate() {
+            f.start_us = f.start_us.min(2 * i as u64);
+            f.stop_us = None;
+        }
+        let f = same_both_ways(&sc, 40_000, &[997, 1, 4096]);
+        let delivered: u64 = f
+            .hcas
+            .iter()
+            .flat_map(|h| h.rx.iter())
+            .map(|r| r.packets)
+            .sum();
+        assert!(delivered > 0, "{}: nothing delivered", path.display());
+        compared += 1;
+    }
+    assert!(compared >= 10, "only {compared} scenarios compared");
+}
