@@ -157,11 +157,13 @@ fn replay_matches_the_seeded_run<B: Block>(seed: u64, bug: &str, file: &str, len
         ..RunOpts::new(u64::MAX)
     };
     let from_trace = registry::run_trace_file(&path, &bug).unwrap_err();
+    // The seeded run on the pipelined checker: the same first mismatch as the single-threaded replay.
     let from_seed = run::<B, _>(
         &cfg,
         stim,
         &RunOpts {
             cycles: len as u64,
+            pipelined: true,
             ..bug
         },
     )

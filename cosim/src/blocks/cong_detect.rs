@@ -6,7 +6,7 @@
 //! the unchanged `CongDetect::step_with` on the first `min(voq_cnt_i, 64)` lanes, exactly the slice the RTL's
 //! count selects.
 //!
-//! The stimulus regenerates the fill vector now and then in one of several patterns (mostly small fills;
+//! The stimulus regenerates the fill vector in one cycle of 8 in one of several patterns (mostly small fills;
 //! one lane near the threshold; the sum, or the sum over contributors, near the threshold; any 16-bit fills,
 //! so sums must not wrap; sparse fills) and otherwise nudges one or two lanes by one block, so fills walk
 //! across the exact threshold. The lane count is mostly fixed per phase, sometimes any value including
@@ -208,7 +208,7 @@ impl Iterator for CongDetectStim {
             1 => r.range(MAX_INPUTS as u64 + 1, 127) as u8,
             _ => self.width,
         };
-        if r.one_in(4) {
+        if r.one_in(8) {
             self.regenerate();
         } else {
             let r = &mut self.rng;

@@ -120,7 +120,10 @@ impl FecnRewriteStim {
             len = r.range(1, 400) as usize; // not an IB length: the last beat may hold a single byte
         }
         self.pkt.clear();
-        self.pkt.extend((0..len).map(|_| r.next_u64() as u8));
+        while self.pkt.len() < len {
+            let n = (len - self.pkt.len()).min(8);
+            self.pkt.extend_from_slice(&r.next_u64().to_le_bytes()[..n]);
+        }
         let lnh = match r.below(10) {
             0 => r.below(2) as u8,
             1..=5 => 2,
@@ -279,8 +282,18 @@ macro_rules! fecn_rewrite_block {
                         msg: format!("beat_bytes {} but this model is built for {}", cfg.beat_bytes, $w),
                     });
                 }
+                let bits = FecnRewrite::new(*cfg)
+                    .map_err(|e| CosimError::Config {
+                        block: $name,
+                        msg: e.to_string(),
+                    })?
+                    .bytes_width();
                 let m = crate::ffi::Rtl::new($name, crate::ffi::$variants, bug)?;
-                let mut s = rtl::$rtl { m, io: crate::ffi::$io::default() };
+                let mut s = rtl::$rtl {
+                    m,
+                    io: crate::ffi::$io::default(),
+                    bytes_mask: (1 << bits) - 1,
+                };
                 s.step(&In::default())
                     .map_err(|kind| CosimError::Halted { cycle: 0, kind })?;
                 s.m.time_zero();
@@ -296,13 +309,11 @@ macro_rules! fecn_rewrite_block {
             #[inline]
             fn step(&mut self, i: &In) -> Result<Out, crate::dut::Halt> {
                 let io = &mut self.io;
-                let bw = FecnRewrite::new(Config { beat_bytes: $w })
-                    .map_or(0, |b| b.bytes_width());
                 io.rst_ni = i.rst_ni.into();
                 io.valid_i = i.valid_i.into();
                 io.sop_i = i.sop_i.into();
                 io.eop_i = i.eop_i.into();
-                io.bytes_i = u32::from(i.bytes_i) & ((1 << bw) - 1);
+                io.bytes_i = u32::from(i.bytes_i) & self.bytes_mask;
                 rtl::put_data(&mut io.data_i, &i.data_i[..$w]);
                 io.mark_i = i.mark_i.into();
                 self.m.step(io)?;
@@ -338,6 +349,7 @@ pub mod rtl {
     pub struct FecnRewriteB8Rtl {
         pub(super) m: Rtl<FecnRewriteB8Io>,
         pub(super) io: FecnRewriteB8Io,
+        pub(super) bytes_mask: u32,
     }
 
     /// The Verilated `fecn_rewrite` with 32-byte beats.
@@ -345,6 +357,7 @@ pub mod rtl {
     pub struct FecnRewriteB32Rtl {
         pub(super) m: Rtl<FecnRewriteB32Io>,
         pub(super) io: FecnRewriteB32Io,
+        pub(super) bytes_mask: u32,
     }
 
     /// A data port of the generated struct: byte k at bits [8k +: 8].
@@ -442,6 +455,16 @@ mod tests {
             assert!(eops > 2000, "w {w}: {eops} packets");
             assert!(changed > 500, "w {w}: {changed} beats rewritten");
             assert!(short_last > 5, "w {w}: {short_last} one-byte last beats");
+        }
+    }
+
+    #[test]
+    fn bytes_port_widths_are_the_models() {
+        for (w, name) in [(8u8, "fecn_rewrite_b8"), (32, "fecn_rewrite_b32")] {
+            let m = crate::table::module(name).unwrap();
+            let port = m.ports.iter().find(|p| p.name == "bytes_i").unwrap();
+            let b = FecnRewrite::new(Config { beat_bytes: w }).unwrap();
+            assert_eq!(port.width, b.bytes_width(), "{name}");
         }
     }
 

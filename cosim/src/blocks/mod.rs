@@ -82,6 +82,10 @@ pub struct RunOpts {
     pub before: u64,
     /// Cycles after the mismatch the VCD shows.
     pub after: u64,
+    /// Run the stimulus and the Rust model on a second thread, a batch ahead of the RTL
+    /// ([`crate::check::lockstep_pipelined`]; same results). Off by default: on the loaded 2-core development
+    /// machine it was slower than the single thread (cosim/README.md, Speed).
+    pub pipelined: bool,
 }
 
 impl RunOpts {
@@ -93,12 +97,13 @@ impl RunOpts {
             vcd: None,
             before: 64,
             after: 8,
+            pipelined: false,
         }
     }
 }
 
-/// Co-simulates block `B` with configuration `cfg` on `stim`: lockstep ([`crate::check::lockstep_pipelined`])
-/// until `opts.cycles` cycles matched, the stimulus ended, or the first mismatch, after which the RTL is re-run
+/// Co-simulates block `B` with configuration `cfg` on `stim`: lockstep ([`crate::check::lockstep`], or
+/// [`crate::check::lockstep_pipelined`] with `opts.pipelined`) until `opts.cycles` cycles matched, the stimulus ended, or the first mismatch, after which the RTL is re-run
 /// on the same stimulus with tracing on from `opts.before` cycles before the mismatch to `opts.after` cycles
 /// after it, into `opts.vcd`.
 #[cfg(feature = "verilator")]
@@ -112,7 +117,12 @@ where
 {
     let mut rtl = B::rtl(cfg, opts.bug.as_deref())?;
     let mut model = crate::dut::Golden(B::model(cfg)?);
-    match crate::check::lockstep_pipelined(&mut rtl, &mut model, stim.clone(), opts.cycles) {
+    let result = if opts.pipelined {
+        crate::check::lockstep_pipelined(&mut rtl, &mut model, stim.clone(), opts.cycles)
+    } else {
+        crate::check::lockstep(&mut rtl, &mut model, &mut stim.clone(), opts.cycles)
+    };
+    match result {
         Ok(cycles) => Ok(crate::check::Matched { cycles }),
         Err(CosimError::Mismatch(mut m)) => {
             if let Some(path) = &opts.vcd {

@@ -121,18 +121,37 @@ pub struct FecnRewrite {
     pub out_q: Out,
 }
 
-/// One byte into a VCRC register (reflected, LSB first).
-#[inline]
-fn crc_byte(mut crc: u16, b: u8) -> u16 {
-    crc ^= u16::from(b);
-    for _ in 0..8 {
+/// One byte into a VCRC register, bit by bit (reflected, LSB first), as the RTL's loop does.
+const fn crc_byte_bitwise(mut crc: u16, b: u8) -> u16 {
+    crc ^= b as u16;
+    let mut k = 0;
+    while k < 8 {
         crc = if crc & 1 != 0 {
             (crc >> 1) ^ VCRC_POLY_REFLECTED
         } else {
             crc >> 1
         };
+        k += 1;
     }
     crc
+}
+
+/// The bytewise table of [`crc_byte_bitwise`] (entry `x` is the register change for low byte `x`): the model
+/// runs up to 32 bytes per cycle, and the table is 8 times faster than the bit loop.
+const CRC_TABLE: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut x = 0;
+    while x < 256 {
+        t[x] = crc_byte_bitwise(0, x as u8);
+        x += 1;
+    }
+    t
+};
+
+/// One byte into a VCRC register.
+#[inline]
+fn crc_byte(crc: u16, b: u8) -> u16 {
+    (crc >> 8) ^ CRC_TABLE[usize::from((crc as u8) ^ b)]
 }
 
 impl FecnRewrite {
@@ -299,6 +318,15 @@ mod tests {
                     VCRC_BYTE_ORDER.from_bytes([got[body], got[body + 1]]),
                     vcrc(&got[..body])
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn table_crc_equals_the_bit_loop() {
+        for crc in [0u16, 0xffff, 0x1234, 0x8001] {
+            for b in 0..=255u8 {
+                assert_eq!(crc_byte(crc, b), crc_byte_bitwise(crc, b));
             }
         }
     }
