@@ -7,6 +7,7 @@
 //!   mismatch reported with cycle, port, RTL value and model value in hex, and a VCD window around it.
 //! - [`blocks`]: per block, the seeded stimulus generator, the port lists and (with the `verilator` feature)
 //!   the adapter to its Verilated model.
+//! - [`wide`]: port values of any width (up to 2,048 bits), as Verilator's `VlWide` words.
 //! - [`trace`]: the port-trace file format (per-cycle inputs as CSV) for replaying recorded stimulus.
 //! - [`registry`]: blocks by name, for the `ibcycle cosim` command.
 //! - `ffi` (feature `verilator`): the safe wrapper over the generated C ABI shim; the only `unsafe` code.
@@ -26,6 +27,7 @@ pub mod registry;
 pub mod rng;
 pub mod table;
 pub mod trace;
+pub mod wide;
 
 pub use check::{lockstep, CosimError, Matched, Mismatch};
 pub use dut::{Dut, Golden, Halt};

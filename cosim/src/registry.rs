@@ -29,6 +29,10 @@ macro_rules! with_block {
             "timebase" => $f::<crate::blocks::timebase::TimebaseBlock>($($arg),*),
             "fecn_marker" => $f::<crate::blocks::fecn_marker::FecnMarkerBlock>($($arg),*),
             "vl_arb" => $f::<crate::blocks::vl_arb::VlArbBlock>($($arg),*),
+            "cong_detect" => $f::<crate::blocks::cong_detect::CongDetectBlock>($($arg),*),
+            "cct_shaper" => $f::<crate::blocks::cct_shaper::CctShaperBlock>($($arg),*),
+            "fecn_rewrite_b8" => $f::<crate::blocks::fecn_rewrite::FecnRewriteB8Block>($($arg),*),
+            "fecn_rewrite_b32" => $f::<crate::blocks::fecn_rewrite::FecnRewriteB32Block>($($arg),*),
             other => Err(crate::check::CosimError::UnknownBlock {
                 name: other.to_string(),
                 known: blocks().map(|m| m.name).collect::<Vec<_>>().join(", "),
@@ -79,5 +83,8 @@ mod tests {
         assert!(lines.contains(&"credit_tx BUG_CREDIT_WRAP BUG_FC_ORDER".to_string()));
         assert!(lines.iter().any(|l| l.starts_with("credit_rx ")));
         assert!(!lines.iter().any(|l| l.starts_with("test_finish")));
+        assert!(lines.contains(&"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK".to_string()));
+        assert!(lines.contains(&"cct_shaper BUG_TIMER_LATE BUG_CCTI_LIMIT".to_string()));
+        assert!(lines.contains(&"fecn_rewrite_b8 BUG_VCRC_BYTE_ORDER BUG_FECN_BIT".to_string()));
     }
 }

@@ -27,11 +27,16 @@ pub struct Port {
     pub width: u32,
 }
 
-/// One RTL module in `hdl/<name>.sv`.
+/// One co-simulated RTL module: `hdl/<top>.sv` elaborated with `params`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Module {
-    /// Module and file name; also the Rust block's module name.
+    /// Block name (`ibcycle cosim BLOCK`, Verilator prefix); the Rust block's module name when it equals
+    /// `top`, else `top` plus the parameters (e.g. `fecn_rewrite_b8`).
     pub name: &'static str,
+    /// RTL module and file name in `hdl/`.
+    pub top: &'static str,
+    /// Parameter overrides (`-G<name>=<value>` for Verilator, `chparam` for Yosys).
+    pub params: &'static [(&'static str, u32)],
     /// Ports other than `clk_i`.
     pub ports: &'static [Port],
     /// Fault-injection variants: each is built with `-D<name>` as a separate Verilated model.
@@ -48,6 +53,8 @@ const fn p(name: &'static str, dir: Dir, width: u32) -> Port {
 pub const MODULES: &[Module] = &[
     Module {
         name: "credit_tx",
+        top: "credit_tx",
+        params: &[],
         ports: &[
             p("rst_ni", Dir::In, 1),
             p("fccl_reset_i", Dir::Held, 12),
@@ -67,6 +74,8 @@ pub const MODULES: &[Module] = &[
     },
     Module {
         name: "credit_rx",
+        top: "credit_rx",
+        params: &[],
         ports: &[
             p("rst_ni", Dir::In, 1),
             p("buf_blocks_i", Dir::Held, 16),
@@ -89,6 +98,8 @@ pub const MODULES: &[Module] = &[
     },
     Module {
         name: "timebase",
+        top: "timebase",
+        params: &[],
         ports: &[
             p("rst_ni", Dir::In, 1),
             p("inc_i", Dir::Held, 32),
@@ -101,6 +112,8 @@ pub const MODULES: &[Module] = &[
     },
     Module {
         name: "fecn_marker",
+        top: "fecn_marker",
+        params: &[],
         ports: &[
             p("rst_ni", Dir::In, 1),
             p("packet_size_i", Dir::Held, 8),
@@ -118,6 +131,8 @@ pub const MODULES: &[Module] = &[
     },
     Module {
         name: "vl_arb",
+        top: "vl_arb",
+        params: &[],
         ports: &[
             p("rst_ni", Dir::In, 1),
             p("hi_vl_i", Dir::Held, 256),
@@ -139,7 +154,97 @@ pub const MODULES: &[Module] = &[
         twin: true,
     },
     Module {
+        name: "cong_detect",
+        top: "cong_detect",
+        params: &[],
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("threshold_i", Dir::Held, 4),
+            p("thr_table_i", Dir::Held, 256),
+            p("compare_i", Dir::Held, 2),
+            p("root_min_credits_i", Dir::Held, 12),
+            p("victim_mask_i", Dir::Held, 1),
+            p("voq_fill_i", Dir::In, 1024),
+            p("voq_cnt_i", Dir::In, 7),
+            p("credit_avail_i", Dir::In, 12),
+            p("cong_o", Dir::Out, 1),
+            p("root_o", Dir::Out, 1),
+            p("victim_o", Dir::Out, 1),
+            p("mark_state_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_THRESHOLD_OFF_BY_ONE", "BUG_VICTIM_MASK"],
+        twin: true,
+    },
+    Module {
+        name: "cct_shaper",
+        top: "cct_shaper",
+        params: &[],
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("cct_i", Dir::Held, 2048),
+            p("ccti_limit_i", Dir::Held, 7),
+            p("ccti_min_i", Dir::Held, 7),
+            p("ccti_increase_i", Dir::Held, 8),
+            p("ccti_timer_i", Dir::Held, 16),
+            p("trigger_threshold_i", Dir::Held, 8),
+            p("t_pkt_i", Dir::Held, 16),
+            p("becn_i", Dir::In, 1),
+            p("tick_i", Dir::In, 1),
+            p("sent_i", Dir::In, 1),
+            p("ccti_o", Dir::Out, 7),
+            p("ird_o", Dir::Out, 24),
+            p("ready_o", Dir::Out, 1),
+            p("trigger_o", Dir::Out, 1),
+        ],
+        bugs: &["BUG_TIMER_LATE", "BUG_CCTI_LIMIT"],
+        twin: true,
+    },
+    Module {
+        name: "fecn_rewrite_b8",
+        top: "fecn_rewrite",
+        params: &[("BeatBytes", 8)],
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("valid_i", Dir::In, 1),
+            p("sop_i", Dir::In, 1),
+            p("eop_i", Dir::In, 1),
+            p("bytes_i", Dir::In, 4),
+            p("data_i", Dir::In, 64),
+            p("mark_i", Dir::In, 1),
+            p("valid_o", Dir::Out, 1),
+            p("sop_o", Dir::Out, 1),
+            p("eop_o", Dir::Out, 1),
+            p("bytes_o", Dir::Out, 4),
+            p("data_o", Dir::Out, 64),
+        ],
+        bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
+        twin: true,
+    },
+    Module {
+        name: "fecn_rewrite_b32",
+        top: "fecn_rewrite",
+        params: &[("BeatBytes", 32)],
+        ports: &[
+            p("rst_ni", Dir::In, 1),
+            p("valid_i", Dir::In, 1),
+            p("sop_i", Dir::In, 1),
+            p("eop_i", Dir::In, 1),
+            p("bytes_i", Dir::In, 6),
+            p("data_i", Dir::In, 256),
+            p("mark_i", Dir::In, 1),
+            p("valid_o", Dir::Out, 1),
+            p("sop_o", Dir::Out, 1),
+            p("eop_o", Dir::Out, 1),
+            p("bytes_o", Dir::Out, 6),
+            p("data_o", Dir::Out, 256),
+        ],
+        bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
+        twin: true,
+    },
+    Module {
         name: "test_finish",
+        top: "test_finish",
+        params: &[],
         ports: &[
             p("rst_ni", Dir::In, 1),
             p("finish_i", Dir::In, 1),

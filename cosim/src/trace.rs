@@ -12,13 +12,15 @@
 //! 1,1,5,0,0x0,3
 //! ```
 //!
-//! - `config` gives every held (configuration) port of the block, `name=value`.
+//! - `config` gives every held (configuration) port of the block, `name=value`; a table port is one value, as
+//!   wide as the port (e.g. `cct_i=0x...` with up to 512 hex digits for 2,048 bits).
 //! - The column line is `cycle` followed by the block's stimulus input ports in port-table order.
 //! - Each data line is the cycle number (0, 1, 2, ... consecutive) and one value per port, decimal or `0x` hex;
-//!   a value wider than its port is an error (the RTL would silently drop the bits).
+//!   a value wider than its port is an error (the RTL would silently drop the bits). Ports of any width up to
+//!   2,048 bits are written in hex ([`Wide`]).
 
 use crate::blocks::Block;
-use crate::ports::Ports;
+use crate::ports::{Ports, Wide};
 use crate::table::{module, Dir};
 use std::io::Write;
 
@@ -58,24 +60,24 @@ pub fn write<B: Block>(
     writeln!(w, "block,{}", B::NAME)?;
     let cfg_fields: Vec<String> = B::config_ports(cfg)
         .iter()
-        .map(|(k, v)| format!("{k}={v}"))
+        .map(|(k, v)| format!("{k}=0x{v:x}"))
         .collect();
     writeln!(w, "config,{}", cfg_fields.join(","))?;
     writeln!(w, "cycle,{}", <B::In as Ports>::NAMES.join(","))?;
     let widths = port_widths::<B>();
     let mut line = String::new();
     for (c, i) in inputs.iter().enumerate() {
+        use std::fmt::Write as _;
         line.clear();
-        line.push_str(&c.to_string());
+        let _ = write!(line, "{c}");
         for (k, w) in widths.iter().enumerate() {
             // Values are written at their port width: bits the RTL port cannot carry are not part of the trace.
-            let v = i.get(k) & width_mask(*w);
-            line.push(',');
-            line.push_str(&if *w > 1 {
-                format!("0x{v:x}")
+            let v = i.get(k).masked(*w);
+            let _ = if *w > 1 {
+                write!(line, ",0x{v:x}")
             } else {
-                v.to_string()
-            });
+                write!(line, ",{}", v.low_u64())
+            };
         }
         writeln!(w, "{line}")?;
     }
@@ -128,10 +130,7 @@ pub fn parse<B: Block>(text: &str) -> Result<PortTrace<B>, TraceError> {
                     format!("`{k}` is not a configuration port of {}", B::NAME),
                 )
             })?;
-        pairs.push((
-            k.to_string(),
-            u64::try_from(value(n, k, v, port.width.min(64))?).unwrap_or(u64::MAX),
-        ));
+        pairs.push((k.to_string(), value(n, k, v, port.width)?));
     }
     let config = B::config_from_ports(&pairs).map_err(|e| err(n, e))?;
     let (n, l) = it.next().ok_or_else(|| err(0, "missing column line"))?;
@@ -141,7 +140,7 @@ pub fn parse<B: Block>(text: &str) -> Result<PortTrace<B>, TraceError> {
     }
     let widths = port_widths::<B>();
     let mut inputs = Vec::new();
-    let mut vals = vec![0u128; widths.len()];
+    let mut vals = vec![Wide::ZERO; widths.len()];
     for (n, l) in it {
         let mut f = l.split(',');
         let c = f.next().unwrap_or("");
@@ -174,27 +173,16 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
 }
 
-fn value(line: usize, name: &str, v: &str, width: u32) -> Result<u128, TraceError> {
-    let parsed = match v.strip_prefix("0x") {
-        Some(h) => u128::from_str_radix(h, 16),
-        None => v.parse(),
-    }
-    .map_err(|_| err(line, format!("{name}: `{v}` is not a number")))?;
-    if parsed > width_mask(width) {
+fn value(line: usize, name: &str, v: &str, width: u32) -> Result<Wide, TraceError> {
+    let parsed =
+        Wide::parse(v).ok_or_else(|| err(line, format!("{name}: `{v}` is not a number")))?;
+    if !parsed.fits(width) {
         return Err(err(
             line,
             format!("{name}: {v} does not fit the port's {width} bits"),
         ));
     }
     Ok(parsed)
-}
-
-fn width_mask(w: u32) -> u128 {
-    if w >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << w) - 1
-    }
 }
 
 /// Widths of `B`'s stimulus inputs, from the port table, in `In` field order.

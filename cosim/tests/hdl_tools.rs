@@ -23,7 +23,8 @@ fn twins_lint_clean_with_wall() {
         let o = tool(
             Command::new("verilator")
                 .args(["--lint-only", "-Wall"])
-                .arg(hdl(m.name)),
+                .args(m.params.iter().map(|(k, v)| format!("-G{k}={v}")))
+                .arg(hdl(m.top)),
             "verilator",
         );
         assert!(
@@ -35,15 +36,23 @@ fn twins_lint_clean_with_wall() {
     }
 }
 
+/// The modules synthesise on two threads, alternating in table order so the slow ones (`cong_detect` with
+/// its 64-lane sums and divider, about 25 s of CPU; `cct_shaper` and `fecn_rewrite_b32`, about 12 s each) are
+/// split between them; one at a time the test took 85 s.
 #[test]
 fn twins_synthesise_with_yosys() {
-    for m in registry::blocks() {
-        let script = format!(
-            "read_verilog -sv {}; synth -top {}; stat",
-            hdl(m.name).display(),
-            m.name
-        );
-        let o = tool(Command::new("yosys").args(["-p", &script]), "yosys");
+    let mods: Vec<_> = registry::blocks().collect();
+    let outputs: Vec<_> = (0..2)
+        .map(|t| {
+            let part: Vec<_> = mods.iter().copied().skip(t).step_by(2).collect();
+            std::thread::spawn(move || part.into_iter().map(|m| (m, synth(m))).collect::<Vec<_>>())
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|h| h.join().expect("synthesis thread"))
+        .collect();
+    assert_eq!(outputs.len(), mods.len());
+    for (m, o) in outputs {
         let text = String::from_utf8_lossy(&o.stdout);
         assert!(
             o.status.success(),
@@ -65,4 +74,19 @@ fn twins_synthesise_with_yosys() {
             m.name
         );
     }
+}
+
+/// Yosys `synth` of one module (with its parameters), then `stat`.
+fn synth(m: &cosim::table::Module) -> std::process::Output {
+    let chparam: String = m
+        .params
+        .iter()
+        .map(|(k, v)| format!("chparam -set {k} {v} {}; ", m.top))
+        .collect();
+    let script = format!(
+        "read_verilog -sv {}; {chparam}synth -top {}; stat",
+        hdl(m.top).display(),
+        m.top
+    );
+    tool(Command::new("yosys").args(["-p", &script]), "yosys")
 }

@@ -3,9 +3,12 @@
 //! Needs Verilator: compiled only with the `verilator` feature (on in the README's test command).
 #![cfg(feature = "verilator")]
 
+use cosim::blocks::cct_shaper::CctShaperBlock;
+use cosim::blocks::cong_detect::CongDetectBlock;
 use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
 use cosim::blocks::fecn_marker::FecnMarkerBlock;
+use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::vl_arb::VlArbBlock;
 use cosim::blocks::{run, run_random, Block, RunOpts};
@@ -56,6 +59,24 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
                 vls.len() >= 2
             })
         }
+        // Threshold 0 is never congested, with or without the bug.
+        ("cong_detect", "BUG_THRESHOLD_OFF_BY_ONE") => {
+            CongDetectBlock::random(seed).0.threshold != 0
+        }
+        // Ignoring Victim_Mask is no bug where the mask is set.
+        ("cong_detect", "BUG_VICTIM_MASK") => {
+            let c = CongDetectBlock::random(seed).0;
+            c.threshold != 0 && !c.victim_mask
+        }
+        // A late expiry shows only when CCTI can rise above CCTI_Min for the timer to lower it, and the timer
+        // (up to 65,535 ticks) expires within the bound.
+        ("cct_shaper", "BUG_TIMER_LATE") => {
+            let c = CctShaperBlock::random(seed).0;
+            (1..=100).contains(&c.ccti_timer)
+                && c.ccti_increase > 0
+                && c.ccti_limit > c.ccti_min.into()
+        }
+        ("cct_shaper", "BUG_CCTI_LIMIT") => CctShaperBlock::random(seed).0.ccti_increase > 0,
         _ => true,
     }
 }
@@ -96,6 +117,87 @@ fn vl_arb_matches_a_million_random_cycles() {
 #[test]
 fn timebase_matches_a_million_random_cycles() {
     million::<TimebaseBlock>();
+}
+
+#[test]
+fn cong_detect_matches_a_million_random_cycles() {
+    million::<CongDetectBlock>();
+}
+
+#[test]
+fn cct_shaper_matches_a_million_random_cycles() {
+    million::<CctShaperBlock>();
+}
+
+#[test]
+fn fecn_rewrite_matches_a_million_random_cycles_at_8_and_32_byte_beats() {
+    million::<FecnRewriteB8Block>();
+    million::<FecnRewriteB32Block>();
+}
+
+/// A trace of a block with wide held ports (the tables) and wide inputs replays to the same result as the
+/// seeded run, and catches the same bug at the same cycle.
+fn replay_matches_the_seeded_run<B: Block>(seed: u64, bug: &str, file: &str, len: usize) {
+    let dir = std::env::temp_dir().join(format!("cosim-{file}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(file);
+    let (cfg, stim) = B::random(seed);
+    let inputs: Vec<_> = stim.clone().take(len).collect();
+    let f = std::fs::File::create(&path).unwrap();
+    cosim::trace::write::<B>(std::io::BufWriter::new(f), &cfg, &inputs).unwrap();
+    let m = registry::run_trace_file(&path, &RunOpts::new(u64::MAX)).unwrap();
+    assert_eq!(
+        m.cycles,
+        len as u64,
+        "{}: replay stops where the trace ends",
+        B::NAME
+    );
+    let bug = RunOpts {
+        bug: Some(bug.into()),
+        ..RunOpts::new(u64::MAX)
+    };
+    let from_trace = registry::run_trace_file(&path, &bug).unwrap_err();
+    // The seeded run on the pipelined checker: the same first mismatch as the single-threaded replay.
+    let from_seed = run::<B, _>(
+        &cfg,
+        stim,
+        &RunOpts {
+            cycles: len as u64,
+            pipelined: true,
+            ..bug
+        },
+    )
+    .unwrap_err();
+    assert!(from_trace.is_failure(), "{from_trace}");
+    assert_eq!(from_trace.to_string(), from_seed.to_string());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn vl_arb_replays_a_recorded_trace_with_its_tables() {
+    let seed = (1..)
+        .find(|&s| exposes("vl_arb", "BUG_WEIGHT_UNIT", s))
+        .unwrap();
+    replay_matches_the_seeded_run::<VlArbBlock>(seed, "BUG_WEIGHT_UNIT", "arb.csv", 40_000);
+}
+
+#[test]
+fn cong_detect_and_cct_shaper_replay_recorded_traces() {
+    let seed = (1..)
+        .find(|&s| exposes("cong_detect", "BUG_THRESHOLD_OFF_BY_ONE", s))
+        .unwrap();
+    // 40,000 cycles of 1,024-bit fills: a 12 MB trace.
+    replay_matches_the_seeded_run::<CongDetectBlock>(
+        seed,
+        "BUG_THRESHOLD_OFF_BY_ONE",
+        "cd.csv",
+        40_000,
+    );
+    let seed = (1..)
+        .find(|&s| exposes("cct_shaper", "BUG_CCTI_LIMIT", s))
+        .unwrap();
+    // The first exposing seed of this bug shows it only after some 47,000 cycles.
+    replay_matches_the_seeded_run::<CctShaperBlock>(seed, "BUG_CCTI_LIMIT", "cct.csv", 200_000);
 }
 
 /// Runs every bug variant of every block with [`BUG_SEEDS`] seeds whose configuration can show it; each must

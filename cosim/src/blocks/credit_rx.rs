@@ -13,6 +13,7 @@
 use super::{held, mask, Block};
 use crate::check::CosimError;
 use crate::impl_ports;
+use crate::ports::Wide;
 use crate::rng::Rng;
 use rtl_model::blocks::credit_rx::{Config, CreditRx, FcPolicy, In, Out, BLK_WIDTH, FCCL_CAP};
 
@@ -209,19 +210,19 @@ impl Block for CreditRxBlock {
         (cfg, CreditRxStim::new(seed, cfg))
     }
 
-    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, Wide)> {
         vec![
             ("buf_blocks_i", cfg.buf_blocks.into()),
             ("fc_interval_i", cfg.fc_interval.into()),
             (
                 "fc_on_change_i",
-                u64::from(cfg.policy == FcPolicy::PeriodicAndOnChange),
+                Wide::from(cfg.policy == FcPolicy::PeriodicAndOnChange),
             ),
             ("fccl_cap_i", cfg.fccl_cap.into()),
         ]
     }
 
-    fn config_from_ports(v: &[(String, u64)]) -> Result<Config, String> {
+    fn config_from_ports(v: &[(String, Wide)]) -> Result<Config, String> {
         Ok(Config {
             buf_blocks: held(v, "buf_blocks_i")? as u16,
             fc_interval: held(v, "fc_interval_i")? as u16,

@@ -11,6 +11,7 @@
 use super::{held, mask, Block};
 use crate::check::CosimError;
 use crate::impl_ports;
+use crate::ports::Wide;
 use crate::rng::Rng;
 use rtl_model::blocks::credit_tx::{fits, Config, CreditTx, In, Out, BLOCKS_WIDTH, FC_WIDTH};
 
@@ -188,11 +189,11 @@ impl Block for CreditTxBlock {
         (cfg, CreditTxStim::new(seed, cfg))
     }
 
-    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, Wide)> {
         vec![("fccl_reset_i", cfg.fccl_reset.into())]
     }
 
-    fn config_from_ports(v: &[(String, u64)]) -> Result<Config, String> {
+    fn config_from_ports(v: &[(String, Wide)]) -> Result<Config, String> {
         Ok(Config {
             fccl_reset: held(v, "fccl_reset_i")? as u16,
         })

@@ -10,6 +10,7 @@
 use super::{held, Block};
 use crate::check::CosimError;
 use crate::impl_ports;
+use crate::ports::Wide;
 use crate::rng::Rng;
 use rtl_model::blocks::fecn_marker::{Config, FecnMarker, In, MarkMode, Out};
 
@@ -130,19 +131,19 @@ impl Block for FecnMarkerBlock {
         (cfg, stim)
     }
 
-    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, Wide)> {
         let thresh = FecnMarker::new(*cfg).map_or(0, |m| m.lfsr_thresh());
         vec![
             ("packet_size_i", cfg.packet_size.into()),
             ("marking_rate_i", cfg.marking_rate.into()),
-            ("mode_i", u64::from(cfg.mode == MarkMode::Lfsr)),
+            ("mode_i", Wide::from(cfg.mode == MarkMode::Lfsr)),
             ("lfsr_seed_i", cfg.lfsr_seed.into()),
             ("lfsr_thresh_i", thresh.into()),
         ]
     }
 
     /// `lfsr_thresh_i` is derived from Marking_Rate; a trace giving another value is rejected.
-    fn config_from_ports(v: &[(String, u64)]) -> Result<Config, String> {
+    fn config_from_ports(v: &[(String, Wide)]) -> Result<Config, String> {
         let cfg = Config {
             packet_size: held(v, "packet_size_i")? as u8,
             marking_rate: held(v, "marking_rate_i")? as u16,

@@ -9,6 +9,7 @@
 use super::{held, Block};
 use crate::check::CosimError;
 use crate::impl_ports;
+use crate::ports::Wide;
 use crate::rng::Rng;
 use rtl_model::blocks::timebase::{ClockSpec, Config, In, Out, Timebase, TICK_PS};
 
@@ -68,14 +69,14 @@ impl Block for TimebaseBlock {
         (Config { clock }, stim)
     }
 
-    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, Wide)> {
         let (inc, modulus) = cfg.ratio().unwrap_or((0, 0));
         vec![("inc_i", inc.into()), ("modulus_i", modulus.into())]
     }
 
     /// The clock is recovered from the ratio: a period in ps when `1_024_000 * inc / modulus` is whole, else a
     /// frequency in kHz; the ratio must then be exactly the one that clock gives.
-    fn config_from_ports(v: &[(String, u64)]) -> Result<Config, String> {
+    fn config_from_ports(v: &[(String, Wide)]) -> Result<Config, String> {
         let inc = held(v, "inc_i")?;
         let modulus = held(v, "modulus_i")?;
         if inc == 0 || modulus == 0 {
@@ -181,7 +182,7 @@ mod tests {
     fn config_survives_the_held_ports() {
         for seed in 0..200 {
             let (cfg, _) = TimebaseBlock::random(seed);
-            let pairs: Vec<(String, u64)> = TimebaseBlock::config_ports(&cfg)
+            let pairs: Vec<(String, Wide)> = TimebaseBlock::config_ports(&cfg)
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect();
@@ -189,7 +190,10 @@ mod tests {
             // The clock may come back in the other form; the ratio the RTL sees must be the same.
             assert_eq!(back.ratio().unwrap(), cfg.ratio().unwrap(), "seed {seed}");
         }
-        let bad = [("inc_i".to_string(), 3u64), ("modulus_i".to_string(), 7u64)];
+        let bad = [
+            ("inc_i".to_string(), Wide::from(3u8)),
+            ("modulus_i".to_string(), Wide::from(7u8)),
+        ];
         assert!(TimebaseBlock::config_from_ports(&bad).is_err());
     }
 }

@@ -7,34 +7,40 @@
 //! 0-14 and weights mostly small (so visits end often) including zeros (skipped entries), and VLHighLimit
 //! 0, small, or 255 (unbounded). Rare resets of 1-3 cycles.
 //!
-//! Port traces of `vl_arb` carry only the narrow configuration ports: the tables (256- and 512-bit held
-//! ports) do not fit the trace's configuration line yet, so replay of a `vl_arb` trace is refused.
+//! Port traces of `vl_arb` carry the tables as their flattened held ports (`hi_vl_i=0x...` 256 bits,
+//! `hi_weight_i=0x...` 512 bits, entries at or above `hi_n_i` zero), so recorded stimulus replays.
 
-use super::Block;
+use super::{held, held_wide, Block};
 use crate::check::CosimError;
 use crate::ports::Ports;
+use crate::ports::Wide;
 use crate::rng::Rng;
 use rtl_model::blocks::vl_arb::{ArbEntry, Config, In, Out, VlArb, TABLE_MAX, VL_MAX};
 
 impl Ports for In {
     const NAMES: &'static [&'static str] = &["rst_ni", "ready_i", "req_i", "len_i", "credit_ok_i"];
 
-    fn get(&self, i: usize) -> u128 {
+    fn get(&self, i: usize) -> Wide {
         match i {
             0 => self.rst_ni.into(),
             1 => self.ready_i.into(),
             2 => self.req_i.into(),
             // 16 lanes of 7 bits, lane 0 lowest, as the RTL's len_i[7v +: 7].
-            3 => self.len_i.iter().enumerate().fold(0u128, |acc, (v, &l)| {
-                acc | (u128::from(l) & 0x7f) << (7 * v)
-            }),
+            3 => self
+                .len_i
+                .iter()
+                .enumerate()
+                .fold(0u128, |acc, (v, &l)| {
+                    acc | (u128::from(l) & 0x7f) << (7 * v)
+                })
+                .into(),
             4 => self.credit_ok_i.into(),
-            _ => 0,
+            _ => Wide::ZERO,
         }
     }
 
-    fn from_values(v: &[u128]) -> Self {
-        let at = |k: usize| v.get(k).copied().unwrap_or(0);
+    fn from_values(v: &[Wide]) -> Self {
+        let at = |k: usize| v.get(k).map_or(0, Wide::low_u128);
         let mut len_i = [0u8; 16];
         for (lane, l) in len_i.iter_mut().enumerate() {
             *l = ((at(3) >> (7 * lane)) & 0x7f) as u8;
@@ -139,6 +145,16 @@ impl Iterator for VlArbStim {
     }
 }
 
+/// A table as its flattened (VL, weight) ports: entry e at [4e +: 4] and [8e +: 8].
+fn flatten(t: &[ArbEntry]) -> (Wide, Wide) {
+    let (mut vl, mut w) = (Wide::ZERO, Wide::ZERO);
+    for (e, a) in (0u32..).zip(t) {
+        vl.set_field(4 * e, 4, a.vl.into());
+        w.set_field(8 * e, 8, a.weight.into());
+    }
+    (vl, w)
+}
+
 fn random_table(r: &mut Rng) -> Vec<ArbEntry> {
     let n = match r.below(4) {
         0 => r.below(4),
@@ -194,16 +210,45 @@ impl Block for VlArbBlock {
         (cfg, stim)
     }
 
-    fn config_ports(cfg: &Config) -> Vec<(&'static str, u64)> {
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, Wide)> {
+        let (hi_vl, hi_w) = flatten(&cfg.high);
+        let (lo_vl, lo_w) = flatten(&cfg.low);
         vec![
-            ("hi_n_i", cfg.high.len() as u64),
-            ("lo_n_i", cfg.low.len() as u64),
+            ("hi_vl_i", hi_vl),
+            ("hi_weight_i", hi_w),
+            ("hi_n_i", (cfg.high.len() as u64).into()),
+            ("lo_vl_i", lo_vl),
+            ("lo_weight_i", lo_w),
+            ("lo_n_i", (cfg.low.len() as u64).into()),
             ("vl_high_limit_i", cfg.vl_high_limit.into()),
         ]
     }
 
-    fn config_from_ports(_: &[(String, u64)]) -> Result<Config, String> {
-        Err("vl_arb traces cannot carry the arbitration tables yet (256- and 512-bit ports)".into())
+    /// Entries at or above a table's length must be zero: the RTL ignores them, so a trace carrying them
+    /// would describe a configuration the Rust block cannot have.
+    fn config_from_ports(v: &[(String, Wide)]) -> Result<Config, String> {
+        let table = |vl: &str, w: &str, n: &str| -> Result<Vec<ArbEntry>, String> {
+            let (vls, ws, len) = (held_wide(v, vl)?, held_wide(v, w)?, held(v, n)?);
+            if len > TABLE_MAX as u64 {
+                return Err(format!(
+                    "{n} is {len}, above the {TABLE_MAX} entries of a table"
+                ));
+            }
+            let t: Vec<ArbEntry> = (0..len as u32)
+                .map(|e| ArbEntry::new(vls.field(4 * e, 4) as u8, ws.field(8 * e, 8) as u8))
+                .collect();
+            if flatten(&t) != (vls, ws) {
+                return Err(format!("{vl}/{w} have entries at or above {n} ({len})"));
+            }
+            Ok(t)
+        };
+        let cfg = Config {
+            high: table("hi_vl_i", "hi_weight_i", "hi_n_i")?,
+            low: table("lo_vl_i", "lo_weight_i", "lo_n_i")?,
+            vl_high_limit: held(v, "vl_high_limit_i")? as u8,
+        };
+        cfg.validate().map_err(|e| e.to_string())?;
+        Ok(cfg)
     }
 
     #[cfg(feature = "verilator")]
@@ -219,6 +264,7 @@ impl Block for VlArbBlock {
 #[cfg(feature = "verilator")]
 pub mod rtl {
     use super::*;
+    use crate::blocks::mask;
     use crate::dut::{Dut, Halt};
     use crate::ffi::{Rtl, RtlDut, VlArbIo, VL_ARB_VARIANTS};
     use rtl_model::blocks::vl_arb::LEN_WIDTH;
@@ -230,23 +276,13 @@ pub mod rtl {
         io: VlArbIo,
     }
 
-    /// Sets `width` bits at bit `at` of a little-endian word vector.
-    fn put(words: &mut [u32], at: usize, width: usize, v: u32) {
-        for b in 0..width {
-            if v >> b & 1 != 0 {
-                words[(at + b) / 32] |= 1 << ((at + b) % 32);
-            }
-        }
-    }
-
-    /// A table as its flattened (VL, weight) ports: entry e at [4e +: 4] and [8e +: 8].
+    /// A table as its flattened (VL, weight) port words.
     fn table(t: &[ArbEntry]) -> ([u32; 8], [u32; 16]) {
-        let (mut vl, mut w) = ([0u32; 8], [0u32; 16]);
-        for (e, a) in t.iter().enumerate() {
-            put(&mut vl, 4 * e, 4, a.vl.into());
-            put(&mut w, 8 * e, 8, a.weight.into());
-        }
-        (vl, w)
+        let (vl, w) = flatten(t);
+        let (mut a, mut b) = ([0u32; 8], [0u32; 16]);
+        a.copy_from_slice(&vl.words()[..8]);
+        b.copy_from_slice(&w.words()[..16]);
+        (a, b)
     }
 
     impl VlArbRtl {
@@ -287,15 +323,16 @@ pub mod rtl {
             io.rst_ni = i.rst_ni.into();
             io.ready_i = i.ready_i.into();
             io.req_i = i.req_i.into();
-            io.len_i = [0; 4];
-            for (v, &l) in i.len_i.iter().enumerate() {
-                put(
-                    &mut io.len_i,
-                    7 * v,
-                    LEN_WIDTH as usize,
-                    u32::from(l) & 0x7f,
-                );
-            }
+            // 16 lanes of 7 bits packed in a u128, then split into the port's words.
+            let packed = i.len_i.iter().enumerate().fold(0u128, |acc, (v, &l)| {
+                acc | (u128::from(l) & mask(LEN_WIDTH) as u128) << (7 * v)
+            });
+            io.len_i = [
+                packed as u32,
+                (packed >> 32) as u32,
+                (packed >> 64) as u32,
+                (packed >> 96) as u32,
+            ];
             io.credit_ok_i = i.credit_ok_i.into();
             self.m.step(io)?;
             Ok(Out {
@@ -328,11 +365,49 @@ mod tests {
             *l = (v as u8) * 8 + 1;
         }
         let packed = i.get(3);
-        assert_eq!(packed & 0x7f, 1);
-        assert_eq!((packed >> (7 * 15)) & 0x7f, 121);
-        assert!(packed < 1 << 112);
-        let vals: Vec<u128> = (0..In::NAMES.len()).map(|k| i.get(k)).collect();
+        assert_eq!(packed.field(0, 7), 1);
+        assert_eq!(packed.field(7 * 15, 7), 121);
+        assert!(packed.fits(112));
+        let vals: Vec<Wide> = (0..In::NAMES.len()).map(|k| i.get(k)).collect();
         assert_eq!(In::from_values(&vals), i);
         assert!(VlArbBlock::config_from_ports(&[]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    fn pairs(cfg: &Config) -> Vec<(String, Wide)> {
+        VlArbBlock::config_ports(cfg)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    #[test]
+    fn tables_survive_the_held_ports() {
+        for seed in 0..200 {
+            let (cfg, _) = VlArbBlock::random(seed);
+            assert_eq!(
+                VlArbBlock::config_from_ports(&pairs(&cfg)).unwrap(),
+                cfg,
+                "seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn entries_beyond_the_length_and_long_tables_are_refused() {
+        let (mut cfg, _) = VlArbBlock::random(3);
+        cfg.high = vec![ArbEntry::new(2, 5), ArbEntry::new(7, 9)];
+        let mut p = pairs(&cfg);
+        // hi_n_i = 1 leaves entry 1 (VL 7, weight 9) beyond the table.
+        p[2].1 = Wide::from(1u8);
+        let e = VlArbBlock::config_from_ports(&p).unwrap_err();
+        assert!(e.contains("at or above hi_n_i"), "{e}");
+        p[2].1 = Wide::from(65u8);
+        let e = VlArbBlock::config_from_ports(&p).unwrap_err();
+        assert!(e.contains("above the 64 entries"), "{e}");
     }
 }

@@ -14,6 +14,7 @@ pub mod cong_detect;
 pub mod credit_rx;
 pub mod credit_tx;
 pub mod fecn_marker;
+pub mod fecn_rewrite;
 pub mod timebase;
 pub mod vl_arb;
 

@@ -1,0 +1,477 @@
+//! `cong_detect` under co-simulation: stimulus, ports, configuration, RTL adapter.
+//!
+//! The Rust block borrows its fill vector (`In<'a>` holds a slice), which a stimulus iterator cannot hand
+//! out; the RTL instead takes 64 lanes and a count. So the co-simulation's input is [`CongIn`], the RTL's
+//! ports as they are (64 lanes, `voq_cnt_i`, credit), and its model side is [`CongDetectTwin`], which calls
+//! the unchanged `CongDetect::step_with` on the first `min(voq_cnt_i, 64)` lanes, exactly the slice the RTL's
+//! count selects.
+//!
+//! The stimulus regenerates the fill vector in one cycle of 8 in one of several patterns (mostly small fills;
+//! one lane near the threshold; the sum, or the sum over contributors, near the threshold; any 16-bit fills,
+//! so sums must not wrap; sparse fills) and otherwise nudges one or two lanes by one block, so fills walk
+//! across the exact threshold. The lane count is mostly fixed per phase, sometimes any value including
+//! above 64; lanes at or above the count hold junk the RTL must ignore. Credit sits near
+//! `root_min_credits` half the time, else any 16-bit value (the RTL sees 12 bits). Configurations: random
+//! or linear threshold tables, every Threshold 0..15, every comparison, both Victim_Mask values. Rare resets
+//! of 1-3 cycles.
+
+use super::{held, held_wide, Block};
+use crate::check::CosimError;
+use crate::ports::{PortValue, Ports, Wide};
+use crate::rng::Rng;
+use rtl_model::blocks::cong_detect::{
+    linear_thr_table, Config, CongDetect, FillCompare, In, Out, MAX_INPUTS,
+};
+use rtl_model::clocked::Clocked;
+
+/// Bits of the RTL's `voq_cnt_i` (holds 0..=64; values above 64 mean 64).
+pub const CNT_WIDTH: u32 = 7;
+
+/// The RTL's encoding of `compare_i` (hdl/cong_detect.sv); 3 is reserved and behaves as `PerVoq`.
+pub fn compare_code(c: FillCompare) -> u8 {
+    match c {
+        FillCompare::PerVoq => 0,
+        FillCompare::SumVoqs => 1,
+        FillCompare::SumPerContributor => 2,
+    }
+}
+
+/// Input ports of the RTL `cong_detect`, one cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CongIn {
+    /// Reset, active low.
+    pub rst_ni: bool,
+    /// Fill of input k's VoQ at lane k (all 64 lanes; those at or above the count are ignored).
+    pub voq_fill_i: [u16; MAX_INPUTS],
+    /// Lanes valid (7 bits; above 64 means 64): the Rust slice length.
+    pub voq_cnt_i: u8,
+    /// Credit of this output VL (12 bits on the RTL port).
+    pub credit_avail_i: u16,
+}
+
+impl Default for CongIn {
+    fn default() -> Self {
+        CongIn {
+            rst_ni: false,
+            voq_fill_i: [0; MAX_INPUTS],
+            voq_cnt_i: 0,
+            credit_avail_i: 0,
+        }
+    }
+}
+
+impl Ports for CongIn {
+    const NAMES: &'static [&'static str] = &["rst_ni", "voq_fill_i", "voq_cnt_i", "credit_avail_i"];
+
+    fn get(&self, i: usize) -> Wide {
+        match i {
+            0 => self.rst_ni.into(),
+            1 => {
+                let mut w = Wide::ZERO;
+                for (k, &f) in (0u32..).zip(&self.voq_fill_i) {
+                    w.set_field(16 * k, 16, f.into());
+                }
+                w
+            }
+            2 => self.voq_cnt_i.into(),
+            3 => self.credit_avail_i.into(),
+            _ => Wide::ZERO,
+        }
+    }
+
+    fn from_values(v: &[Wide]) -> Self {
+        let at = |k: usize| v.get(k).copied().unwrap_or_default();
+        let fills = at(1);
+        let mut voq_fill_i = [0u16; MAX_INPUTS];
+        for (k, f) in (0u32..).zip(voq_fill_i.iter_mut()) {
+            *f = fills.field(16 * k, 16) as u16;
+        }
+        CongIn {
+            rst_ni: bool::from_wide(&at(0)),
+            voq_fill_i,
+            voq_cnt_i: u8::from_wide(&at(2)),
+            credit_avail_i: u16::from_wide(&at(3)),
+        }
+    }
+}
+
+crate::impl_ports!(Out {
+    cong_o,
+    root_o,
+    victim_o,
+    mark_state_o
+});
+
+/// The Rust `CongDetect` with the RTL's lane-and-count input: the model side of the co-simulation.
+#[derive(Debug, Clone)]
+pub struct CongDetectTwin(pub CongDetect);
+
+impl Clocked for CongDetectTwin {
+    type In = CongIn;
+    type Out = Out;
+
+    #[inline]
+    fn step(&mut self, i: &CongIn) -> Out {
+        let n = usize::from(i.voq_cnt_i & 0x7f).min(MAX_INPUTS);
+        self.0.step_with(&In {
+            rst_ni: i.rst_ni,
+            voq_fill_i: &i.voq_fill_i[..n],
+            credit_avail_i: i.credit_avail_i,
+        })
+    }
+
+    fn idle_input(&self) -> CongIn {
+        CongIn {
+            rst_ni: true,
+            ..CongIn::default()
+        }
+    }
+}
+
+/// `cong_detect` as a co-simulation [`Block`].
+#[derive(Debug, Clone, Copy)]
+pub struct CongDetectBlock;
+
+/// Seeded random stimulus for `cong_detect` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct CongDetectStim {
+    rng: Rng,
+    cfg: Config,
+    cur: CongIn,
+    width: u8,
+    phase_left: u32,
+    rst_left: u32,
+}
+
+/// `v + d` clamped to 16 bits.
+fn near(v: u32, d: i64) -> u16 {
+    (i64::from(v) + d).clamp(0, 0xffff) as u16
+}
+
+impl CongDetectStim {
+    /// A new fill vector in one of the patterns of the module docs.
+    fn regenerate(&mut self) {
+        let r = &mut self.rng;
+        let thr = u32::from(self.cfg.thr_table[usize::from(self.cfg.threshold)]);
+        let lanes = usize::from(self.cur.voq_cnt_i).min(MAX_INPUTS);
+        let f = &mut self.cur.voq_fill_i;
+        let d = r.range(0, 2) as i64 - 1;
+        match r.below(6) {
+            0 => {
+                let top = u64::from(thr) * 2 / (lanes as u64).max(1) + 2;
+                f.iter_mut().for_each(|x| *x = r.below(top) as u16);
+            }
+            1 => {
+                f.iter_mut()
+                    .for_each(|x| *x = r.below(u64::from(thr).max(1)) as u16);
+                if lanes > 0 {
+                    f[r.below(lanes as u64) as usize] = near(thr, d);
+                }
+            }
+            2 | 3 => {
+                let per_contrib = r.pct(50);
+                f.iter_mut()
+                    .for_each(|x| *x = if r.one_in(3) { 0 } else { r.range(1, 4) as u16 });
+                if lanes > 0 {
+                    let k = r.below(lanes as u64) as usize;
+                    f[k] = 1;
+                    let n = f[..lanes].iter().filter(|&&x| x != 0).count() as u32;
+                    let target = if per_contrib { thr / n } else { thr };
+                    let rest = f[..lanes].iter().map(|&x| u32::from(x)).sum::<u32>() - 1;
+                    // Lane k stays nonzero so the contributor count, and with it the target, stays put.
+                    f[k] = near(target.saturating_sub(rest), d).max(1);
+                }
+            }
+            4 => f.iter_mut().for_each(|x| *x = r.next_u64() as u16),
+            _ => f
+                .iter_mut()
+                .for_each(|x| *x = if r.pct(50) { 0 } else { r.below(8) as u16 }),
+        }
+    }
+}
+
+impl Iterator for CongDetectStim {
+    type Item = CongIn;
+
+    fn next(&mut self) -> Option<CongIn> {
+        if self.rst_left == 0 && self.rng.one_in(20_000) {
+            self.rst_left = self.rng.range(1, 3) as u32;
+        }
+        if self.phase_left == 0 {
+            self.width = self.rng.range(0, MAX_INPUTS as u64) as u8;
+            self.phase_left = self.rng.range(1, 2000) as u32;
+        }
+        self.phase_left -= 1;
+        let r = &mut self.rng;
+        self.cur.voq_cnt_i = match r.below(20) {
+            0 => r.range(0, MAX_INPUTS as u64) as u8,
+            1 => r.range(MAX_INPUTS as u64 + 1, 127) as u8,
+            _ => self.width,
+        };
+        if r.one_in(8) {
+            self.regenerate();
+        } else {
+            let r = &mut self.rng;
+            for _ in 0..r.range(1, 2) {
+                let k = r.below(MAX_INPUTS as u64) as usize;
+                let x = &mut self.cur.voq_fill_i[k];
+                *x = if r.pct(50) {
+                    x.wrapping_add(1)
+                } else {
+                    x.wrapping_sub(1)
+                };
+            }
+        }
+        let r = &mut self.rng;
+        self.cur.credit_avail_i = if r.pct(50) {
+            near(self.cfg.root_min_credits.into(), r.range(0, 4) as i64 - 2)
+        } else {
+            r.next_u64() as u16
+        };
+        self.cur.rst_ni = self.rst_left == 0;
+        self.rst_left = self.rst_left.saturating_sub(1);
+        Some(self.cur)
+    }
+}
+
+impl Block for CongDetectBlock {
+    const NAME: &'static str = "cong_detect";
+    type Config = Config;
+    type In = CongIn;
+    type Out = Out;
+    type Model = CongDetectTwin;
+    type Stim = CongDetectStim;
+
+    fn model(cfg: &Config) -> Result<CongDetectTwin, CosimError> {
+        CongDetect::new(*cfg)
+            .map(CongDetectTwin)
+            .map_err(|e| CosimError::Config {
+                block: Self::NAME,
+                msg: e.to_string(),
+            })
+    }
+
+    fn random(seed: u64) -> (Config, CongDetectStim) {
+        let mut r = Rng::new(seed ^ 0xc0_46de);
+        let mut thr_table = linear_thr_table(r.range(1, 0xffff) as u16);
+        if r.pct(50) {
+            for e in thr_table.iter_mut() {
+                *e = match r.below(3) {
+                    0 => r.below(8) as u16,
+                    1 => r.below(300) as u16,
+                    _ => r.next_u64() as u16,
+                };
+            }
+        }
+        let cfg = Config {
+            // Threshold 0 (never congested) in about one configuration of 16, like the others.
+            threshold: r.below(16) as u8,
+            thr_table,
+            compare: [
+                FillCompare::PerVoq,
+                FillCompare::SumVoqs,
+                FillCompare::SumPerContributor,
+            ][r.below(3) as usize],
+            root_min_credits: if r.pct(50) {
+                66
+            } else {
+                r.below(0x1000) as u16
+            },
+            victim_mask: r.pct(50),
+        };
+        let stim = CongDetectStim {
+            rng: Rng::new(seed),
+            cfg,
+            cur: CongIn::default(),
+            width: 0,
+            phase_left: 0,
+            rst_left: 0,
+        };
+        (cfg, stim)
+    }
+
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, Wide)> {
+        let mut table = Wide::ZERO;
+        for (t, &e) in (0u32..).zip(&cfg.thr_table) {
+            table.set_field(16 * t, 16, e.into());
+        }
+        vec![
+            ("threshold_i", cfg.threshold.into()),
+            ("thr_table_i", table),
+            ("compare_i", compare_code(cfg.compare).into()),
+            ("root_min_credits_i", cfg.root_min_credits.into()),
+            ("victim_mask_i", cfg.victim_mask.into()),
+        ]
+    }
+
+    /// `compare_i` 3 (reserved) is refused: the Rust block has no fourth comparison to be its twin.
+    fn config_from_ports(v: &[(String, Wide)]) -> Result<Config, String> {
+        let table = held_wide(v, "thr_table_i")?;
+        let mut thr_table = [0u16; 16];
+        for (t, e) in (0u32..).zip(thr_table.iter_mut()) {
+            *e = table.field(16 * t, 16) as u16;
+        }
+        let compare = match held(v, "compare_i")? {
+            0 => FillCompare::PerVoq,
+            1 => FillCompare::SumVoqs,
+            2 => FillCompare::SumPerContributor,
+            c => return Err(format!("compare_i {c} is reserved (0, 1 or 2)")),
+        };
+        let cfg = Config {
+            threshold: held(v, "threshold_i")? as u8,
+            thr_table,
+            compare,
+            root_min_credits: held(v, "root_min_credits_i")? as u16,
+            victim_mask: held(v, "victim_mask_i")? != 0,
+        };
+        cfg.validate().map_err(|e| e.to_string())?;
+        Ok(cfg)
+    }
+
+    #[cfg(feature = "verilator")]
+    type Rtl = rtl::CongDetectRtl;
+
+    #[cfg(feature = "verilator")]
+    fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::CongDetectRtl, CosimError> {
+        rtl::CongDetectRtl::new(cfg, bug)
+    }
+}
+
+/// The adapter to the Verilated `cong_detect`.
+#[cfg(feature = "verilator")]
+pub mod rtl {
+    use super::*;
+    use crate::blocks::mask;
+    use crate::dut::{Dut, Halt};
+    use crate::ffi::{CongDetectIo, Rtl, RtlDut, CONG_DETECT_VARIANTS};
+    use rtl_model::blocks::cong_detect::CREDIT_WIDTH;
+
+    /// The Verilated `cong_detect` (clean or a bug variant) with its configuration on the held ports.
+    #[derive(Debug)]
+    pub struct CongDetectRtl {
+        m: Rtl<CongDetectIo>,
+        io: CongDetectIo,
+    }
+
+    impl CongDetectRtl {
+        /// Builds the model, drives the configuration and applies one power-on reset edge.
+        pub fn new(cfg: &Config, bug: Option<&str>) -> Result<Self, CosimError> {
+            cfg.validate().map_err(|e| CosimError::Config {
+                block: "cong_detect",
+                msg: e.to_string(),
+            })?;
+            let m = Rtl::new("cong_detect", CONG_DETECT_VARIANTS, bug)?;
+            let mut thr_table_i = [0u32; 8];
+            for (k, w) in thr_table_i.iter_mut().enumerate() {
+                *w = u32::from(cfg.thr_table[2 * k]) | u32::from(cfg.thr_table[2 * k + 1]) << 16;
+            }
+            let io = CongDetectIo {
+                threshold_i: cfg.threshold.into(),
+                thr_table_i,
+                compare_i: compare_code(cfg.compare).into(),
+                root_min_credits_i: cfg.root_min_credits.into(),
+                victim_mask_i: cfg.victim_mask.into(),
+                ..CongDetectIo::default()
+            };
+            let mut s = CongDetectRtl { m, io };
+            s.step(&CongIn::default())
+                .map_err(|kind| CosimError::Halted { cycle: 0, kind })?;
+            s.m.time_zero();
+            Ok(s)
+        }
+    }
+
+    impl Dut for CongDetectRtl {
+        type In = CongIn;
+        type Out = Out;
+
+        #[inline]
+        fn step(&mut self, i: &CongIn) -> Result<Out, Halt> {
+            let io = &mut self.io;
+            io.rst_ni = i.rst_ni.into();
+            // Two 16-bit lanes per 32-bit word, lane 0 in the low half, as voq_fill_i[16k +: 16].
+            for (w, pair) in io.voq_fill_i.iter_mut().zip(i.voq_fill_i.chunks_exact(2)) {
+                *w = u32::from(pair[0]) | u32::from(pair[1]) << 16;
+            }
+            io.voq_cnt_i = u32::from(i.voq_cnt_i) & mask(CNT_WIDTH);
+            io.credit_avail_i = u32::from(i.credit_avail_i) & mask(CREDIT_WIDTH);
+            self.m.step(io)?;
+            Ok(Out {
+                cong_o: io.cong_o != 0,
+                root_o: io.root_o != 0,
+                victim_o: io.victim_o != 0,
+                mark_state_o: io.mark_state_o != 0,
+            })
+        }
+    }
+
+    impl RtlDut for CongDetectRtl {
+        type Io = CongDetectIo;
+        fn parts(&mut self) -> (&mut Rtl<CongDetectIo>, &mut CongDetectIo) {
+            (&mut self.m, &mut self.io)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_pack_like_the_rtl_and_back() {
+        let (_, stim) = CongDetectBlock::random(2);
+        for i in stim.take(200) {
+            let fills = i.get(1);
+            assert_eq!(fills.field(16 * 63, 16), u64::from(i.voq_fill_i[63]));
+            assert_eq!(fills.field(16 * 5, 16), u64::from(i.voq_fill_i[5]));
+            let vals: Vec<Wide> = (0..CongIn::NAMES.len()).map(|k| i.get(k)).collect();
+            assert_eq!(CongIn::from_values(&vals), i);
+        }
+    }
+
+    #[test]
+    fn config_survives_the_held_ports_and_reserved_compare_is_refused() {
+        for seed in 0..100 {
+            let (cfg, _) = CongDetectBlock::random(seed);
+            let mut pairs: Vec<(String, Wide)> = CongDetectBlock::config_ports(&cfg)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            assert_eq!(CongDetectBlock::config_from_ports(&pairs).unwrap(), cfg);
+            pairs[2].1 = Wide::from(3u8);
+            let e = CongDetectBlock::config_from_ports(&pairs).unwrap_err();
+            assert!(e.contains("reserved"), "{e}");
+        }
+    }
+
+    /// The stimulus reaches roots, victims, marks and all three comparisons on both sides of the threshold,
+    /// and exercises lane counts above 64 (checked on the Rust twin, no Verilator needed).
+    #[test]
+    fn stimulus_reaches_roots_victims_and_both_sides_of_every_comparison() {
+        let (mut roots, mut victims, mut marks, mut over64) = (0, 0, 0, 0);
+        let mut per_cmp = [[0u32; 2]; 3];
+        for seed in 1..=24 {
+            let (cfg, stim) = CongDetectBlock::random(seed);
+            let mut m = CongDetectBlock::model(&cfg).unwrap();
+            for i in stim.take(20_000) {
+                let o = m.step(&i);
+                roots += u32::from(o.root_o);
+                victims += u32::from(o.victim_o);
+                marks += u32::from(o.mark_state_o && o.victim_o);
+                over64 += u32::from(i.voq_cnt_i > 64);
+                per_cmp[usize::from(compare_code(cfg.compare))][usize::from(o.cong_o)] += 1;
+            }
+        }
+        assert!(
+            roots > 1000 && victims > 1000 && marks > 100,
+            "roots {roots} victims {victims} marks {marks}"
+        );
+        assert!(over64 > 1000, "lane counts above 64: {over64}");
+        for (c, [calm, cong]) in per_cmp.iter().enumerate() {
+            assert!(
+                *calm > 1000 && *cong > 1000,
+                "compare {c}: calm {calm} congested {cong}"
+            );
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! `fecn_rewrite` under co-simulation, at two beat widths (RTL parameter `BeatBytes`): 8 bytes
+//! (`fecn_rewrite_b8`, where FECN's byte lies in a later beat than LNH's) and 32 bytes (`fecn_rewrite_b32`,
+//! where a local packet's FECN byte is in the first beat). Each width is its own Verilated model.
+//!
+//! The stimulus is a stream of packets: mostly well-formed IB packets (`4n + 2` bytes, LNH 2 or 3, a correct
+//! VCRC) of 26 to 300 bytes, now and then up to 4,178 (the largest at the 4096-byte MTU), marked at random;
+//! some raw packets (LNH 0, 1), packets with a wrong VCRC, any length (including a last beat of 1 byte), and
+//! packets cut short by the next `sop_i`. Gaps with `valid_i` low (and junk data) come between and within
+//! packets; bytes past the end of the last beat and `bytes_i` on other beats are junk. Rare resets of 1-3
+//! cycles.
+
+use super::Block;
+use crate::check::CosimError;
+use crate::ports::{PortValue, Ports, Wide};
+use crate::rng::Rng;
+use rtl_model::blocks::fecn_rewrite::{Config, FecnRewrite, In, Out, BEAT_MAX};
+use rtl_model::crc::vcrc::fill_vcrc;
+
+/// Largest packet generated: 4,178 bytes (LRH, GRH, BTH, RETH, 4096-byte payload, ICRC, VCRC).
+const PKT_MAX: usize = 4178;
+
+fn data_wide(d: &[u8; BEAT_MAX]) -> Wide {
+    let mut w = Wide::ZERO;
+    for (k, &b) in (0u32..).zip(d) {
+        w.set_field(8 * k, 8, b.into());
+    }
+    w
+}
+
+fn wide_data(w: &Wide) -> [u8; BEAT_MAX] {
+    let mut d = [0u8; BEAT_MAX];
+    for (k, b) in (0u32..).zip(d.iter_mut()) {
+        *b = w.field(8 * k, 8) as u8;
+    }
+    d
+}
+
+impl Ports for In {
+    const NAMES: &'static [&'static str] = &[
+        "rst_ni", "valid_i", "sop_i", "eop_i", "bytes_i", "data_i", "mark_i",
+    ];
+
+    fn get(&self, i: usize) -> Wide {
+        match i {
+            0 => self.rst_ni.into(),
+            1 => self.valid_i.into(),
+            2 => self.sop_i.into(),
+            3 => self.eop_i.into(),
+            4 => self.bytes_i.into(),
+            5 => data_wide(&self.data_i),
+            6 => self.mark_i.into(),
+            _ => Wide::ZERO,
+        }
+    }
+
+    fn from_values(v: &[Wide]) -> Self {
+        let at = |k: usize| v.get(k).copied().unwrap_or_default();
+        In {
+            rst_ni: bool::from_wide(&at(0)),
+            valid_i: bool::from_wide(&at(1)),
+            sop_i: bool::from_wide(&at(2)),
+            eop_i: bool::from_wide(&at(3)),
+            bytes_i: u8::from_wide(&at(4)),
+            data_i: wide_data(&at(5)),
+            mark_i: bool::from_wide(&at(6)),
+        }
+    }
+}
+
+impl Ports for Out {
+    const NAMES: &'static [&'static str] = &["valid_o", "sop_o", "eop_o", "bytes_o", "data_o"];
+
+    fn get(&self, i: usize) -> Wide {
+        match i {
+            0 => self.valid_o.into(),
+            1 => self.sop_o.into(),
+            2 => self.eop_o.into(),
+            3 => self.bytes_o.into(),
+            4 => data_wide(&self.data_o),
+            _ => Wide::ZERO,
+        }
+    }
+
+    fn from_values(v: &[Wide]) -> Self {
+        let at = |k: usize| v.get(k).copied().unwrap_or_default();
+        Out {
+            valid_o: bool::from_wide(&at(0)),
+            sop_o: bool::from_wide(&at(1)),
+            eop_o: bool::from_wide(&at(2)),
+            bytes_o: u8::from_wide(&at(3)),
+            data_o: wide_data(&at(4)),
+        }
+    }
+}
+
+/// Seeded random packet stream for `fecn_rewrite` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct FecnRewriteStim {
+    rng: Rng,
+    w: usize,
+    /// The packet being sent (its buffer is reused: no allocation once it reached its largest size).
+    pkt: Vec<u8>,
+    pos: usize,
+    mark: bool,
+    rst_left: u32,
+    gap_pct: u64,
+}
+
+impl FecnRewriteStim {
+    /// A new packet into `self.pkt`.
+    fn new_packet(&mut self) {
+        let r = &mut self.rng;
+        let words = if r.one_in(20) {
+            r.range(5, (PKT_MAX as u64 - 2) / 4)
+        } else {
+            r.range(6, 75)
+        } as usize;
+        let mut len = 4 * words + 2;
+        if r.one_in(20) {
+            len = r.range(1, 400) as usize; // not an IB length: the last beat may hold a single byte
+        }
+        self.pkt.clear();
+        while self.pkt.len() < len {
+            let n = (len - self.pkt.len()).min(8);
+            self.pkt.extend_from_slice(&r.next_u64().to_le_bytes()[..n]);
+        }
+        let lnh = match r.below(10) {
+            0 => r.below(2) as u8,
+            1..=5 => 2,
+            _ => 3,
+        };
+        if len > 1 {
+            self.pkt[1] = (self.pkt[1] & !3) | lnh;
+        }
+        // FECN mostly clear on arrival (a set one stays set whether marked or not).
+        for at in [12, 52] {
+            if at < len && r.pct(80) {
+                self.pkt[at] &= 0x7f;
+            }
+        }
+        if !r.one_in(10) {
+            fill_vcrc(&mut self.pkt);
+        }
+        self.mark = r.pct(50);
+        self.pos = 0;
+    }
+}
+
+impl Iterator for FecnRewriteStim {
+    type Item = In;
+
+    fn next(&mut self) -> Option<In> {
+        let r = &mut self.rng;
+        if self.rst_left == 0 && r.one_in(30_000) {
+            self.rst_left = r.range(1, 3) as u32;
+        }
+        let mut data = [0u8; BEAT_MAX];
+        let noise = r.next_u64();
+        for (k, b) in data.iter_mut().enumerate() {
+            *b = (noise >> (8 * (k % 8))) as u8 ^ (k as u8).wrapping_mul(29);
+        }
+        if self.rst_left > 0 {
+            self.rst_left -= 1;
+            return Some(In {
+                rst_ni: false,
+                valid_i: noise & 1 != 0,
+                sop_i: noise & 2 != 0,
+                eop_i: noise & 4 != 0,
+                bytes_i: (noise >> 8) as u8,
+                data_i: data,
+                mark_i: noise & 8 != 0,
+            });
+        }
+        if r.one_in(500) {
+            self.gap_pct = [0, 5, 30, 80][r.below(4) as usize];
+        }
+        if r.pct(self.gap_pct) {
+            return Some(In {
+                rst_ni: true,
+                valid_i: false,
+                sop_i: noise & 2 != 0,
+                eop_i: noise & 4 != 0,
+                bytes_i: (noise >> 8) as u8,
+                data_i: data,
+                mark_i: noise & 8 != 0,
+            });
+        }
+        if self.pos >= self.pkt.len() || (self.pos > 0 && r.one_in(2000)) {
+            self.new_packet();
+        }
+        let r = &mut self.rng;
+        let end = (self.pos + self.w).min(self.pkt.len());
+        let n = end - self.pos;
+        data[..n].copy_from_slice(&self.pkt[self.pos..end]);
+        let eop = end == self.pkt.len();
+        let i = In {
+            rst_ni: true,
+            valid_i: true,
+            sop_i: self.pos == 0,
+            eop_i: eop,
+            bytes_i: if eop && !r.one_in(50) {
+                n as u8
+            } else {
+                r.next_u64() as u8
+            },
+            data_i: data,
+            // Only the first beat's mark counts; later ones are junk.
+            mark_i: if self.pos == 0 { self.mark } else { r.pct(50) },
+        };
+        self.pos = end;
+        Some(i)
+    }
+}
+
+/// The stimulus and configuration of beat width `w`.
+fn random(seed: u64, w: u8) -> (Config, FecnRewriteStim) {
+    let stim = FecnRewriteStim {
+        rng: Rng::new(seed ^ 0xfec_5eed),
+        w: w.into(),
+        pkt: Vec::with_capacity(PKT_MAX),
+        pos: 0,
+        mark: false,
+        rst_left: 0,
+        gap_pct: 5,
+    };
+    (Config { beat_bytes: w }, stim)
+}
+
+/// One `Block` (and RTL adapter) per beat width: the width is an RTL parameter, so each is its own model
+/// with its own port struct.
+macro_rules! fecn_rewrite_block {
+    ($block:ident, $rtl:ident, $name:literal, $w:literal, $io:ident, $variants:ident) => {
+        #[doc = concat!("`fecn_rewrite` with ", stringify!($w), "-byte beats as a co-simulation [`Block`].")]
+        #[derive(Debug, Clone, Copy)]
+        pub struct $block;
+
+        impl Block for $block {
+            const NAME: &'static str = $name;
+            type Config = Config;
+            type In = In;
+            type Out = Out;
+            type Model = FecnRewrite;
+            type Stim = FecnRewriteStim;
+
+            fn model(cfg: &Config) -> Result<FecnRewrite, CosimError> {
+                FecnRewrite::new(*cfg).map_err(|e| CosimError::Config {
+                    block: Self::NAME,
+                    msg: e.to_string(),
+                })
+            }
+
+            fn random(seed: u64) -> (Config, FecnRewriteStim) {
+                random(seed, $w)
+            }
+
+            /// The beat width is a parameter of the Verilated model, not a port.
+            fn config_ports(_: &Config) -> Vec<(&'static str, Wide)> {
+                Vec::new()
+            }
+
+            fn config_from_ports(_: &[(String, Wide)]) -> Result<Config, String> {
+                Ok(Config { beat_bytes: $w })
+            }
+
+            #[cfg(feature = "verilator")]
+            type Rtl = rtl::$rtl;
+
+            #[cfg(feature = "verilator")]
+            fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::$rtl, CosimError> {
+                rtl::$rtl::new(cfg, bug)
+            }
+        }
+
+        #[cfg(feature = "verilator")]
+        impl rtl::$rtl {
+            /// Builds the model and applies one power-on reset edge.
+            pub fn new(cfg: &Config, bug: Option<&str>) -> Result<Self, CosimError> {
+                use crate::dut::Dut;
+                if cfg.beat_bytes != $w {
+                    return Err(CosimError::Config {
+                        block: $name,
+                        msg: format!("beat_bytes {} but this model is built for {}", cfg.beat_bytes, $w),
+                    });
+                }
+                let bits = FecnRewrite::new(*cfg)
+                    .map_err(|e| CosimError::Config {
+                        block: $name,
+                        msg: e.to_string(),
+                    })?
+                    .bytes_width();
+                let m = crate::ffi::Rtl::new($name, crate::ffi::$variants, bug)?;
+                let mut s = rtl::$rtl {
+                    m,
+                    io: crate::ffi::$io::default(),
+                    bytes_mask: (1 << bits) - 1,
+                };
+                s.step(&In::default())
+                    .map_err(|kind| CosimError::Halted { cycle: 0, kind })?;
+                s.m.time_zero();
+                Ok(s)
+            }
+        }
+
+        #[cfg(feature = "verilator")]
+        impl crate::dut::Dut for rtl::$rtl {
+            type In = In;
+            type Out = Out;
+
+            #[inline]
+            fn step(&mut self, i: &In) -> Result<Out, crate::dut::Halt> {
+                let io = &mut self.io;
+                io.rst_ni = i.rst_ni.into();
+                io.valid_i = i.valid_i.into();
+                io.sop_i = i.sop_i.into();
+                io.eop_i = i.eop_i.into();
+                io.bytes_i = u32::from(i.bytes_i) & self.bytes_mask;
+                rtl::put_data(&mut io.data_i, &i.data_i[..$w]);
+                io.mark_i = i.mark_i.into();
+                self.m.step(io)?;
+                let mut data_o = [0u8; BEAT_MAX];
+                rtl::get_data(&io.data_o, &mut data_o[..$w]);
+                Ok(Out {
+                    valid_o: io.valid_o != 0,
+                    sop_o: io.sop_o != 0,
+                    eop_o: io.eop_o != 0,
+                    bytes_o: io.bytes_o as u8,
+                    data_o,
+                })
+            }
+        }
+
+        #[cfg(feature = "verilator")]
+        impl crate::ffi::RtlDut for rtl::$rtl {
+            type Io = crate::ffi::$io;
+            fn parts(&mut self) -> (&mut crate::ffi::Rtl<crate::ffi::$io>, &mut crate::ffi::$io) {
+                (&mut self.m, &mut self.io)
+            }
+        }
+    };
+}
+
+/// The adapters to the Verilated models: the data port is a `u64` (8-byte beats) or `[u32; N]` words.
+#[cfg(feature = "verilator")]
+pub mod rtl {
+    use crate::ffi::{FecnRewriteB32Io, FecnRewriteB8Io, Rtl};
+
+    /// The Verilated `fecn_rewrite` with 8-byte beats.
+    #[derive(Debug)]
+    pub struct FecnRewriteB8Rtl {
+        pub(super) m: Rtl<FecnRewriteB8Io>,
+        pub(super) io: FecnRewriteB8Io,
+        pub(super) bytes_mask: u32,
+    }
+
+    /// The Verilated `fecn_rewrite` with 32-byte beats.
+    #[derive(Debug)]
+    pub struct FecnRewriteB32Rtl {
+        pub(super) m: Rtl<FecnRewriteB32Io>,
+        pub(super) io: FecnRewriteB32Io,
+        pub(super) bytes_mask: u32,
+    }
+
+    /// A data port of the generated struct: byte k at bits [8k +: 8].
+    pub trait Bytes {
+        /// Writes `b` into the port.
+        fn put(&mut self, b: &[u8]);
+        /// Reads the port into `b`.
+        fn get(&self, b: &mut [u8]);
+    }
+
+    impl Bytes for u64 {
+        #[inline]
+        fn put(&mut self, b: &[u8]) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            *self = u64::from_le_bytes(a);
+        }
+        #[inline]
+        fn get(&self, b: &mut [u8]) {
+            b.copy_from_slice(&self.to_le_bytes());
+        }
+    }
+
+    impl<const N: usize> Bytes for [u32; N] {
+        #[inline]
+        fn put(&mut self, b: &[u8]) {
+            for (w, c) in self.iter_mut().zip(b.chunks_exact(4)) {
+                *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+        #[inline]
+        fn get(&self, b: &mut [u8]) {
+            for (w, c) in self.iter().zip(b.chunks_exact_mut(4)) {
+                c.copy_from_slice(&w.to_le_bytes());
+            }
+        }
+    }
+
+    /// See [`Bytes::put`].
+    #[inline]
+    pub fn put_data<P: Bytes>(p: &mut P, b: &[u8]) {
+        p.put(b)
+    }
+
+    /// See [`Bytes::get`].
+    #[inline]
+    pub fn get_data<P: Bytes>(p: &P, b: &mut [u8]) {
+        p.get(b)
+    }
+}
+
+fecn_rewrite_block!(
+    FecnRewriteB8Block,
+    FecnRewriteB8Rtl,
+    "fecn_rewrite_b8",
+    8,
+    FecnRewriteB8Io,
+    FECN_REWRITE_B8_VARIANTS
+);
+fecn_rewrite_block!(
+    FecnRewriteB32Block,
+    FecnRewriteB32Rtl,
+    "fecn_rewrite_b32",
+    32,
+    FecnRewriteB32Io,
+    FECN_REWRITE_B32_VARIANTS
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtl_model::clocked::Clocked;
+
+    /// The stream carries marked and unmarked local and global packets to their end, and the model rewrites
+    /// FECN in some (checked on the Rust block, no Verilator needed).
+    #[test]
+    fn stimulus_reaches_marked_packets_of_both_headers_and_both_widths() {
+        for w in [8u8, 32] {
+            let (cfg, stim) = random(1, w);
+            let mut m = FecnRewrite::new(cfg).unwrap();
+            let (mut eops, mut changed, mut short_last) = (0, 0, 0);
+            let mut prev = In::default();
+            for i in stim.take(200_000) {
+                let o = m.step(&i);
+                eops += u32::from(o.valid_o && o.eop_o);
+                if o.valid_o
+                    && prev.valid_i
+                    && o.data_o[..usize::from(w)] != prev.data_i[..usize::from(w)]
+                {
+                    changed += 1;
+                }
+                short_last += u32::from(i.valid_i && i.eop_i && i.bytes_i == 1);
+                prev = i;
+            }
+            assert!(eops > 2000, "w {w}: {eops} packets");
+            assert!(changed > 500, "w {w}: {changed} beats rewritten");
+            assert!(short_last > 5, "w {w}: {short_last} one-byte last beats");
+        }
+    }
+
+    #[test]
+    fn bytes_port_widths_are_the_models() {
+        for (w, name) in [(8u8, "fecn_rewrite_b8"), (32, "fecn_rewrite_b32")] {
+            let m = crate::table::module(name).unwrap();
+            let port = m.ports.iter().find(|p| p.name == "bytes_i").unwrap();
+            let b = FecnRewrite::new(Config { beat_bytes: w }).unwrap();
+            assert_eq!(port.width, b.bytes_width(), "{name}");
+        }
+    }
+
+    #[test]
+    fn ports_round_trip() {
+        let (_, stim) = random(2, 32);
+        for i in stim.take(300) {
+            let v: Vec<Wide> = (0..In::NAMES.len()).map(|k| i.get(k)).collect();
+            assert_eq!(In::from_values(&v), i);
+        }
+    }
+}
