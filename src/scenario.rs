@@ -36,7 +36,9 @@ use toml::Spanned;
 
 use crate::topology::{self, End, HcaNode, Link, SwitchNode, Topology, TopologyError};
 
+pub mod ports;
 pub mod roce;
+pub use ports::{Overrides, SwitchSettings, VlArb};
 pub use roce::RoceSettings;
 
 /// A scenario error: where (file, line) and what.
@@ -72,6 +74,9 @@ pub struct Scenario {
     pub hca_cc: Option<HcaCc>,
     /// RoCEv2 mode (`[roce]`, see [`roce`]); `None`: InfiniBand links with credits.
     pub roce: Option<RoceSettings>,
+    /// Settings of single switches and HCAs (`cc`, `sl2vl`, `vl_arb` on `[[switch]]`/`[[hca]]`; see
+    /// [`ports`]).
+    pub overrides: Overrides,
 }
 
 /// IB CC at the HCAs (`[hca_cc]`): every flow gets a CCT reaction point (QP-based, one per flow) and every
@@ -166,6 +171,11 @@ pub struct Settings {
     /// Messages a non-saturating flow may hold queued at its source (its send queue); an arrival beyond
     /// that is refused and counted (`messages_refused` in the summary).
     pub max_queued_messages: u32,
+    /// SL2VL of every switch port pair and every HCA: 16 VLs, entry `s` for SL `s` (see [`ports`]); unset:
+    /// SL s uses VL s mod data_vls.
+    pub sl2vl: Option<Vec<u8>>,
+    /// VL arbitration of every switch output (see [`VlArb`]); unset: opensm's default tables.
+    pub vl_arb: Option<VlArb>,
 }
 
 impl Default for Settings {
@@ -180,6 +190,8 @@ impl Default for Settings {
             switch_speedup: 4,
             drain_limit_us: 10_000,
             max_queued_messages: 1024,
+            sl2vl: None,
+            vl_arb: None,
         }
     }
 }
@@ -200,6 +212,13 @@ pub struct SwitchCc {
     /// How Marking_Rate is counted: `"counter"` (exactly one in marking_rate + 1 eligible packets) or
     /// `"lfsr"` (pseudo-random with that mean, seeded from the scenario seed per port).
     pub mark_mode: switch_asic::config::MarkMode,
+    /// Which VoQ fill is compared with the threshold (Gran & Reinemo's three choices): `"per_voq"` (any
+    /// single input's VoQ for the output-VL, the default), `"sum_voqs"` (the sum over inputs) or
+    /// `"sum_per_contributor"` (the sum divided by the inputs contributing to it).
+    pub fill_comparison: switch_asic::config::FillCompare,
+    /// Credit (64-byte blocks) at or above which a congested output-VL is a root rather than a victim
+    /// (default: one maximum-size packet).
+    pub root_min_credits: u16,
 }
 
 impl Default for SwitchCc {
@@ -210,6 +229,8 @@ impl Default for SwitchCc {
             packet_size: 8,
             victim_mask: false,
             mark_mode: switch_asic::config::MarkMode::Counter,
+            fill_comparison: switch_asic::config::FillCompare::PerVoq,
+            root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
         }
     }
 }
@@ -296,13 +317,18 @@ fn default_seed() -> u64 {
 #[serde(deny_unknown_fields)]
 struct SwitchEntry {
     name: Spanned<String>,
-    ports: Spanned<u8>,
+    /// Absent: an entry naming a generated switch, carrying only settings.
+    ports: Option<Spanned<u8>>,
+    cc: Option<Spanned<ports::SwitchCcOverride>>,
+    sl2vl: Option<Spanned<Vec<u8>>>,
+    vl_arb: Option<Spanned<VlArb>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HcaEntry {
     name: Spanned<String>,
+    cc: Option<Spanned<ports::HcaCcOverride>>,
 }
 
 #[derive(Deserialize)]
@@ -452,7 +478,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             )
         })
     };
-    let explicit = !(file.switch.is_empty() && file.hca.is_empty() && file.link.is_empty());
+    // With a generator, `[[switch]]` entries without `ports` and `[[hca]]` entries with `cc` only carry the
+    // settings of generated nodes (see [`ports`]).
+    let explicit = !file.link.is_empty()
+        || file.switch.iter().any(|s| s.ports.is_some())
+        || file.hca.iter().any(|h| h.cc.is_none());
     let generators = usize::from(file.fat_tree.is_some()) + usize::from(file.chain.is_some());
     if usize::from(explicit) + generators != 1 {
         return Err(at(
@@ -569,53 +599,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         None => None,
         Some(c) => {
             let v = *c.get_ref();
-            let bad = |field: &str, value: String, why: &str| {
-                Err(at(
+            if let Err((field, value, why)) = check_hca_cc(&v) {
+                return Err(at(
                     key_span(text, c.span(), field),
                     format!("hca_cc.{field}: {value} {why}"),
-                ))
-            };
-            if v.ccti_limit > 127 {
-                return bad("ccti_limit", v.ccti_limit.to_string(), "is above 127");
-            }
-            if u16::from(v.ccti_min) > v.ccti_limit {
-                return bad("ccti_min", v.ccti_min.to_string(), "is above ccti_limit");
-            }
-            if v.ccti_timer == 0 {
-                return bad("ccti_timer", "0".into(), "must be above 0");
-            }
-            if v.cct_shift > 3 {
-                return bad("cct_shift", v.cct_shift.to_string(), "is above 3");
-            }
-            if u32::from(v.cct_multiplier_step) * u32::from(v.ccti_limit) > 0x3FFF {
-                return bad(
-                    "cct_multiplier_step",
-                    v.cct_multiplier_step.to_string(),
-                    "times ccti_limit exceeds the 14-bit CCT_Multiplier",
-                );
-            }
-            if v.rrcc_period_ns == 0 {
-                return bad("rrcc_period_ns", "0".into(), "must be above 0");
-            }
-            if !(1..=1024).contains(&v.rrcc_d_q10) {
-                return bad(
-                    "rrcc_d_q10",
-                    v.rrcc_d_q10.to_string(),
-                    "is not in 1..=1024 (d above 0, at most 1.0)",
-                );
-            }
-            if !(1..=100).contains(&v.rrcc_fecn_pct) {
-                return bad(
-                    "rrcc_fecn_pct",
-                    v.rrcc_fecn_pct.to_string(),
-                    "is not in 1..=100",
-                );
-            }
-            if v.rrcc_consecutive == 0 {
-                return bad("rrcc_consecutive", "0".into(), "must be above 0");
-            }
-            if v.rrcc_min_rate_mbps == 0 {
-                return bad("rrcc_min_rate_mbps", "0".into(), "must be above 0");
+                ));
             }
             Some(v)
         }
@@ -643,6 +631,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             Some(*r.get_ref())
         }
     };
+    let overrides = ports::resolve(&file, &topo, &settings, &switch_cc, hca_cc, &at)?;
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
@@ -657,7 +646,56 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         switch_cc,
         hca_cc,
         roce,
+        overrides,
     })
+}
+
+/// Checks `[hca_cc]` values (also after a per-HCA override): the failing key, its value and why.
+fn check_hca_cc(v: &HcaCc) -> Result<(), (&'static str, String, &'static str)> {
+    let bad = |field: &'static str, value: String, why: &'static str| Err((field, value, why));
+    if v.ccti_limit > 127 {
+        return bad("ccti_limit", v.ccti_limit.to_string(), "is above 127");
+    }
+    if u16::from(v.ccti_min) > v.ccti_limit {
+        return bad("ccti_min", v.ccti_min.to_string(), "is above ccti_limit");
+    }
+    if v.ccti_timer == 0 {
+        return bad("ccti_timer", "0".into(), "must be above 0");
+    }
+    if v.cct_shift > 3 {
+        return bad("cct_shift", v.cct_shift.to_string(), "is above 3");
+    }
+    if u32::from(v.cct_multiplier_step) * u32::from(v.ccti_limit) > 0x3FFF {
+        return bad(
+            "cct_multiplier_step",
+            v.cct_multiplier_step.to_string(),
+            "times ccti_limit exceeds the 14-bit CCT_Multiplier",
+        );
+    }
+    if v.rrcc_period_ns == 0 {
+        return bad("rrcc_period_ns", "0".into(), "must be above 0");
+    }
+    if !(1..=1024).contains(&v.rrcc_d_q10) {
+        return bad(
+            "rrcc_d_q10",
+            v.rrcc_d_q10.to_string(),
+            "is not in 1..=1024 (d above 0, at most 1.0)",
+        );
+    }
+    if !(1..=100).contains(&v.rrcc_fecn_pct) {
+        return bad(
+            "rrcc_fecn_pct",
+            v.rrcc_fecn_pct.to_string(),
+            "is not in 1..=100",
+        );
+    }
+    if v.rrcc_consecutive == 0 {
+        return bad("rrcc_consecutive", "0".into(), "must be above 0");
+    }
+    if v.rrcc_min_rate_mbps == 0 {
+        return bad("rrcc_min_rate_mbps", "0".into(), "must be above 0");
+    }
+    Ok(())
 }
 
 /// The arrival pattern of flow `i` from its `pattern`, `rate` and `scv` keys.
@@ -788,6 +826,22 @@ fn check_settings(
     if s.max_queued_messages == 0 {
         return bad("max_queued_messages", "0".into(), "must be above 0");
     }
+    if let Some(t) = &s.sl2vl {
+        if let Err(why) = ports::check_sl2vl(t, s.data_vls) {
+            return Err(at(
+                key_span(text, sp.span(), "sl2vl"),
+                format!("settings.sl2vl: {why}"),
+            ));
+        }
+    }
+    if let Some(a) = &s.vl_arb {
+        if let Err(why) = a.check(s.data_vls) {
+            return Err(at(
+                key_span(text, sp.span(), "vl_arb"),
+                format!("settings.vl_arb.{why}"),
+            ));
+        }
+    }
     Ok(s.clone())
 }
 
@@ -801,7 +855,7 @@ fn explicit_topology(
         .iter()
         .map(|s| SwitchNode {
             name: s.name.get_ref().clone(),
-            ports: *s.ports.get_ref(),
+            ports: s.ports.as_ref().map_or(0, |p| *p.get_ref()),
         })
         .collect();
     let hcas: Vec<HcaNode> = file
@@ -812,14 +866,22 @@ fn explicit_topology(
         })
         .collect();
     // Port counts before link ends: an end on a 0-port switch would otherwise report "ports 1 to 0".
-    for s in &file.switch {
-        let ports = *s.ports.get_ref();
+    for (i, s) in file.switch.iter().enumerate() {
+        let Some(ports_v) = &s.ports else {
+            return Err(at(
+                s.name.span(),
+                format!(
+                    "switch[{i}].ports: missing (only a switch of a [chain] or [fat_tree] is named without ports)"
+                ),
+            ));
+        };
+        let ports = *ports_v.get_ref();
         if ports == 0 || ports > topology::MAX_SWITCH_PORTS {
             let e = TopologyError::BadPortCount {
                 name: s.name.get_ref().clone(),
                 ports,
             };
-            return Err(at(s.ports.span(), format!("topology: {e}")));
+            return Err(at(ports_v.span(), format!("topology: {e}")));
         }
     }
     // Names first: a link end is looked up by name, so a duplicate would be resolved silently.
@@ -878,7 +940,7 @@ fn explicit_topology(
                 .switch
                 .iter()
                 .find(|s| s.name.get_ref() == name)
-                .map(|s| s.ports.span()),
+                .and_then(|s| s.ports.as_ref().map(|p| p.span())),
             TopologyError::NoSuchEnd { link, .. }
             | TopologyError::PortInUse { link, .. }
             | TopologyError::SelfLoop { link, .. } => {

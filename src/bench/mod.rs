@@ -150,6 +150,7 @@ pub fn scenario(b: BenchName, sim_us: u64) -> Scenario {
         switch_cc: SwitchCc::default(),
         hca_cc: None,
         roce: None,
+        overrides: Default::default(),
     };
     match b {
         BenchName::Clos648Shift | BenchName::Clos648ShiftCc => {

@@ -211,6 +211,14 @@ pub struct RxCount {
     pub ecn_ce: u64,
 }
 
+/// The VL of `sl` under table `t`, or SL mod `vls` without one.
+fn vl_of(t: Option<&[u8; 16]>, vls: u8, sl: u8) -> u8 {
+    match t {
+        Some(t) => t[usize::from(sl & 15)],
+        None => sl % vls,
+    }
+}
+
 /// One HCA: port, flows it sends, and receive accounting. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct Hca {
@@ -252,6 +260,8 @@ pub struct Hca {
     cnp_interval: u64,
     /// Per scenario flow: when this HCA last queued a CNP for it.
     last_cnp: Vec<Option<u64>>,
+    /// SL -> VL of everything this HCA sends (`[settings] sl2vl`); `None`: SL s on VL s mod vls.
+    sl2vl: Option<[u8; 16]>,
 }
 
 impl Hca {
@@ -289,7 +299,19 @@ impl Hca {
             roce: None,
             cnp_interval: 0,
             last_cnp: vec![None; nflows],
+            sl2vl: None,
         })
+    }
+
+    /// Maps SL `s` to VL `t[s]` on this HCA's link, as the switches do with the same table (every VL below
+    /// the HCA's data VLs; the scenario parser checks that).
+    pub fn set_sl2vl(&mut self, t: [u8; 16]) {
+        self.sl2vl = Some(t);
+    }
+
+    /// The VL of SL `sl` at this HCA's port.
+    fn vl_of(&self, sl: u8) -> u8 {
+        vl_of(self.sl2vl.as_ref(), self.vls, sl)
     }
 
     /// Turns on the notification point: a CNP back for every FECN-marked (IB) or CE-marked (RoCEv2) data
@@ -410,11 +432,15 @@ impl Hca {
                 *l = Some(now);
             }
             let c = match self.roce {
-                Some(o) => roce::cnp_for(&d, self.lid, self.vls, o),
+                Some(o) => {
+                    let mut c = roce::cnp_for(&d, self.lid, self.vls, o);
+                    c.vl = self.vl_of(d.sl);
+                    c
+                }
                 None => {
                     let mut c = PacketDesc::local(d.slid, self.lid, d.sl, Opcode::IbCnp, 0);
                     c.becn = true;
-                    c.vl = d.sl % self.vls;
+                    c.vl = self.vl_of(d.sl);
                     c.dest_qp = d.dest_qp;
                     c.tag = d.tag;
                     c
@@ -580,6 +606,7 @@ impl Hca {
                 let f = &mut self.flows[k];
                 if f.active(now) && f.src.has_work(now) && f.may_send(now) {
                     let mut d = f.next_packet(now, self.lid, self.vls);
+                    d.vl = vl_of(self.sl2vl.as_ref(), self.vls, d.sl);
                     if let Some(o) = self.roce {
                         d = roce::to_roce(d, o);
                     }

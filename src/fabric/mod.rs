@@ -29,7 +29,7 @@ pub mod traffic;
 
 use switch_asic::endpoint::EndpointOut;
 use switch_asic::link::Wire;
-use switch_asic::{LinkRate, PacketStart, PortCc, PortConfig, Switch, SwitchConfig, TxEvent};
+use switch_asic::{LinkRate, PacketStart, PortConfig, Switch, SwitchConfig, TxEvent};
 
 use crate::scenario::{CcAlgorithm, Scenario};
 use crate::topology::End;
@@ -167,17 +167,12 @@ impl Fabric {
         let roce_frame_blocks = sc
             .roce
             .map(|r| roce::frame_bytes(mtu, r.frame_overhead_bytes).div_ceil(64));
-        let cc = PortCc {
-            threshold: sc.switch_cc.threshold,
-            marking_rate: sc.switch_cc.marking_rate,
-            packet_size: sc.switch_cc.packet_size,
-            victim_mask: sc.switch_cc.victim_mask,
-            ..PortCc::default()
-        };
         let mut switches = Vec::new();
         let mut sw_in = Vec::new();
         let mut sw_out = Vec::new();
         for (s, node) in topo.switches.iter().enumerate() {
+            // `[switch_cc]`, `[settings]` sl2vl/vl_arb and this switch's overrides.
+            let ss = sc.switch_settings(s);
             let mut ports = Vec::new();
             let mut ins = Vec::new();
             let mut outs = Vec::new();
@@ -207,9 +202,12 @@ impl Fabric {
                     .with_vls(set.data_vls, set.switch_vl_buf_blocks);
                 pc.fc_interval = set.fc_interval_cycles;
                 pc.speedup = set.switch_speedup;
-                pc.cc = cc;
-                if sc.switch_cc.mark_mode == switch_asic::config::MarkMode::Lfsr {
-                    pc.cc.mark_mode = sc.switch_cc.mark_mode;
+                pc.cc = ss.port_cc(p as u8 + 1);
+                if let Some(a) = &ss.vl_arb {
+                    pc.vlarb = a.table();
+                }
+                if ss.cc.mark_mode == switch_asic::config::MarkMode::Lfsr {
+                    pc.cc.mark_mode = ss.cc.mark_mode;
                     pc.cc.lfsr_seed = roce::lfsr_seed(sc.seed, s, p);
                 }
                 if let (Some(r), Some(fb), Some(_)) = (&sc.roce, roce_frame_blocks, wire.as_ref()) {
@@ -223,6 +221,9 @@ impl Fabric {
             }
             let mut cfg = SwitchConfig::uniform(ports.len(), ports[0].clone());
             cfg.ports = ports;
+            if let Some(t) = ss.sl2vl {
+                cfg.sl2vl = vec![rtl_model::mad::sl2vl::Sl2VlTable { vl: t }];
+            }
             cfg.mtu = mtu;
             for (h, &port) in lfts[s].iter().enumerate() {
                 cfg.route(topo.hca_lid(h), port - 1);
@@ -253,6 +254,9 @@ impl Fabric {
                 node: node.name.clone(),
                 source,
             })?;
+            if let Some(t) = sc.sl2vl() {
+                hc.set_sl2vl(t);
+            }
             if let (Some(ro), Some(fb)) = (&sc.roce, roce_frame_blocks) {
                 hc.set_roce(
                     roce::pfc_config(ro, r, lat, fb, clock),
@@ -297,7 +301,7 @@ impl Fabric {
                 why,
             })?;
             tf = tf.with_source(src);
-            if let Some(cc) = &sc.hca_cc {
+            if let Some(cc) = &sc.hca_cc_of(f.src) {
                 let rate = topo.links[topo.hca_link[f.src]].rate_mbps;
                 let cc_err = |why| FabricError::Cc {
                     flow: f.id.clone(),

@@ -1,0 +1,462 @@
+//! Per-switch, per-port and per-HCA settings: SL2VL and VL arbitration (global in `[settings]`, or per
+//! switch), and overrides of `[switch_cc]` and `[hca_cc]` on single `[[switch]]` and `[[hca]]` entries.
+//!
+//! ```toml
+//! [settings]
+//! data_vls = 2
+//! sl2vl = [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]   # SL s -> VL; every HCA uses it too
+//! vl_arb = { low = [[0, 96], [1, 32]], high = [], high_limit = 0 }
+//!
+//! [[switch]]
+//! name = "S1"
+//! ports = 8
+//! cc = { threshold = 0 }                       # no marking at S1 only
+//!
+//! [[switch]]                                   # with [chain]/[fat_tree]: a generated switch, by name
+//! name = "S2"
+//! cc = { fill_comparison = "sum_voqs", victim_ports = [8], port_threshold = [[3, 12]] }
+//! vl_arb = { low = [[0, 32], [1, 32]] }
+//!
+//! [[hca]]
+//! name = "H1"
+//! cc = { ccti_increase = 4, ccti_timer = 20 }  # the CCT reaction points of H1's flows
+//! ```
+//!
+//! With a generator, a `[[switch]]` entry without `ports` and a `[[hca]]` entry with `cc` name a generated
+//! node and only carry its settings.
+
+use serde::Deserialize;
+use switch_asic::config::{FillCompare, MarkMode};
+use switch_asic::PortCc;
+
+use rtl_model::mad::vlarb::{VlArbEntry, VlArbTable};
+
+use super::{HcaCc, SwitchCc};
+
+/// VL arbitration of a port as written: `vl_arb = { high = [[vl, weight], ...], low = [...], high_limit = N }`.
+/// Weights are in 64-byte units (0 skips an entry, a packet may overrun the last units of a weight);
+/// `high_limit` is PortInfo VLHighLimit (4 KB units of high-priority bytes before a low-priority packet may
+/// go; 255 = no limit). A VL in neither list is never sent, so every VL an SL maps to should be listed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VlArb {
+    /// High-priority list, `[vl, weight]` pairs, at most 64.
+    pub high: Vec<[u16; 2]>,
+    /// Low-priority list, `[vl, weight]` pairs, at most 64.
+    pub low: Vec<[u16; 2]>,
+    /// VLHighLimit, 0..=255.
+    pub high_limit: u16,
+}
+
+impl VlArb {
+    /// Checks the lists against `data_vls`; the error names the list and entry (`low[1]: ...`).
+    pub fn check(&self, data_vls: u8) -> Result<(), String> {
+        if self.high_limit > 255 {
+            return Err(format!("high_limit: {} is above 255", self.high_limit));
+        }
+        for (name, list) in [("high", &self.high), ("low", &self.low)] {
+            if list.len() > VlArbTable::MAX_ENTRIES {
+                return Err(format!(
+                    "{name}: {} entries, at most {}",
+                    list.len(),
+                    VlArbTable::MAX_ENTRIES
+                ));
+            }
+            for (i, &[vl, weight]) in list.iter().enumerate() {
+                if vl >= u16::from(data_vls) {
+                    return Err(format!(
+                        "{name}[{i}]: VL {vl} does not exist (data_vls = {data_vls}: VLs 0..={})",
+                        data_vls - 1
+                    ));
+                }
+                if weight > 255 {
+                    return Err(format!("{name}[{i}]: weight {weight} is not in 0..=255"));
+                }
+            }
+        }
+        if self.high.iter().chain(&self.low).all(|e| e[1] == 0) {
+            return Err("no entry has a weight above 0: no VL would ever be sent".into());
+        }
+        Ok(())
+    }
+
+    /// The switch-asic table (call [`Self::check`] first: values are truncated to 8 bits).
+    pub fn table(&self) -> VlArbTable {
+        let list = |l: &[[u16; 2]]| {
+            l.iter()
+                .map(|&[vl, weight]| VlArbEntry {
+                    vl: vl as u8,
+                    weight: weight as u8,
+                })
+                .collect()
+        };
+        VlArbTable {
+            high: list(&self.high),
+            low: list(&self.low),
+            high_limit: self.high_limit as u8,
+        }
+    }
+}
+
+/// The SL2VL table of `sl2vl = [..]`: exactly 16 VLs, each an existing data VL (VL 15, drop, is not offered:
+/// a scenario's flows would silently vanish).
+pub fn check_sl2vl(v: &[u8], data_vls: u8) -> Result<[u8; 16], String> {
+    let t: [u8; 16] = v
+        .try_into()
+        .map_err(|_| format!("{} entries, give one VL for each of the 16 SLs", v.len()))?;
+    if let Some((sl, vl)) = t.iter().enumerate().find(|(_, &vl)| vl >= data_vls) {
+        return Err(format!(
+            "SL {sl} -> VL {vl}: that VL does not exist (data_vls = {data_vls}: VLs 0..={})",
+            data_vls - 1
+        ));
+    }
+    Ok(t)
+}
+
+/// `cc = { .. }` on a `[[switch]]`: any `[switch_cc]` key, plus per-port settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwitchCcOverride {
+    /// Threshold of every port of this switch, 0 (off) ..= 15.
+    pub threshold: Option<u8>,
+    /// Marking_Rate.
+    pub marking_rate: Option<u16>,
+    /// Packet_Size in 64-byte units.
+    pub packet_size: Option<u8>,
+    /// Victim_Mask of every port of this switch.
+    pub victim_mask: Option<bool>,
+    /// Marking_Rate counting.
+    pub mark_mode: Option<MarkMode>,
+    /// Which VoQ fill is compared with the threshold.
+    pub fill_comparison: Option<FillCompare>,
+    /// Credit (blocks) from which a congested port-VL is a root.
+    pub root_min_credits: Option<u16>,
+    /// Ports (1-based) whose Victim_Mask bit is set (in addition to `victim_mask`).
+    pub victim_ports: Vec<u8>,
+    /// `[port, threshold]` pairs: the threshold of single ports (1-based).
+    pub port_threshold: Vec<[u8; 2]>,
+}
+
+impl SwitchCcOverride {
+    /// The settings of this switch: `base` with the given keys replaced.
+    pub fn apply(&self, base: &SwitchCc) -> SwitchCc {
+        SwitchCc {
+            threshold: self.threshold.unwrap_or(base.threshold),
+            marking_rate: self.marking_rate.unwrap_or(base.marking_rate),
+            packet_size: self.packet_size.unwrap_or(base.packet_size),
+            victim_mask: self.victim_mask.unwrap_or(base.victim_mask),
+            mark_mode: self.mark_mode.unwrap_or(base.mark_mode),
+            fill_comparison: self.fill_comparison.unwrap_or(base.fill_comparison),
+            root_min_credits: self.root_min_credits.unwrap_or(base.root_min_credits),
+        }
+    }
+
+    /// Checks values and port numbers against a switch of `ports` ports; the error names the key.
+    pub fn check(&self, ports: u8) -> Result<(), String> {
+        if let Some(t) = self.threshold.filter(|&t| t > 15) {
+            return Err(format!("threshold: {t} is above 15"));
+        }
+        for (i, &p) in self.victim_ports.iter().enumerate() {
+            if p == 0 || p > ports {
+                return Err(format!(
+                    "victim_ports[{i}]: port {p} does not exist (ports 1..={ports})"
+                ));
+            }
+        }
+        for (i, &[p, t]) in self.port_threshold.iter().enumerate() {
+            if p == 0 || p > ports {
+                return Err(format!(
+                    "port_threshold[{i}]: port {p} does not exist (ports 1..={ports})"
+                ));
+            }
+            if t > 15 {
+                return Err(format!("port_threshold[{i}]: threshold {t} is above 15"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `cc = { .. }` on an `[[hca]]`: the CCT keys of `[hca_cc]` for the reaction points of the flows this HCA
+/// sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HcaCcOverride {
+    /// CCTI_Increase.
+    pub ccti_increase: Option<u8>,
+    /// CCTI_Limit.
+    pub ccti_limit: Option<u16>,
+    /// CCTI_Min.
+    pub ccti_min: Option<u8>,
+    /// CCTI_Timer (1.024 us units).
+    pub ccti_timer: Option<u16>,
+    /// CCT_Shift of every entry.
+    pub cct_shift: Option<u8>,
+    /// CCT_Multiplier step.
+    pub cct_multiplier_step: Option<u16>,
+}
+
+impl HcaCcOverride {
+    /// `base` with the given keys replaced.
+    pub fn apply(&self, base: &HcaCc) -> HcaCc {
+        HcaCc {
+            ccti_increase: self.ccti_increase.unwrap_or(base.ccti_increase),
+            ccti_limit: self.ccti_limit.unwrap_or(base.ccti_limit),
+            ccti_min: self.ccti_min.unwrap_or(base.ccti_min),
+            ccti_timer: self.ccti_timer.unwrap_or(base.ccti_timer),
+            cct_shift: self.cct_shift.unwrap_or(base.cct_shift),
+            cct_multiplier_step: self.cct_multiplier_step.unwrap_or(base.cct_multiplier_step),
+            ..*base
+        }
+    }
+}
+
+/// The settings of one switch after its overrides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchSettings {
+    /// `[switch_cc]` with this switch's `cc` keys.
+    pub cc: SwitchCc,
+    /// Ports (1-based) with Victim_Mask set besides `cc.victim_mask`.
+    pub victim_ports: Vec<u8>,
+    /// `(port, threshold)` of single ports (1-based).
+    pub port_threshold: Vec<(u8, u8)>,
+    /// SL2VL of every (input, output) pair; `None`: SL s uses VL s mod data_vls.
+    pub sl2vl: Option<[u8; 16]>,
+    /// VL arbitration of every output; `None`: opensm's defaults.
+    pub vl_arb: Option<VlArb>,
+}
+
+impl SwitchSettings {
+    /// The congestion settings of `port` (1-based); the Marking_Rate LFSR seed is left at its default.
+    pub fn port_cc(&self, port: u8) -> PortCc {
+        let threshold = self
+            .port_threshold
+            .iter()
+            .rev()
+            .find(|p| p.0 == port)
+            .map_or(self.cc.threshold, |p| p.1);
+        PortCc {
+            threshold,
+            marking_rate: self.cc.marking_rate,
+            packet_size: self.cc.packet_size,
+            victim_mask: self.cc.victim_mask || self.victim_ports.contains(&port),
+            compare: self.cc.fill_comparison,
+            root_min_credits: self.cc.root_min_credits,
+            ..PortCc::default()
+        }
+    }
+}
+
+/// Settings of single switches and HCAs, by topology index (a missing or `None` entry: the global settings).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Overrides {
+    /// Per switch.
+    pub switches: Vec<Option<SwitchSettings>>,
+    /// Per HCA: the `[hca_cc]` of the flows it sends.
+    pub hca_cc: Vec<Option<HcaCc>>,
+}
+
+impl super::Scenario {
+    /// The settings of switch `s`: its overrides, or the global `[switch_cc]` and `[settings]` ones.
+    pub fn switch_settings(&self, s: usize) -> SwitchSettings {
+        if let Some(Some(o)) = self.overrides.switches.get(s) {
+            return o.clone();
+        }
+        SwitchSettings {
+            cc: self.switch_cc,
+            victim_ports: Vec::new(),
+            port_threshold: Vec::new(),
+            sl2vl: self.sl2vl(),
+            vl_arb: self.settings.vl_arb.clone(),
+        }
+    }
+
+    /// The `[hca_cc]` of flows sent by HCA `h` (`None`: no IB CC at the HCAs).
+    pub fn hca_cc_of(&self, h: usize) -> Option<HcaCc> {
+        match self.overrides.hca_cc.get(h) {
+            Some(Some(c)) => Some(*c),
+            _ => self.hca_cc,
+        }
+    }
+
+    /// The global SL2VL table (`[settings] sl2vl`), checked at parse time.
+    pub fn sl2vl(&self) -> Option<[u8; 16]> {
+        self.settings
+            .sl2vl
+            .as_ref()
+            .and_then(|v| check_sl2vl(v, self.settings.data_vls).ok())
+    }
+}
+
+/// The overrides of `file`'s `[[switch]]` and `[[hca]]` entries on top of the global settings, checked:
+/// errors name the entry's line and the key (`switch[1].cc.victim_ports[0]: ...`).
+pub(super) fn resolve(
+    file: &super::File,
+    topo: &crate::topology::Topology,
+    settings: &super::Settings,
+    switch_cc: &SwitchCc,
+    hca_cc: Option<HcaCc>,
+    at: &impl Fn(std::ops::Range<usize>, String) -> super::ScenarioError,
+) -> Result<Overrides, super::ScenarioError> {
+    use crate::topology::End;
+    let mut out = Overrides::default();
+    let vls = settings.data_vls;
+    let global_sl2vl = settings
+        .sl2vl
+        .as_ref()
+        .and_then(|v| check_sl2vl(v, vls).ok());
+    for (i, e) in file.switch.iter().enumerate() {
+        if e.cc.is_none() && e.sl2vl.is_none() && e.vl_arb.is_none() {
+            continue;
+        }
+        let s = match topo.find(e.name.get_ref()) {
+            Some(End::Switch { switch, .. }) => switch,
+            _ => {
+                return Err(at(
+                    e.name.span(),
+                    format!("switch[{i}].name: no switch named {:?}", e.name.get_ref()),
+                ))
+            }
+        };
+        let ports = topo.switches[s].ports;
+        let mut ss = SwitchSettings {
+            cc: *switch_cc,
+            victim_ports: Vec::new(),
+            port_threshold: Vec::new(),
+            sl2vl: global_sl2vl,
+            vl_arb: settings.vl_arb.clone(),
+        };
+        if let Some(c) = &e.cc {
+            let o = c.get_ref();
+            o.check(ports)
+                .map_err(|why| at(c.span(), format!("switch[{i}].cc.{why}")))?;
+            ss.cc = o.apply(switch_cc);
+            ss.victim_ports.clone_from(&o.victim_ports);
+            ss.port_threshold = o.port_threshold.iter().map(|p| (p[0], p[1])).collect();
+        }
+        if let Some(t) = &e.sl2vl {
+            ss.sl2vl = Some(
+                check_sl2vl(t.get_ref(), vls)
+                    .map_err(|why| at(t.span(), format!("switch[{i}].sl2vl: {why}")))?,
+            );
+        }
+        if let Some(a) = &e.vl_arb {
+            a.get_ref()
+                .check(vls)
+                .map_err(|why| at(a.span(), format!("switch[{i}].vl_arb.{why}")))?;
+            ss.vl_arb = Some(a.get_ref().clone());
+        }
+        if out.switches.len() <= s {
+            out.switches.resize(s + 1, None);
+        }
+        out.switches[s] = Some(ss);
+    }
+    for (i, e) in file.hca.iter().enumerate() {
+        let Some(c) = &e.cc else { continue };
+        let h = match topo.find(e.name.get_ref()) {
+            Some(End::Hca { hca }) => hca,
+            _ => {
+                return Err(at(
+                    e.name.span(),
+                    format!("hca[{i}].name: no HCA named {:?}", e.name.get_ref()),
+                ))
+            }
+        };
+        let Some(base) = hca_cc else {
+            return Err(at(
+                c.span(),
+                format!("hca[{i}].cc: needs an [hca_cc] section (IB CC at the HCAs) to override"),
+            ));
+        };
+        let v = c.get_ref().apply(&base);
+        if let Err((field, value, why)) = super::check_hca_cc(&v) {
+            return Err(at(c.span(), format!("hca[{i}].cc.{field}: {value} {why}")));
+        }
+        if out.hca_cc.len() <= h {
+            out.hca_cc.resize(h + 1, None);
+        }
+        out.hca_cc[h] = Some(v);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vl_arb_is_checked_and_converted() {
+        let a = VlArb {
+            high: vec![],
+            low: vec![[0, 96], [1, 32]],
+            high_limit: 0,
+        };
+        assert_eq!(a.check(2), Ok(()));
+        let t = a.table();
+        assert_eq!((t.low[1].vl, t.low[1].weight), (1, 32));
+        assert!(a
+            .check(1)
+            .unwrap_err()
+            .starts_with("low[1]: VL 1 does not exist"));
+        let heavy = VlArb {
+            low: vec![[0, 256]],
+            ..a.clone()
+        };
+        assert!(heavy.check(2).unwrap_err().contains("weight 256"));
+        let limit = VlArb {
+            high_limit: 256,
+            ..a.clone()
+        };
+        assert!(limit.check(2).unwrap_err().starts_with("high_limit"));
+        let zero = VlArb {
+            low: vec![[0, 0]],
+            ..a
+        };
+        assert!(zero.check(2).unwrap_err().contains("no entry"));
+    }
+
+    #[test]
+    fn sl2vl_needs_16_existing_vls() {
+        let mut v = vec![0u8; 16];
+        v[3] = 1;
+        assert_eq!(check_sl2vl(&v, 2).unwrap()[3], 1);
+        assert!(check_sl2vl(&v, 1).unwrap_err().starts_with("SL 3 -> VL 1"));
+        assert!(check_sl2vl(&v[..15], 2).unwrap_err().contains("15 entries"));
+    }
+
+    #[test]
+    fn overrides_replace_only_their_keys_and_ports() {
+        let base = SwitchCc {
+            threshold: 12,
+            ..SwitchCc::default()
+        };
+        let o = SwitchCcOverride {
+            marking_rate: Some(3),
+            victim_ports: vec![8],
+            port_threshold: vec![[2, 0]],
+            ..Default::default()
+        };
+        assert_eq!(o.check(8), Ok(()));
+        assert!(o.check(7).unwrap_err().starts_with("victim_ports[0]"));
+        let cc = o.apply(&base);
+        assert_eq!((cc.threshold, cc.marking_rate), (12, 3));
+        let s = SwitchSettings {
+            cc,
+            victim_ports: o.victim_ports.clone(),
+            port_threshold: vec![(2, 0)],
+            sl2vl: None,
+            vl_arb: None,
+        };
+        assert_eq!((s.port_cc(1).threshold, s.port_cc(2).threshold), (12, 0));
+        assert!(s.port_cc(8).victim_mask && !s.port_cc(1).victim_mask);
+        let h = HcaCcOverride {
+            ccti_timer: Some(7),
+            ..Default::default()
+        }
+        .apply(&HcaCc::default());
+        assert_eq!(
+            (h.ccti_timer, h.ccti_increase),
+            (7, HcaCc::default().ccti_increase)
+        );
+    }
+}
