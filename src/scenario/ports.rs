@@ -384,6 +384,93 @@ pub(super) fn resolve(
 mod tests {
     use super::*;
 
+    fn chain(extra: &str) -> Result<super::super::Scenario, String> {
+        let text = format!(
+            "duration_us = 10\n[chain]\nswitches = 2\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H3\"\n{extra}"
+        );
+        super::super::parse(std::path::Path::new("p.toml"), &text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn generated_switches_and_hcas_take_overrides_by_name() {
+        let sc = chain(
+            "[switch_cc]\nthreshold = 12\nfill_comparison = \"sum_voqs\"\n[hca_cc]\nccti_timer = 10\n[[switch]]\nname = \"SW1\"\ncc = { threshold = 0, victim_ports = [3] }\n[[hca]]\nname = \"H1\"\ncc = { ccti_increase = 5 }\n",
+        )
+        .unwrap();
+        let (s0, s1) = (sc.switch_settings(0), sc.switch_settings(1));
+        assert_eq!((s0.cc.threshold, s1.cc.threshold), (12, 0));
+        assert_eq!(
+            s1.cc.fill_comparison,
+            FillCompare::SumVoqs,
+            "the rest of [switch_cc] stays"
+        );
+        assert!(s1.port_cc(3).victim_mask && !s0.port_cc(3).victim_mask);
+        let (h0, h1) = (sc.hca_cc_of(0).unwrap(), sc.hca_cc_of(1).unwrap());
+        assert_eq!((h0.ccti_increase, h1.ccti_increase), (1, 5));
+        assert_eq!((h0.ccti_timer, h1.ccti_timer), (10, 10));
+    }
+
+    #[test]
+    fn sl2vl_and_vl_arb_global_and_per_switch() {
+        let sc = chain(
+            "[settings]\ndata_vls = 2\nsl2vl = [1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0]\nvl_arb = { low = [[0, 3], [1, 1]] }\n[[switch]]\nname = \"SW0\"\nvl_arb = { high = [[1, 8]], low = [[0, 8]], high_limit = 4 }\n",
+        )
+        .unwrap();
+        assert_eq!(sc.sl2vl().unwrap()[0], 1);
+        let (s0, s1) = (sc.switch_settings(0), sc.switch_settings(1));
+        assert_eq!(
+            s0.sl2vl,
+            sc.sl2vl(),
+            "per-switch settings keep the global SL2VL"
+        );
+        assert_eq!(s0.vl_arb.unwrap().high_limit, 4);
+        assert_eq!(s1.vl_arb.unwrap().low, vec![[0, 3], [1, 1]]);
+    }
+
+    #[test]
+    fn bad_overrides_name_line_and_key() {
+        let e = chain("[[switch]]\nname = \"S9\"\ncc = { threshold = 1 }\n").unwrap_err();
+        assert!(
+            e.starts_with("p.toml:12: switch[0].name: no switch named \"S9\""),
+            "{e}"
+        );
+        let e = chain("[[switch]]\nname = \"SW0\"\ncc = { victim_ports = [9] }\n").unwrap_err();
+        assert!(
+            e.starts_with("p.toml:13: switch[0].cc.victim_ports[0]: port 9"),
+            "{e}"
+        );
+        let e =
+            chain("[[switch]]\nname = \"SW0\"\ncc = { port_threshold = [[1, 16]] }\n").unwrap_err();
+        assert!(
+            e.contains("port_threshold[0]: threshold 16 is above 15"),
+            "{e}"
+        );
+        let e = chain("[[hca]]\nname = \"H0\"\ncc = { ccti_timer = 3 }\n").unwrap_err();
+        assert!(
+            e.starts_with("p.toml:13: hca[0].cc: needs an [hca_cc]"),
+            "{e}"
+        );
+        let e = chain("[hca_cc]\n[[hca]]\nname = \"H0\"\ncc = { ccti_timer = 0 }\n").unwrap_err();
+        assert!(e.contains("hca[0].cc.ccti_timer: 0 must be above 0"), "{e}");
+        let e = chain("[settings]\ndata_vls = 2\n\nvl_arb = { low = [[0, 300]] }\n").unwrap_err();
+        assert!(
+            e.starts_with("p.toml:14: settings.vl_arb.low[0]: weight 300"),
+            "{e}"
+        );
+        let e = chain("[settings]\nsl2vl = [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n")
+            .unwrap_err();
+        assert!(
+            e.starts_with("p.toml:12: settings.sl2vl: SL 1 -> VL 1"),
+            "{e}"
+        );
+        let e = chain("[[switch]]\nname = \"SW0\"\nsl2vl = [0]\n").unwrap_err();
+        assert!(e.contains("switch[0].sl2vl: 1 entries"), "{e}");
+        let e = chain("[switch_cc]\nfill_comparison = \"max\"\n").unwrap_err();
+        assert!(e.starts_with("p.toml:12:") && e.contains("per_voq"), "{e}");
+        let e = chain("[[switch]]\nname = \"SW0\"\nports = 4\n").unwrap_err();
+        assert!(e.contains("give exactly one of"), "{e}");
+    }
+
     #[test]
     fn vl_arb_is_checked_and_converted() {
         let a = VlArb {
