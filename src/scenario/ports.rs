@@ -306,9 +306,6 @@ pub(super) fn resolve(
         .as_ref()
         .and_then(|v| check_sl2vl(v, vls).ok());
     for (i, e) in file.switch.iter().enumerate() {
-        if e.cc.is_none() && e.sl2vl.is_none() && e.vl_arb.is_none() {
-            continue;
-        }
         let s = match topo.find(e.name.get_ref()) {
             Some(End::Switch { switch, .. }) => switch,
             _ => {
@@ -318,6 +315,19 @@ pub(super) fn resolve(
                 ))
             }
         };
+        if e.cc.is_none() && e.sl2vl.is_none() && e.vl_arb.is_none() {
+            continue;
+        }
+        // A second entry for one generated switch would silently replace the first.
+        if out.switches.get(s).is_some_and(Option::is_some) {
+            return Err(at(
+                e.name.span(),
+                format!(
+                    "switch[{i}].name: {:?} already has settings in an earlier [[switch]]",
+                    e.name.get_ref()
+                ),
+            ));
+        }
         let ports = topo.switches[s].ports;
         let mut ss = SwitchSettings {
             cc: *switch_cc,
@@ -362,6 +372,15 @@ pub(super) fn resolve(
                 ))
             }
         };
+        if out.hca_cc.get(h).is_some_and(Option::is_some) {
+            return Err(at(
+                e.name.span(),
+                format!(
+                    "hca[{i}].name: {:?} already has settings in an earlier [[hca]]",
+                    e.name.get_ref()
+                ),
+            ));
+        }
         let Some(base) = hca_cc else {
             return Err(at(
                 c.span(),
@@ -467,6 +486,14 @@ mod tests {
         assert!(e.contains("switch[0].sl2vl: 1 entries"), "{e}");
         let e = chain("[switch_cc]\nfill_comparison = \"max\"\n").unwrap_err();
         assert!(e.starts_with("p.toml:12:") && e.contains("per_voq"), "{e}");
+        let e = chain("[[switch]]\nname = \"SW0\"\ncc = { threshold = 1 }\n[[switch]]\nname = \"SW0\"\nsl2vl = []\n")
+            .unwrap_err();
+        assert!(
+            e.starts_with("p.toml:15: switch[1].name: \"SW0\" already has settings"),
+            "{e}"
+        );
+        let e = chain("[[switch]]\nname = \"SW7\"\n").unwrap_err();
+        assert!(e.contains("no switch named \"SW7\""), "{e}");
         let e = chain("[[switch]]\nname = \"SW0\"\nports = 4\n").unwrap_err();
         assert!(e.contains("give exactly one of"), "{e}");
     }
