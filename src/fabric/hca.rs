@@ -310,7 +310,7 @@ impl Hca {
     }
 
     /// The VL of SL `sl` at this HCA's port.
-    fn vl_of(&self, sl: u8) -> u8 {
+    pub(super) fn vl_of(&self, sl: u8) -> u8 {
         vl_of(self.sl2vl.as_ref(), self.vls, sl)
     }
 

@@ -131,7 +131,7 @@ impl Hca {
             .cnp
             .receive_rate
             .map_or(0, |r| u32::try_from(r / 1_000_000).unwrap_or(u32::MAX));
-        c.vl = sl % self.vls;
+        c.vl = self.vl_of(sl);
         c.dest_qp = qp;
         c.tag = flow as u32;
         self.push_cnp(c);
