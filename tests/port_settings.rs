@@ -179,7 +179,7 @@ fn the_fill_comparison_changes_when_the_hot_port_is_congested() {
 
 #[test]
 fn vl_arbitration_weights_3_to_1_share_the_hot_link_3_to_1() {
-    let share = |weights: &str| {
+    let share = |sl2vl: &str, weights: &str| {
         let sc = hot_spot(&format!(
             r#"[[flow]]
 id = "A"
@@ -195,7 +195,7 @@ sl = 1
 mtu = 256
 [settings]
 data_vls = 2
-sl2vl = [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]
+sl2vl = {sl2vl}
 vl_arb = {{ low = {weights} }}
 "#
         ));
@@ -206,9 +206,19 @@ vl_arb = {{ low = {weights} }}
     };
     // A 282-byte packet is 4.4 blocks: weight 96 passes about 22 packets and 32 about 7 per round, so the
     // ratio may be off 3 by one packet in 7 (14%) at worst; the link is shared in whole rounds over 40 us.
-    let r = share("[[0, 96], [1, 32]]");
+    let (ident, swap) = (
+        "[0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]",
+        "[1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0]",
+    );
+    let r = share(ident, "[[0, 96], [1, 32]]");
     assert!((2.6..=3.4).contains(&r), "3:1 weights gave {r:.3}");
-    let even = share("[[0, 32], [1, 32]]");
+    // SL0 on VL1 and SL1 on VL0 (HCAs and switch alike): the weights now favour flow B.
+    let flipped = share(swap, "[[0, 96], [1, 32]]");
+    assert!(
+        (2.6..=3.4).contains(&(1.0 / flipped)),
+        "swapped SL2VL gave {flipped:.3}"
+    );
+    let even = share(ident, "[[0, 32], [1, 32]]");
     assert!((0.85..=1.15).contains(&even), "1:1 weights gave {even:.3}");
 }
 
