@@ -248,6 +248,8 @@ pub struct Hca {
     pub(super) rrcc: Vec<Option<RrccRx>>,
     /// Earliest end of an open RR-CC period (when to poll the receivers).
     pub(super) rrcc_due: u64,
+    /// See [`Hca::steps_every_cycle`] (kept up to date by the setters: it is read on every wake-up).
+    pub(super) every_cycle: bool,
     /// Control packets (CNPs) injected and received, for the integrity check.
     pub ctl_injected: u64,
     /// See `ctl_injected`.
@@ -290,7 +292,9 @@ impl Hca {
             becn_rx: vec![0; nflows],
             cnp_dropped: 0,
             done: vec![VecDeque::new(); nflows],
-            rrcc: vec![None; nflows],
+            // Allocated by the first `set_rrcc_receiver` (RR-CC on): HCAs x flows entries otherwise.
+            rrcc: Vec::new(),
+            every_cycle: false,
             rrcc_due: u64::MAX,
             ctl_injected: 0,
             ctl_delivered: 0,
@@ -330,6 +334,7 @@ impl Hca {
     ) -> Result<(), ConfigError> {
         self.ep = self.ep.clone().with_pfc(pfc, max_frame_blocks)?;
         self.roce = Some(frame_overhead);
+        self.update_every_cycle();
         Ok(())
     }
 
@@ -354,6 +359,7 @@ impl Hca {
     /// Adds a flow this HCA sends.
     pub fn add_flow(&mut self, f: TxFlow) {
         self.flows.push(f);
+        self.update_every_cycle();
     }
 
     /// The message source of scenario flow `flow`, if this HCA sends it.
@@ -562,9 +568,13 @@ impl Hca {
     /// event-driven fabric steps it every cycle (exact, only slower): RoCEv2 ports (PFC pause timers, CNP
     /// spacing), RR-CC receivers (period ends) and patterned flows (message arrivals).
     fn steps_every_cycle(&self) -> bool {
-        self.roce.is_some()
+        self.every_cycle
+    }
+
+    pub(super) fn update_every_cycle(&mut self) {
+        self.every_cycle = self.roce.is_some()
             || self.rrcc.iter().any(Option::is_some)
-            || self.flows.iter().any(|f| !f.src.saturating())
+            || self.flows.iter().any(|f| !f.src.saturating());
     }
 
     /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it).
