@@ -22,7 +22,9 @@ fn twins_lint_clean_with_wall() {
     for m in registry::blocks() {
         let o = tool(
             Command::new("verilator")
-                .args(["--lint-only", "-Wall"])
+                .args(["--lint-only", "-Wall", "-y"])
+                // A composed module (switch_core) finds its submodules in hdl/.
+                .arg(hdl(m.top).parent().unwrap())
                 .args(m.params.iter().map(|(k, v)| format!("-G{k}={v}")))
                 .arg(hdl(m.top)),
             "verilator",
@@ -83,8 +85,21 @@ fn synth(m: &cosim::table::Module) -> std::process::Output {
         .iter()
         .map(|(k, v)| format!("chparam -set {k} {v} {}; ", m.top))
         .collect();
+    // Every other non-test module too, for a composed module's submodules (synth drops the unused ones).
+    let dir = hdl(m.top).parent().unwrap().to_path_buf();
+    let mut deps: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let stem = p.file_stem()?.to_str()?.to_string();
+            (p.extension()? == "sv" && !stem.starts_with("test_") && stem != m.top)
+                .then(|| p.display().to_string())
+        })
+        .collect();
+    deps.sort();
     let script = format!(
-        "read_verilog -sv {}; {chparam}synth -top {}; stat",
+        "read_verilog -sv {} {}; {chparam}synth -top {}; stat",
+        deps.join(" "),
         hdl(m.top).display(),
         m.top
     );
