@@ -60,6 +60,11 @@ enum Command {
         /// value differs from the row before, so every value holds until the next row. Repeatable.
         #[arg(long = "trace", value_name = "PORT:VL")]
         trace: Vec<String>,
+        /// Record what arrives at SWITCH's ports, per cycle, into DIR/port-trace-<SWITCH>.txt: a port trace
+        /// of the `switch_core` co-simulation (replay with `ibcycle cosim switch_core --replay FILE`; mapping in
+        /// src/run/port_trace.rs). Recorded by a second run of the scenario after the normal one.
+        #[arg(long = "port-trace", value_name = "SWITCH")]
+        port_trace: Option<String>,
     },
     #[cfg(feature = "cosim")]
     #[command(flatten)]
@@ -77,7 +82,20 @@ fn main() -> ExitCode {
             pcap,
             vcd,
             trace,
-        } => ibcycle::run::cli_with(&file, &out, &ibcycle::run::ObserveOpts { pcap, vcd, trace }),
+            port_trace,
+        } => {
+            let code = ibcycle::run::cli_with(
+                &file,
+                &out,
+                &ibcycle::run::ObserveOpts { pcap, vcd, trace },
+            );
+            match port_trace {
+                Some(name) if code == ExitCode::SUCCESS => {
+                    ibcycle::run::port_trace::cli(&file, &out, &name)
+                }
+                _ => code,
+            }
+        }
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {
                 println!(
