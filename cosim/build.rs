@@ -187,6 +187,10 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
     if let Some(b) = bug {
         cmd.arg(format!("-D{b}"));
     }
+    // A composed module (switch_core) finds its submodules next to it.
+    if let Some(dir) = sv.parent() {
+        cmd.arg("-y").arg(dir);
+    }
     cmd.arg(sv);
     let o = cmd
         .output()

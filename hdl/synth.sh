@@ -29,12 +29,19 @@ for m in "${mods[@]}"; do
   src="$root/hdl/$m.sv"
   lint=clean
   for def in "" $(grep -o '^`ifdef BUG_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
-    if ! verilator --lint-only -Wall $def "$src" >"$out/$m.lint$def.log" 2>&1; then
+    # -y: a composed module (switch_core) finds its submodules in hdl/.
+    if ! verilator --lint-only -Wall -y "$root/hdl" $def "$src" >"$out/$m.lint$def.log" 2>&1; then
       lint="FAIL${def:+ ($def)}, see $out/$m.lint$def.log"
       fail=1
     fi
   done
-  if yosys -p "read_verilog -sv $src; synth -top $m; tee -o $out/$m.stat stat" >"$out/$m.log" 2>&1; then
+  # Submodules a composed module instantiates: every other non-test module (synth drops the unused ones).
+  deps=""
+  for f in "$root"/hdl/*.sv; do
+    d=$(basename "$f" .sv)
+    [[ $d == test_* || $d == "$m" ]] || ! grep -q "^\s*$d\b" "$src" || deps+=" $f"
+  done
+  if yosys -p "read_verilog -sv $deps $src; synth -top $m; tee -o $out/$m.stat stat" >"$out/$m.log" 2>&1; then
     cells=$(grep 'Number of cells:' "$out/$m.stat" | tail -1 | awk '{print $4}')
   else
     cells=FAIL

@@ -77,9 +77,13 @@ module vl_arb #(
   input  logic [16*7-1:0]       len_i,
   input  logic [15:0]           credit_ok_i,
 
-  // Grant
+  // Grant. A parent that feeds the grant back into credit_ok_i through a block evaluating both in one always
+  // (switch_core: grant -> credit_tx take_i, credit_tx send_ok_o -> credit_ok_i) forms a loop only at block
+  // granularity; the waiver keeps that parent lint clean.
+  /* verilator lint_off UNOPTFLAT */
   output logic                  gnt_valid_o,
   output logic [3:0]            gnt_vl_o,
+  /* verilator lint_on UNOPTFLAT */
   output logic                  gnt_high_o
 );
 

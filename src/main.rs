@@ -64,6 +64,11 @@ enum Command {
         /// Threads for stepping the fabric (results are identical for any count).
         #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
         threads: u64,
+        /// Record what arrives at SWITCH's ports, per cycle, into DIR/port-trace-<SWITCH>.txt: a port trace
+        /// of the `switch_core` co-simulation (replay with `ibcycle cosim switch_core --replay FILE`; mapping in
+        /// src/run/port_trace.rs). Recorded by a second run of the scenario after the normal one.
+        #[arg(long = "port-trace", value_name = "SWITCH")]
+        port_trace: Option<String>,
     },
     /// Measure the simulator's speed on a fixed fabric (see README, Performance).
     Bench(cli_bench::Args),
@@ -84,12 +89,21 @@ fn main() -> ExitCode {
             vcd,
             trace,
             threads,
-        } => ibcycle::run::cli_with(
-            &file,
-            &out,
-            &ibcycle::run::ObserveOpts { pcap, vcd, trace },
-            threads as usize,
-        ),
+            port_trace,
+        } => {
+            let code = ibcycle::run::cli_with(
+                &file,
+                &out,
+                &ibcycle::run::ObserveOpts { pcap, vcd, trace },
+                threads as usize,
+            );
+            match port_trace {
+                Some(name) if code == ExitCode::SUCCESS => {
+                    ibcycle::run::port_trace::cli(&file, &out, &name)
+                }
+                _ => code,
+            }
+        }
         Command::Bench(a) => cli_bench::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {

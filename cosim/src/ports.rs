@@ -47,6 +47,16 @@ macro_rules! port_value_int {
 }
 port_value_int!(u8, u16, u32, u64);
 
+/// Packed lanes wider than 64 bits (`switch_core`'s 8 x 12-bit FCCL and credit vectors).
+impl PortValue for u128 {
+    fn to_wide(self) -> Wide {
+        Wide::from(self)
+    }
+    fn from_wide(v: &Wide) -> Self {
+        v.low_u128()
+    }
+}
+
 /// Implements [`Ports`] for a struct from its field list (which must name every field, in table order).
 #[macro_export]
 macro_rules! impl_ports {

@@ -33,6 +33,7 @@ macro_rules! with_block {
             "cct_shaper" => $f::<crate::blocks::cct_shaper::CctShaperBlock>($($arg),*),
             "fecn_rewrite_b8" => $f::<crate::blocks::fecn_rewrite::FecnRewriteB8Block>($($arg),*),
             "fecn_rewrite_b32" => $f::<crate::blocks::fecn_rewrite::FecnRewriteB32Block>($($arg),*),
+            "switch_core" => $f::<crate::blocks::switch_core::SwitchCoreBlock>($($arg),*),
             other => Err(crate::check::CosimError::UnknownBlock {
                 name: other.to_string(),
                 known: blocks().map(|m| m.name).collect::<Vec<_>>().join(", "),
@@ -86,5 +87,6 @@ mod tests {
         assert!(lines.contains(&"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK".to_string()));
         assert!(lines.contains(&"cct_shaper BUG_TIMER_LATE BUG_CCTI_LIMIT".to_string()));
         assert!(lines.contains(&"fecn_rewrite_b8 BUG_VCRC_BYTE_ORDER BUG_FECN_BIT".to_string()));
+        assert!(lines.contains(&"switch_core BUG_CONG_VL_INDEX BUG_CREDIT_BYPASS".to_string()));
     }
 }

@@ -9,6 +9,7 @@ use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
 use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
+use cosim::blocks::switch_core::SwitchCoreBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::vl_arb::VlArbBlock;
 use cosim::blocks::{run, run_random, Block, RunOpts};
@@ -77,6 +78,8 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
                 && c.ccti_limit > c.ccti_min.into()
         }
         ("cct_shaper", "BUG_CCTI_LIMIT") => CctShaperBlock::random(seed).0.ccti_increase > 0,
+        // Threshold 0 is never congested: the fills of either VL give the same (no) congestion.
+        ("switch_core", "BUG_CONG_VL_INDEX") => SwitchCoreBlock::random(seed).0.cong.threshold != 0,
         _ => true,
     }
 }
@@ -133,6 +136,11 @@ fn cct_shaper_matches_a_million_random_cycles() {
 fn fecn_rewrite_matches_a_million_random_cycles_at_8_and_32_byte_beats() {
     million::<FecnRewriteB8Block>();
     million::<FecnRewriteB32Block>();
+}
+
+#[test]
+fn switch_core_matches_a_million_random_cycles() {
+    million::<SwitchCoreBlock>();
 }
 
 /// A trace of a block with wide held ports (the tables) and wide inputs replays to the same result as the

@@ -11,6 +11,7 @@
 pub mod capture;
 pub mod observe;
 mod plot;
+pub mod port_trace;
 pub mod summary;
 pub mod trace;
 pub mod vcd;

@@ -9,6 +9,7 @@ pub mod credit_rx;
 pub mod credit_tx;
 pub mod fecn_marker;
 pub mod fecn_rewrite;
+pub mod switch_core;
 pub mod timebase;
 pub mod vl_arb;
 
@@ -211,6 +212,7 @@ mod tests {
         ports_follow_table::<super::cct_shaper::CctShaperBlock>();
         ports_follow_table::<super::fecn_rewrite::FecnRewriteB8Block>();
         ports_follow_table::<super::fecn_rewrite::FecnRewriteB32Block>();
+        ports_follow_table::<super::switch_core::SwitchCoreBlock>();
     }
 
     #[test]

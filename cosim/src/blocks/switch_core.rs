@@ -1,0 +1,464 @@
+//! `switch_core` under co-simulation: the composed switch (`hdl/switch_core.sv` against
+//! `rtl_model::blocks::switch_core::SwitchCore`).
+//!
+//! Configuration: each block kind's configuration comes from that block's own held ports (same names), so
+//! [`SwitchCoreBlock::config_ports`] is theirs concatenated; the VL arbitration tables have at most 4 entries
+//! (the RTL's `TableMax`) and the congestion thresholds are scaled to fills a 4-descriptor VoQ reaches.
+//!
+//! Stimulus, in phases of 1-300 cycles: `busy` (packets on most inputs, each input waiting out its previous
+//! packet's blocks as a link would, outputs mostly ready), `burst` (packets every cycle, ignoring the link
+//! time, so VoQs fill and drop), `hotspot` (every input to one output and VL: congestion and marks),
+//! `backpressure` (outputs mostly not ready) and `idle` (noise on the data ports, no valid). Flow-control
+//! packets arrive on each port about one cycle in 12 with a random VL, FCTBS and an FCCL that grants or
+//! refuses the head packet about equally. Rare resets of 1-3 cycles.
+
+use super::{held_wide, Block};
+use crate::check::CosimError;
+use crate::impl_ports;
+use crate::ports::Wide;
+use crate::rng::Rng;
+use rtl_model::blocks::cong_detect::{self, linear_thr_table};
+use rtl_model::blocks::switch_core::{
+    blocks_of, set_lane, Config, In, Out, SwitchCore, ARB_TABLE_MAX, BYTES_WIDTH, N_PORTS, N_VL,
+    PORT_WIDTH, VL_WIDTH,
+};
+use rtl_model::blocks::vl_arb::{self, ArbEntry};
+
+impl_ports!(In {
+    rst_ni,
+    pkt_valid_i,
+    pkt_vl_i,
+    pkt_bytes_i,
+    pkt_dst_i,
+    fc_valid_i,
+    fc_vl_i,
+    fc_fctbs_i,
+    fc_fccl_i,
+    out_ready_i,
+});
+impl_ports!(Out {
+    out_valid_o,
+    out_vl_o,
+    out_src_o,
+    out_bytes_o,
+    out_fecn_o,
+    fc_send_o,
+    fccl_o,
+    avail_o,
+    mark_state_o,
+    tx_err_o,
+    overflow_o,
+    drop_o,
+});
+
+/// `switch_core` as a co-simulation [`Block`].
+#[derive(Debug, Clone, Copy)]
+pub struct SwitchCoreBlock;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Busy,
+    Burst,
+    Hotspot,
+    Backpressure,
+    Idle,
+}
+
+/// Seeded random stimulus for `switch_core` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct SwitchCoreStim {
+    rng: Rng,
+    mode: Mode,
+    mode_left: u32,
+    rst_left: u32,
+    /// Cycles each input's link is still busy with its previous packet.
+    link: [u8; N_PORTS],
+    hot_dst: u8,
+    hot_vl: u8,
+}
+
+impl SwitchCoreStim {
+    /// Stimulus starting from reset state.
+    pub fn new(seed: u64) -> Self {
+        SwitchCoreStim {
+            rng: Rng::new(seed),
+            mode: Mode::Busy,
+            mode_left: 0,
+            rst_left: 0,
+            link: [0; N_PORTS],
+            hot_dst: 0,
+            hot_vl: 0,
+        }
+    }
+}
+
+fn set8(v: &mut u8, k: usize, w: u32, x: u64) {
+    let mut t = u128::from(*v);
+    set_lane(&mut t, k, w, x);
+    *v = t as u8;
+}
+
+fn set64(v: &mut u64, k: usize, w: u32, x: u64) {
+    let mut t = u128::from(*v);
+    set_lane(&mut t, k, w, x);
+    *v = t as u64;
+}
+
+impl Iterator for SwitchCoreStim {
+    type Item = In;
+
+    fn next(&mut self) -> Option<In> {
+        let r = &mut self.rng;
+        if self.rst_left == 0 && r.below(1 << 16) == 0 {
+            self.rst_left = 1 + r.below(3) as u32;
+        }
+        if self.rst_left > 0 {
+            self.rst_left -= 1;
+            self.link = [0; N_PORTS];
+            // Noise everywhere: reset must win.
+            return Some(In {
+                rst_ni: false,
+                pkt_valid_i: r.next_u64() as u8,
+                pkt_vl_i: r.next_u64() as u8,
+                pkt_bytes_i: r.next_u64(),
+                pkt_dst_i: r.next_u64() as u8,
+                fc_valid_i: r.next_u64() as u8,
+                fc_vl_i: r.next_u64() as u8,
+                fc_fctbs_i: r.next_u64(),
+                fc_fccl_i: r.next_u64(),
+                out_ready_i: r.next_u64() as u8,
+            });
+        }
+        if self.mode_left == 0 {
+            self.mode = match r.below(10) {
+                0..=3 => Mode::Busy,
+                4 => Mode::Burst,
+                5..=6 => Mode::Hotspot,
+                7..=8 => Mode::Backpressure,
+                _ => Mode::Idle,
+            };
+            self.mode_left = r.range(1, 300) as u32;
+            self.hot_dst = r.below(N_PORTS as u64) as u8;
+            self.hot_vl = r.below(N_VL as u64) as u8;
+        }
+        self.mode_left -= 1;
+        let mut i = In {
+            rst_ni: true,
+            ..In::default()
+        };
+        for p in 0..N_PORTS {
+            let ready = match self.mode {
+                Mode::Backpressure => r.pct(10),
+                _ => !r.pct(6),
+            };
+            i.out_ready_i |= u8::from(ready) << p;
+            self.link[p] = self.link[p].saturating_sub(1);
+            let arrive = match self.mode {
+                Mode::Idle => false,
+                Mode::Burst => r.pct(90),
+                Mode::Busy | Mode::Backpressure | Mode::Hotspot => self.link[p] == 0 && r.pct(60),
+            };
+            let bytes = match r.below(8) {
+                0 => r.below(64),
+                1 => 4224 - r.below(64),
+                2 => r.next_u64() & 0x1fff, // beyond the MTU: both sides truncate the block count alike
+                _ => r.range(1, 2200),
+            };
+            let (dst, vl) = if self.mode == Mode::Hotspot && r.pct(85) {
+                (u64::from(self.hot_dst), u64::from(self.hot_vl))
+            } else {
+                (r.below(N_PORTS as u64), r.below(N_VL as u64))
+            };
+            set64(&mut i.pkt_bytes_i, p, BYTES_WIDTH, bytes);
+            if arrive {
+                i.pkt_valid_i |= 1 << p;
+                self.link[p] = blocks_of(bytes as u16);
+                set8(&mut i.pkt_dst_i, p, PORT_WIDTH, dst);
+                set8(&mut i.pkt_vl_i, p, VL_WIDTH, vl);
+            }
+            if r.below(12) == 0 {
+                i.fc_valid_i |= 1 << p;
+                set8(&mut i.fc_vl_i, p, VL_WIDTH, r.below(N_VL as u64));
+                set64(&mut i.fc_fctbs_i, p, 12, r.below(4096));
+                set64(&mut i.fc_fccl_i, p, 12, r.below(4096));
+            }
+        }
+        Some(i)
+    }
+}
+
+/// A VL arbitration table of 0-4 entries over the switch's VLs (and now and then a VL it has not).
+fn table(r: &mut Rng) -> Vec<ArbEntry> {
+    (0..r.below(ARB_TABLE_MAX as u64 + 1))
+        .map(|_| {
+            let vl = if r.pct(90) {
+                r.below(N_VL as u64)
+            } else {
+                r.below(15)
+            };
+            let weight = match r.below(4) {
+                0 => 0,
+                1 => r.range(1, 4),
+                _ => r.range(1, 255),
+            };
+            ArbEntry::new(vl as u8, weight as u8)
+        })
+        .collect()
+}
+
+impl Block for SwitchCoreBlock {
+    const NAME: &'static str = "switch_core";
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = SwitchCore;
+    type Stim = SwitchCoreStim;
+
+    fn model(cfg: &Config) -> Result<SwitchCore, CosimError> {
+        SwitchCore::new(cfg.clone()).map_err(|e| CosimError::Config {
+            block: Self::NAME,
+            msg: e.to_string(),
+        })
+    }
+
+    fn random(seed: u64) -> (Config, SwitchCoreStim) {
+        let mut r = Rng::new(seed ^ 0x5c0e_0001);
+        let rx = super::credit_rx::CreditRxBlock::random(seed).0;
+        let tx = super::credit_tx::CreditTxBlock::random(seed).0;
+        let mut mark = super::fecn_marker::FecnMarkerBlock::random(seed).0;
+        if r.pct(70) {
+            // Marks often enough to be seen within a run.
+            mark.marking_rate = r.below(16) as u16;
+        }
+        let mut low = table(&mut r);
+        if low.iter().all(|e| e.weight == 0) && r.pct(80) {
+            // Mostly a table that serves both VLs, so packets flow.
+            low = vec![ArbEntry::new(0, 16), ArbEntry::new(1, 16)];
+        }
+        let arb = vl_arb::Config {
+            high: table(&mut r),
+            low,
+            vl_high_limit: match r.below(3) {
+                0 => 255,
+                1 => 0,
+                _ => r.below(8) as u8,
+            },
+        };
+        let cong = cong_detect::Config {
+            threshold: r.below(16) as u8,
+            // A VoQ holds at most 4 x 66 blocks: thresholds in that range.
+            thr_table: linear_thr_table(r.range(16, 600) as u16),
+            compare: [
+                cong_detect::FillCompare::PerVoq,
+                cong_detect::FillCompare::SumVoqs,
+                cong_detect::FillCompare::SumPerContributor,
+            ][r.below(3) as usize],
+            root_min_credits: r.below(300) as u16,
+            victim_mask: r.pct(50),
+        };
+        let cfg = Config {
+            rx,
+            tx,
+            arb,
+            cong,
+            mark,
+        };
+        (cfg, SwitchCoreStim::new(seed))
+    }
+
+    fn config_ports(cfg: &Config) -> Vec<(&'static str, Wide)> {
+        let mut v = super::credit_rx::CreditRxBlock::config_ports(&cfg.rx);
+        v.extend(super::credit_tx::CreditTxBlock::config_ports(&cfg.tx));
+        v.extend(super::vl_arb::VlArbBlock::config_ports(&cfg.arb));
+        v.extend(super::cong_detect::CongDetectBlock::config_ports(&cfg.cong));
+        v.extend(super::fecn_marker::FecnMarkerBlock::config_ports(&cfg.mark));
+        v
+    }
+
+    fn config_from_ports(v: &[(String, Wide)]) -> Result<Config, String> {
+        let cfg = Config {
+            rx: super::credit_rx::CreditRxBlock::config_from_ports(v)?,
+            tx: super::credit_tx::CreditTxBlock::config_from_ports(v)?,
+            arb: super::vl_arb::VlArbBlock::config_from_ports(v)?,
+            cong: super::cong_detect::CongDetectBlock::config_from_ports(v)?,
+            mark: super::fecn_marker::FecnMarkerBlock::config_from_ports(v)?,
+        };
+        cfg.validate().map_err(|e| e.to_string())?;
+        // The held ports exist (checked above through the blocks); this one too, for a clear message.
+        held_wide(v, "lo_n_i")?;
+        Ok(cfg)
+    }
+
+    #[cfg(feature = "verilator")]
+    type Rtl = rtl::SwitchCoreRtl;
+
+    #[cfg(feature = "verilator")]
+    fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::SwitchCoreRtl, CosimError> {
+        rtl::SwitchCoreRtl::new(cfg, bug)
+    }
+}
+
+/// The adapter to the Verilated `switch_core`.
+#[cfg(feature = "verilator")]
+pub mod rtl {
+    use super::*;
+    use crate::dut::{Dut, Halt};
+    use crate::ffi::{Rtl, RtlDut, SwitchCoreIo, SWITCH_CORE_VARIANTS};
+
+    /// The Verilated `switch_core` (clean or a bug variant) with its configuration on the held ports.
+    #[derive(Debug)]
+    pub struct SwitchCoreRtl {
+        m: Rtl<SwitchCoreIo>,
+        io: SwitchCoreIo,
+    }
+
+    fn words<const N: usize>(w: &Wide) -> [u32; N] {
+        let mut a = [0u32; N];
+        a.copy_from_slice(&w.words()[..N]);
+        a
+    }
+
+    fn u128_of(w: &[u32; 3]) -> u128 {
+        u128::from(w[0]) | u128::from(w[1]) << 32 | u128::from(w[2]) << 64
+    }
+
+    impl SwitchCoreRtl {
+        /// Builds the model, drives the configuration and applies one power-on reset edge.
+        pub fn new(cfg: &Config, bug: Option<&str>) -> Result<Self, CosimError> {
+            cfg.validate().map_err(|e| CosimError::Config {
+                block: "switch_core",
+                msg: e.to_string(),
+            })?;
+            let m = Rtl::new("switch_core", SWITCH_CORE_VARIANTS, bug)?;
+            let ports = SwitchCoreBlock::config_ports(cfg);
+            let get = |name: &str| {
+                ports
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| *v)
+                    .unwrap_or(Wide::ZERO)
+            };
+            let lo = |name: &str, bits: u32| (get(name).low_u64() & ((1 << bits) - 1)) as u32;
+            let io = SwitchCoreIo {
+                buf_blocks_i: lo("buf_blocks_i", 16),
+                fc_interval_i: lo("fc_interval_i", 16),
+                fc_on_change_i: lo("fc_on_change_i", 1),
+                fccl_cap_i: lo("fccl_cap_i", 12),
+                fccl_reset_i: lo("fccl_reset_i", 12),
+                hi_vl_i: lo("hi_vl_i", 16),
+                hi_weight_i: lo("hi_weight_i", 32),
+                hi_n_i: lo("hi_n_i", 3),
+                lo_vl_i: lo("lo_vl_i", 16),
+                lo_weight_i: lo("lo_weight_i", 32),
+                lo_n_i: lo("lo_n_i", 3),
+                vl_high_limit_i: lo("vl_high_limit_i", 8),
+                threshold_i: lo("threshold_i", 4),
+                thr_table_i: words::<8>(&get("thr_table_i")),
+                compare_i: lo("compare_i", 2),
+                root_min_credits_i: lo("root_min_credits_i", 12),
+                victim_mask_i: lo("victim_mask_i", 1),
+                packet_size_i: lo("packet_size_i", 8),
+                marking_rate_i: lo("marking_rate_i", 16),
+                mode_i: lo("mode_i", 1),
+                lfsr_seed_i: lo("lfsr_seed_i", 16),
+                lfsr_thresh_i: lo("lfsr_thresh_i", 17),
+                ..SwitchCoreIo::default()
+            };
+            let mut s = SwitchCoreRtl { m, io };
+            s.step(&In::default())
+                .map_err(|kind| CosimError::Halted { cycle: 0, kind })?;
+            s.m.time_zero();
+            Ok(s)
+        }
+    }
+
+    impl Dut for SwitchCoreRtl {
+        type In = In;
+        type Out = Out;
+
+        #[inline]
+        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+            let io = &mut self.io;
+            let n = N_PORTS as u32;
+            io.rst_ni = i.rst_ni.into();
+            io.pkt_valid_i = u32::from(i.pkt_valid_i) & ((1 << n) - 1);
+            io.pkt_vl_i = u32::from(i.pkt_vl_i) & ((1 << (n * VL_WIDTH)) - 1);
+            io.pkt_bytes_i = i.pkt_bytes_i & ((1 << (n * BYTES_WIDTH)) - 1);
+            io.pkt_dst_i = u32::from(i.pkt_dst_i) & ((1 << (n * PORT_WIDTH)) - 1);
+            io.fc_valid_i = u32::from(i.fc_valid_i) & ((1 << n) - 1);
+            io.fc_vl_i = u32::from(i.fc_vl_i) & ((1 << (n * VL_WIDTH)) - 1);
+            io.fc_fctbs_i = i.fc_fctbs_i & ((1 << (n * 12)) - 1);
+            io.fc_fccl_i = i.fc_fccl_i & ((1 << (n * 12)) - 1);
+            io.out_ready_i = u32::from(i.out_ready_i) & ((1 << n) - 1);
+            self.m.step(io)?;
+            Ok(Out {
+                out_valid_o: io.out_valid_o as u8,
+                out_vl_o: io.out_vl_o as u8,
+                out_src_o: io.out_src_o as u8,
+                out_bytes_o: io.out_bytes_o,
+                out_fecn_o: io.out_fecn_o as u8,
+                fc_send_o: io.fc_send_o as u8,
+                fccl_o: u128_of(&io.fccl_o),
+                avail_o: u128_of(&io.avail_o),
+                mark_state_o: io.mark_state_o as u8,
+                tx_err_o: io.tx_err_o as u8,
+                overflow_o: io.overflow_o as u8,
+                drop_o: io.drop_o as u8,
+            })
+        }
+    }
+
+    impl RtlDut for SwitchCoreRtl {
+        type Io = SwitchCoreIo;
+        fn parts(&mut self) -> (&mut Rtl<SwitchCoreIo>, &mut SwitchCoreIo) {
+            (&mut self.m, &mut self.io)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtl_model::blocks::switch_core::lane;
+    use rtl_model::clocked::Clocked;
+
+    #[test]
+    fn config_survives_the_held_ports() {
+        for seed in 0..100 {
+            let (cfg, _) = SwitchCoreBlock::random(seed);
+            let pairs: Vec<(String, Wide)> = SwitchCoreBlock::config_ports(&cfg)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            assert_eq!(SwitchCoreBlock::config_from_ports(&pairs).unwrap(), cfg);
+        }
+    }
+
+    /// The random stimulus reaches what the co-simulation must compare: grants on every output, marks,
+    /// drops, refused credit, flow-control packets out, resets.
+    #[test]
+    fn stimulus_reaches_grants_marks_drops_and_credit_refusals() {
+        let (mut grants, mut marks, mut drops, mut sends, mut cong) =
+            (0u32, 0u32, 0u32, 0u32, 0u32);
+        let mut per_out = [0u32; N_PORTS];
+        for seed in 1..=4 {
+            let (cfg, stim) = SwitchCoreBlock::random(seed);
+            let mut m = SwitchCoreBlock::model(&cfg).unwrap();
+            for i in stim.take(50_000) {
+                let o = m.step(&i);
+                grants += o.out_valid_o.count_ones();
+                marks += o.out_fecn_o.count_ones();
+                drops += o.drop_o.count_ones();
+                sends += o.fc_send_o.count_ones();
+                cong += o.mark_state_o.count_ones();
+                for (p, c) in per_out.iter_mut().enumerate() {
+                    *c += u32::from(lane(o.out_valid_o.into(), p, 1) != 0);
+                }
+            }
+        }
+        assert!(grants > 10_000, "grants {grants}");
+        assert!(per_out.iter().all(|&c| c > 1000), "{per_out:?}");
+        assert!(marks > 100 && cong > 1000, "marks {marks} cong {cong}");
+        assert!(drops > 100 && sends > 1000, "drops {drops} sends {sends}");
+    }
+}
