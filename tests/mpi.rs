@@ -86,8 +86,9 @@ fn same_outputs(name: &str, file: &str, us: u64) {
             .map(|f| f[k].as_u64().unwrap())
             .sum()
     };
-    assert!(total("delivered_packets") > 1000, "{summary}");
-    assert!(total("becn_rx") > 0, "{summary}");
+    // (Shortened ft72 delivers about 480 packets, gran-s1 thousands: 100 only rules out an idle fabric.)
+    let (pkts, becn) = (total("delivered_packets"), total("becn_rx"));
+    assert!(pkts > 100 && becn > 0, "{pkts} packets, {becn} BECNs");
     for n in [2, 4] {
         let out = dir.join(format!("np{n}"));
         let stdout = run(&sc, &out, Some(n));
