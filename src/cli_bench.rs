@@ -32,6 +32,10 @@ pub fn run(a: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if r.mpi_rank != 0 {
+        // Under mpirun rank 0 reports for all.
+        return ExitCode::SUCCESS;
+    }
     if a.json {
         match serde_json::to_string(&r) {
             Ok(s) => println!("{s}"),
@@ -52,6 +56,12 @@ pub fn run(a: Args) -> ExitCode {
             r.threads,
             r.packets_delivered
         );
+        if r.mpi_ranks > 1 {
+            println!(
+                "{} MPI ranks, {:.3} s waiting at synchronisation (rank 0)",
+                r.mpi_ranks, r.sync_wait_seconds
+            );
+        }
     }
     ExitCode::SUCCESS
 }

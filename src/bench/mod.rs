@@ -90,6 +90,13 @@ pub struct BenchResult {
     pub threads: usize,
     /// Data packets delivered to HCAs (a sanity figure: a bench that moved nothing measures nothing).
     pub packets_delivered: u64,
+    /// MPI ranks the fabric was split across (1: one process; see `fabric::dist`).
+    pub mpi_ranks: usize,
+    /// Seconds this rank spent in MPI collective calls (waiting for the slowest rank, plus the transfers).
+    pub sync_wait_seconds: f64,
+    /// This process's MPI rank (only rank 0 reports).
+    #[serde(skip)]
+    pub mpi_rank: usize,
 }
 
 /// The IB CC settings of the shipped `gran-s1-cc-on` scenario (switch side, HCA side).
@@ -200,6 +207,15 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
     let sc = scenario(b, sim_us);
     let mut fab = Fabric::new(&sc)?;
     fab.set_threads(threads);
+    // Under `mpirun` with more than one rank: the fabric split across the ranks.
+    #[cfg(feature = "mpi")]
+    let universe = crate::run::dist::universe();
+    #[cfg(feature = "mpi")]
+    if let Some(u) = &universe {
+        use mpi::traits::CommunicatorCollectives;
+        u.world().barrier();
+        fab.split_mpi(u.world());
+    }
     let end = sim_us * fab.cycles_per_us;
     let t0 = Instant::now();
     if b == BenchName::Ft18x2Uniform {
@@ -211,11 +227,21 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
     let wall = t0.elapsed().as_secs_f64();
     let sim = sim_us as f64 * 1e-6;
     let pc = port_cycles(&sc, end);
-    let delivered = fab
-        .hcas
-        .iter()
-        .map(|h| h.rx.iter().map(|c| c.packets).sum::<u64>())
+    #[allow(unused_mut)]
+    let mut delivered = (0..fab.hcas.len())
+        .filter(|&h| fab.owns_hca(h))
+        .map(|h| fab.hcas[h].rx.iter().map(|c| c.packets).sum::<u64>())
         .sum();
+    #[allow(unused_mut)]
+    let (mut mpi_ranks, mut mpi_rank, mut sync_wait_seconds) = (1, 0, 0.0);
+    #[cfg(feature = "mpi")]
+    if let Some(d) = fab.dist_mut() {
+        let mut v = [delivered];
+        d.sum(&mut v);
+        delivered = v[0];
+        (mpi_ranks, mpi_rank) = (d.size(), d.rank() as usize);
+        sync_wait_seconds = d.sync_wait_seconds();
+    }
     Ok(BenchResult {
         bench: b.as_str().to_string(),
         sim_seconds: sim,
@@ -226,6 +252,9 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         peak_rss_mib: peak_rss_mib(),
         threads: fab.threads(),
         packets_delivered: delivered,
+        mpi_ranks,
+        sync_wait_seconds,
+        mpi_rank,
     })
 }
 

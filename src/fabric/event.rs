@@ -46,9 +46,9 @@ type Loc = (u32, u32);
 #[derive(Debug, Default, Clone)]
 pub(super) struct Sched {
     /// Part of every switch (empty: not computed for the current thread count).
-    sw_part: Vec<u32>,
+    pub(super) sw_part: Vec<u32>,
     /// The lookahead of the partition, in cycles.
-    lookahead: u64,
+    pub(super) lookahead: u64,
     /// Threads the partition was made for.
     parts: usize,
     /// Cycles advanced by quiet jumps so far.
@@ -110,6 +110,12 @@ pub fn partition(weights: &[u64], parts: usize) -> Vec<u32> {
             ((mid * parts) / (2 * total.max(1))).min(parts - 1) as u32
         })
         .collect()
+}
+
+/// The first synchronisation point of an MPI-split fabric after cycle `t`: the next multiple of the lookahead
+/// (never, i.e. `u64::MAX`, when nothing crosses between parts).
+pub fn next_sync(t: u64, lookahead: u64) -> u64 {
+    (t / lookahead.max(1) + 1).saturating_mul(lookahead)
 }
 
 impl Part {
@@ -279,7 +285,7 @@ impl Part {
 
 impl Fabric {
     /// The part of every switch for the current thread count and the partition's lookahead.
-    fn ensure_partition(&mut self) {
+    pub(super) fn ensure_partition(&mut self) {
         let parts = self.threads.min(self.switches.len()).max(1);
         if self.sched.parts == parts && self.sched.sw_part.len() == self.switches.len() {
             return;
@@ -328,12 +334,30 @@ impl Fabric {
             return;
         }
         while self.now < end {
-            if self.quiet_jump(end) {
+            // Split across MPI ranks no process sees the whole fabric: no quiet jump (see `dist`).
+            if !self.split() && self.quiet_jump(end) {
                 continue;
             }
             let to = end.min(self.now.saturating_add(QUIET_CHECK));
             self.run_parts(to);
         }
+    }
+
+    /// Whether this fabric is split across MPI ranks.
+    fn split(&self) -> bool {
+        self.own_part().is_some()
+    }
+
+    /// The part this process steps when split across MPI ranks (`None`: not split, every part).
+    #[cfg(feature = "mpi")]
+    fn own_part(&self) -> Option<u32> {
+        self.dist.as_ref().map(|d| d.rank())
+    }
+
+    /// The part this process steps when split across MPI ranks (`None`: not split, every part).
+    #[cfg(not(feature = "mpi"))]
+    fn own_part(&self) -> Option<u32> {
+        None
     }
 
     /// The flow-control state of the receiving end of `rx`.
@@ -491,10 +515,15 @@ impl Fabric {
             p.hcas.push(hc);
             p.hca_in.push(w);
         }
+        let own = self.own_part();
         for p in &mut parts {
-            p.init_wakes(self.now);
-            p.events = Vec::with_capacity(256);
+            if own.is_none_or(|o| o == p.id) {
+                p.init_wakes(self.now);
+                p.events = Vec::with_capacity(256);
+            }
         }
+        #[cfg(feature = "mpi")]
+        let mut inbox = Vec::new();
         let links = Links {
             sw_loc: &sw_loc,
             hca_loc: &hca_loc,
@@ -503,6 +532,30 @@ impl Fabric {
         };
         let mut t0 = self.now;
         while t0 < end {
+            #[cfg(feature = "mpi")]
+            if let Some(d) = self.dist.as_deref_mut() {
+                // One part per rank: run ours to the next synchronisation point (a multiple of the
+                // lookahead, the same on every rank whatever the calls), then the all-to-all of the outboxes
+                // (see `dist`).
+                let sync = next_sync(t0, self.sched.lookahead);
+                let t1 = sync.min(end);
+                let me = d.rank() as usize;
+                if let Some(p) = parts.get_mut(me) {
+                    p.run(&links, t1);
+                    d.defer(&mut p.outbox);
+                }
+                if t1 == sync {
+                    d.exchange(&mut inbox);
+                    if let Some(p) = parts.get_mut(me) {
+                        for (rx, t, ev) in inbox.drain(..) {
+                            let (_, idx) = links.loc(rx);
+                            p.deliver(rx, idx as usize, t, ev);
+                        }
+                    }
+                }
+                t0 = t1;
+                continue;
+            }
             let t1 = t0.saturating_add(self.sched.lookahead).min(end);
             if nparts == 1 {
                 parts[0].run(&links, t1);
@@ -539,8 +592,11 @@ impl Fabric {
         for &k in &sw_part {
             let (a, b) = &mut sw_iters[k as usize];
             let mut sw = a.next().expect("every switch is in its part");
-            let n = end - sw.now();
-            sw.skip(n);
+            // Other ranks' blocks are never stepped here (and hold no meaning).
+            if own.is_none_or(|o| o == k) {
+                let n = end - sw.now();
+                sw.skip(n);
+            }
             self.switches.push(sw);
             self.sw_in.push(b.next().expect("with its wires"));
         }
@@ -556,8 +612,10 @@ impl Fabric {
         for &(k, _) in &hca_loc {
             let (a, b) = &mut h_iters[k as usize];
             let mut hc = a.next().expect("every HCA is in its part");
-            let n = end - hc.port_now();
-            hc.skip(n);
+            if own.is_none_or(|o| o == k) {
+                let n = end - hc.port_now();
+                hc.skip(n);
+            }
             self.hcas.push(hc);
             self.hca_in.push(b.next().expect("with its wire"));
         }

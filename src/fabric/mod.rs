@@ -19,6 +19,8 @@
 //! checked for empty buffers instead of matching credits.
 
 mod cc;
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod event;
 pub mod flow_cc;
 pub mod hca;
@@ -128,6 +130,9 @@ pub struct Fabric {
     threads: usize,
     /// Wake-up cycles of the event-driven [`Fabric::run_until`].
     sched: event::Sched,
+    /// The split across MPI ranks (`None`: this process steps every block).
+    #[cfg(feature = "mpi")]
+    dist: Option<Box<dist::Dist>>,
 }
 
 /// Exact bytes per cycle of `rate_mbps` at `clock_mhz`.
@@ -359,6 +364,8 @@ impl Fabric {
             roce: sc.roce.is_some(),
             threads: 1,
             sched: event::Sched::default(),
+            #[cfg(feature = "mpi")]
+            dist: None,
         })
     }
 
@@ -488,6 +495,26 @@ impl Fabric {
         self.threads = threads.max(1);
     }
 
+    /// Whether this process steps switch `s` (always, unless the fabric is split across MPI ranks).
+    pub fn owns_sw(&self, s: usize) -> bool {
+        #[cfg(feature = "mpi")]
+        if let Some(d) = &self.dist {
+            return d.owns_sw(s);
+        }
+        let _ = s;
+        true
+    }
+
+    /// Whether this process steps HCA `h` (always, unless the fabric is split across MPI ranks).
+    pub fn owns_hca(&self, h: usize) -> bool {
+        #[cfg(feature = "mpi")]
+        if let Some(d) = &self.dist {
+            return d.owns_hca(h);
+        }
+        let _ = h;
+        true
+    }
+
     /// Packets on wires, held in switches, or arriving at an HCA.
     pub fn packets_in_flight(&self) -> u64 {
         let on_wires = self.wire_pkts as usize;
@@ -503,7 +530,8 @@ impl Fabric {
 
     /// Credit blocks that a quiet fabric has lost or gained: for every link direction and VL, the sender's
     /// credit differs from the receiver's buffer, or a receiver's buffer is not empty. Zero once flow-control
-    /// packets have resynchronised every link after traffic stopped.
+    /// packets have resynchronised every link after traffic stopped. Split across MPI ranks: this rank's
+    /// blocks' share (the ranks' shares sum to the whole).
     pub fn credits_leaked(&self) -> u64 {
         if self.roce {
             return self.roce_blocks_held();
@@ -511,6 +539,9 @@ impl Fabric {
         let mut leak = 0u64;
         let diff = |a: u16, b: u16| u64::from(a.abs_diff(b));
         for (s, sw) in self.switches.iter().enumerate() {
+            if !self.owns_sw(s) {
+                continue;
+            }
             for (p, out) in self.sw_out[s].iter().enumerate() {
                 let Some(rx) = out else { continue };
                 let far_buf = match rx {
@@ -523,7 +554,12 @@ impl Fabric {
                 }
             }
         }
-        for h in &self.hcas {
+        for (_, h) in self
+            .hcas
+            .iter()
+            .enumerate()
+            .filter(|(h, _)| self.owns_hca(*h))
+        {
             for vl in 0..usize::from(self.vls) {
                 leak +=
                     diff(h.credits_avail(vl), self.switch_buf) + diff(h.rx_free(vl), self.hca_buf);
@@ -536,6 +572,9 @@ impl Fabric {
     fn roce_blocks_held(&self) -> u64 {
         let mut held = 0u64;
         for (s, sw) in self.switches.iter().enumerate() {
+            if !self.owns_sw(s) {
+                continue;
+            }
             for (p, out) in self.sw_out[s].iter().enumerate() {
                 if out.is_some() {
                     for vl in 0..usize::from(self.vls) {
@@ -544,7 +583,12 @@ impl Fabric {
                 }
             }
         }
-        for h in &self.hcas {
+        for (_, h) in self
+            .hcas
+            .iter()
+            .enumerate()
+            .filter(|(h, _)| self.owns_hca(*h))
+        {
             for vl in 0..usize::from(self.vls) {
                 held += u64::from(self.hca_buf.abs_diff(h.rx_free(vl)));
             }
@@ -553,17 +597,25 @@ impl Fabric {
     }
 
     /// Lossless violations the blocks flagged: switch drops, overflows, credit errors and refused hand-ins,
-    /// HCA overflows and credit errors.
+    /// HCA overflows and credit errors. Split across MPI ranks: this rank's blocks' share.
     pub fn violations(&self) -> u64 {
         let mut v = 0;
-        for sw in &self.switches {
+        for (_, sw) in self
+            .switches
+            .iter()
+            .enumerate()
+            .filter(|(s, _)| self.owns_sw(*s))
+        {
             v += sw.rx_errors();
             for p in 0..sw.ports() {
                 let c = sw.port_counters(p);
                 v += c.dropped + c.overflow + c.credit_err;
             }
         }
-        v + self.hcas.iter().map(|h| h.violations()).sum::<u64>()
+        v + (0..self.hcas.len())
+            .filter(|&h| self.owns_hca(h))
+            .map(|h| self.hcas[h].violations())
+            .sum::<u64>()
     }
 }
 

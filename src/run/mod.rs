@@ -9,6 +9,8 @@
 //! part of the flows' figures.
 
 pub mod capture;
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod observe;
 mod plot;
 pub mod port_trace;
@@ -252,6 +254,11 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             return ExitCode::FAILURE;
         }
     };
+    // Under `mpirun` with more than one rank: the fabric split across the ranks (same outputs).
+    #[cfg(feature = "mpi")]
+    if let Some(u) = dist::universe() {
+        return dist::cli(&sc, file, out, opts, &u);
+    }
     let obs = if opts.is_empty() {
         None
     } else {
