@@ -107,3 +107,26 @@ fn run_names_the_file_line_and_field_of_a_bad_scenario() {
     assert!(!dir.join("o").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A reader that goes away (`ibcycle run ... | head -1`) does not turn a finished run into a panic.
+#[test]
+fn a_closed_stdout_is_not_a_failure() {
+    let dir = std::env::temp_dir().join(format!("ibcycle-cli-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("chain.toml");
+    std::fs::write(&file, CHAIN).unwrap();
+    let mut child = ibcycle()
+        .args(["run", file.to_str().unwrap(), "--out"])
+        .arg(dir.join("out"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(dir.join("out/summary.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,7 +18,7 @@ pub mod summary;
 pub mod trace;
 pub mod vcd;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -285,8 +285,14 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
         eprintln!("ibcycle run: writing {}: {e}", out.display());
         return ExitCode::FAILURE;
     }
+    // The report is a courtesy: a closed stdout (`ibcycle run ... | head -1`) must not fail a finished run.
+    let mut so = std::io::stdout().lock();
     for f in &r.summary.flows {
-        println!("{} {}->{}: {:.3} Gbit/s", f.id, f.src, f.dst, f.avg_gbps);
+        let _ = writeln!(
+            so,
+            "{} {}->{}: {:.3} Gbit/s",
+            f.id, f.src, f.dst, f.avg_gbps
+        );
     }
     let inv = &r.summary.invariants;
     if let Some(why) = inv.broken() {
@@ -297,6 +303,6 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
         );
         return ExitCode::FAILURE;
     }
-    println!("wrote {}", out.display());
+    let _ = writeln!(so, "wrote {}", out.display());
     ExitCode::SUCCESS
 }
