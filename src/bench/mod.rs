@@ -94,6 +94,8 @@ pub struct BenchResult {
     pub mpi_ranks: usize,
     /// Seconds this rank spent in MPI collective calls (waiting for the slowest rank, plus the transfers).
     pub sync_wait_seconds: f64,
+    /// What the event-driven stepping did (this rank's share under MPI): the counts the wall time follows.
+    pub work: crate::fabric::event::StepWork,
     /// This process's MPI rank (only rank 0 reports).
     #[serde(skip)]
     pub mpi_rank: usize,
@@ -254,6 +256,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         packets_delivered: delivered,
         mpi_ranks,
         sync_wait_seconds,
+        work: fab.step_work(),
         mpi_rank,
     })
 }

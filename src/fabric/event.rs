@@ -53,6 +53,31 @@ pub(super) struct Sched {
     parts: usize,
     /// Cycles advanced by quiet jumps so far.
     quiet_cycles: u64,
+    /// Work counts of event-driven stepping so far.
+    pub(super) work: StepWork,
+}
+
+/// What event-driven stepping did, summed over parts (a cost measure for benches and tests: speed follows
+/// these counts, not the simulated time).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct StepWork {
+    /// Cycles in which some block of a part was due (summed over parts).
+    pub cycles_visited: u64,
+    /// Switch steps.
+    pub switch_steps: u64,
+    /// HCA steps.
+    pub hca_steps: u64,
+    /// Items put on wires (packet heads, flow-control packets, pause frames).
+    pub wire_items: u64,
+}
+
+impl StepWork {
+    fn add(&mut self, o: &StepWork) {
+        self.cycles_visited += o.cycles_visited;
+        self.switch_steps += o.switch_steps;
+        self.hca_steps += o.hca_steps;
+        self.wire_items += o.wire_items;
+    }
 }
 
 /// Read-only routing between parts.
@@ -94,6 +119,7 @@ struct Part {
     outbox: Vec<(Rx, u64, Ev)>,
     /// Packet heads put on wires minus those taken off, by this part.
     wire_pkts: i64,
+    work: StepWork,
 }
 
 /// Cuts `switches` (weights: ports plus attached HCAs) into `parts` contiguous runs of about equal weight.
@@ -180,6 +206,7 @@ impl Part {
     }
 
     fn push(&mut self, links: &Links, rx: Rx, t: u64, ev: Ev) {
+        self.work.wire_items += 1;
         self.wire_pkts += i64::from(matches!(ev, Ev::Pkt(_)));
         let (part, idx) = links.loc(rx);
         if part == self.id {
@@ -202,6 +229,7 @@ impl Part {
             if t >= end {
                 return;
             }
+            self.work.cycles_visited += 1;
             for i in 0..self.switches.len() {
                 if self.sw_wake[i] <= t {
                     self.step_switch(links, i, t);
@@ -218,6 +246,7 @@ impl Part {
     }
 
     fn step_switch(&mut self, links: &Links, i: usize, t: u64) {
+        self.work.switch_steps += 1;
         let sw = &mut self.switches[i];
         let n = t - sw.now();
         sw.skip(n);
@@ -255,6 +284,7 @@ impl Part {
     }
 
     fn step_hca(&mut self, links: &Links, i: usize, t: u64) {
+        self.work.hca_steps += 1;
         let hc = &mut self.hcas[i];
         let n = t - hc.port_now();
         hc.skip(n);
@@ -319,6 +349,7 @@ impl Fabric {
             lookahead,
             parts,
             quiet_cycles: self.sched.quiet_cycles,
+            work: self.sched.work,
         };
     }
 
@@ -450,6 +481,11 @@ impl Fabric {
     /// measure that tests can pin down).
     pub fn quiet_cycles(&self) -> u64 {
         self.sched.quiet_cycles
+    }
+
+    /// What event-driven stepping did so far (see [`StepWork`]).
+    pub fn step_work(&self) -> StepWork {
+        self.sched.work
     }
 
     /// Every wire's items with their due cycles, in topology order (switch ports, then HCAs): a fingerprint
@@ -618,6 +654,9 @@ impl Fabric {
             }
             self.hcas.push(hc);
             self.hca_in.push(b.next().expect("with its wire"));
+        }
+        for p in &parts {
+            self.sched.work.add(&p.work);
         }
         let delta: i64 = parts.iter().map(|p| p.wire_pkts).sum();
         self.wire_pkts = (self.wire_pkts as i64 + delta) as u64;

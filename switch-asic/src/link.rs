@@ -50,6 +50,22 @@ impl Arrival {
         n
     }
 
+    /// Blocks completed in cycles up to `t` that were not taken yet (what [`Arrival::take_until`] would take).
+    pub fn pending_until(&self, rate: LinkRate, t: u64) -> u16 {
+        let mut a = *self;
+        a.take_until(rate, t)
+    }
+
+    /// The cycle of the last block.
+    pub fn last_cycle(&self, rate: LinkRate) -> u64 {
+        self.block_cycle(rate, self.blocks.max(1))
+    }
+
+    /// Blocks not taken yet.
+    pub fn remaining(&self) -> u16 {
+        self.blocks.saturating_sub(self.done)
+    }
+
     /// All blocks are in.
     pub fn is_done(&self) -> bool {
         self.done >= self.blocks

@@ -47,7 +47,11 @@ impl Switch {
                 .iter()
                 .map(|&f| u32::from(f))
                 .sum(),
-            in_buf_used: rx.config().buf_blocks - rx.free_q,
+            // Blocks in by now that a sleeping port has not counted yet (see `Switch::lazy_wake`).
+            in_buf_used: rx.config().buf_blocks - rx.free_q
+                + self.arriving[port]
+                    .filter(|a| usize::from(a.vl) == vl && self.now > 0)
+                    .map_or(0, |a| a.a.pending_until(self.rate[port], self.now - 1)),
             credits_avail: self.credit_avail(k, self.now),
             paused: self.paused_until[k] > self.now,
             pause_sent: self.pfc_rx[k].paused,

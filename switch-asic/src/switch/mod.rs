@@ -55,6 +55,12 @@ use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
 use crate::rate::LinkRate;
 
 const NONE: u32 = u32::MAX;
+
+/// Bit of `port` in a port mask; 0 for a port beyond the mask (at most `PORTS_MAX` = 64 ports exist, and
+/// `check_rx` refuses a port the switch lacks).
+fn bit(port: usize) -> u64 {
+    1u64.checked_shl(port as u32).unwrap_or(0)
+}
 const NEVER: u64 = u64::MAX;
 const NO_ROUTE: u8 = u8::MAX;
 /// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
@@ -148,6 +154,11 @@ pub struct Switch {
     rx_pkt: Vec<Option<PacketStart>>,
     rx_fc: Vec<Option<FcPacket>>,
     touched: PreVec<u8>,
+    /// Ports with a packet head / flow-control packet / pause frame handed in this cycle, as bits (so that
+    /// finding them reads one word instead of the per-port hand-in slots).
+    rx_pkt_mask: u64,
+    rx_fc_mask: u64,
+    rx_pause_mask: u64,
     arriving: Vec<Option<Arriving>>,
     free_pending: Vec<u32>,
     reads: Vec<u8>,
@@ -234,17 +245,14 @@ impl Switch {
     }
 
     fn touch(&mut self, port: usize) {
-        if self.rx_pkt[port].is_none()
-            && self.rx_fc[port].is_none()
-            && self.rx_pause[port].is_none()
-        {
+        if (self.rx_pkt_mask | self.rx_fc_mask | self.rx_pause_mask) & (1 << port) == 0 {
             self.touched.0.push(port as u8);
         }
     }
 
     /// A packet head arrives on `port` in the current cycle.
     pub fn rx_packet(&mut self, port: usize, start: PacketStart) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_pkt.get(port).is_some_and(|x| x.is_some()));
+        let r = self.check_rx(port, self.rx_pkt_mask & bit(port) != 0);
         let r = r.and_then(|_| {
             if u64::from(start.offset) >= self.rate[port].ticks_per_cycle() {
                 Err(RxError::BadOffset(port, start.offset))
@@ -255,6 +263,7 @@ impl Switch {
         if r.is_ok() {
             self.touch(port);
             self.rx_pkt[port] = Some(start);
+            self.rx_pkt_mask |= 1 << port;
         } else {
             self.rx_errors += 1;
         }
@@ -263,7 +272,7 @@ impl Switch {
 
     /// A flow-control packet arrives on `port` in the current cycle.
     pub fn rx_fc(&mut self, port: usize, fc: FcPacket) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_fc.get(port).is_some_and(|x| x.is_some()));
+        let r = self.check_rx(port, self.rx_fc_mask & bit(port) != 0);
         let r = r.and_then(|_| {
             if fc.vl >= self.nvl[port] {
                 Err(RxError::BadVl(port, fc.vl))
@@ -274,6 +283,7 @@ impl Switch {
         if r.is_ok() {
             self.touch(port);
             self.rx_fc[port] = Some(fc);
+            self.rx_fc_mask |= 1 << port;
         } else {
             self.rx_errors += 1;
         }
@@ -287,7 +297,7 @@ impl Switch {
         port: usize,
         frame: rtl_model::wire::pfc::Repr,
     ) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_pause.get(port).is_some_and(|x| x.is_some()));
+        let r = self.check_rx(port, self.rx_pause_mask & bit(port) != 0);
         let r = r.and_then(|_| {
             if self.pfc_on[port] {
                 Ok(())
@@ -298,6 +308,7 @@ impl Switch {
         if r.is_ok() {
             self.touch(port);
             self.rx_pause[port] = Some(frame);
+            self.rx_pause_mask |= 1 << port;
         } else {
             self.rx_errors += 1;
         }
@@ -354,21 +365,15 @@ impl Switch {
                 self.egress_complete(p, t);
             }
         }
+        let eg_in = self.rx_fc_mask | self.rx_pause_mask;
         for p in 0..self.n {
-            if self.eager
-                || self.eg_wake[p] <= t
-                || self.rx_fc[p].is_some()
-                || self.rx_pause[p].is_some()
-            {
+            if self.eager || self.eg_wake[p] <= t || eg_in & (1 << p) != 0 {
                 self.egress(p, t);
             }
         }
+        let in_in = self.rx_pkt_mask | self.rx_fc_mask;
         for p in 0..self.n {
-            if self.eager
-                || self.in_wake[p] <= t
-                || self.rx_pkt[p].is_some()
-                || self.rx_fc[p].is_some()
-            {
+            if self.eager || self.in_wake[p] <= t || in_in & (1 << p) != 0 {
                 self.ingress(p, t);
             }
         }
@@ -379,6 +384,7 @@ impl Switch {
             self.rx_pause[usize::from(p)] = None;
         }
         self.touched.0.clear();
+        (self.rx_pkt_mask, self.rx_fc_mask, self.rx_pause_mask) = (0, 0, 0);
         self.now += 1;
         self.next_any = self
             .eg_wake
