@@ -31,6 +31,7 @@ use switch_asic::link::Wire;
 use switch_asic::quiet::FcSync;
 use switch_asic::{Switch, TxEvent};
 
+use super::wheel::Wheel;
 use super::{Ev, Fabric, Hca, Rx};
 
 /// Cycles of event-driven stepping between two checks for a quiet fabric (a check costs O(blocks), so
@@ -55,6 +56,8 @@ pub(super) struct Sched {
     quiet_cycles: u64,
     /// Work counts of event-driven stepping so far.
     pub(super) work: StepWork,
+    /// The parts' wake-up calendars, kept between runs (their slots keep their capacity).
+    wheels: Vec<(Wheel, Vec<u32>)>,
 }
 
 /// What event-driven stepping did, summed over parts (a cost measure for benches and tests: speed follows
@@ -115,6 +118,10 @@ struct Part {
     hca_due: Vec<u64>,
     hca_wake: Vec<u64>,
     events: Vec<TxEvent>,
+    /// Wake-ups by cycle: switch `i` is entry `i`, HCA `j` entry `switches + j`.
+    wheel: Wheel,
+    /// Scratch for the entries of one cycle.
+    due: Vec<u32>,
     /// Items for other parts: receiver, push cycle, item.
     outbox: Vec<(Rx, u64, Ev)>,
     /// Packet heads put on wires minus those taken off, by this part.
@@ -169,15 +176,19 @@ impl Part {
             })
             .collect();
         self.hca_due = self.hca_in.iter().map(due).collect();
+        self.wheel.reset(now);
         self.sw_wake.clear();
         for i in 0..self.switches.len() {
             let w = self.sw_wake_of(i);
             self.sw_wake.push(w);
+            self.wheel.schedule(i as u32, w);
         }
         self.hca_wake.clear();
+        let ns = self.switches.len() as u32;
         for i in 0..self.hcas.len() {
             let w = self.hca_wake_of(i, now);
             self.hca_wake.push(w);
+            self.wheel.schedule(ns + i as u32, w);
         }
     }
 
@@ -197,12 +208,16 @@ impl Part {
         w.push(t, ev);
         let at = t + w.latency();
         // A wire is a FIFO of one latency: an earlier item, if any, is due first.
-        let (due, wake) = match rx {
-            Rx::Switch(_, p) => (&mut self.port_due[idx][p], &mut self.sw_wake[idx]),
-            Rx::Hca(_) => (&mut self.hca_due[idx], &mut self.hca_wake[idx]),
+        let ns = self.switches.len();
+        let (due, wake, id) = match rx {
+            Rx::Switch(_, p) => (&mut self.port_due[idx][p], &mut self.sw_wake[idx], idx),
+            Rx::Hca(_) => (&mut self.hca_due[idx], &mut self.hca_wake[idx], ns + idx),
         };
         *due = (*due).min(at);
-        *wake = (*wake).min(at);
+        if at < *wake {
+            *wake = at;
+            self.wheel.schedule(id as u32, at);
+        }
     }
 
     fn push(&mut self, links: &Links, rx: Rx, t: u64, ev: Ev) {
@@ -218,31 +233,30 @@ impl Part {
 
     /// Runs every block due in cycles `now..end`.
     fn run(&mut self, links: &Links, end: u64) {
-        loop {
-            let t = self
-                .sw_wake
-                .iter()
-                .chain(self.hca_wake.iter())
-                .copied()
-                .min()
-                .unwrap_or(u64::MAX);
-            if t >= end {
-                return;
-            }
+        let ns = self.switches.len();
+        let mut due = std::mem::take(&mut self.due);
+        while let Some(t) = self.wheel.next_before(end) {
             self.work.cycles_visited += 1;
-            for i in 0..self.switches.len() {
-                if self.sw_wake[i] <= t {
-                    self.step_switch(links, i, t);
-                    self.sw_wake[i] = self.sw_wake_of(i);
-                }
-            }
-            for i in 0..self.hcas.len() {
-                if self.hca_wake[i] <= t {
-                    self.step_hca(links, i, t);
-                    self.hca_wake[i] = self.hca_wake_of(i, t + 1);
+            self.wheel.take_current(&mut due);
+            // The order of the due blocks does not matter (see the module documentation).
+            for &id in &due {
+                let i = id as usize;
+                if i < ns {
+                    if self.sw_wake[i] == t {
+                        self.step_switch(links, i, t);
+                        let w = self.sw_wake_of(i);
+                        self.sw_wake[i] = w;
+                        self.wheel.schedule(id, w);
+                    }
+                } else if self.hca_wake[i - ns] == t {
+                    self.step_hca(links, i - ns, t);
+                    let w = self.hca_wake_of(i - ns, t + 1);
+                    self.hca_wake[i - ns] = w;
+                    self.wheel.schedule(id, w);
                 }
             }
         }
+        self.due = due;
     }
 
     fn step_switch(&mut self, links: &Links, i: usize, t: u64) {
@@ -350,6 +364,7 @@ impl Fabric {
             parts,
             quiet_cycles: self.sched.quiet_cycles,
             work: self.sched.work,
+            wheels: std::mem::take(&mut self.sched.wheels),
         };
     }
 
@@ -517,9 +532,14 @@ impl Fabric {
         let sw_part = std::mem::take(&mut self.sched.sw_part);
         // Move the blocks and their input wires into their parts (cheap: the structs hold pointers).
         let mut parts: Vec<Part> = (0..nparts)
-            .map(|i| Part {
-                id: i as u32,
-                ..Part::default()
+            .map(|i| {
+                let (wheel, due) = self.sched.wheels.pop().unwrap_or_default();
+                Part {
+                    id: i as u32,
+                    wheel,
+                    due,
+                    ..Part::default()
+                }
             })
             .collect();
         let mut sw_loc = Vec::with_capacity(sw_part.len());
@@ -655,8 +675,11 @@ impl Fabric {
             self.hcas.push(hc);
             self.hca_in.push(b.next().expect("with its wire"));
         }
-        for p in &parts {
+        for p in &mut parts {
             self.sched.work.add(&p.work);
+            self.sched
+                .wheels
+                .push((std::mem::take(&mut p.wheel), std::mem::take(&mut p.due)));
         }
         let delta: i64 = parts.iter().map(|p| p.wire_pkts).sum();
         self.wire_pkts = (self.wire_pkts as i64 + delta) as u64;

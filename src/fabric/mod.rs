@@ -28,6 +28,7 @@ pub mod roce;
 pub mod rrcc;
 pub mod tap;
 pub mod traffic;
+mod wheel;
 
 use switch_asic::endpoint::EndpointOut;
 use switch_asic::link::Wire;
