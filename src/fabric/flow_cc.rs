@@ -31,6 +31,15 @@ impl FlowCc {
         }
     }
 
+    /// Whether the cycle [`RateController::next_send`] gives stays right until the flow's next send, whatever
+    /// arrives meanwhile, and asking later gives the same state ([`RateController::advance`] is exact
+    /// whenever called): then an HCA waiting on it may sleep until that cycle instead of asking every cycle.
+    /// True for the CCT reaction point: its injection delay (`cct_shaper`'s `ipd_q`) is loaded only on a
+    /// send and counts down one per cycle; BECNs and CCTI timer ticks change the CCTI, not the running delay.
+    pub fn send_time_is_stable(&self) -> bool {
+        matches!(self, FlowCc::Cct(_))
+    }
+
     fn inner_ref(&self) -> &dyn RateController {
         match self {
             FlowCc::Cct(c) => c,

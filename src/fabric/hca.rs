@@ -64,6 +64,9 @@ pub struct TxFlow {
     src: MsgSource,
     /// The last packet sent, until the controller has been told (at its last wire cycle).
     sent: Option<Sent>,
+    /// The first cycle the reaction point lets the next packet start, as it answered the last
+    /// [`TxFlow::may_send`] (see [`FlowCc::send_time_is_stable`]); 0: not known.
+    next_send: u64,
 }
 
 impl TxFlow {
@@ -99,6 +102,7 @@ impl TxFlow {
             )
             .expect("a saturating source has no settings to reject"),
             sent: None,
+            next_send: 0,
         }
     }
 
@@ -134,7 +138,9 @@ impl TxFlow {
             Some(_) if self.sent.is_some() => false,
             Some(c) => {
                 c.advance(t);
-                c.next_send() <= t
+                let at = c.next_send();
+                self.next_send = if c.send_time_is_stable() { at } else { 0 };
+                at <= t
             }
         }
     }
@@ -515,6 +521,9 @@ impl Hca {
                         match (f.cc.is_some(), f.sent) {
                             // Gated until the last packet's end is reported.
                             (true, Some(s)) if s.end > now => at = at.min(s.end),
+                            // Gated by the reaction point's injection delay, which nothing but a send
+                            // changes (a BECN raises the CCTI, not the running delay).
+                            (true, None) if f.next_send > now => at = at.min(f.next_send),
                             _ => return now,
                         }
                     } else if f.start > now {
