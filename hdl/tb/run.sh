@@ -5,16 +5,16 @@
 #
 # usage: hdl/tb/run.sh [--bugs] [--cycles N] [--seed S] [BLOCK...]
 #   --bugs      also build every `ifdef BUG_<NAME>` variant of each module and require the same trace to catch it
-#   --cycles N  cycles per block (default 100000; fecn_rewrite_b8 20000 and fecn_rewrite_b32 5000, as Icarus
-#               takes about 0.3 and 1 ms per cycle on their byte loops; the Verilator co-simulation runs millions)
+#   --cycles N  cycles per block (default 100000); fecn_rewrite_b8 runs N/5 and fecn_rewrite_b32 N/20, as Icarus
+#               takes about 0.3 and 1 ms per cycle on their byte loops (the Verilator co-simulation runs millions)
 #   --seed S    stimulus seed (default 1)
-#   BLOCK       vl_arb cong_detect fecn_marker cct_shaper timebase fecn_rewrite_b8 fecn_rewrite_b32
-#               (default: all); fecn_rewrite_bN is fecn_rewrite built with BeatBytes = N
+#   BLOCK       vl_arb cong_detect fecn_marker cct_shaper timebase fecn_rewrite_b8 fecn_rewrite_b32 credit_tx
+#               credit_rx (default: all); fecn_rewrite_bN is fecn_rewrite built with BeatBytes = N
 # Exit status 0 when every block matches (and, with --bugs, every bug variant is caught); 1 otherwise.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cycles=
+cycles=100000
 seed=1
 bugs=0
 blocks=()
@@ -23,13 +23,14 @@ while [ $# -gt 0 ]; do
     --bugs) bugs=1 ;;
     --cycles) cycles=$2; shift ;;
     --seed) seed=$2; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) blocks+=("$1") ;;
   esac
   shift
 done
-[ ${#blocks[@]} -gt 0 ] || blocks=(vl_arb cong_detect fecn_marker cct_shaper timebase fecn_rewrite_b8 fecn_rewrite_b32)
+[ ${#blocks[@]} -gt 0 ] || blocks=(vl_arb cong_detect fecn_marker cct_shaper timebase fecn_rewrite_b8
+  fecn_rewrite_b32 credit_tx credit_rx)
 
 for tool in iverilog vvp cargo; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool not found (apt-get install iverilog; rustup)" >&2; exit 2; }
@@ -69,14 +70,11 @@ for block in "${blocks[@]}"; do
   module=$(module_of "$block")
   [ -f "$root/hdl/$module.sv" ] || { echo "run.sh: no hdl/$module.sv" >&2; exit 2; }
   trace="$out/$block.trace"
-  n=$cycles
-  if [ -z "$n" ]; then
-    case "$block" in
-      fecn_rewrite_b8) n=20000 ;;
-      fecn_rewrite_b32) n=5000 ;;
-      *) n=100000 ;;
-    esac
-  fi
+  case "$block" in
+    fecn_rewrite_b8) n=$((cycles / 5)) ;;
+    fecn_rewrite_b32) n=$((cycles / 20)) ;;
+    *) n=$cycles ;;
+  esac
   "$tracegen" "$block" "$n" "$seed" "$trace"
   rm -f "$out/$block.vvp"
   compile "$block" "$out/$block.vvp"
