@@ -30,7 +30,9 @@
 //!   The core may start a packet in every cycle in which the fabric's link starts one or is idle, so its
 //!   departures take the fabric's slots and its VoQs fill as the fabric's queues do (bounded by the 4
 //!   descriptors of a VoQ); between those slots its own link timing (one block a cycle) applies. Link time of
-//!   outgoing flow-control packets is not counted (they are 6 bytes).
+//!   outgoing flow-control packets is not counted (they are 6 bytes). [`Readiness::Always`] (`--port-trace-ready
+//!   always`) instead keeps every output ready, the mapping before readiness was recorded; each catches a
+//!   `switch_core` bug the other misses on the full-length gran-s1 trace (numbers in `hdl/README.md`).
 //! - Configuration: the switch's buffer size and flow-control interval, `[switch_cc]` threshold (linear
 //!   threshold table of the buffer), Marking_Rate, Packet_Size and Victim_Mask; both VLs in the low VL
 //!   arbitration table with weight 255 (not the scenario's `vl_arb`, whose 64-entry tables do not fit the
@@ -77,6 +79,16 @@ pub enum PortTraceError {
     },
 }
 
+/// Where a port trace's `out_ready_i` comes from (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Readiness {
+    /// Not ready strictly inside a packet the fabric switch sends on that port.
+    #[default]
+    Fabric,
+    /// Every output always ready: only the core's own link timing applies.
+    Always,
+}
+
 /// The per-cycle inputs of `switch_core`, packed as its ports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Row {
@@ -112,6 +124,8 @@ pub struct Recorder {
     pub collisions: u64,
     /// Events left out because their VL is not one of the core's.
     pub other_vl: u64,
+    /// Where `out_ready_i` comes from.
+    pub readiness: Readiness,
 }
 
 impl Recorder {
@@ -180,6 +194,7 @@ impl Recorder {
             rows: Vec::new(),
             collisions: 0,
             other_vl: 0,
+            readiness: Readiness::Fabric,
         })
     }
 
@@ -289,6 +304,10 @@ impl Recorder {
             "cycle,rst_ni,pkt_valid_i,pkt_vl_i,pkt_bytes_i,pkt_dst_i,fc_valid_i,fc_vl_i,fc_fctbs_i,fc_fccl_i,out_ready_i"
         )?;
         let idle = Row::default();
+        let busy_mask = match self.readiness {
+            Readiness::Fabric => u8::MAX,
+            Readiness::Always => 0,
+        };
         for t in 0..cycles {
             let r = self.rows.get(t as usize).unwrap_or(&idle);
             writeln!(
@@ -302,7 +321,7 @@ impl Recorder {
                 r.fc_vl,
                 r.fc_fctbs,
                 r.fc_fccl,
-                !r.busy & ((1 << N_PORTS) - 1)
+                !(r.busy & busy_mask) & ((1 << N_PORTS) - 1)
             )?;
         }
         Ok(())
@@ -371,15 +390,28 @@ pub struct LeftOut {
     pub other_vl: u64,
 }
 
-/// Runs `sc` for `cycles` cycles with a recorder on switch `name`, writing the trace to `path`.
+/// Runs `sc` for `cycles` cycles with a recorder on switch `name`, writing the trace to `path`, outputs
+/// ready as the fabric's links are ([`Readiness::Fabric`]).
 pub fn record(
     sc: &Scenario,
     name: &str,
     cycles: u64,
     path: &Path,
 ) -> Result<LeftOut, PortTraceError> {
+    record_with(sc, name, cycles, Readiness::Fabric, path)
+}
+
+/// [`record`] with a choice of output readiness.
+pub fn record_with(
+    sc: &Scenario,
+    name: &str,
+    cycles: u64,
+    readiness: Readiness,
+    path: &Path,
+) -> Result<LeftOut, PortTraceError> {
     let mut fab = Fabric::new(sc)?;
     let mut rec = Recorder::new(sc, name, &mut fab)?;
+    rec.readiness = readiness;
     let mut buf = Vec::new();
     while fab.now() < cycles {
         fab.step();
@@ -406,9 +438,9 @@ pub fn file_name(out: &Path, name: &str) -> PathBuf {
     out.join(format!("port-trace-{name}.txt"))
 }
 
-/// `ibcycle run FILE --out DIR --port-trace NAME`: records the whole run of the scenario in `file` (its
-/// `duration_us`) into DIR/port-trace-NAME.txt. Errors name the file or the option.
-pub fn cli(file: &Path, out: &Path, name: &str) -> std::process::ExitCode {
+/// `ibcycle run FILE --out DIR --port-trace NAME [--port-trace-ready R]`: records the whole run of the
+/// scenario in `file` (its `duration_us`) into DIR/port-trace-NAME.txt. Errors name the file or the option.
+pub fn cli(file: &Path, out: &Path, name: &str, readiness: Readiness) -> std::process::ExitCode {
     let sc = match crate::scenario::load(file) {
         Ok(sc) => sc,
         Err(e) => {
@@ -423,7 +455,7 @@ pub fn cli(file: &Path, out: &Path, name: &str) -> std::process::ExitCode {
             path: out.display().to_string(),
             source,
         })
-        .and_then(|()| record(&sc, name, cycles, &path));
+        .and_then(|()| record_with(&sc, name, cycles, readiness, &path));
     match r {
         Ok(left) => {
             println!(
@@ -501,6 +533,9 @@ mod tests {
         }
         // A departure is no arrival: nothing was put on an input.
         assert!(r.iter().all(|row| row[2] == "0"));
+        // The other choice keeps every output ready.
+        rec.readiness = Readiness::Always;
+        assert!(rows(&rec, &sc, 700).iter().all(|row| row[10] == "15"));
     }
 
     /// An arrival on S1 port 2 (core port 1) from H2 for H5 (LID 5, forwarded out of port 8, core port 3) is
