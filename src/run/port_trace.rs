@@ -20,10 +20,11 @@
 //!   and the downstream receiver's FCCL (to its `credit_tx` of that output and VL).
 //! - Flow-control values are the fabric's. FCTBS is exact for the core (it counts the blocks of exactly the
 //!   packets the trace delivers, unless some were left out). FCCL is the fabric downstream's limit, relative
-//!   to the fabric switch's FCTBS: the core's own FCTBS equals it only while the core forwarded the same
-//!   blocks, so after a core drop (`drop_o`, its 4-descriptor VoQs are far smaller than the fabric's buffers)
-//!   the core's credit check is looser than the fabric's by the dropped blocks. FCCL after reset is 0: the
-//!   first flow-control packets set it.
+//!   to the fabric switch's FCTBS: the core's own FCTBS equals it only when the core has forwarded the same
+//!   blocks as the fabric switch. Where the core is behind (a packet still queued, or dropped: `drop_o`, its
+//!   4-descriptor VoQs are far smaller than the fabric's buffers) its credit check is looser than the
+//!   fabric's by the difference; where it is ahead (it sent a packet before the fabric did), stricter. FCCL
+//!   after reset is 0: the first flow-control packets set it.
 //! - Output readiness (`out_ready_i`) follows the fabric link out of the port: core output c is not ready in a
 //!   cycle strictly inside a packet the fabric switch sends on a port folded onto c, from the cycle after its
 //!   head to the cycle before the one holding its last byte (the link's exact rate, `switch_asic::LinkRate`).
