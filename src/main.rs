@@ -69,6 +69,15 @@ enum Command {
         /// src/run/port_trace.rs). Recorded by a second run of the scenario after the normal one.
         #[arg(long = "port-trace", value_name = "SWITCH")]
         port_trace: Option<String>,
+        /// Where the port trace's output readiness comes from: `fabric` (not ready while the fabric's link
+        /// out of that port is inside a packet) or `always` (every output always ready).
+        #[arg(
+            long = "port-trace-ready",
+            value_enum,
+            default_value_t,
+            requires = "port_trace"
+        )]
+        port_trace_ready: ibcycle::run::port_trace::Readiness,
     },
     /// Measure the simulator's speed on a fixed fabric (see README, Performance).
     Bench(cli_bench::Args),
@@ -90,6 +99,7 @@ fn main() -> ExitCode {
             trace,
             threads,
             port_trace,
+            port_trace_ready,
         } => {
             let code = ibcycle::run::cli_with(
                 &file,
@@ -99,7 +109,7 @@ fn main() -> ExitCode {
             );
             match port_trace {
                 Some(name) if code == ExitCode::SUCCESS => {
-                    ibcycle::run::port_trace::cli(&file, &out, &name)
+                    ibcycle::run::port_trace::cli(&file, &out, &name, port_trace_ready)
                 }
                 _ => code,
             }

@@ -1,34 +1,60 @@
 //! Port traces of a fabric switch for the `switch_core` co-simulation: per cycle, what arrives at the
-//! switch's ports (packet heads and flow-control packets), written in the cosim port-trace format (v1, see
-//! `cosim/src/trace.rs`) so `ibcycle cosim switch_core --replay FILE` drives `hdl/switch_core.sv` and its Rust twin with
-//! traffic from a real scenario.
+//! switch's ports (packet heads and flow-control packets) and whether each output may start a packet, written
+//! in the cosim port-trace format (v1, see `cosim/src/trace.rs`) so `ibcycle cosim switch_core --replay FILE`
+//! drives `hdl/switch_core.sv` and its Rust twin with traffic from a real scenario.
 //!
 //! Mapping onto `switch_core` (4 ports, 2 VLs, designer choices):
-//! - The switch's connected ports, in port order, become core ports 0, 1, 2, 3; a fifth connected port folds
-//!   onto core port 0 again (port k onto k mod 4). Two events for one core port in one cycle: the first (lower
-//!   fabric port) is kept, the other is counted in [`Recorder::collisions`] and left out.
-//! - A packet's core output port is the one its DLID is forwarded to by the fabric's routes, mapped the same
-//!   way; its VL is the LRH VL (0 or 1; the fabric runs 1 VL); its length is its wire length in bytes.
-//! - An event is placed in the cycle it arrives: the cycle it was put on the wire plus the link latency.
-//! - Flow-control packets carry FCTBS (to the core's `credit_rx`) and FCCL (to its `credit_tx`) of one VL.
-//! - Outputs are always ready: the core's own link timing (one block a cycle) applies.
+//! - Ports: the switch's connected ports, in port order, become core ports 0, 1, 2, 3; a fifth connected port
+//!   folds onto core port 0 again (port k onto k mod 4). Two events of one kind (packet, flow-control packet)
+//!   for one core port in one cycle: the first (lower fabric port) is kept, the other is counted in
+//!   [`Recorder::collisions`] and left out. A switch with at most 4 connected ports (gran-s1's S1, S2) is not
+//!   folded and has no collisions.
+//! - Packets: a packet's core output port is the one its DLID is forwarded to by the fabric's routes, mapped
+//!   the same way; its VL is the LRH VL as it arrived (the VL the upstream sent it on: with `data_vls = 2` and
+//!   the default SL-to-VL map, SL s arrives on VL s mod 2); its length is its wire length in bytes.
+//! - VLs: the core has data VLs 0 and 1. Packets and flow-control packets of VL 2 and above (a scenario with
+//!   more data VLs) are left out and counted in [`Recorder::other_vl`], since folding them would mix two VLs'
+//!   credit counters.
+//! - Timing: an event is placed in the cycle it arrives, the cycle it was put on the wire plus the link
+//!   latency. Flow-control packets carry the upstream's FCTBS (to the core's `credit_rx` of that input and VL)
+//!   and the downstream receiver's FCCL (to its `credit_tx` of that output and VL).
+//! - Flow-control values are the fabric's. FCTBS is exact for the core (it counts the blocks of exactly the
+//!   packets the trace delivers, unless some were left out). FCCL is the fabric downstream's limit, relative
+//!   to the fabric switch's FCTBS: the core's own FCTBS equals it only when the core has forwarded the same
+//!   blocks as the fabric switch. Where the core is behind (a packet still queued, or dropped: `drop_o`, its
+//!   4-descriptor VoQs are far smaller than the fabric's buffers) its credit check is looser than the
+//!   fabric's by the difference; where it is ahead (it sent a packet before the fabric did), stricter. FCCL
+//!   after reset is 0: the first flow-control packets set it.
+//! - Output readiness (`out_ready_i`) follows the fabric link out of the port: core output c is not ready in a
+//!   cycle strictly inside a packet the fabric switch sends on a port folded onto c, from the cycle after its
+//!   head to the cycle before the one holding its last byte (the link's exact rate, `switch_asic::LinkRate`).
+//!   The core may start a packet in every cycle in which the fabric's link starts one or is idle, so its
+//!   departures take the fabric's slots and its VoQs fill as the fabric's queues do (bounded by the 4
+//!   descriptors of a VoQ); between those slots its own link timing (one block a cycle) applies. Link time of
+//!   outgoing flow-control packets is not counted (they are 6 bytes). [`Readiness::Always`] (`--port-trace-ready
+//!   always`) instead keeps every output ready, the mapping before readiness was recorded; each catches a
+//!   `switch_core` bug the other misses on the full-length gran-s1 trace (numbers in `hdl/README.md`).
 //! - Configuration: the switch's buffer size and flow-control interval, `[switch_cc]` threshold (linear
 //!   threshold table of the buffer), Marking_Rate, Packet_Size and Victim_Mask; both VLs in the low VL
-//!   arbitration table with weight 255; FCCL after reset 0 (the first flow-control packets set it).
+//!   arbitration table with weight 255 (not the scenario's `vl_arb`, whose 64-entry tables do not fit the
+//!   core's 4), no high-priority entries; `fecn_marker` in counter mode.
 //!
-//! The recording is a second run of the scenario with a tap on the switch's input wires; the fabric is
-//! deterministic, so the outputs of the normal run are unchanged by it.
+//! The recording is a second run of the scenario with a tap on the switch's input and output wires; the
+//! fabric is deterministic, so the outputs of the normal run are unchanged by it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rtl_model::blocks::cong_detect::linear_thr_table;
 use rtl_model::blocks::fecn_marker::FecnMarker;
-use rtl_model::blocks::switch_core::{set_lane, N_PORTS};
+use rtl_model::blocks::switch_core::{set_lane, N_PORTS, N_VL};
+use switch_asic::LinkRate;
 
 use crate::fabric::tap::{TapEvent, Tapped, WireEnd};
-use crate::fabric::{latency_cycles, Fabric, FabricError};
+use crate::fabric::{latency_cycles, link_rate, Fabric, FabricError};
+use crate::run::observe::wire_end;
 use crate::scenario::Scenario;
+use crate::topology::End;
 
 /// A port-trace request that cannot be met, or a failed write.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +80,16 @@ pub enum PortTraceError {
     },
 }
 
+/// Where a port trace's `out_ready_i` comes from (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Readiness {
+    /// Not ready strictly inside a packet the fabric switch sends on that port.
+    #[default]
+    Fabric,
+    /// Every output always ready: only the core's own link timing applies.
+    Always,
+}
+
 /// The per-cycle inputs of `switch_core`, packed as its ports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Row {
@@ -65,6 +101,8 @@ struct Row {
     fc_vl: u8,
     fc_fctbs: u128,
     fc_fccl: u128,
+    /// Core outputs whose fabric link is inside a packet (not ready).
+    busy: u8,
 }
 
 /// Records the arrivals at one switch's ports as `switch_core` input rows.
@@ -75,12 +113,20 @@ pub struct Recorder {
     core: Vec<Option<usize>>,
     /// Link latency of each fabric port in cycles.
     lat: Vec<u64>,
+    /// Rate of the link of each fabric port (None: unconnected).
+    rate: Vec<Option<LinkRate>>,
+    /// The receiving end of the wire out of each connected fabric port, with the port.
+    outs: Vec<(WireEnd, usize)>,
     /// Forwarding: fabric output port (0-based) of each HCA.
     route: Vec<usize>,
     /// Rows by arrival cycle, from cycle 0.
     rows: Vec<Row>,
     /// Events left out because another event of the same core port came in the same cycle.
     pub collisions: u64,
+    /// Events left out because their VL is not one of the core's.
+    pub other_vl: u64,
+    /// Where `out_ready_i` comes from.
+    pub readiness: Readiness,
 }
 
 impl Recorder {
@@ -101,13 +147,30 @@ impl Recorder {
                     .join(", "),
             })?;
         let links = &topo.switch_port_link[switch];
+        let clock = sc.settings.clock_mhz;
         let mut core = vec![None; links.len()];
         let mut lat = vec![1; links.len()];
+        let mut rate = vec![None; links.len()];
+        let mut outs = Vec::new();
         let mut k = 0;
         for (p, l) in links.iter().enumerate() {
-            if let Some(l) = l {
+            if let Some(l) = *l {
+                let link = &topo.links[l];
                 core[p] = Some(k % N_PORTS);
-                lat[p] = latency_cycles(topo.links[*l].latency_ns, sc.settings.clock_mhz);
+                lat[p] = latency_cycles(link.latency_ns, clock);
+                let why = |why| FabricError::Link {
+                    link: l,
+                    a: format!("{:?}", link.a),
+                    b: format!("{:?}", link.b),
+                    why,
+                };
+                rate[p] = Some(link_rate(link.rate_mbps, clock).map_err(why)?);
+                let here = End::Switch {
+                    switch,
+                    port: (p + 1) as u8,
+                };
+                let far = if link.a == here { link.b } else { link.a };
+                outs.push((wire_end(far), p));
                 k += 1;
             }
         }
@@ -116,24 +179,57 @@ impl Recorder {
             .iter()
             .map(|&p| usize::from(p).saturating_sub(1))
             .collect();
-        let ends: Vec<WireEnd> = (0..links.len())
+        let mut ends: Vec<WireEnd> = (0..links.len())
             .filter(|&p| core[p].is_some())
             .map(|p| WireEnd::Switch(switch, p))
             .collect();
+        ends.extend(outs.iter().map(|&(e, _)| e));
         fab.set_tap(&ends);
         Ok(Recorder {
             switch,
             core,
             lat,
+            rate,
+            outs,
             route,
             rows: Vec::new(),
             collisions: 0,
+            other_vl: 0,
+            readiness: Readiness::Fabric,
         })
+    }
+
+    /// The row of cycle `t`, added if needed.
+    fn row(&mut self, t: u64) -> &mut Row {
+        let t = t as usize;
+        if self.rows.len() <= t {
+            self.rows.resize(t + 1, Row::default());
+        }
+        &mut self.rows[t]
+    }
+
+    /// A packet the fabric switch put on the wire out of fabric port `p` in cycle `t`: the core output of `p`
+    /// is busy strictly inside it (see the module docs).
+    fn departure(&mut self, p: usize, t: u64, pk: &switch_asic::PacketStart) {
+        let (Some(c), Some(rate)) = (self.core[p], self.rate[p]) else {
+            return;
+        };
+        let start = rate.tick_of(t) + u64::from(pk.offset);
+        let end = rate.cycle_of_byte_end(start, u64::from(pk.desc.wire_len));
+        for k in t + 1..end {
+            self.row(k).busy |= 1 << c;
+        }
     }
 
     /// Places the tapped events in the cycles they arrive.
     pub fn add(&mut self, sc: &Scenario, events: &[Tapped]) {
         for e in events {
+            if let TapEvent::Packet(pk) = &e.event {
+                // A wire may be both (a link between two ports of this switch): each role is recorded.
+                if let Some(&(_, p)) = self.outs.iter().find(|(w, _)| *w == e.to) {
+                    self.departure(p, e.cycle, pk);
+                }
+            }
             let WireEnd::Switch(s, p) = e.to else {
                 continue;
             };
@@ -141,6 +237,15 @@ impl Recorder {
                 continue;
             };
             if s != self.switch {
+                continue;
+            }
+            let vl = match e.event {
+                TapEvent::Packet(pk) => pk.desc.vl,
+                TapEvent::Fc(fc) => fc.vl,
+                TapEvent::Pause(_) => continue,
+            };
+            if usize::from(vl) >= N_VL {
+                self.other_vl += 1;
                 continue;
             }
             let t = (e.cycle + self.lat[p]) as usize;
@@ -166,7 +271,7 @@ impl Recorder {
                         .and_then(|&op| self.core.get(op).copied().flatten())
                         .unwrap_or(0);
                     r.pkt_valid |= 1 << c;
-                    r.pkt_vl |= (d.vl & 1) << c;
+                    r.pkt_vl |= d.vl << c;
                     set_lane(&mut r.pkt_bytes, c, 13, u64::from(d.wire_len));
                     r.pkt_dst |= (dst as u8) << (2 * c);
                 }
@@ -176,7 +281,7 @@ impl Recorder {
                         continue;
                     }
                     r.fc_valid |= 1 << c;
-                    r.fc_vl |= (fc.vl & 1) << c;
+                    r.fc_vl |= fc.vl << c;
                     set_lane(&mut r.fc_fctbs, c, 12, u64::from(fc.fctbs));
                     set_lane(&mut r.fc_fccl, c, 12, u64::from(fc.fccl));
                 }
@@ -190,8 +295,8 @@ impl Recorder {
         writeln!(w, "# ibcycle port trace v1")?;
         writeln!(
             w,
-            "# switch {} of scenario {}; {} events left out (two on one core port in one cycle)",
-            sc.topology.switches[self.switch].name, sc.name, self.collisions
+            "# switch {} of scenario {}; {} events left out (two on one core port in one cycle), {} on VLs above 1",
+            sc.topology.switches[self.switch].name, sc.name, self.collisions, self.other_vl
         )?;
         writeln!(w, "block,switch_core")?;
         writeln!(w, "config,{}", config_line(sc))?;
@@ -200,11 +305,15 @@ impl Recorder {
             "cycle,rst_ni,pkt_valid_i,pkt_vl_i,pkt_bytes_i,pkt_dst_i,fc_valid_i,fc_vl_i,fc_fctbs_i,fc_fccl_i,out_ready_i"
         )?;
         let idle = Row::default();
+        let busy_mask = match self.readiness {
+            Readiness::Fabric => u8::MAX,
+            Readiness::Always => 0,
+        };
         for t in 0..cycles {
             let r = self.rows.get(t as usize).unwrap_or(&idle);
             writeln!(
                 w,
-                "{t},1,{},{},0x{:x},{},{},{},0x{:x},0x{:x},15",
+                "{t},1,{},{},0x{:x},{},{},{},0x{:x},0x{:x},{}",
                 r.pkt_valid,
                 r.pkt_vl,
                 r.pkt_bytes,
@@ -212,7 +321,8 @@ impl Recorder {
                 r.fc_valid,
                 r.fc_vl,
                 r.fc_fctbs,
-                r.fc_fccl
+                r.fc_fccl,
+                !(r.busy & busy_mask) & ((1 << N_PORTS) - 1)
             )?;
         }
         Ok(())
@@ -272,10 +382,37 @@ fn config_line(sc: &Scenario) -> String {
     .join(",")
 }
 
-/// Runs `sc` for `cycles` cycles with a recorder on switch `name`, writing the trace to `path`.
-pub fn record(sc: &Scenario, name: &str, cycles: u64, path: &Path) -> Result<u64, PortTraceError> {
+/// Events a recording left out (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeftOut {
+    /// Two events of one kind on one core port in one cycle: all but the first.
+    pub collisions: u64,
+    /// Events on VLs the core does not have (2 and above).
+    pub other_vl: u64,
+}
+
+/// Runs `sc` for `cycles` cycles with a recorder on switch `name`, writing the trace to `path`, outputs
+/// ready as the fabric's links are ([`Readiness::Fabric`]).
+pub fn record(
+    sc: &Scenario,
+    name: &str,
+    cycles: u64,
+    path: &Path,
+) -> Result<LeftOut, PortTraceError> {
+    record_with(sc, name, cycles, Readiness::Fabric, path)
+}
+
+/// [`record`] with a choice of output readiness.
+pub fn record_with(
+    sc: &Scenario,
+    name: &str,
+    cycles: u64,
+    readiness: Readiness,
+    path: &Path,
+) -> Result<LeftOut, PortTraceError> {
     let mut fab = Fabric::new(sc)?;
     let mut rec = Recorder::new(sc, name, &mut fab)?;
+    rec.readiness = readiness;
     let mut buf = Vec::new();
     while fab.now() < cycles {
         fab.step();
@@ -291,7 +428,10 @@ pub fn record(sc: &Scenario, name: &str, cycles: u64, path: &Path) -> Result<u64
     let mut w = std::io::BufWriter::new(f);
     rec.write(sc, cycles, &mut w).map_err(io)?;
     w.flush().map_err(io)?;
-    Ok(rec.collisions)
+    Ok(LeftOut {
+        collisions: rec.collisions,
+        other_vl: rec.other_vl,
+    })
 }
 
 /// The file `--port-trace NAME` writes into `out`.
@@ -299,9 +439,9 @@ pub fn file_name(out: &Path, name: &str) -> PathBuf {
     out.join(format!("port-trace-{name}.txt"))
 }
 
-/// `ibcycle run FILE --out DIR --port-trace NAME`: records the whole run of the scenario in `file` (its
-/// `duration_us`) into DIR/port-trace-NAME.txt. Errors name the file or the option.
-pub fn cli(file: &Path, out: &Path, name: &str) -> std::process::ExitCode {
+/// `ibcycle run FILE --out DIR --port-trace NAME [--port-trace-ready R]`: records the whole run of the
+/// scenario in `file` (its `duration_us`) into DIR/port-trace-NAME.txt. Errors name the file or the option.
+pub fn cli(file: &Path, out: &Path, name: &str, readiness: Readiness) -> std::process::ExitCode {
     let sc = match crate::scenario::load(file) {
         Ok(sc) => sc,
         Err(e) => {
@@ -316,12 +456,15 @@ pub fn cli(file: &Path, out: &Path, name: &str) -> std::process::ExitCode {
             path: out.display().to_string(),
             source,
         })
-        .and_then(|()| record(&sc, name, cycles, &path));
+        .and_then(|()| record_with(&sc, name, cycles, readiness, &path));
     match r {
-        Ok(collisions) => {
+        Ok(left) => {
             println!(
-                "wrote {} ({cycles} cycles, {collisions} events left out)",
-                path.display()
+                "wrote {} ({cycles} cycles, {} events left out: {} collisions, {} on VLs above 1)",
+                path.display(),
+                left.collisions + left.other_vl,
+                left.collisions,
+                left.other_vl
             );
             std::process::ExitCode::SUCCESS
         }
@@ -329,5 +472,131 @@ pub fn cli(file: &Path, out: &Path, name: &str) -> std::process::ExitCode {
             eprintln!("error: {e}");
             std::process::ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switch_asic::{FcPacket, PacketDesc, PacketStart};
+
+    fn gran_s1() -> Scenario {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on.toml");
+        crate::scenario::load(&file).unwrap()
+    }
+
+    /// The data rows of a written trace, split at commas.
+    fn rows(rec: &Recorder, sc: &Scenario, cycles: u64) -> Vec<Vec<String>> {
+        let mut buf = Vec::new();
+        rec.write(sc, cycles, &mut buf).unwrap();
+        String::from_utf8(buf)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    }
+
+    fn packet(dlid: u16, vl: u8, wire_len: u16, offset: u32) -> TapEvent {
+        TapEvent::Packet(PacketStart {
+            desc: PacketDesc {
+                dlid,
+                vl,
+                wire_len,
+                ..PacketDesc::default()
+            },
+            offset,
+        })
+    }
+
+    /// S1 port 8 (core port 3) is the 4x QDR trunk to S2 port 8: 4 bytes a cycle at 1000 MHz. A 2130-byte
+    /// packet put on it in cycle 100 at tick offset 2 (half a cycle in) holds its last byte in cycle
+    /// 100 + (2 + 2130 - 1) / 4 = 632 (integer division), so output 3 is not ready in cycles 101..=631 and
+    /// ready again in 632, when the fabric may start its next packet.
+    #[test]
+    fn an_output_is_not_ready_strictly_inside_a_fabric_packet() {
+        let sc = gran_s1();
+        let mut fab = Fabric::new(&sc).unwrap();
+        let mut rec = Recorder::new(&sc, "S1", &mut fab).unwrap();
+        let out = Tapped {
+            cycle: 100,
+            to: WireEnd::Switch(1, 7),
+            event: packet(5, 0, 2130, 2),
+        };
+        rec.add(&sc, &[out]);
+        let r = rows(&rec, &sc, 700);
+        let ready = |t: usize| r[t][10].parse::<u8>().unwrap();
+        for t in [0, 99, 100, 632, 699] {
+            assert_eq!(ready(t), 0b1111, "cycle {t}");
+        }
+        for t in [101, 400, 631] {
+            assert_eq!(ready(t), 0b0111, "cycle {t}");
+        }
+        // A departure is no arrival: nothing was put on an input.
+        assert!(r.iter().all(|row| row[2] == "0"));
+        // The other choice keeps every output ready.
+        rec.readiness = Readiness::Always;
+        assert!(rows(&rec, &sc, 700).iter().all(|row| row[10] == "15"));
+    }
+
+    /// An arrival on S1 port 2 (core port 1) from H2 for H5 (LID 5, forwarded out of port 8, core port 3) is
+    /// placed after the 100 ns (100-cycle) link latency with its VL; events of VL 2 and above are left out.
+    #[test]
+    fn arrivals_keep_their_vl_and_other_vls_are_left_out() {
+        let sc = gran_s1();
+        let mut fab = Fabric::new(&sc).unwrap();
+        let mut rec = Recorder::new(&sc, "S1", &mut fab).unwrap();
+        let fc = |vl| {
+            TapEvent::Fc(FcPacket {
+                vl,
+                fctbs: 0x123,
+                fccl: 0x456,
+            })
+        };
+        let ev = [
+            Tapped {
+                cycle: 10,
+                to: WireEnd::Switch(0, 1),
+                event: packet(5, 1, 2130, 0),
+            },
+            Tapped {
+                cycle: 10,
+                to: WireEnd::Switch(0, 2),
+                event: fc(1),
+            },
+            Tapped {
+                cycle: 20,
+                to: WireEnd::Switch(0, 1),
+                event: packet(5, 2, 2130, 0),
+            },
+            Tapped {
+                cycle: 20,
+                to: WireEnd::Switch(0, 2),
+                event: fc(3),
+            },
+        ];
+        rec.add(&sc, &ev);
+        assert_eq!((rec.collisions, rec.other_vl), (0, 2));
+        let r = rows(&rec, &sc, 200);
+        let at = &r[110];
+        // pkt_valid lane 1, pkt_vl lane 1 = 1, bytes 2130 at [13 +: 13], dst 3 at [2 +: 2].
+        assert_eq!(
+            &at[2..6],
+            ["2", "2", &format!("0x{:x}", 2130u64 << 13), "12"]
+        );
+        // fc_valid lane 2, fc_vl lane 2 = 1, FCTBS and FCCL at [24 +: 12].
+        assert_eq!(
+            &at[6..10],
+            [
+                "4",
+                "4",
+                &format!("0x{:x}", 0x123u64 << 24),
+                &format!("0x{:x}", 0x456u64 << 24)
+            ]
+        );
+        assert!(r
+            .iter()
+            .enumerate()
+            .all(|(t, row)| t == 110 || (row[2] == "0" && row[6] == "0")));
     }
 }

@@ -8,7 +8,10 @@
 
 mod cct_shaper;
 mod cong_detect;
+mod credit_rx;
+mod credit_tx;
 mod fecn_marker;
+mod fecn_rewrite;
 mod pack;
 mod timebase;
 mod vl_arb;
@@ -17,12 +20,16 @@ use pack::Rng;
 use std::io::{BufWriter, Write};
 
 /// The blocks this tool knows, in the order `run.sh` checks them.
-const BLOCKS: [&str; 5] = [
+const BLOCKS: [&str; 9] = [
     "vl_arb",
     "cong_detect",
     "fecn_marker",
     "cct_shaper",
     "timebase",
+    "fecn_rewrite_b8",
+    "fecn_rewrite_b32",
+    "credit_tx",
+    "credit_rx",
 ];
 
 /// One segment's length bounds, cycles: long enough for timers to expire, short enough for many configs.
@@ -52,6 +59,10 @@ fn write_trace(block: &str, cycles: u64, rng: &mut Rng, w: &mut dyn Write) -> Re
             "fecn_marker" => fecn_marker::segment(rng, len, w),
             "cct_shaper" => cct_shaper::segment(rng, len, w),
             "timebase" => timebase::segment(rng, len, w),
+            "fecn_rewrite_b8" => fecn_rewrite::segment(rng, len, 8, w),
+            "fecn_rewrite_b32" => fecn_rewrite::segment(rng, len, 32, w),
+            "credit_tx" => credit_tx::segment(rng, len, w),
+            "credit_rx" => credit_rx::segment(rng, len, w),
             _ => Err(format!("unknown block {block}\n{}", usage())),
         }?;
         done += len;
@@ -98,6 +109,9 @@ mod tests {
             "cong_detect" => (5, 8),
             "fecn_marker" => (5, 5),
             "cct_shaper" => (7, 8),
+            "fecn_rewrite_b8" | "fecn_rewrite_b32" => (1, 12),
+            "credit_tx" => (1, 11),
+            "credit_rx" => (4, 11),
             _ => (2, 3),
         }
     }
