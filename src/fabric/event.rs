@@ -327,6 +327,53 @@ impl Part {
     }
 }
 
+/// Runs `parts` from `t0` to `end` on one thread each (this one runs the first), in windows of `lookahead`
+/// cycles. After a window each part hands its items for other parts to their inboxes and waits for the
+/// others; then it delivers its own inbox and goes on. An item sent in a window is due at least `lookahead`
+/// cycles after the window's start, so at or after the next window's end: delivering it at any point before
+/// the receiver's next window ends is exact. A part may even find items of the next window in its inbox
+/// (another part ran ahead): they are due after that window too. Each wire has one sender, whose items keep
+/// their order. The threads live for the whole stretch, so a window costs one barrier, not a spawn.
+fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: u64) {
+    use std::sync::{Barrier, Mutex};
+    let n = parts.len();
+    let inboxes: Vec<Mutex<Vec<(Rx, u64, Ev)>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
+    let barrier = Barrier::new(n);
+    let body = |p: &mut Part| {
+        let me = p.id as usize;
+        let mut t = t0;
+        while t < end {
+            let t1 = t.saturating_add(lookahead).min(end);
+            p.run(links, t1);
+            for (rx, at, ev) in p.outbox.drain(..) {
+                let (k, _) = links.loc(rx);
+                lock(&inboxes[k as usize]).push((rx, at, ev));
+            }
+            barrier.wait();
+            let mut inbox = lock(&inboxes[me]);
+            for (rx, at, ev) in inbox.drain(..) {
+                let (_, idx) = links.loc(rx);
+                p.deliver(rx, idx as usize, at, ev);
+            }
+            drop(inbox);
+            t = t1;
+        }
+    };
+    std::thread::scope(|sc| {
+        let (first, rest) = parts.split_first_mut().expect("at least one part");
+        for p in rest {
+            let b = &body;
+            sc.spawn(move || b(p));
+        }
+        body(first);
+    });
+}
+
+/// The inbox, whether or not another part's thread panicked while holding it (the panic ends the run).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Fabric {
     /// The part of every switch for the current thread count and the partition's lookahead.
     pub(super) fn ensure_partition(&mut self) {
@@ -612,28 +659,12 @@ impl Fabric {
                 t0 = t1;
                 continue;
             }
-            let t1 = t0.saturating_add(self.sched.lookahead).min(end);
             if nparts == 1 {
-                parts[0].run(&links, t1);
+                parts[0].run(&links, end);
             } else {
-                std::thread::scope(|sc| {
-                    let (first, rest) = parts.split_first_mut().expect("at least one part");
-                    for p in rest {
-                        let l = &links;
-                        sc.spawn(move || p.run(l, t1));
-                    }
-                    first.run(&links, t1);
-                });
-                for i in 0..nparts {
-                    let mut out = std::mem::take(&mut parts[i].outbox);
-                    for (rx, t, ev) in out.drain(..) {
-                        let (k, idx) = links.loc(rx);
-                        parts[k as usize].deliver(rx, idx as usize, t, ev);
-                    }
-                    parts[i].outbox = out;
-                }
+                run_threads(&mut parts, &links, t0, end, self.sched.lookahead);
             }
-            t0 = t1;
+            t0 = end;
         }
         // Back into the fabric, in topology order, every block brought to `end`.
         let mut sw_iters: Vec<_> = parts
