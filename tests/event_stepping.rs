@@ -332,3 +332,38 @@ fn every_shipped_fabric_scenario_is_identical_event_driven() {
     }
     assert!(compared >= 10, "only {compared} scenarios compared");
 }
+
+/// DCQCN has no shipped scenario: `liu-rcm-1a` with the DCQCN reaction instead, shortened like the others,
+/// compared both ways (the HCAs sleep until their pacer lets the next packet go, see `FlowCc::wake_for_send`).
+#[test]
+fn dcqcn_is_identical_event_driven() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/liu-rcm-1a.toml");
+    let mut sc = scenario::load(&path).unwrap();
+    sc.roce.as_mut().expect("a RoCEv2 scenario").reaction =
+        ibcycle::scenario::roce::Reaction::Dcqcn;
+    for (i, f) in sc.flows.iter_mut().enumerate() {
+        f.start_us = f.start_us.min(2 * i as u64);
+        f.stop_us = None;
+    }
+    let f = same_both_ways(&sc, 40_000, &[997, 1, 4096]);
+    // The comparison covered the reaction at work: CNPs reached the sources.
+    let cnps: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    assert!(cnps > 0, "no CNP reached a source");
+}
+
+/// RCM recovers a level at a deadline, which can let a waiting source send sooner: the HCA must wake then
+/// (`FlowCc::wake_for_send`). `liu-rcm-1a` with a 2 us recovery time, so that recoveries fall inside the
+/// shortened run, compared both ways.
+#[test]
+fn rcm_recovery_deadlines_are_identical_event_driven() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/liu-rcm-1a.toml");
+    let mut sc = scenario::load(&path).unwrap();
+    sc.roce.as_mut().expect("a RoCEv2 scenario").rcm_recovery_us = Some(2);
+    for (i, f) in sc.flows.iter_mut().enumerate() {
+        f.start_us = f.start_us.min(2 * i as u64);
+        f.stop_us = None;
+    }
+    let f = same_both_ways(&sc, 60_000, &[997, 1, 4096]);
+    let cnps: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    assert!(cnps > 0, "no CNP reached a source");
+}

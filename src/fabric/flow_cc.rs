@@ -31,13 +31,19 @@ impl FlowCc {
         }
     }
 
-    /// Whether the cycle [`RateController::next_send`] gives stays right until the flow's next send, whatever
-    /// arrives meanwhile, and asking later gives the same state ([`RateController::advance`] is exact
-    /// whenever called): then an HCA waiting on it may sleep until that cycle instead of asking every cycle.
-    /// True for the CCT reaction point: its injection delay (`cct_shaper`'s `ipd_q`) is loaded only on a
-    /// send and counts down one per cycle; BECNs and CCTI timer ticks change the CCTI, not the running delay.
-    pub fn send_time_is_stable(&self) -> bool {
-        matches!(self, FlowCc::Cct(_))
+    /// The first cycle a flow refused at `next_send` (what [`RateController::next_send`] just gave) must ask
+    /// again; until then it may sleep. Exact because [`RateController::advance`] gives the same state
+    /// whenever it is called, feedback reaches the controller only in a step of its HCA, and between sends
+    /// the send time moves only:
+    /// - CCT: never (`cct_shaper`'s injection delay `ipd_q` is loaded on a send and counts down one per cycle;
+    ///   BECNs and CCTI timer ticks change the CCTI, not the running delay);
+    /// - DCQCN and RR-CC: never (their pacer is set on a send; rate changes apply to the next spacing);
+    /// - RCM: at a recovery deadline ([`RateController::next_timer`]), which lowers the level.
+    pub fn wake_for_send(&self, next_send: u64) -> u64 {
+        match self {
+            FlowCc::Cct(_) | FlowCc::Dcqcn(_) | FlowCc::Rrcc(_) => next_send,
+            FlowCc::Rcm(c) => next_send.min(c.next_timer().unwrap_or(u64::MAX)),
+        }
     }
 
     fn inner_ref(&self) -> &dyn RateController {

@@ -65,7 +65,7 @@ pub struct TxFlow {
     /// The last packet sent, until the controller has been told (at its last wire cycle).
     sent: Option<Sent>,
     /// The first cycle the reaction point lets the next packet start, as it answered the last
-    /// [`TxFlow::may_send`] (see [`FlowCc::send_time_is_stable`]); 0: not known.
+    /// [`TxFlow::may_send`] or earlier (see [`FlowCc::wake_for_send`]).
     next_send: u64,
 }
 
@@ -139,7 +139,7 @@ impl TxFlow {
             Some(c) => {
                 c.advance(t);
                 let at = c.next_send();
-                self.next_send = if c.send_time_is_stable() { at } else { 0 };
+                self.next_send = c.wake_for_send(at);
                 at <= t
             }
         }
@@ -503,6 +503,8 @@ impl Hca {
         if !self.cnp_q.is_empty() {
             return now;
         }
+        // An RR-CC receiver's period end.
+        at = at.min(self.rrcc_due.max(now));
         match self.loaded {
             Some(Loaded::Data(i)) => {
                 let f = &self.flows[i];
@@ -544,7 +546,7 @@ impl Hca {
         if self.loaded.is_some() || !self.cnp_q.is_empty() || self.arriving.is_some() {
             return now;
         }
-        let mut at = u64::MAX;
+        let mut at = self.rrcc_due.max(now);
         for f in &self.flows {
             if f.start >= f.stop || f.stop <= now {
                 continue;
@@ -574,16 +576,15 @@ impl Hca {
     }
 
     /// Whether this HCA has state whose next change [`Hca::next_event`] does not predict, so that the
-    /// event-driven fabric steps it every cycle (exact, only slower): RoCEv2 ports (PFC pause timers, CNP
-    /// spacing), RR-CC receivers (period ends) and patterned flows (message arrivals).
+    /// event-driven fabric steps it every cycle (exact, only slower): patterned flows (message arrivals).
+    /// RoCEv2 ports (pause timers, XOFF refresh: `Endpoint::next_event`; CNP spacing is checked when a
+    /// packet is in) and RR-CC receivers (`rrcc_due`) are predicted.
     fn steps_every_cycle(&self) -> bool {
         self.every_cycle
     }
 
     pub(super) fn update_every_cycle(&mut self) {
-        self.every_cycle = self.roce.is_some()
-            || self.rrcc.iter().any(Option::is_some)
-            || self.flows.iter().any(|f| !f.src.saturating());
+        self.every_cycle = self.flows.iter().any(|f| !f.src.saturating());
     }
 
     /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it).

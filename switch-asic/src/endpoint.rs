@@ -235,28 +235,46 @@ impl Endpoint {
     /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
     /// has work; `None`: never). Idle means: no block arrives, no flow-control or packet can start, nothing
     /// is held for release and no `credit_rx` timer or change is due, so a step would only count timers down.
-    /// Drain-rate and PFC modes are never idle (their accumulators and pause timers run every cycle).
+    /// The drain-rate mode is never idle (its accumulator runs every cycle). In PFC mode a paused priority
+    /// waits for its pause to run out, and an XOFF sent is refreshed at [`PfcRx::next_event`]; the buffer use
+    /// the watermarks watch changes only in steps (every block arriving is one in PFC mode).
     pub fn next_event(&self) -> Option<u64> {
         if self.rx_pkt.is_some()
             || self.rx_fc.is_some()
             || self.rx_pause.is_some()
             || self.drain.is_some()
-            || self.pfc.is_some()
             || self.held.iter().any(|&h| h > 0)
         {
             return Some(0);
         }
         let (t, r) = (self.now, self.rate);
         let mut at = u64::MAX;
-        if self.fc_pending != 0 {
+        if self.fc_pending != 0 || self.pfc_pending != 0 {
             at = at.min(self.ser.fc_ready_cycle(r, t));
         }
         if let Some(src) = &self.source {
             let vl = usize::from(src.template.vl).min(self.vls - 1);
-            let tx = &self.ctx[vl];
-            // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a step).
-            if src.left != Some(0) && fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8) {
-                at = at.min(self.ser.packet_ready_cycle(r, t));
+            if src.left != Some(0) {
+                match self.pfc {
+                    // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a
+                    // step).
+                    None => {
+                        let tx = &self.ctx[vl];
+                        if fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8) {
+                            at = at.min(self.ser.packet_ready_cycle(r, t));
+                        }
+                    }
+                    Some(_) => {
+                        at = at.min(self.ser.packet_ready_cycle(r, t).max(self.paused_until[vl]));
+                    }
+                }
+            }
+        }
+        if self.pfc.is_some() {
+            for p in &self.pfc_rx {
+                if let Some(e) = p.next_event() {
+                    at = at.min(e.max(t));
+                }
             }
         }
         if let Some((a, vl, _)) = &self.arriving {
