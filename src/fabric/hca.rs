@@ -254,8 +254,6 @@ pub struct Hca {
     pub(super) rrcc: Vec<Option<RrccRx>>,
     /// Earliest end of an open RR-CC period (when to poll the receivers).
     pub(super) rrcc_due: u64,
-    /// See [`Hca::steps_every_cycle`] (kept up to date by the setters: it is read on every wake-up).
-    pub(super) every_cycle: bool,
     /// Control packets (CNPs) injected and received, for the integrity check.
     pub ctl_injected: u64,
     /// See `ctl_injected`.
@@ -300,7 +298,6 @@ impl Hca {
             done: vec![VecDeque::new(); nflows],
             // Allocated by the first `set_rrcc_receiver` (RR-CC on): HCAs x flows entries otherwise.
             rrcc: Vec::new(),
-            every_cycle: false,
             rrcc_due: u64::MAX,
             ctl_injected: 0,
             ctl_delivered: 0,
@@ -340,7 +337,6 @@ impl Hca {
     ) -> Result<(), ConfigError> {
         self.ep = self.ep.clone().with_pfc(pfc, max_frame_blocks)?;
         self.roce = Some(frame_overhead);
-        self.update_every_cycle();
         Ok(())
     }
 
@@ -365,7 +361,6 @@ impl Hca {
     /// Adds a flow this HCA sends.
     pub fn add_flow(&mut self, f: TxFlow) {
         self.flows.push(f);
-        self.update_every_cycle();
     }
 
     /// The message source of scenario flow `flow`, if this HCA sends it.
@@ -486,13 +481,12 @@ impl Hca {
     }
 
     /// The first cycle at or after `now` (the cycle the next [`Hca::step`] simulates) in which a step can do
-    /// more than count the port's timers down, with nothing handed in; `u64::MAX`: never. Conservative: a
-    /// flow that may choose a packet makes every cycle an event (its reaction point's state is only read
-    /// through `may_send`, which has effects).
+    /// more than count the port's timers down, with nothing handed in; `u64::MAX`: never. Predicted: the
+    /// port's own events (`Endpoint::next_event`: credits, PFC pauses and refreshes), a packet's tail, an
+    /// RR-CC receiver's period end, a flow's start and stop, its next message arrival
+    /// (`MsgSource::idle_until`) and its reaction point's next send time (`FlowCc::wake_for_send`). A flow
+    /// that may send now makes `now` an event.
     pub fn next_event(&self, now: u64) -> u64 {
-        if self.steps_every_cycle() {
-            return now;
-        }
         let mut at = self
             .ep
             .next_event()
@@ -520,6 +514,11 @@ impl Hca {
                         continue;
                     }
                     if f.active(now) {
+                        if let Some(t) = f.src.idle_until(now) {
+                            // No message waiting: nothing to choose before the next one arrives.
+                            at = at.min(t);
+                            continue;
+                        }
                         match (f.cc.is_some(), f.sent) {
                             // Gated until the last packet's end is reported.
                             (true, Some(s)) if s.end > now => at = at.min(s.end),
@@ -540,9 +539,6 @@ impl Hca {
     /// The first cycle at or after `now` in which this HCA may do more than send periodic flow-control
     /// packets: `now` while a packet is loaded, arriving or a CNP waits, else the next flow start.
     pub fn quiet_until(&self, now: u64) -> u64 {
-        if self.steps_every_cycle() {
-            return now;
-        }
         if self.loaded.is_some() || !self.cnp_q.is_empty() || self.arriving.is_some() {
             return now;
         }
@@ -573,18 +569,6 @@ impl Hca {
     /// change when it does not apply.
     pub fn quiet_jump(&mut self, now: u64, n: u64) -> bool {
         self.can_quiet_jump(now, n) && self.ep.quiet_jump(n)
-    }
-
-    /// Whether this HCA has state whose next change [`Hca::next_event`] does not predict, so that the
-    /// event-driven fabric steps it every cycle (exact, only slower): patterned flows (message arrivals).
-    /// RoCEv2 ports (pause timers, XOFF refresh: `Endpoint::next_event`; CNP spacing is checked when a
-    /// packet is in) and RR-CC receivers (`rrcc_due`) are predicted.
-    fn steps_every_cycle(&self) -> bool {
-        self.every_cycle
-    }
-
-    pub(super) fn update_every_cycle(&mut self) {
-        self.every_cycle = self.flows.iter().any(|f| !f.src.saturating());
     }
 
     /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it).

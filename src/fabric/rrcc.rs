@@ -85,7 +85,6 @@ impl Hca {
         if let Some(r) = self.rrcc.get_mut(flow) {
             *r = Some(RrccRx { rx, to: None });
         }
-        self.update_every_cycle();
     }
 
     /// A data packet of flow `d.tag` is in at `now`.

@@ -112,6 +112,20 @@ impl MsgSource {
         self.arrivals.is_none()
     }
 
+    /// The cycle the next message arrives when none is waiting (or being sent) at `now`; `None` when one is,
+    /// or the source is saturating. Arrivals are queued only when [`MsgSource::has_work`] asks, and whether
+    /// one is refused depends only on the queue, which changes only when packets are taken: a flow that
+    /// sleeps until this cycle queues and refuses exactly what asking every cycle would.
+    pub fn idle_until(&self, now: u64) -> Option<u64> {
+        if self.arrivals.is_none() || self.queue.len() > self.sent {
+            return None;
+        }
+        match self.next {
+            Some(t) if t <= now => None,
+            next => Some(next.unwrap_or(u64::MAX)),
+        }
+    }
+
     /// Queues the arrivals due by `now`; whether a message is waiting to be sent (or is being sent).
     pub fn has_work(&mut self, now: u64) -> bool {
         if let Some(a) = self.arrivals.as_mut() {
