@@ -20,10 +20,11 @@
 //! block` and `rtl from rust` explain where the time goes.
 //!
 //! ```sh
-//! COSIM_BENCH_CYCLES=1000000 cargo bench -p cosim --features verilator
+//! cargo bench -p cosim --features verilator
 //! ```
-//! Environment: `COSIM_BENCH_CYCLES` (cycles per measurement, default 2,000,000), `COSIM_BENCH_ROUNDS` (default
-//! 11), `COSIM_BENCH_BLOCKS` (comma-separated block names, default all), `COSIM_BENCH_ONLY` (`lockstep`, `cpp`,
+//! Environment: `COSIM_BENCH_MS` (length of one measurement: cycles are calibrated per block so its C++ loop
+//! takes this many milliseconds; default 150), `COSIM_BENCH_CYCLES` (a fixed cycle count instead),
+//! `COSIM_BENCH_ROUNDS` (default 21), `COSIM_BENCH_BLOCKS` (comma-separated block names, default all), `COSIM_BENCH_ONLY` (`lockstep`, `cpp`,
 //! `rtl`, `stimulus` or `rust`: run only that loop, once, and print nothing but its rate: for `perf record`).
 
 use cosim::blocks::cct_shaper::CctShaperBlock;
@@ -48,7 +49,10 @@ const WINDOW: usize = 4096;
 
 /// How the benchmark runs (from the environment).
 struct Opts {
-    cycles: u64,
+    /// Cycles per measurement; `None`: calibrated per block (see [`cycles_for`]).
+    cycles: Option<u64>,
+    /// Target length of one C++-loop measurement when calibrating, milliseconds.
+    ms: f64,
     rounds: usize,
     blocks: Option<Vec<String>>,
     only: Option<String>,
@@ -96,14 +100,27 @@ const PIPE: usize = 4;
 const CPP: usize = 5;
 const NAMES: [&str; 6] = ["stimulus", "rust", "rtl", "lockstep", "pipelined", "cpp"];
 
+/// Cycles for which the C++ loop of `B` takes about `ms` milliseconds of CPU time (at least 10,000): short
+/// measurements, many rounds, so every block gets the same number of paired rounds in a few seconds whatever
+/// its model's speed (from 0.4 to 30 million cycles per second).
+fn cycles_for<B: Block>(cfg: &B::Config, ms: f64) -> u64 {
+    let probe = 20_000;
+    let (r, _) = rate(probe, &mut || {
+        let mut m = B::rtl(cfg, None).unwrap();
+        black_box(m.bench_cpp(probe, 1).unwrap());
+        probe
+    });
+    ((r * ms / 1e3) as u64).max(10_000)
+}
+
 fn bench<B: Block>(o: &Opts) {
     if let Some(b) = &o.blocks {
         if !b.iter().any(|n| n == B::NAME) {
             return;
         }
     }
-    let cycles = o.cycles;
     let (cfg, stim) = B::random(1);
+    let cycles = o.cycles.unwrap_or_else(|| cycles_for::<B>(&cfg, o.ms));
     let window: Vec<B::In> = stim.clone().take(WINDOW).collect();
     let mut gen = || {
         let mut n = 0;
@@ -218,18 +235,26 @@ fn main() {
     let o = Opts {
         cycles: env("COSIM_BENCH_CYCLES")
             .and_then(|v| v.parse().ok())
-            .unwrap_or(if quick { 10_000 } else { 2_000_000 }),
+            .or(quick.then_some(10_000)),
+        ms: env("COSIM_BENCH_MS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(150.0),
         rounds: env("COSIM_BENCH_ROUNDS")
             .and_then(|v| v.parse().ok())
-            .unwrap_or(if quick { 2 } else { 11 }),
+            .unwrap_or(if quick { 2 } else { 21 }),
         blocks: env("COSIM_BENCH_BLOCKS").map(|v| v.split(',').map(str::to_string).collect()),
         only: env("COSIM_BENCH_ONLY"),
     };
     if o.only.is_none() {
+        let per = o.cycles.map_or_else(
+            || format!("about {} ms of the C++ loop", o.ms),
+            |c| format!("{c} cycles"),
+        );
         println!(
-            "{} rounds of {} cycles; medians over the rounds, million cycles per second of this thread's CPU \
-             time (wall clock where marked); ratios: median of the per-round ratios (middle half in parentheses)",
-            o.rounds, o.cycles
+            "{} rounds of {per} per measurement; medians over the rounds, million cycles per second of this \
+             thread's CPU time (wall clock where marked); ratios: median of the per-round ratios (middle half in \
+             parentheses)",
+            o.rounds
         );
         println!(
             "| block | stimulus | Rust block | RTL from Rust | lockstep | C++-only loop | lockstep / C++ | \
