@@ -98,8 +98,10 @@ impl Ports for Out {
 pub struct FecnRewriteStim {
     rng: Rng,
     w: usize,
-    /// The packet being sent (its buffer is reused: no allocation once it reached its largest size).
+    /// The packet being sent in `pkt[..len]`; the buffer is allocated once, [`BEAT_MAX`] bytes longer than the
+    /// largest packet, so a beat is always read as whole 8-byte words (see `next`).
     pkt: Vec<u8>,
+    len: usize,
     pos: usize,
     mark: bool,
     rst_left: u32,
@@ -119,10 +121,9 @@ impl FecnRewriteStim {
         if r.one_in(20) {
             len = r.range(1, 400) as usize; // not an IB length: the last beat may hold a single byte
         }
-        self.pkt.clear();
-        while self.pkt.len() < len {
-            let n = (len - self.pkt.len()).min(8);
-            self.pkt.extend_from_slice(&r.next_u64().to_le_bytes()[..n]);
+        self.len = len;
+        for c in self.pkt[..len].chunks_mut(8) {
+            c.copy_from_slice(&r.next_u64().to_le_bytes()[..c.len()]);
         }
         let lnh = match r.below(10) {
             0 => r.below(2) as u8,
@@ -139,7 +140,7 @@ impl FecnRewriteStim {
             }
         }
         if !r.one_in(10) {
-            fill_vcrc(&mut self.pkt);
+            fill_vcrc(&mut self.pkt[..len]);
         }
         self.mark = r.pct(50);
         self.pos = 0;
@@ -192,13 +193,27 @@ impl Iterator for FecnRewriteStim {
             });
         }
         // About 1 in 2000 beats cuts the packet short with the next start.
-        if self.pos >= self.pkt.len() || (self.pos > 0 && field(33, 11) == 0) {
+        if self.pos >= self.len || (self.pos > 0 && field(33, 11) == 0) {
             self.new_packet();
         }
-        let end = (self.pos + self.w).min(self.pkt.len());
+        let end = (self.pos + self.w).min(self.len);
         let n = end - self.pos;
-        data[..n].copy_from_slice(&self.pkt[self.pos..end]);
-        let eop = end == self.pkt.len();
+        // The beat's n packet bytes over the noise, word by word in registers: a byte copy of variable length
+        // into `data` followed by the wide loads that pass `data` on stalled every cycle (store forwarding).
+        for (j, c) in data.chunks_exact_mut(8).enumerate() {
+            let at = self.pos + 8 * j;
+            let word =
+                |b: &[u8]| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            let keep = n.saturating_sub(8 * j).min(8);
+            let mask = if keep == 8 {
+                !0
+            } else {
+                (1u64 << (8 * keep)) - 1
+            };
+            let v = (word(&self.pkt[at..at + 8]) & mask) | (word(c) & !mask);
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+        let eop = end == self.len;
         let i = In {
             rst_ni: true,
             valid_i: true,
@@ -228,7 +243,8 @@ fn random(seed: u64, w: u8) -> (Config, FecnRewriteStim) {
     let stim = FecnRewriteStim {
         rng: Rng::new(seed ^ 0xfec_5eed),
         w: w.into(),
-        pkt: Vec::with_capacity(PKT_MAX),
+        pkt: vec![0; PKT_MAX + BEAT_MAX],
+        len: 0,
         pos: 0,
         mark: false,
         rst_left: 0,
