@@ -24,8 +24,9 @@
 //! ```
 //! Environment: `COSIM_BENCH_MS` (length of one measurement: cycles are calibrated per block so its C++ loop
 //! takes this many milliseconds; default 150), `COSIM_BENCH_CYCLES` (a fixed cycle count instead),
-//! `COSIM_BENCH_ROUNDS` (default 21), `COSIM_BENCH_BLOCKS` (comma-separated block names, default all), `COSIM_BENCH_ONLY` (`lockstep`, `cpp`,
-//! `rtl`, `stimulus` or `rust`: run only that loop, once, and print nothing but its rate: for `perf record`).
+//! `COSIM_BENCH_ROUNDS` (default 21), `COSIM_BENCH_BLOCKS` (comma-separated block names, default all),
+//! `COSIM_BENCH_ONLY` (`stimulus`, `rust`, `rtl`, `lockstep`, `pipelined` or `cpp`: run only that loop, once,
+//! and print its rates: for `perf record`).
 
 use cosim::blocks::cct_shaper::CctShaperBlock;
 use cosim::blocks::cong_detect::CongDetectBlock;
