@@ -1,16 +1,32 @@
-//! Co-simulation throughput, in cycles per second, per block:
+//! Co-simulation throughput, in million cycles per second, per block:
 //! - `stimulus`: the seeded stimulus generator alone;
-//! - `rust block`: the Rust block alone, on inputs generated beforehand;
+//! - `rust block`: the Rust block alone, on inputs generated beforehand (a window of [`WINDOW`] inputs replayed,
+//!   so the inputs come from cache as they do in the lockstep loop, not from a 100 MB array);
 //! - `rtl from rust`: the Verilated model alone, driven from Rust through the C ABI (same stimulus);
 //! - `lockstep`: the co-simulation on one thread (stimulus, Rust block, Verilated model, compare every
-//!   output), `check::lockstep`;
-//! - `pipelined`: the co-simulation as `ibcycle cosim` and the tests run it, `check::lockstep_pipelined`
-//!   (stimulus and Rust block a batch ahead on a second thread, the RTL and the comparison on this one);
+//!   output), `check::lockstep`, as `ibcycle cosim` and the tests run it;
+//! - `pipelined`: `check::lockstep_pipelined` (stimulus and Rust block a batch ahead on a second thread, the
+//!   RTL and the comparison on this one; `ibcycle cosim --pipelined`);
 //! - `c++ loop`: the same Verilated model stepped by a C++-only loop in the shim (xorshift stimulus on every
-//!   input, rare resets), the baseline the co-simulation is measured against.
+//!   non-held input every cycle, rare resets), the baseline the co-simulation is measured against.
 //!
-//! `cargo bench -p cosim --features verilator` (best of 7 interleaved runs of 2,000,000 cycles each; `COSIM_BENCH_CYCLES`
-//! overrides the count).
+//! The machine is shared: other jobs take the core away for whole time slices, so wall-clock rates move by
+//! tens of percent between runs. Each loop is therefore timed by this thread's CPU time (what the loop itself
+//! costs; cache and core sharing still add noise) and by the wall clock, in paired rounds: each round runs
+//! `lockstep`, `c++ loop` and `pipelined` back to back (order reversed every other round, so neither side always
+//! runs first) and the ratios are taken within the round. Reported: the median over the rounds of each rate,
+//! and the median (and middle half) of the per-round ratios. `pipelined` uses two threads, so it is only timed
+//! by the wall clock and compared with the C++ loop's wall-clock rate of the same round. `stimulus`, `rust
+//! block` and `rtl from rust` explain where the time goes.
+//!
+//! ```sh
+//! cargo bench -p cosim --features verilator
+//! ```
+//! Environment: `COSIM_BENCH_MS` (length of one measurement: cycles are calibrated per block so its C++ loop
+//! takes this many milliseconds; default 150), `COSIM_BENCH_CYCLES` (a fixed cycle count instead),
+//! `COSIM_BENCH_ROUNDS` (default 21), `COSIM_BENCH_BLOCKS` (comma-separated block names, default all),
+//! `COSIM_BENCH_ONLY` (`stimulus`, `rust`, `rtl`, `lockstep`, `pipelined` or `cpp`: run only that loop, once,
+//! and print its rates: for `perf record`).
 
 use cosim::blocks::cct_shaper::CctShaperBlock;
 use cosim::blocks::cong_detect::CongDetectBlock;
@@ -18,6 +34,7 @@ use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
 use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
+use cosim::blocks::switch_core::SwitchCoreBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::vl_arb::VlArbBlock;
 use cosim::blocks::Block;
@@ -28,27 +45,84 @@ use rtl_model::clocked::Clocked;
 use std::hint::black_box;
 use std::time::Instant;
 
-/// Runs every measurement `ROUNDS` times, interleaved (so load from other processes hits all of them alike),
-/// and keeps the best rate of each.
-const ROUNDS: usize = 7;
+/// Inputs the `rust block` measurement replays (a few hundred KB at most: stays in L2).
+const WINDOW: usize = 4096;
 
-fn rate(cycles: u64, f: &mut dyn FnMut() -> u64) -> f64 {
-    let t = Instant::now();
-    let n = f();
-    assert_eq!(n, cycles);
-    cycles as f64 / t.elapsed().as_secs_f64()
+/// How the benchmark runs (from the environment).
+struct Opts {
+    /// Cycles per measurement; `None`: calibrated per block (see [`cycles_for`]).
+    cycles: Option<u64>,
+    /// Target length of one C++-loop measurement when calibrating, milliseconds.
+    ms: f64,
+    rounds: usize,
+    blocks: Option<Vec<String>>,
+    only: Option<String>,
 }
 
-fn bench<B: Block>(cycles: u64)
-where
-    B::In: Send,
-    B::Out: Send,
-    B::Model: Send,
-    B::Stim: Send,
-{
+/// CPU time this thread has used, seconds.
+fn thread_cpu() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec to write; CLOCK_THREAD_CPUTIME_ID exists on every Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Rates of one measurement, cycles per second: by this thread's CPU time and by the wall clock.
+fn rate(cycles: u64, f: &mut dyn FnMut() -> u64) -> (f64, f64) {
+    let (t, c) = (Instant::now(), thread_cpu());
+    let n = f();
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu() - c);
+    assert_eq!(n, cycles);
+    (cycles as f64 / cpu, cycles as f64 / wall)
+}
+
+fn median(v: &[f64]) -> f64 {
+    quantile(v, 0.5)
+}
+
+/// The `q` quantile of `v` (nearest rank; `v` non-empty).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let k = ((s.len() - 1) as f64 * q).round() as usize;
+    s[k]
+}
+
+/// Indices into the measurement arrays.
+const STIM: usize = 0;
+const RUST: usize = 1;
+const RTL: usize = 2;
+const LOCKSTEP: usize = 3;
+const PIPE: usize = 4;
+const CPP: usize = 5;
+const NAMES: [&str; 6] = ["stimulus", "rust", "rtl", "lockstep", "pipelined", "cpp"];
+
+/// Cycles for which the C++ loop of `B` takes about `ms` milliseconds of CPU time (at least 10,000): short
+/// measurements, many rounds, so every block gets the same number of paired rounds in a few seconds whatever
+/// its model's speed (from 0.4 to 30 million cycles per second).
+fn cycles_for<B: Block>(cfg: &B::Config, ms: f64) -> u64 {
+    let probe = 20_000;
+    let (r, _) = rate(probe, &mut || {
+        let mut m = B::rtl(cfg, None).unwrap();
+        black_box(m.bench_cpp(probe, 1).unwrap());
+        probe
+    });
+    ((r * ms / 1e3) as u64).max(10_000)
+}
+
+fn bench<B: Block>(o: &Opts) {
+    if let Some(b) = &o.blocks {
+        if !b.iter().any(|n| n == B::NAME) {
+            return;
+        }
+    }
     let (cfg, stim) = B::random(1);
-    // The block alone: inputs generated beforehand, so only `step` is timed.
-    let inputs: Vec<B::In> = stim.clone().take(cycles as usize).collect();
+    let cycles = o.cycles.unwrap_or_else(|| cycles_for::<B>(&cfg, o.ms));
+    let window: Vec<B::In> = stim.clone().take(WINDOW).collect();
     let mut gen = || {
         let mut n = 0;
         for i in stim.clone().take(cycles as usize) {
@@ -59,10 +133,10 @@ where
     };
     let mut rust = || {
         let mut m = B::model(&cfg).unwrap();
-        for i in &inputs {
-            black_box(m.step(i));
+        for i in window.iter().cycle().take(cycles as usize) {
+            black_box(m.step(black_box(i)));
         }
-        inputs.len() as u64
+        cycles
     };
     let mut rtl_only = || {
         let mut r = B::rtl(&cfg, None).unwrap();
@@ -88,7 +162,7 @@ where
         black_box(r.bench_cpp(cycles, 1).unwrap());
         cycles
     };
-    let mut fs: [&mut dyn FnMut() -> u64; 6] = [
+    let fs: [&mut dyn FnMut() -> u64; 6] = [
         &mut gen,
         &mut rust,
         &mut rtl_only,
@@ -96,58 +170,107 @@ where
         &mut pipe,
         &mut cpp,
     ];
-    let mut best = [0.0f64; 6];
-    let mut all: [Vec<f64>; 6] = Default::default();
-    for _ in 0..ROUNDS {
-        for (k, f) in fs.iter_mut().enumerate() {
-            let r = rate(cycles, *f);
-            best[k] = best[k].max(r);
-            all[k].push(r);
-        }
+    if let Some(only) = &o.only {
+        let k = NAMES
+            .iter()
+            .position(|n| n == only)
+            .unwrap_or_else(|| panic!("COSIM_BENCH_ONLY={only}: one of {NAMES:?}"));
+        let (cpu, wall) = rate(cycles, fs[k]);
+        println!(
+            "{} {only}: {:.2} M cycles/s by CPU time, {:.2} by the wall clock",
+            B::NAME,
+            cpu / 1e6,
+            wall / 1e6
+        );
+        return;
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+    // Rates by CPU time and by the wall clock, per measurement, one entry per round.
+    let mut cpu: [Vec<f64>; 6] = Default::default();
+    let mut wall: [Vec<f64>; 6] = Default::default();
+    let (mut lock_cpu, mut lock_wall, mut pipe_wall) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..o.rounds {
+        let mut r = [(0.0f64, 0.0f64); 6];
+        // The pair (and the pipelined run) back to back, order reversed every other round.
+        let order = if round % 2 == 0 {
+            [STIM, RUST, RTL, LOCKSTEP, CPP, PIPE]
+        } else {
+            [STIM, RUST, RTL, PIPE, CPP, LOCKSTEP]
+        };
+        for k in order {
+            r[k] = rate(cycles, fs[k]);
+            cpu[k].push(r[k].0);
+            wall[k].push(r[k].1);
+        }
+        lock_cpu.push(r[LOCKSTEP].0 / r[CPP].0);
+        lock_wall.push(r[LOCKSTEP].1 / r[CPP].1);
+        pipe_wall.push(r[PIPE].1 / r[CPP].1);
+    }
+    let m = |v: &[f64]| median(v) / 1e6;
+    let pct = |v: &[f64]| {
+        format!(
+            "{:.0}% ({:.0}-{:.0})",
+            100.0 * median(v),
+            100.0 * quantile(v, 0.25),
+            100.0 * quantile(v, 0.75)
+        )
     };
-    let med: Vec<f64> = all.iter_mut().map(median).collect();
-    let m = |r: f64| r / 1e6;
     println!(
-        "{:<16} best: stimulus {:>6.1} | rust block {:>6.1} | rtl from rust {:>6.2} | lockstep {:>6.2} | pipelined {:>6.2} | c++ loop {:>6.2} M/s | lockstep/c++ {:>5.1}% | pipelined/c++ {:>5.1}%",
+        "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {} | {} | {:.2} | {} |",
         B::NAME,
-        m(best[0]),
-        m(best[1]),
-        m(best[2]),
-        m(best[3]),
-        m(best[4]),
-        m(best[5]),
-        100.0 * best[3] / best[5],
-        100.0 * best[4] / best[5]
-    );
-    println!(
-        "{:<16} median: lockstep {:>6.2} | pipelined {:>6.2} | c++ loop {:>6.2} M/s | lockstep/c++ {:>5.1}% | pipelined/c++ {:>5.1}%",
-        "",
-        m(med[3]),
-        m(med[4]),
-        m(med[5]),
-        100.0 * med[3] / med[5],
-        100.0 * med[4] / med[5]
+        m(&cpu[STIM]),
+        m(&cpu[RUST]),
+        m(&cpu[RTL]),
+        m(&cpu[LOCKSTEP]),
+        m(&cpu[CPP]),
+        pct(&lock_cpu),
+        pct(&lock_wall),
+        m(&wall[PIPE]),
+        pct(&pipe_wall),
     );
 }
 
 fn main() {
     // `cargo test --benches` runs this with `--bench` absent: keep that quick.
     let quick = !std::env::args().any(|a| a == "--bench");
-    let cycles = std::env::var("COSIM_BENCH_CYCLES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if quick { 10_000 } else { 2_000_000 });
-    bench::<CreditTxBlock>(cycles);
-    bench::<CreditRxBlock>(cycles);
-    bench::<TimebaseBlock>(cycles);
-    bench::<FecnMarkerBlock>(cycles);
-    bench::<VlArbBlock>(cycles);
-    bench::<CongDetectBlock>(cycles);
-    bench::<CctShaperBlock>(cycles);
-    bench::<FecnRewriteB8Block>(cycles);
-    bench::<FecnRewriteB32Block>(cycles);
+    let env = |k: &str| std::env::var(k).ok();
+    let o = Opts {
+        cycles: env("COSIM_BENCH_CYCLES")
+            .and_then(|v| v.parse().ok())
+            .or(quick.then_some(10_000)),
+        ms: env("COSIM_BENCH_MS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(150.0),
+        rounds: env("COSIM_BENCH_ROUNDS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if quick { 2 } else { 21 }),
+        blocks: env("COSIM_BENCH_BLOCKS").map(|v| v.split(',').map(str::to_string).collect()),
+        only: env("COSIM_BENCH_ONLY"),
+    };
+    if o.only.is_none() {
+        let per = o.cycles.map_or_else(
+            || format!("about {} ms of the C++ loop", o.ms),
+            |c| format!("{c} cycles"),
+        );
+        println!(
+            "{} rounds of {per} per measurement; medians over the rounds, million cycles per second of this \
+             thread's CPU time (wall clock where marked); ratios: median of the per-round ratios (middle half in \
+             parentheses)",
+            o.rounds
+        );
+        println!(
+            "| block | stimulus | Rust block | RTL from Rust | lockstep | C++-only loop | lockstep / C++ | \
+             lockstep / C++ (wall) | pipelined (wall) | pipelined / C++ (wall) |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+    }
+    bench::<CreditTxBlock>(&o);
+    bench::<CreditRxBlock>(&o);
+    bench::<TimebaseBlock>(&o);
+    bench::<FecnMarkerBlock>(&o);
+    bench::<VlArbBlock>(&o);
+    bench::<CongDetectBlock>(&o);
+    bench::<CctShaperBlock>(&o);
+    bench::<FecnRewriteB8Block>(&o);
+    bench::<FecnRewriteB32Block>(&o);
+    bench::<SwitchCoreBlock>(&o);
 }

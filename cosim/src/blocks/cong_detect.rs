@@ -148,6 +148,24 @@ fn near(v: u32, d: i64) -> u16 {
     (i64::from(v) + d).clamp(0, 0xffff) as u16
 }
 
+/// Fills `f` four lanes per random draw: lane `k` gets `pick(16 random bits)`. Drawing per lane (a
+/// multiply-and-shift `below` each) made regeneration cost more than the model's eval.
+#[inline]
+fn fill_lanes(r: &mut Rng, f: &mut [u16; MAX_INPUTS], mut pick: impl FnMut(u64) -> u16) {
+    for four in f.chunks_exact_mut(4) {
+        let w = r.next_u64();
+        for (k, x) in (0u32..).zip(four.iter_mut()) {
+            *x = pick((w >> (16 * k)) & 0xffff);
+        }
+    }
+}
+
+/// Uniform in `0..n` from 16 random bits `c` (multiply-and-shift; `n` up to 2^32).
+#[inline]
+fn below16(c: u64, n: u64) -> u64 {
+    (c * n) >> 16
+}
+
 impl CongDetectStim {
     /// A new fill vector in one of the patterns of the module docs.
     fn regenerate(&mut self) {
@@ -159,19 +177,25 @@ impl CongDetectStim {
         match r.below(6) {
             0 => {
                 let top = u64::from(thr) * 2 / (lanes as u64).max(1) + 2;
-                f.iter_mut().for_each(|x| *x = r.below(top) as u16);
+                fill_lanes(r, f, |c| below16(c, top) as u16);
             }
             1 => {
-                f.iter_mut()
-                    .for_each(|x| *x = r.below(u64::from(thr).max(1)) as u16);
+                let top = u64::from(thr).max(1);
+                fill_lanes(r, f, |c| below16(c, top) as u16);
                 if lanes > 0 {
                     f[r.below(lanes as u64) as usize] = near(thr, d);
                 }
             }
             2 | 3 => {
                 let per_contrib = r.pct(50);
-                f.iter_mut()
-                    .for_each(|x| *x = if r.one_in(3) { 0 } else { r.range(1, 4) as u16 });
+                // 0 with probability 5/16 (about a third), else 1..=4.
+                fill_lanes(r, f, |c| {
+                    if c & 15 < 5 {
+                        0
+                    } else {
+                        1 + (c >> 4 & 3) as u16
+                    }
+                });
                 if lanes > 0 {
                     let k = r.below(lanes as u64) as usize;
                     f[k] = 1;
@@ -182,10 +206,8 @@ impl CongDetectStim {
                     f[k] = near(target.saturating_sub(rest), d).max(1);
                 }
             }
-            4 => f.iter_mut().for_each(|x| *x = r.next_u64() as u16),
-            _ => f
-                .iter_mut()
-                .for_each(|x| *x = if r.pct(50) { 0 } else { r.below(8) as u16 }),
+            4 => fill_lanes(r, f, |c| c as u16),
+            _ => fill_lanes(r, f, |c| if c & 8 != 0 { 0 } else { (c & 7) as u16 }),
         }
     }
 }
@@ -194,39 +216,47 @@ impl Iterator for CongDetectStim {
     type Item = CongIn;
 
     fn next(&mut self) -> Option<CongIn> {
-        if self.rst_left == 0 && self.rng.one_in(20_000) {
-            self.rst_left = self.rng.range(1, 3) as u32;
+        // One draw decides the cycle (bit fields of `ev`), so the stimulus costs a small part of the model's
+        // eval: reset 0..15, regeneration 15..18, lane count 18..23, nudges 23..38, credit 38..58.
+        let ev = self.rng.next_u64();
+        let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
+        if self.rst_left == 0 && field(0, 15) == 0 {
+            self.rst_left = 1 + (ev >> 62) as u32 % 3;
         }
         if self.phase_left == 0 {
             self.width = self.rng.range(0, MAX_INPUTS as u64) as u8;
             self.phase_left = self.rng.range(1, 2000) as u32;
         }
         self.phase_left -= 1;
-        let r = &mut self.rng;
-        self.cur.voq_cnt_i = match r.below(20) {
-            0 => r.range(0, MAX_INPUTS as u64) as u8,
-            1 => r.range(MAX_INPUTS as u64 + 1, 127) as u8,
+        // 1 in 32 any count 0..=64, 1 in 32 a count above 64, else the phase's.
+        self.cur.voq_cnt_i = match field(18, 5) {
+            0 => self.rng.range(0, MAX_INPUTS as u64) as u8,
+            1 => self.rng.range(MAX_INPUTS as u64 + 1, 127) as u8,
             _ => self.width,
         };
-        if r.one_in(8) {
+        if field(15, 3) == 0 {
             self.regenerate();
         } else {
-            let r = &mut self.rng;
-            for _ in 0..r.range(1, 2) {
-                let k = r.below(MAX_INPUTS as u64) as usize;
-                let x = &mut self.cur.voq_fill_i[k];
-                *x = if r.pct(50) {
+            // One or two lanes up or down by one block.
+            for at in [23u32, 30] {
+                let x = &mut self.cur.voq_fill_i[field(at, 6) as usize];
+                *x = if field(at + 6, 1) != 0 {
                     x.wrapping_add(1)
                 } else {
                     x.wrapping_sub(1)
                 };
+                if field(37, 1) == 0 {
+                    break;
+                }
             }
         }
-        let r = &mut self.rng;
-        self.cur.credit_avail_i = if r.pct(50) {
-            near(self.cfg.root_min_credits.into(), r.range(0, 4) as i64 - 2)
+        self.cur.credit_avail_i = if field(38, 1) == 0 {
+            near(
+                self.cfg.root_min_credits.into(),
+                (field(39, 3) % 5) as i64 - 2,
+            )
         } else {
-            r.next_u64() as u16
+            field(42, 16) as u16
         };
         self.cur.rst_ni = self.rst_left == 0;
         self.rst_left = self.rst_left.saturating_sub(1);

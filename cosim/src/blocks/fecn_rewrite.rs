@@ -6,8 +6,8 @@
 //! VCRC) of 26 to 300 bytes, now and then up to 4,178 (the largest at the 4096-byte MTU), marked at random;
 //! some raw packets (LNH 0, 1), packets with a wrong VCRC, any length (including a last beat of 1 byte), and
 //! packets cut short by the next `sop_i`. Gaps with `valid_i` low (and junk data) come between and within
-//! packets; bytes past the end of the last beat and `bytes_i` on other beats are junk. Rare resets of 1-3
-//! cycles.
+//! packets, in levels of 0, 5, 30 or 80% that change about every 500 cycles; bytes past the end of the last
+//! beat and `bytes_i` on other beats are junk. Rare resets of 1-3 cycles.
 
 use super::Block;
 use crate::check::CosimError;
@@ -98,8 +98,10 @@ impl Ports for Out {
 pub struct FecnRewriteStim {
     rng: Rng,
     w: usize,
-    /// The packet being sent (its buffer is reused: no allocation once it reached its largest size).
+    /// The packet being sent in `pkt[..len]`; the buffer is allocated once, [`BEAT_MAX`] bytes longer than the
+    /// largest packet, so a beat is always read as whole 8-byte words (see `next`).
     pkt: Vec<u8>,
+    len: usize,
     pos: usize,
     mark: bool,
     rst_left: u32,
@@ -119,10 +121,9 @@ impl FecnRewriteStim {
         if r.one_in(20) {
             len = r.range(1, 400) as usize; // not an IB length: the last beat may hold a single byte
         }
-        self.pkt.clear();
-        while self.pkt.len() < len {
-            let n = (len - self.pkt.len()).min(8);
-            self.pkt.extend_from_slice(&r.next_u64().to_le_bytes()[..n]);
+        self.len = len;
+        for c in self.pkt[..len].chunks_mut(8) {
+            c.copy_from_slice(&r.next_u64().to_le_bytes()[..c.len()]);
         }
         let lnh = match r.below(10) {
             0 => r.below(2) as u8,
@@ -139,7 +140,7 @@ impl FecnRewriteStim {
             }
         }
         if !r.one_in(10) {
-            fill_vcrc(&mut self.pkt);
+            fill_vcrc(&mut self.pkt[..len]);
         }
         self.mark = r.pct(50);
         self.pos = 0;
@@ -150,14 +151,18 @@ impl Iterator for FecnRewriteStim {
     type Item = In;
 
     fn next(&mut self) -> Option<In> {
-        let r = &mut self.rng;
-        if self.rst_left == 0 && r.one_in(30_000) {
-            self.rst_left = r.range(1, 3) as u32;
-        }
+        // One draw decides the cycle's events (bit fields of `ev`: reset 0..15, gap-level change 15..24 and its
+        // level 24..26, gap 26..33, packet cut 33..44, junk `bytes_i` 44..50 and its value 50..58, junk mark
+        // 58); a second is the junk on the data port, spread over the beat by a fixed per-lane pattern.
+        let ev = self.rng.next_u64();
+        let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
+        let noise = self.rng.next_u64();
         let mut data = [0u8; BEAT_MAX];
-        let noise = r.next_u64();
-        for (k, b) in data.iter_mut().enumerate() {
-            *b = (noise >> (8 * (k % 8))) as u8 ^ (k as u8).wrapping_mul(29);
+        for (k, c) in (0u64..).zip(data.chunks_exact_mut(8)) {
+            c.copy_from_slice(&(noise ^ k.wrapping_mul(0x1d1d_1d1d_1d1d_1d1d)).to_le_bytes());
+        }
+        if self.rst_left == 0 && field(0, 15) == 0 {
+            self.rst_left = 1 + (ev >> 62) as u32 % 3;
         }
         if self.rst_left > 0 {
             self.rst_left -= 1;
@@ -171,10 +176,12 @@ impl Iterator for FecnRewriteStim {
                 mark_i: noise & 8 != 0,
             });
         }
-        if r.one_in(500) {
-            self.gap_pct = [0, 5, 30, 80][r.below(4) as usize];
+        // About 1 in 500 cycles a new gap level.
+        if field(15, 9) == 0 {
+            self.gap_pct = [0, 5, 30, 80][field(24, 2) as usize];
         }
-        if r.pct(self.gap_pct) {
+        // `gap_pct` percent of cycles (as 128ths) carry no beat.
+        if field(26, 7) * 100 < self.gap_pct * 128 {
             return Some(In {
                 rst_ni: true,
                 valid_i: false,
@@ -185,27 +192,46 @@ impl Iterator for FecnRewriteStim {
                 mark_i: noise & 8 != 0,
             });
         }
-        if self.pos >= self.pkt.len() || (self.pos > 0 && r.one_in(2000)) {
+        // About 1 in 2000 beats cuts the packet short with the next start.
+        if self.pos >= self.len || (self.pos > 0 && field(33, 11) == 0) {
             self.new_packet();
         }
-        let r = &mut self.rng;
-        let end = (self.pos + self.w).min(self.pkt.len());
+        let end = (self.pos + self.w).min(self.len);
         let n = end - self.pos;
-        data[..n].copy_from_slice(&self.pkt[self.pos..end]);
-        let eop = end == self.pkt.len();
+        // The beat's n packet bytes over the noise, word by word in registers: a byte copy of variable length
+        // into `data` followed by the wide loads that pass `data` on stalled every cycle (store forwarding).
+        for (j, c) in data.chunks_exact_mut(8).enumerate() {
+            let at = self.pos + 8 * j;
+            let word =
+                |b: &[u8]| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            let keep = n.saturating_sub(8 * j).min(8);
+            let mask = if keep == 8 {
+                !0
+            } else {
+                (1u64 << (8 * keep)) - 1
+            };
+            let v = (word(&self.pkt[at..at + 8]) & mask) | (word(c) & !mask);
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+        let eop = end == self.len;
         let i = In {
             rst_ni: true,
             valid_i: true,
             sop_i: self.pos == 0,
             eop_i: eop,
-            bytes_i: if eop && !r.one_in(50) {
+            // About 1 in 64 last beats (and every other beat) carries junk byte counts.
+            bytes_i: if eop && field(44, 6) != 0 {
                 n as u8
             } else {
-                r.next_u64() as u8
+                field(50, 8) as u8
             },
             data_i: data,
             // Only the first beat's mark counts; later ones are junk.
-            mark_i: if self.pos == 0 { self.mark } else { r.pct(50) },
+            mark_i: if self.pos == 0 {
+                self.mark
+            } else {
+                field(58, 1) != 0
+            },
         };
         self.pos = end;
         Some(i)
@@ -217,7 +243,8 @@ fn random(seed: u64, w: u8) -> (Config, FecnRewriteStim) {
     let stim = FecnRewriteStim {
         rng: Rng::new(seed ^ 0xfec_5eed),
         w: w.into(),
-        pkt: Vec::with_capacity(PKT_MAX),
+        pkt: vec![0; PKT_MAX + BEAT_MAX],
+        len: 0,
         pos: 0,
         mark: false,
         rst_left: 0,

@@ -209,6 +209,8 @@ impl Clocked for CctShaper {
     type In = In;
     type Out = Out;
 
+    // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
+    #[inline]
     fn step(&mut self, i: &In) -> Out {
         let c = &self.cfg;
         if !i.rst_ni {

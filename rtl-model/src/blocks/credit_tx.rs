@@ -122,6 +122,8 @@ impl Clocked for CreditTx {
     type In = In;
     type Out = Out;
 
+    // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
+    #[inline]
     fn step(&mut self, i: &In) -> Out {
         let m = mask(FC_WIDTH) as u16;
         if !i.rst_ni {

@@ -186,6 +186,8 @@ impl Clocked for FecnRewrite {
     type In = In;
     type Out = Out;
 
+    // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
+    #[inline]
     fn step(&mut self, i: &In) -> Out {
         let out = self.out_q;
         if !i.rst_ni {

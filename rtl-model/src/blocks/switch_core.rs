@@ -234,6 +234,8 @@ impl Clocked for SwitchCore {
     type In = In;
     type Out = Out;
 
+    // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
+    #[inline]
     fn step(&mut self, i: &In) -> Out {
         let rst = i.rst_ni;
         let vl_m = (1u8 << VL_WIDTH) - 1;

@@ -141,6 +141,8 @@ impl Clocked for Timebase {
     type In = In;
     type Out = Out;
 
+    // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
+    #[inline]
     fn step(&mut self, i: &In) -> Out {
         if !i.rst_ni {
             self.acc_q = 0;
