@@ -9,11 +9,11 @@ BIN=target/release/ibcycle
 OUT=$(mktemp)
 i=0
 while [ "$i" -lt "$RUNS" ]; do
-  "$BIN" bench clos648-shift --sim-us 20 --json >>"$OUT"
-  "$BIN" bench clos648-shift-cc --sim-us 20 --json >>"$OUT"
-  "$BIN" bench clos648-shift-cc --sim-us 20 --threads 2 --json >>"$OUT"
-  "$BIN" bench ft18x2-uniform --sim-us 40 --json >>"$OUT"
-  "$BIN" bench ft18x2-uniform --sim-us 40 --threads 2 --json >>"$OUT"
+  "$BIN" bench clos648-shift --json >>"$OUT"
+  "$BIN" bench clos648-shift-cc --json >>"$OUT"
+  "$BIN" bench clos648-shift-cc --threads 2 --json >>"$OUT"
+  "$BIN" bench ft18x2-uniform --json >>"$OUT"
+  "$BIN" bench ft18x2-uniform --threads 2 --json >>"$OUT"
   "$BIN" bench idle --json >>"$OUT"
   "$BIN" bench idle --threads 2 --json >>"$OUT"
   i=$((i + 1))
