@@ -17,27 +17,10 @@ module credit_tx_tb;
     .fctbs_o(fctbs), .fccl_o(fccl), .avail_o(avail), .send_ok_o(send_ok), .err_o(err)
   );
 
-  integer fd, kind, r, cycle;
-  reg [8*1024-1:0] path;
-
-  task automatic check(input string port, input logic [63:0] rtl, input logic [63:0] model);
-    if (rtl !== model) begin
-      $display("MISMATCH cycle %0d port %s: RTL %h model %h", cycle, port, rtl, model);
-      $finish;
-    end
-  endtask
+  `include "trace_replay.svh"
 
   initial begin
-    if (!$value$plusargs("trace=%s", path)) begin
-      $display("ERROR: no +trace=FILE");
-      $finish;
-    end
-    fd = $fopen(path, "r");
-    if (fd == 0) begin
-      $display("ERROR: cannot open trace");
-      $finish;
-    end
-    cycle = 0;
+    open_trace();
     while ($fscanf(fd, "%d", kind) == 1) begin
       if (kind == 0) begin
         r = $fscanf(fd, "%h", fccl_reset);

@@ -20,27 +20,10 @@ module fecn_marker_tb;
     .mark_o(mark)
   );
 
-  integer fd, kind, r, cycle;
-  reg [8*1024-1:0] path;
-
-  task automatic check(input string port, input logic [63:0] rtl, input logic [63:0] model);
-    if (rtl !== model) begin
-      $display("MISMATCH cycle %0d port %s: RTL %h model %h", cycle, port, rtl, model);
-      $finish;
-    end
-  endtask
+  `include "trace_replay.svh"
 
   initial begin
-    if (!$value$plusargs("trace=%s", path)) begin
-      $display("ERROR: no +trace=FILE");
-      $finish;
-    end
-    fd = $fopen(path, "r");
-    if (fd == 0) begin
-      $display("ERROR: cannot open trace");
-      $finish;
-    end
-    cycle = 0;
+    open_trace();
     while ($fscanf(fd, "%d", kind) == 1) begin
       if (kind == 0) begin
         r = $fscanf(fd, "%h %h %h %h %h", packet_size, marking_rate, mode, lfsr_seed, lfsr_thresh);

@@ -24,28 +24,11 @@ module fecn_rewrite_tb #(
     .valid_o(valid_o), .sop_o(sop_o), .eop_o(eop_o), .bytes_o(bytes_o), .data_o(data_o)
   );
 
-  integer fd, kind, r, cycle;
-  reg [8*1024-1:0] path;
-
-  task automatic check(input string port, input logic [8*BeatBytes-1:0] rtl,
-                       input logic [8*BeatBytes-1:0] model);
-    if (rtl !== model) begin
-      $display("MISMATCH cycle %0d port %s: RTL %h model %h", cycle, port, rtl, model);
-      $finish;
-    end
-  endtask
+`define TB_CHECK_BITS (8 * BeatBytes)
+  `include "trace_replay.svh"
 
   initial begin
-    if (!$value$plusargs("trace=%s", path)) begin
-      $display("ERROR: no +trace=FILE");
-      $finish;
-    end
-    fd = $fopen(path, "r");
-    if (fd == 0) begin
-      $display("ERROR: cannot open trace");
-      $finish;
-    end
-    cycle = 0;
+    open_trace();
     while ($fscanf(fd, "%d", kind) == 1) begin
       if (kind == 0) begin
         r = $fscanf(fd, "%h", beat);

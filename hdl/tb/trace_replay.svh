@@ -1,0 +1,33 @@
+// Shared by the replay testbenches (`include'd inside the module, after its ports): the trace file and the
+// cycle count, `open_trace` for +trace=FILE, and `check`, which stops at the first mismatch with the cycle,
+// the port and both values in hex. A testbench whose outputs are wider than 64 bits defines TB_CHECK_BITS
+// before the include.
+`ifndef TB_CHECK_BITS
+`define TB_CHECK_BITS 64
+`endif
+
+  integer fd, kind, r, cycle;
+  reg [8*1024-1:0] path;
+
+  task automatic check(input string port, input logic [`TB_CHECK_BITS-1:0] rtl,
+                       input logic [`TB_CHECK_BITS-1:0] model);
+    if (rtl !== model) begin
+      $display("MISMATCH cycle %0d port %s: RTL %h model %h", cycle, port, rtl, model);
+      $finish;
+    end
+  endtask
+
+  // Opens the trace named by +trace=FILE; without one, or when it cannot be read, the run ends with an error
+  // (and no "Checked" line, so run.sh counts it as a failure).
+  task automatic open_trace;
+    if (!$value$plusargs("trace=%s", path)) begin
+      $display("ERROR: no +trace=FILE");
+      $finish;
+    end
+    fd = $fopen(path, "r");
+    if (fd == 0) begin
+      $display("ERROR: cannot open trace");
+      $finish;
+    end
+    cycle = 0;
+  endtask
