@@ -26,13 +26,12 @@
 //! Per cycle with any work in a part: a scan of the part's wake-up array plus the due blocks' steps; a cycle
 //! with no work anywhere is never visited. Threads synchronise once per window.
 
-use switch_asic::endpoint::EndpointOut;
 use switch_asic::link::Wire;
 use switch_asic::quiet::FcSync;
 use switch_asic::{Switch, TxEvent};
 
 use super::wheel::Wheel;
-use super::{Ev, Fabric, Hca, Rx};
+use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
 
 /// Cycles of event-driven stepping between two checks for a quiet fabric (a check costs O(blocks), so
 /// it is spread over this many cycles of stepping).
@@ -270,15 +269,7 @@ impl Part {
             }
             let Some(w) = w else { continue };
             while let Some(e) = w.pop_due(t) {
-                // A refusal is counted by the switch (`rx_errors`) and reported as a violation.
-                let _ = match e {
-                    Ev::Pkt(pk) => {
-                        self.wire_pkts -= 1;
-                        sw.rx_packet(p, pk)
-                    }
-                    Ev::Fc(fc) => sw.rx_fc(p, fc),
-                    Ev::Pause(f) => sw.rx_pause(p, f),
-                };
+                self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
             }
             self.port_due[i][p] = w.next_due().unwrap_or(u64::MAX);
         }
@@ -286,11 +277,7 @@ impl Part {
         self.events.extend_from_slice(self.switches[i].step());
         let s = self.sw_ids[i];
         for k in 0..self.events.len() {
-            let (port, ev) = match self.events[k] {
-                TxEvent::Packet { port, start } => (port, Ev::Pkt(start)),
-                TxEvent::Fc { port, fc } => (port, Ev::Fc(fc)),
-                TxEvent::Pause { port, frame } => (port, Ev::Pause(frame)),
-            };
+            let (port, ev) = wire_item(self.events[k]);
             if let Some(rx) = links.sw_out[s][usize::from(port)] {
                 self.push(links, rx, t, ev);
             }
@@ -303,26 +290,13 @@ impl Part {
         let n = t - hc.port_now();
         hc.skip(n);
         while let Some(e) = self.hca_in[i].pop_due(t) {
-            match e {
-                Ev::Pkt(pk) => {
-                    self.wire_pkts -= 1;
-                    hc.rx_packet(t, pk)
-                }
-                Ev::Fc(fc) => hc.rx_fc(fc),
-                Ev::Pause(f) => hc.rx_pause(f),
-            }
+            self.wire_pkts -= i64::from(hand_to_hca(hc, t, e));
         }
         self.hca_due[i] = self.hca_in[i].next_due().unwrap_or(u64::MAX);
-        let EndpointOut { pkt, fc, pause } = hc.step(t);
+        let out = hc.step(t);
         let rx = links.hca_out[self.hca_ids[i]];
-        if let Some(p) = pkt {
-            self.push(links, rx, t, Ev::Pkt(p));
-        }
-        if let Some(f) = fc {
-            self.push(links, rx, t, Ev::Fc(f));
-        }
-        if let Some(f) = pause {
-            self.push(links, rx, t, Ev::Pause(f));
+        for ev in hca_items(out) {
+            self.push(links, rx, t, ev);
         }
     }
 }

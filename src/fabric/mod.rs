@@ -148,6 +148,45 @@ pub fn latency_cycles(latency_ns: u64, clock_mhz: u32) -> u64 {
     (latency_ns * u64::from(clock_mhz)).div_ceil(1000).max(1)
 }
 
+/// Hands an item due on switch port `p`'s wire to the switch; whether it was a packet head. A refusal is
+/// counted by the switch (`rx_errors`) and reported as a violation.
+fn hand_to_switch(sw: &mut Switch, p: usize, e: Ev) -> bool {
+    let _ = match e {
+        Ev::Pkt(pk) => sw.rx_packet(p, pk),
+        Ev::Fc(fc) => sw.rx_fc(p, fc),
+        Ev::Pause(f) => sw.rx_pause(p, f),
+    };
+    matches!(e, Ev::Pkt(_))
+}
+
+/// Hands an item due at `t` on an HCA's wire to it; whether it was a packet head.
+fn hand_to_hca(hc: &mut Hca, t: u64, e: Ev) -> bool {
+    match e {
+        Ev::Pkt(pk) => hc.rx_packet(t, pk),
+        Ev::Fc(fc) => hc.rx_fc(fc),
+        Ev::Pause(f) => hc.rx_pause(f),
+    }
+    matches!(e, Ev::Pkt(_))
+}
+
+/// A switch output as the port it leaves and the item on that port's wire.
+fn wire_item(e: TxEvent) -> (u8, Ev) {
+    match e {
+        TxEvent::Packet { port, start } => (port, Ev::Pkt(start)),
+        TxEvent::Fc { port, fc } => (port, Ev::Fc(fc)),
+        TxEvent::Pause { port, frame } => (port, Ev::Pause(frame)),
+    }
+}
+
+/// What an HCA step puts on its wire, in wire order (packet head, flow-control packet, pause frame).
+fn hca_items(o: EndpointOut) -> impl Iterator<Item = Ev> {
+    let EndpointOut { pkt, fc, pause } = o;
+    pkt.map(Ev::Pkt)
+        .into_iter()
+        .chain(fc.map(Ev::Fc))
+        .chain(pause.map(Ev::Pause))
+}
+
 impl Fabric {
     /// Builds the fabric of `sc`.
     pub fn new(sc: &Scenario) -> Result<Self, FabricError> {
@@ -425,40 +464,20 @@ impl Fabric {
             for (p, w) in self.sw_in[s].iter_mut().enumerate() {
                 let Some(w) = w else { continue };
                 while let Some(e) = w.pop_due(t) {
-                    // A refusal is counted by the switch (`rx_errors`) and reported as a violation.
-                    let _ = match e {
-                        Ev::Pkt(pk) => {
-                            self.wire_pkts -= 1;
-                            sw.rx_packet(p, pk)
-                        }
-                        Ev::Fc(fc) => sw.rx_fc(p, fc),
-                        Ev::Pause(f) => sw.rx_pause(p, f),
-                    };
+                    self.wire_pkts -= u64::from(hand_to_switch(sw, p, e));
                 }
             }
         }
         for (h, hc) in self.hcas.iter_mut().enumerate() {
             while let Some(e) = self.hca_in[h].pop_due(t) {
-                match e {
-                    Ev::Pkt(pk) => {
-                        self.wire_pkts -= 1;
-                        hc.rx_packet(t, pk)
-                    }
-                    Ev::Fc(fc) => hc.rx_fc(fc),
-                    Ev::Pause(f) => hc.rx_pause(f),
-                }
+                self.wire_pkts -= u64::from(hand_to_hca(hc, t, e));
             }
         }
         for s in 0..self.switches.len() {
             self.events.clear();
             self.events.extend_from_slice(self.switches[s].step());
             for i in 0..self.events.len() {
-                let e = self.events[i];
-                let (port, ev) = match e {
-                    TxEvent::Packet { port, start } => (port, Ev::Pkt(start)),
-                    TxEvent::Fc { port, fc } => (port, Ev::Fc(fc)),
-                    TxEvent::Pause { port, frame } => (port, Ev::Pause(frame)),
-                };
+                let (port, ev) = wire_item(self.events[i]);
                 if let Some(rx) = self.sw_out[s][usize::from(port)] {
                     self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
                     self.wire_to(rx).push(t, ev);
@@ -467,20 +486,12 @@ impl Fabric {
             }
         }
         for h in 0..self.hcas.len() {
-            let EndpointOut { pkt, fc, pause } = self.hcas[h].step(t);
+            let out = self.hcas[h].step(t);
             let rx = self.hca_out[h];
-            if let Some(p) = pkt {
-                self.wire_pkts += 1;
-                self.wire_to(rx).push(t, Ev::Pkt(p));
-                self.tap_ev(t, rx, Ev::Pkt(p));
-            }
-            if let Some(f) = fc {
-                self.wire_to(rx).push(t, Ev::Fc(f));
-                self.tap_ev(t, rx, Ev::Fc(f));
-            }
-            if let Some(f) = pause {
-                self.wire_to(rx).push(t, Ev::Pause(f));
-                self.tap_ev(t, rx, Ev::Pause(f));
+            for ev in hca_items(out) {
+                self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
+                self.wire_to(rx).push(t, ev);
+                self.tap_ev(t, rx, ev);
             }
         }
         self.now += 1;
