@@ -34,22 +34,15 @@ module cct_shaper_tb;
       end else begin
         r = $fscanf(fd, "%h %h %h %h %h %h %h %h", rst_ni, becn, tick, sent, exp_ccti, exp_ird, exp_ready,
                     exp_trigger);
-        if (r != 8) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 8);
         #1;
         check("ccti_o", 64'(ccti), 64'(exp_ccti));
         check("ird_o", 64'(ird), 64'(exp_ird));
         check("ready_o", 64'(ready), 64'(exp_ready));
         check("trigger_o", 64'(trigger), 64'(exp_trigger));
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule

@@ -34,22 +34,15 @@ module cong_detect_tb;
       end else begin
         r = $fscanf(fd, "%h %h %h %h %h %h %h %h", rst_ni, voq_cnt, voq_fill, credit_avail, exp_cong, exp_root,
                     exp_victim, exp_mark_state);
-        if (r != 8) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 8);
         #1;
         check("cong_o", 64'(cong), 64'(exp_cong));
         check("root_o", 64'(root), 64'(exp_root));
         check("victim_o", 64'(victim), 64'(exp_victim));
         check("mark_state_o", 64'(mark_state), 64'(exp_mark_state));
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule

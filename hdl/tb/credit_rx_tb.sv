@@ -33,10 +33,7 @@ module credit_rx_tb;
       end else begin
         r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h %h", rst_ni, blk_rx, fc_valid, fc_fctbs, blk_free,
                     exp_abr, exp_free, exp_fccl, exp_fc_send, exp_overflow, exp_drain_err);
-        if (r != 11) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 11);
         #1;
         check("abr_o", 64'(abr), 64'(exp_abr));
         check("free_o", 64'(free), 64'(exp_free));
@@ -44,13 +41,9 @@ module credit_rx_tb;
         check("fc_send_o", 64'(fc_send), 64'(exp_fc_send));
         check("overflow_o", 64'(overflow), 64'(exp_overflow));
         check("drain_err_o", 64'(drain_err), 64'(exp_drain_err));
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule

@@ -27,23 +27,16 @@ module credit_tx_tb;
       end else begin
         r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h %h", rst_ni, fc_valid, fc_fccl, req_valid, req_blocks,
                     take, exp_fctbs, exp_fccl, exp_avail, exp_send_ok, exp_err);
-        if (r != 11) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 11);
         #1;
         check("fctbs_o", 64'(fctbs), 64'(exp_fctbs));
         check("fccl_o", 64'(fccl), 64'(exp_fccl));
         check("avail_o", 64'(avail), 64'(exp_avail));
         check("send_ok_o", 64'(send_ok), 64'(exp_send_ok));
         check("err_o", 64'(err), 64'(exp_err));
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule

@@ -29,19 +29,12 @@ module fecn_marker_tb;
         r = $fscanf(fd, "%h %h %h %h %h", packet_size, marking_rate, mode, lfsr_seed, lfsr_thresh);
       end else begin
         r = $fscanf(fd, "%h %h %h %h %h", rst_ni, pkt_valid, pkt_bytes, mark_state, exp_mark);
-        if (r != 5) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 5);
         #1;
         check("mark_o", 64'(mark), 64'(exp_mark));
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule

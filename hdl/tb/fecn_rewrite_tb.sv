@@ -39,23 +39,16 @@ module fecn_rewrite_tb #(
       end else begin
         r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h %h %h", rst_ni, valid, sop, eop, bytes, data, mark,
                     exp_valid, exp_sop, exp_eop, exp_bytes, exp_data);
-        if (r != 12) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 12);
         #1;
         check("valid_o", (8*BeatBytes)'(valid_o), (8*BeatBytes)'(exp_valid));
         check("sop_o", (8*BeatBytes)'(sop_o), (8*BeatBytes)'(exp_sop));
         check("eop_o", (8*BeatBytes)'(eop_o), (8*BeatBytes)'(exp_eop));
         check("bytes_o", (8*BeatBytes)'(bytes_o), (8*BeatBytes)'(exp_bytes));
         check("data_o", data_o, exp_data);
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule

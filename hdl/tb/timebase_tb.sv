@@ -23,20 +23,13 @@ module timebase_tb;
         r = $fscanf(fd, "%h %h", inc, modulus);
       end else begin
         r = $fscanf(fd, "%h %h %h", rst_ni, exp_tick, exp_ts);
-        if (r != 3) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 3);
         #1;
         check("tick_o", 64'(tick), 64'(exp_tick));
         check("ts_o", 64'(ts), 64'(exp_ts));
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule

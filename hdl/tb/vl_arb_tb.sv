@@ -36,21 +36,14 @@ module vl_arb_tb;
       end else begin
         r = $fscanf(fd, "%h %h %h %h %h %h %h %h", rst_ni, ready, req, len, credit_ok, exp_valid, exp_vl,
                     exp_high);
-        if (r != 8) begin
-          $display("ERROR: bad trace line at cycle %0d", cycle);
-          $finish;
-        end
+        expect_fields(r, 8);
         #1;
         check("gnt_valid_o", 64'(gnt_valid), 64'(exp_valid));
         check("gnt_vl_o", 64'(gnt_vl), 64'(exp_vl));
         check("gnt_high_o", 64'(gnt_high), 64'(exp_high));
-        clk = 1'b1;
-        #1;
-        clk = 1'b0;
-        cycle = cycle + 1;
+        clock_edge;
       end
     end
-    $display("Checked %0d cycles", cycle);
-    $finish;
+    checked;
   end
 endmodule
