@@ -23,8 +23,9 @@
 //! so the results are bit-identical for any thread count.
 //!
 //! # Cost
-//! Per cycle with any work in a part: a scan of the part's wake-up array plus the due blocks' steps; a cycle
-//! with no work anywhere is never visited. Threads synchronise once per window.
+//! Per cycle with any work in a part: the due blocks' steps, found in the part's timing wheel
+//! ([`super::wheel`]); a cycle with no work anywhere is never visited. Threads meet at a barrier once per
+//! window.
 
 use switch_asic::link::Wire;
 use switch_asic::quiet::FcSync;

@@ -64,9 +64,9 @@ pub struct TxFlow {
     src: MsgSource,
     /// The last packet sent, until the controller has been told (at its last wire cycle).
     sent: Option<Sent>,
-    /// The first cycle the reaction point lets the next packet start, as it answered the last
-    /// [`TxFlow::may_send`] or earlier (see [`FlowCc::wake_for_send`]).
-    next_send: u64,
+    /// While the reaction point holds the flow back: the first cycle it must be asked again, from the last
+    /// [`TxFlow::may_send`] ([`FlowCc::wake_for_send`]; 0: ask now).
+    cc_wake: u64,
 }
 
 impl TxFlow {
@@ -102,7 +102,7 @@ impl TxFlow {
             )
             .expect("a saturating source has no settings to reject"),
             sent: None,
-            next_send: 0,
+            cc_wake: 0,
         }
     }
 
@@ -139,7 +139,7 @@ impl TxFlow {
             Some(c) => {
                 c.advance(t);
                 let at = c.next_send();
-                self.next_send = c.wake_for_send(at);
+                self.cc_wake = c.wake_for_send(at);
                 at <= t
             }
         }
@@ -522,9 +522,8 @@ impl Hca {
                         match (f.cc.is_some(), f.sent) {
                             // Gated until the last packet's end is reported.
                             (true, Some(s)) if s.end > now => at = at.min(s.end),
-                            // Gated by the reaction point's injection delay, which nothing but a send
-                            // changes (a BECN raises the CCTI, not the running delay).
-                            (true, None) if f.next_send > now => at = at.min(f.next_send),
+                            // Held back by the reaction point until then.
+                            (true, None) if f.cc_wake > now => at = at.min(f.cc_wake),
                             _ => return now,
                         }
                     } else if f.start > now {
@@ -537,7 +536,8 @@ impl Hca {
     }
 
     /// The first cycle at or after `now` in which this HCA may do more than send periodic flow-control
-    /// packets: `now` while a packet is loaded, arriving or a CNP waits, else the next flow start.
+    /// packets: `now` while a packet is loaded, arriving or a CNP waits, else the next flow start or RR-CC
+    /// period end.
     pub fn quiet_until(&self, now: u64) -> u64 {
         if self.loaded.is_some() || !self.cnp_q.is_empty() || self.arriving.is_some() {
             return now;

@@ -191,7 +191,7 @@ impl Endpoint {
 
     /// Free blocks of the receive buffer of `vl` (`credit_rx` `free_q`).
     pub fn rx_free(&self, vl: usize) -> u16 {
-        // Less the blocks in by now that a sleeping endpoint has not counted yet (see `arrival_wake`).
+        // Less the blocks in by now that a sleeping endpoint has not counted yet (see `Arrival::wake`).
         let pending = match self.arriving {
             Some((a, v, _)) if usize::from(v) == vl && self.now > 0 => {
                 a.pending_until(self.rate, self.now - 1)
@@ -201,20 +201,6 @@ impl Endpoint {
         self.crx
             .get(vl)
             .map_or(0, |r| r.free_q - pending.min(r.free_q))
-    }
-
-    /// The next cycle the endpoint must look at the packet arriving: its tail when each block would change
-    /// nothing but `credit_rx`'s ABR and free count ([`CreditRx::can_absorb`], no PFC watermarks, no drain
-    /// model), the blocks being counted at the next step ([`CreditRx::absorb`]); else its next block.
-    fn arrival_wake(&self, a: &Arrival, vl: u8) -> u64 {
-        let lazy = self.pfc.is_none()
-            && self.drain.is_none()
-            && self.crx[usize::from(vl)].can_absorb(a.remaining());
-        if lazy {
-            a.last_cycle(self.rate)
-        } else {
-            a.next_cycle().unwrap_or(self.now)
-        }
     }
 
     /// A packet head arrives this cycle.
@@ -278,7 +264,9 @@ impl Endpoint {
             }
         }
         if let Some((a, vl, _)) = &self.arriving {
-            at = at.min(self.arrival_wake(a, *vl));
+            let per_block = self.pfc.is_some() || self.drain.is_some();
+            let w = a.wake(r, &self.crx[usize::from(*vl)], per_block);
+            at = at.min(w.unwrap_or(t));
         }
         for c in &self.crx {
             if let Some(e) = c.next_event() {
@@ -452,11 +440,7 @@ impl Endpoint {
         // Receive side.
         let mut blk = [0u8; 16];
         if let Some((mut a, vl, fecn)) = self.arriving.take() {
-            // Blocks of cycles the endpoint slept through (see `arrival_wake`) first, as their steps would.
-            let early = if t > 0 { a.take_until(r, t - 1) } else { 0 };
-            if early > 0 {
-                self.crx[usize::from(vl)].absorb(early);
-            }
+            a.absorb_before(r, t, &mut self.crx[usize::from(vl)]);
             blk[usize::from(vl)] += a.take_until(r, t) as u8;
             if a.is_done() {
                 self.packet_in(vl, a.blocks(), fecn);

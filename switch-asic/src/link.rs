@@ -6,6 +6,8 @@
 
 use std::collections::VecDeque;
 
+use rtl_model::blocks::credit_rx::CreditRx;
+
 use crate::packet::FC_PACKET_BYTES;
 use crate::rate::LinkRate;
 
@@ -56,9 +58,30 @@ impl Arrival {
         a.take_until(rate, t)
     }
 
-    /// The cycle of the last block.
-    pub fn last_cycle(&self, rate: LinkRate) -> u64 {
-        self.block_cycle(rate, self.blocks.max(1))
+    /// The next cycle the receiver must look at this packet. A block changes nothing but `crx`'s ABR and
+    /// free count when the FCCL cannot move and it cannot overflow ([`CreditRx::can_absorb`]): then, unless
+    /// the receiver watches every block (`per_block`: PFC watermarks, a drain model, the eager reference),
+    /// the next look is the tail and the blocks before it are counted at whatever step comes first
+    /// ([`Arrival::absorb_before`]); otherwise it is the next block. Exact either way; only the number of
+    /// steps differs. `None` when all blocks are in.
+    pub fn wake(&self, rate: LinkRate, crx: &CreditRx, per_block: bool) -> Option<u64> {
+        if !per_block && !self.is_done() && crx.can_absorb(self.remaining()) {
+            Some(self.block_cycle(rate, self.blocks))
+        } else {
+            self.next_cycle()
+        }
+    }
+
+    /// Counts into `crx` the blocks of cycles before `t` not taken yet, as those cycles' steps would have
+    /// ([`CreditRx::absorb`]): a receiver that slept through them (see [`Arrival::wake`]) does this before
+    /// taking the blocks of cycle `t`.
+    pub fn absorb_before(&mut self, rate: LinkRate, t: u64, crx: &mut CreditRx) {
+        if t > 0 {
+            let early = self.take_until(rate, t - 1);
+            if early > 0 {
+                crx.absorb(early);
+            }
+        }
     }
 
     /// Blocks not taken yet.

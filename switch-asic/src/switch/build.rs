@@ -115,7 +115,6 @@ impl Switch {
             mark,
             rx_pkt: vec![None; n],
             rx_fc: vec![None; n],
-            touched: PreVec(Vec::with_capacity(2 * n)),
             rx_pkt_mask: 0,
             rx_fc_mask: 0,
             rx_pause_mask: 0,

@@ -47,7 +47,7 @@ impl Switch {
                 .iter()
                 .map(|&f| u32::from(f))
                 .sum(),
-            // Blocks in by now that a sleeping port has not counted yet (see `Switch::lazy_wake`).
+            // Blocks in by now that a sleeping port has not counted yet (see `Arrival::wake`).
             in_buf_used: rx.config().buf_blocks - rx.free_q
                 + self.arriving[port]
                     .filter(|a| usize::from(a.vl) == vl && self.now > 0)

@@ -9,12 +9,7 @@ impl Switch {
         let base = p * self.v;
         let mut blk = [0u8; 16];
         if let Some(mut ar) = self.arriving[p] {
-            // Blocks of earlier cycles the port slept through (see `lazy_wake`) are counted first, as
-            // those cycles' steps would have.
-            let early = if t > 0 { ar.a.take_until(r, t - 1) } else { 0 };
-            if early > 0 {
-                self.crx[base + usize::from(ar.vl)].absorb(early);
-            }
+            ar.a.absorb_before(r, t, &mut self.crx[base + usize::from(ar.vl)]);
             let got = ar.a.take_until(r, t);
             blk[usize::from(ar.vl)] += got as u8;
             if ar.a.is_done() {
@@ -85,24 +80,11 @@ impl Switch {
             wake = wake.min(self.crx_due[k]);
         }
         if let Some(ar) = self.arriving[p] {
-            wake = wake.min(self.lazy_wake(p, &ar));
+            let per_block = self.eager || self.pfc_on[p];
+            let crx = &self.crx[base + usize::from(ar.vl)];
+            wake = wake.min(ar.a.wake(r, crx, per_block).unwrap_or(NEVER));
         }
         self.in_wake[p] = wake;
-    }
-
-    /// When the port must look at an arriving packet again. A block changes nothing but `credit_rx`'s ABR
-    /// and free count when its FCCL cannot move and it cannot overflow ([`CreditRx::can_absorb`]) and the
-    /// port has no PFC watermarks to check: then the next look is the tail (store-and-forward enqueue, drop
-    /// release) and the blocks in between are counted at whatever step comes first ([`CreditRx::absorb`]).
-    /// Otherwise every block is a step. Exact either way; only the number of steps differs.
-    fn lazy_wake(&self, p: usize, ar: &Arriving) -> u64 {
-        let r = self.rate[p];
-        let k = p * self.v + usize::from(ar.vl);
-        if !self.eager && !self.pfc_on[p] && self.crx[k].can_absorb(ar.a.remaining()) {
-            ar.a.last_cycle(r)
-        } else {
-            ar.a.next_cycle().unwrap_or(NEVER)
-        }
     }
 
     pub(super) fn head_arrives(&mut self, p: usize, ps: PacketStart, t: u64, blk: &mut [u8; 16]) {

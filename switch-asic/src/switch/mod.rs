@@ -55,6 +55,10 @@ use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
 use crate::rate::LinkRate;
 
 const NONE: u32 = u32::MAX;
+const NEVER: u64 = u64::MAX;
+const NO_ROUTE: u8 = u8::MAX;
+/// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
+const DROP: u32 = NONE - 1;
 
 /// The ports whose wake-up cycle in `wake` is at or before `t`, as bits (a branch-free pass the compiler
 /// vectorises: finding the due ports of a 36-port switch costs a few instructions, not 36 branches).
@@ -85,10 +89,6 @@ fn ports(mut mask: u64) -> impl Iterator<Item = usize> {
 fn bit(port: usize) -> u64 {
     1u64.checked_shl(port as u32).unwrap_or(0)
 }
-const NEVER: u64 = u64::MAX;
-const NO_ROUTE: u8 = u8::MAX;
-/// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
-const DROP: u32 = NONE - 1;
 
 /// A hand-in the switch refuses: the caller (the fabric) broke the port interface. Counted, never a panic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -177,7 +177,6 @@ pub struct Switch {
 
     rx_pkt: Vec<Option<PacketStart>>,
     rx_fc: Vec<Option<FcPacket>>,
-    touched: PreVec<u8>,
     /// Ports with a packet head / flow-control packet / pause frame handed in this cycle, as bits (so that
     /// finding them reads one word instead of the per-port hand-in slots).
     rx_pkt_mask: u64,
@@ -268,10 +267,9 @@ impl Switch {
         self.rx_errors
     }
 
-    fn touch(&mut self, port: usize) {
-        if (self.rx_pkt_mask | self.rx_fc_mask | self.rx_pause_mask) & (1 << port) == 0 {
-            self.touched.0.push(port as u8);
-        }
+    /// Ports with anything handed in this cycle.
+    fn handed_in(&self) -> u64 {
+        self.rx_pkt_mask | self.rx_fc_mask | self.rx_pause_mask
     }
 
     /// A packet head arrives on `port` in the current cycle.
@@ -285,7 +283,6 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.touch(port);
             self.rx_pkt[port] = Some(start);
             self.rx_pkt_mask |= 1 << port;
         } else {
@@ -305,7 +302,6 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.touch(port);
             self.rx_fc[port] = Some(fc);
             self.rx_fc_mask |= 1 << port;
         } else {
@@ -330,7 +326,6 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.touch(port);
             self.rx_pause[port] = Some(frame);
             self.rx_pause_mask |= 1 << port;
         } else {
@@ -352,7 +347,7 @@ impl Switch {
     /// Idle cycles before something can happen inside the switch with nothing handed in: `Some(0)` when the
     /// next step has work, `None` never (the periodic flow-control timers keep it finite in practice).
     pub fn next_event(&self) -> Option<u64> {
-        if !self.touched.0.is_empty() {
+        if self.handed_in() != 0 {
             return Some(0);
         }
         (self.next_any != NEVER).then(|| self.next_any.saturating_sub(self.now))
@@ -379,41 +374,29 @@ impl Switch {
     pub fn step(&mut self) -> &[TxEvent] {
         self.events.0.clear();
         let t = self.now;
-        if !self.eager && self.touched.0.is_empty() && self.next_any > t {
+        if !self.eager && self.handed_in() == 0 && self.next_any > t {
             self.now += 1;
             return &self.events.0;
         }
         self.work_cycles += 1;
-        let all = if self.n == 64 {
-            !0
-        } else {
-            (1u64 << self.n) - 1
-        };
+        // The eager reference clocks every port.
+        let all = if self.eager { !0 >> (64 - self.n) } else { 0 };
         for p in ports(due_mask(&self.eg_wake, t)) {
             self.egress_complete(p, t);
         }
         // Completions may wake other outputs (a freed read slot): the mask is taken after them.
-        let mut eg = due_mask(&self.eg_wake, t) | self.rx_fc_mask | self.rx_pause_mask;
-        if self.eager {
-            eg = all;
-        }
-        for p in ports(eg) {
+        for p in ports(due_mask(&self.eg_wake, t) | self.rx_fc_mask | self.rx_pause_mask | all) {
             self.egress(p, t);
         }
-        let mut ing = due_mask(&self.in_wake, t) | self.rx_pkt_mask | self.rx_fc_mask;
-        if self.eager {
-            ing = all;
-        }
-        for p in ports(ing) {
+        for p in ports(due_mask(&self.in_wake, t) | self.rx_pkt_mask | self.rx_fc_mask | all) {
             self.ingress(p, t);
         }
         self.detect(t);
-        for &p in &self.touched.0 {
-            self.rx_pkt[usize::from(p)] = None;
-            self.rx_fc[usize::from(p)] = None;
-            self.rx_pause[usize::from(p)] = None;
+        for p in ports(self.handed_in()) {
+            self.rx_pkt[p] = None;
+            self.rx_fc[p] = None;
+            self.rx_pause[p] = None;
         }
-        self.touched.0.clear();
         (self.rx_pkt_mask, self.rx_fc_mask, self.rx_pause_mask) = (0, 0, 0);
         self.now += 1;
         self.next_any = min_of(&self.eg_wake).min(min_of(&self.in_wake));

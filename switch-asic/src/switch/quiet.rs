@@ -52,7 +52,7 @@ impl Switch {
     pub fn can_quiet_jump(&self, n: u64) -> bool {
         let end = self.now + n;
         !self.eager
-            && self.touched.0.is_empty()
+            && self.handed_in() == 0
             && self.packets_held() == 0
             && self.dirty_list.0.is_empty()
             && (0..self.n).all(|p| self.quiet_port_plan(p, end).is_some())
