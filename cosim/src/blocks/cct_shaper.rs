@@ -282,10 +282,7 @@ mod tests {
     fn config_survives_the_held_ports() {
         for seed in 0..100 {
             let (cfg, _) = CctShaperBlock::random(seed);
-            let pairs: Vec<(String, Wide)> = CctShaperBlock::config_ports(&cfg)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
+            let pairs = crate::blocks::held_pairs::<CctShaperBlock>(&cfg);
             assert_eq!(CctShaperBlock::config_from_ports(&pairs).unwrap(), cfg);
         }
     }

@@ -463,10 +463,7 @@ mod tests {
     fn config_survives_the_held_ports_and_reserved_compare_is_refused() {
         for seed in 0..100 {
             let (cfg, _) = CongDetectBlock::random(seed);
-            let mut pairs: Vec<(String, Wide)> = CongDetectBlock::config_ports(&cfg)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
+            let mut pairs = crate::blocks::held_pairs::<CongDetectBlock>(&cfg);
             assert_eq!(CongDetectBlock::config_from_ports(&pairs).unwrap(), cfg);
             pairs[2].1 = Wide::from(3u8);
             let e = CongDetectBlock::config_from_ports(&pairs).unwrap_err();

@@ -51,6 +51,16 @@ pub trait Block {
     fn rtl(cfg: &Self::Config, bug: Option<&str>) -> Result<Self::Rtl, CosimError>;
 }
 
+/// `cfg`'s held ports as a port trace carries them (name, value): what `config_from_ports` reads back
+/// (for the round-trip tests of every block).
+#[cfg(test)]
+pub(crate) fn held_pairs<B: Block>(cfg: &B::Config) -> Vec<(String, Wide)> {
+    B::config_ports(cfg)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
 /// Looks up `name` among `pairs`, naming the missing port in the error.
 pub(crate) fn held_wide(pairs: &[(String, Wide)], name: &str) -> Result<Wide, String> {
     pairs
@@ -219,17 +229,11 @@ mod tests {
     fn config_ports_round_trip() {
         for seed in 0..50 {
             let (c, _) = CreditRxBlock::random(seed);
-            let pairs: Vec<(String, Wide)> = CreditRxBlock::config_ports(&c)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
+            let pairs = held_pairs::<CreditRxBlock>(&c);
             assert_eq!(CreditRxBlock::config_from_ports(&pairs).unwrap(), c);
             assert!(c.validate().is_ok());
             let (c, _) = CreditTxBlock::random(seed);
-            let pairs: Vec<(String, Wide)> = CreditTxBlock::config_ports(&c)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
+            let pairs = held_pairs::<CreditTxBlock>(&c);
             assert_eq!(CreditTxBlock::config_from_ports(&pairs).unwrap(), c);
         }
     }

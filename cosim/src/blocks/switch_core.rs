@@ -426,10 +426,7 @@ mod tests {
     fn config_survives_the_held_ports() {
         for seed in 0..100 {
             let (cfg, _) = SwitchCoreBlock::random(seed);
-            let pairs: Vec<(String, Wide)> = SwitchCoreBlock::config_ports(&cfg)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
+            let pairs = crate::blocks::held_pairs::<SwitchCoreBlock>(&cfg);
             assert_eq!(SwitchCoreBlock::config_from_ports(&pairs).unwrap(), cfg);
         }
     }

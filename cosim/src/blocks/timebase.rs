@@ -182,10 +182,7 @@ mod tests {
     fn config_survives_the_held_ports() {
         for seed in 0..200 {
             let (cfg, _) = TimebaseBlock::random(seed);
-            let pairs: Vec<(String, Wide)> = TimebaseBlock::config_ports(&cfg)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
+            let pairs = crate::blocks::held_pairs::<TimebaseBlock>(&cfg);
             let back = TimebaseBlock::config_from_ports(&pairs).unwrap();
             // The clock may come back in the other form; the ratio the RTL sees must be the same.
             assert_eq!(back.ratio().unwrap(), cfg.ratio().unwrap(), "seed {seed}");

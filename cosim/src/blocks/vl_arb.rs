@@ -379,10 +379,7 @@ mod config_tests {
     use super::*;
 
     fn pairs(cfg: &Config) -> Vec<(String, Wide)> {
-        VlArbBlock::config_ports(cfg)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
+        crate::blocks::held_pairs::<VlArbBlock>(cfg)
     }
 
     #[test]
