@@ -14,8 +14,8 @@
 //! can go on from there.
 //!
 //! # Why parallel stepping is exact
-//! With `T` threads the switches are cut into `T` contiguous runs of about equal weight (ports plus attached
-//! HCAs), each switch with the HCAs attached to it ([`partition`]). The lookahead `L` is the shortest
+//! With `T` threads the switches are cut into `T` contiguous runs of about equal weight (ports, plus two
+//! per attached HCA), each switch with the HCAs attached to it ([`partition`]). The lookahead `L` is the shortest
 //! latency of a wire between two parts. Time advances in windows of `L` cycles; in a window every part
 //! runs on its own thread, and what it puts on a wire into another part (due at least `L` cycles later, so
 //! after the window) waits in an outbox that is delivered between windows. Each wire has one sender, so its
@@ -25,7 +25,7 @@
 //! # Cost
 //! Per cycle with any work in a part: the due blocks' steps, found in the part's timing wheel
 //! ([`super::wheel`]); a cycle with no work anywhere is never visited. Threads meet at a barrier once per
-//! window.
+//! window, a spinning one (`SpinBarrier`).
 
 use switch_asic::link::Wire;
 use switch_asic::quiet::FcSync;
@@ -39,6 +39,11 @@ use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, 
 const QUIET_CHECK: u64 = 4096;
 /// The shortest quiet stretch worth a jump.
 const QUIET_MIN: u64 = 1024;
+
+/// Weight of an HCA in the partition, in switch ports: an HCA steps for every packet it sends, receives
+/// and every flow-control packet and CC message, and costs about twice a switch port (measured on
+/// `clos648-shift-cc`: with equal weights the part with the leaves and their HCAs was 15% busier).
+const HCA_WEIGHT: u64 = 2;
 
 /// Part and index within it of a switch or HCA.
 type Loc = (u32, u32);
@@ -129,7 +134,7 @@ struct Part {
     work: StepWork,
 }
 
-/// Cuts `switches` (weights: ports plus attached HCAs) into `parts` contiguous runs of about equal weight.
+/// Cuts `switches` (weights: ports plus `HCA_WEIGHT` per attached HCA) into `parts` contiguous runs of about equal weight.
 pub fn partition(weights: &[u64], parts: usize) -> Vec<u32> {
     let total: u64 = weights.iter().sum();
     let parts = parts.clamp(1, weights.len().max(1)) as u64;
@@ -308,22 +313,37 @@ impl Part {
 /// cycles after the window's start, so at or after the next window's end: delivering it at any point before
 /// the receiver's next window ends is exact. A part may even find items of the next window in its inbox
 /// (another part ran ahead): they are due after that window too. Each wire has one sender, whose items keep
-/// their order. The threads live for the whole stretch, so a window costs one barrier, not a spawn.
+/// their order. The threads live for the whole stretch, so a window costs one barrier, not a spawn. A window
+/// in which no part has anything to do is skipped: the parts publish a lower bound of their next work before
+/// the barrier and all start the next window at the earliest (windows need not be aligned; what matters is
+/// that none is longer than the lookahead).
 fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: u64) {
-    use std::sync::{Barrier, Mutex};
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::Mutex;
     let n = parts.len();
     let inboxes: Vec<Mutex<Vec<(Rx, u64, Ev)>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
-    let barrier = Barrier::new(n);
+    let barrier = SpinBarrier::new(n);
+    // Per window parity and part: a lower bound of the part's next work (its next wake-up, or the earliest
+    // item it sent to another part). Two sets, so a part that runs ahead writes the next window's set while
+    // a slower one still reads this window's.
+    let next: [Vec<AtomicU64>; 2] =
+        std::array::from_fn(|_| (0..n).map(|_| AtomicU64::new(0)).collect());
     let body = |p: &mut Part| {
+        let _poison = PoisonOnPanic(&barrier);
         let me = p.id as usize;
         let mut t = t0;
+        let mut round = 0usize;
         while t < end {
             let t1 = t.saturating_add(lookahead).min(end);
             p.run(links, t1);
+            let mut soon = p.wheel.next_entry().unwrap_or(u64::MAX);
             for (rx, at, ev) in p.outbox.drain(..) {
+                // Due at least one lookahead after its push.
+                soon = soon.min(at.saturating_add(lookahead));
                 let (k, _) = links.loc(rx);
                 lock(&inboxes[k as usize]).push((rx, at, ev));
             }
+            next[round & 1][me].store(soon, Relaxed);
             barrier.wait();
             let mut inbox = lock(&inboxes[me]);
             for (rx, at, ev) in inbox.drain(..) {
@@ -331,7 +351,11 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: 
                 p.deliver(rx, idx as usize, at, ev);
             }
             drop(inbox);
-            t = t1;
+            // Every part computes the same start: nothing anywhere happens before the earliest bound, so the
+            // next window may start there (skipping windows in which no part has work).
+            let soonest = next[round & 1].iter().map(|a| a.load(Relaxed)).min();
+            t = t1.max(soonest.unwrap_or(u64::MAX));
+            round += 1;
         }
     };
     std::thread::scope(|sc| {
@@ -342,6 +366,76 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: 
         }
         body(first);
     });
+}
+
+/// A barrier whose waiters spin before they yield. A window's work is a fraction of a millisecond: waking a
+/// thread that slept on a futex (what `std::sync::Barrier` does) can take as long on a virtual machine, whose
+/// idle virtual CPU is halted; spinning keeps the waiting core awake. After `SPIN` rounds a waiter yields its
+/// core at every round, so an oversubscribed machine (more threads than cores) still makes progress, and after
+/// `YIELDS` more it sleeps between rounds, so a part with far less work than the others does not burn a core.
+///
+/// A thread that panics poisons it (see [`PoisonOnPanic`]): the others then panic too instead of waiting
+/// for ever, and the scope reports the first panic.
+struct SpinBarrier {
+    n: usize,
+    arrived: std::sync::atomic::AtomicUsize,
+    generation: std::sync::atomic::AtomicUsize,
+    poisoned: std::sync::atomic::AtomicBool,
+}
+
+/// Poisons the barrier when dropped during a panic.
+struct PoisonOnPanic<'a>(&'a SpinBarrier);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0
+                .poisoned
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
+impl SpinBarrier {
+    /// Spin rounds before yielding: about 100 us.
+    const SPIN: u32 = 1 << 14;
+    /// Yielding rounds before sleeping.
+    const YIELDS: u32 = 1 << 10;
+
+    fn new(n: usize) -> Self {
+        SpinBarrier {
+            n,
+            arrived: 0.into(),
+            generation: 0.into(),
+            poisoned: false.into(),
+        }
+    }
+
+    fn wait(&self) {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+        let g = self.generation.load(Acquire);
+        if self.arrived.fetch_add(1, AcqRel) + 1 == self.n {
+            // Nobody touches `arrived` again before the generation moves on.
+            self.arrived.store(0, Relaxed);
+            self.generation.fetch_add(1, Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Acquire) == g {
+            assert!(
+                !self.poisoned.load(Acquire),
+                "another thread of the run panicked"
+            );
+            spins = spins.saturating_add(1);
+            if spins < Self::SPIN {
+                std::hint::spin_loop();
+            } else if spins < Self::SPIN + Self::YIELDS {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+        }
+    }
 }
 
 /// The inbox, whether or not another part's thread panicked while holding it (the panic ends the run).
@@ -359,7 +453,7 @@ impl Fabric {
         let mut weights: Vec<u64> = self.sw_in.iter().map(|p| p.len() as u64).collect();
         for out in &self.hca_out {
             if let Rx::Switch(s, _) = *out {
-                weights[s] += 1;
+                weights[s] += HCA_WEIGHT;
             }
         }
         let sw_part = partition(&weights, parts);

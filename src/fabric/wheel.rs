@@ -81,6 +81,21 @@ impl Wheel {
         }
     }
 
+    /// The first cycle with an entry (stale entries included, so a lower bound of the next wake-up), without
+    /// turning the wheel. Costs a scan of the slots up to it.
+    pub(super) fn next_entry(&self) -> Option<u64> {
+        let far = self.far.peek().map(|&Reverse((at, _))| at);
+        if self.count == 0 {
+            return far;
+        }
+        let near =
+            (self.cur..=self.cur + MASK).find(|&c| !self.slots[(c & MASK) as usize].is_empty());
+        match (near, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Moves the entries of the current cycle's slot into `out` (cleared first).
     pub(super) fn take_current(&mut self, out: &mut Vec<u32>) {
         out.clear();
@@ -113,6 +128,26 @@ mod tests {
             }
         }
         assert_eq!(got, vec![(12, 2), (12, 3), (4105, 4), (5010, 1)]);
+    }
+
+    #[test]
+    fn next_entry_is_the_earliest_without_turning() {
+        let mut w = Wheel::default();
+        w.reset(10);
+        assert_eq!(w.next_entry(), None);
+        w.schedule(1, 10 + SLOTS as u64 + 5);
+        assert_eq!(w.next_entry(), Some(10 + SLOTS as u64 + 5));
+        w.schedule(2, 300);
+        w.schedule(3, 40);
+        assert_eq!(w.next_entry(), Some(40));
+        assert_eq!(
+            w.next_before(u64::MAX),
+            Some(40),
+            "the peek did not turn the wheel"
+        );
+        let mut out = Vec::new();
+        w.take_current(&mut out);
+        assert_eq!(w.next_entry(), Some(300));
     }
 
     #[test]
