@@ -1,6 +1,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc instead of glibc's malloc: a fabric's state is many small per-port vectors, and mimalloc packs
+/// them more closely (size-class pages), so a step touches fewer pages and cache lines. Measured on
+/// `bench clos648-shift-cc`, five alternating runs each: 1.41-1.70 s CPU against 1.87-1.99 s; peak memory 166
+/// against 131 MiB.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 mod cli_bench;
