@@ -43,13 +43,28 @@ impl Arrival {
 
     /// Takes the blocks completed in cycles up to `t` that were not taken before.
     pub fn take_until(&mut self, rate: LinkRate, t: u64) -> u16 {
-        let mut n = 0;
-        while self.done < self.blocks && self.next_cycle <= t {
-            self.done += 1;
-            n += 1;
-            self.next_cycle = self.block_cycle(rate, self.done + 1);
+        if self.done >= self.blocks || self.next_cycle > t {
+            return 0;
         }
+        // In closed form (two divisions), not block by block: a receiver that slept through a packet
+        // takes all its blocks at once.
+        let done = self.blocks_by(rate, t);
+        let n = done - self.done;
+        self.done = done;
+        self.next_cycle = self.block_cycle(rate, done + 1);
         n
+    }
+
+    /// Blocks whose last byte is in by the end of cycle `t`. Block `k` ends at byte `min(64 k, bytes)`, and
+    /// byte `e` is in by cycle `t` when `(start + e den - 1) / num <= t`, that is `e <= ((t + 1) num -
+    /// start) / den`.
+    fn blocks_by(&self, rate: LinkRate, t: u64) -> u16 {
+        let e = ((t + 1) * u64::from(rate.num)).saturating_sub(self.start) / u64::from(rate.den);
+        if e >= u64::from(self.bytes) {
+            self.blocks
+        } else {
+            (e / 64) as u16
+        }
     }
 
     /// Blocks completed in cycles up to `t` that were not taken yet (what [`Arrival::take_until`] would take).
@@ -219,6 +234,38 @@ impl<T: Copy> Wire<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The block-by-block count the closed form replaced.
+    fn take_until_stepwise(a: &mut Arrival, rate: LinkRate, t: u64) -> u16 {
+        let mut n = 0;
+        while a.done < a.blocks && a.next_cycle <= t {
+            a.done += 1;
+            n += 1;
+            a.next_cycle = a.block_cycle(rate, a.done + 1);
+        }
+        n
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn take_until_equals_block_by_block(
+            num in 1u32..200, den in 1u32..200, head in 0u64..1000, off in 0u32..200,
+            bytes in 0u16..4200, steps in proptest::collection::vec(0u64..300, 1..12),
+        ) {
+            // At most 64 bytes per cycle (`LinkRate::new` refuses more).
+            let Ok(r) = LinkRate::new(num, den) else { return Ok(()) };
+            let off = off % r.num;
+            let mut a = Arrival::new(r, head, off, bytes);
+            let mut b = a;
+            let mut t = head;
+            for s in steps {
+                t += s;
+                proptest::prop_assert_eq!(a.take_until(r, t), take_until_stepwise(&mut b, r, t));
+                proptest::prop_assert_eq!(a, b);
+            }
+        }
+    }
 
     #[test]
     fn receiver_sees_blocks_in_the_transmitters_cycles() {
