@@ -59,6 +59,29 @@ fn vl_arbitration_weights_and_sl2vl_through_the_switch() {
     assert_eq!(rig.eps[2].stats().overflow, 0);
 }
 
+#[test]
+fn per_pair_sl2vl_tables_pick_the_output_vl_of_the_pair() {
+    let port = PortConfig::new(r(8, 1), 140).with_vls(2, 140);
+    let mut c = SwitchConfig::uniform(3, port);
+    for p in 0..3 {
+        c.route(p as u16 + 1, p as u8);
+    }
+    // One table per (input, output) pair: SL0 leaves on VL0, except from input 1 to output 2 (VL1), so
+    // the switch must read the pair's own table, not the first one.
+    let vl0 = Sl2VlTable { vl: [0; 16] };
+    c.sl2vl = vec![vl0; 9];
+    c.sl2vl[3 + 2].vl[0] = 1;
+    let mut rig = Rig::new(c, 300, 5).unwrap();
+    rig.record(true);
+    rig.eps[0].set_source(PacketDesc::local(3, 1, 0, Opcode::RcSendOnly, 256), None);
+    rig.eps[1].set_source(PacketDesc::local(3, 2, 0, Opcode::RcSendOnly, 256), None);
+    rig.run(20_000);
+    let from = |slid: u16| rig.sent[2].iter().filter(move |d| d.slid == slid);
+    assert!(from(1).count() > 10 && from(2).count() > 10);
+    assert!(from(1).all(|d| d.vl == 0), "input 0 to output 2: VL0");
+    assert!(from(2).all(|d| d.vl == 1), "input 1 to output 2: VL1");
+}
+
 /// Hands one 1050-byte packet from port 0 to port 1 and returns the cycle its head leaves port 1.
 fn departure(in_rate: LinkRate, out_rate: LinkRate) -> u64 {
     let mut c = cfg(2, in_rate, 200);

@@ -70,13 +70,23 @@ impl Switch {
                 lft[d] = *p;
             }
         }
-        let mut sl2vl = Vec::with_capacity(n * n);
+        let mut sl2vl: Vec<[u8; 16]> = Vec::new();
+        let mut sl2vl_of = Vec::with_capacity(n * n);
         let mut store_forward = Vec::with_capacity(n * n);
         for i in 0..n {
             for o in 0..n {
-                sl2vl.push(cfg.sl2vl_of(i, o).vl);
+                let t = cfg.sl2vl_of(i, o).vl;
+                let k = sl2vl.iter().position(|x| *x == t).unwrap_or_else(|| {
+                    sl2vl.push(t);
+                    sl2vl.len() - 1
+                });
+                sl2vl_of.push(k as u16);
                 store_forward.push(!cfg.ports[o].rate.le(cfg.ports[i].rate));
             }
+        }
+        if sl2vl.len() == 1 {
+            // One table for every pair (the usual case): no per-pair index to read per packet.
+            sl2vl_of.clear();
         }
         let slab_cap = slots + n;
         let mtu_blocks = mtu_packet_blocks(cfg.mtu);
@@ -105,6 +115,7 @@ impl Switch {
             speedup: cfg.ports.iter().map(|p| p.speedup).collect(),
             lft,
             sl2vl,
+            sl2vl_of,
             store_forward,
             crx,
             crx_next: vec![0; nv],

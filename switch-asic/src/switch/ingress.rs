@@ -109,7 +109,11 @@ impl Switch {
         let out_vl = if out == NO_ROUTE {
             Sl2VlTable::VL_DROP
         } else {
-            self.sl2vl[p * self.n + usize::from(out)][usize::from(d.sl & 15)]
+            let table = match self.sl2vl_of.get(p * self.n + usize::from(out)) {
+                Some(&k) => usize::from(k),
+                None => 0,
+            };
+            self.sl2vl[table][usize::from(d.sl & 15)]
         };
         let drop = out == NO_ROUTE
             || out_vl == Sl2VlTable::VL_DROP

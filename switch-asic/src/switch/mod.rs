@@ -164,7 +164,11 @@ pub struct Switch {
     nvl: Vec<u8>,
     speedup: Vec<u8>,
     lft: Vec<u8>,
+    /// The distinct SL2VL tables of the switch.
     sl2vl: Vec<[u8; 16]>,
+    /// Per (input, output) pair: its table in `sl2vl`; empty when there is only one (then every packet head
+    /// reads that one, which stays in cache, instead of a cold per-pair entry).
+    sl2vl_of: Vec<u16>,
     store_forward: Vec<bool>,
 
     crx: Vec<CreditRx>,
