@@ -61,8 +61,9 @@ pub(super) struct Sched {
     quiet_cycles: u64,
     /// Work counts of event-driven stepping so far.
     pub(super) work: StepWork,
-    /// The parts' wake-up calendars, kept between runs (their slots keep their capacity).
-    wheels: Vec<(Wheel, Vec<u32>)>,
+    /// The parts of the last run, emptied of blocks but keeping their allocations (wheel slots, wake-up
+    /// tables, scratch), so a run of a few cycles (a driver that looks at the fabric often) allocates nothing.
+    spare: Vec<Part>,
 }
 
 /// What event-driven stepping did, summed over parts (a cost measure for benches and tests: speed follows
@@ -106,7 +107,7 @@ impl Links<'_> {
 }
 
 /// One thread's share of the fabric.
-#[derive(Default)]
+#[derive(Default, Debug, Clone)]
 struct Part {
     id: u32,
     sw_ids: Vec<usize>,
@@ -171,16 +172,13 @@ impl Part {
 
     fn init_wakes(&mut self, now: u64) {
         let due = |w: &Wire<Ev>| w.next_due().unwrap_or(u64::MAX);
-        self.port_due = self
-            .sw_in
-            .iter()
-            .map(|ins| {
-                ins.iter()
-                    .map(|w| w.as_ref().map_or(u64::MAX, due))
-                    .collect()
-            })
-            .collect();
-        self.hca_due = self.hca_in.iter().map(due).collect();
+        self.port_due.resize_with(self.sw_in.len(), Vec::new);
+        for (d, ins) in self.port_due.iter_mut().zip(&self.sw_in) {
+            d.clear();
+            d.extend(ins.iter().map(|w| w.as_ref().map_or(u64::MAX, due)));
+        }
+        self.hca_due.clear();
+        self.hca_due.extend(self.hca_in.iter().map(due));
         self.wheel.reset(now);
         self.sw_wake.clear();
         for i in 0..self.switches.len() {
@@ -480,7 +478,7 @@ impl Fabric {
             parts,
             quiet_cycles: self.sched.quiet_cycles,
             work: self.sched.work,
-            wheels: std::mem::take(&mut self.sched.wheels),
+            spare: std::mem::take(&mut self.sched.spare),
         };
     }
 
@@ -647,51 +645,63 @@ impl Fabric {
         let nparts = self.sched.parts;
         let sw_part = std::mem::take(&mut self.sched.sw_part);
         // Move the blocks and their input wires into their parts (cheap: the structs hold pointers).
-        let mut parts: Vec<Part> = (0..nparts)
-            .map(|i| {
-                let (wheel, due) = self.sched.wheels.pop().unwrap_or_default();
-                Part {
-                    id: i as u32,
-                    wheel,
-                    due,
-                    ..Part::default()
-                }
-            })
-            .collect();
-        let mut sw_loc = Vec::with_capacity(sw_part.len());
-        for (s, (sw, ins)) in std::mem::take(&mut self.switches)
-            .into_iter()
-            .zip(std::mem::take(&mut self.sw_in))
-            .enumerate()
-        {
-            let k = sw_part[s];
-            let p = &mut parts[k as usize];
-            sw_loc.push((k, p.switches.len() as u32));
-            p.sw_ids.push(s);
-            p.switches.push(sw);
-            p.sw_in.push(ins);
+        let mut parts = std::mem::take(&mut self.sched.spare);
+        parts.resize_with(nparts, Part::default);
+        for (i, p) in parts.iter_mut().enumerate() {
+            p.id = i as u32;
+            p.sw_ids.clear();
+            p.hca_ids.clear();
+            p.outbox.clear();
+            p.wire_pkts = 0;
+            p.work = StepWork::default();
         }
+        let mut sw_loc = Vec::with_capacity(sw_part.len());
         let mut hca_loc = Vec::with_capacity(self.hcas.len());
-        for (h, (hc, w)) in std::mem::take(&mut self.hcas)
-            .into_iter()
-            .zip(std::mem::take(&mut self.hca_in))
-            .enumerate()
-        {
-            let k = match self.hca_out[h] {
-                Rx::Switch(s, _) => sw_part[s],
-                Rx::Hca(_) => 0,
-            };
-            let p = &mut parts[k as usize];
-            hca_loc.push((k, p.hcas.len() as u32));
-            p.hca_ids.push(h);
-            p.hcas.push(hc);
-            p.hca_in.push(w);
+        if nparts == 1 {
+            // Everything in one part: the vectors move whole, in topology order.
+            let p = &mut parts[0];
+            p.switches = std::mem::take(&mut self.switches);
+            p.sw_in = std::mem::take(&mut self.sw_in);
+            p.hcas = std::mem::take(&mut self.hcas);
+            p.hca_in = std::mem::take(&mut self.hca_in);
+            p.sw_ids.extend(0..p.switches.len());
+            p.hca_ids.extend(0..p.hcas.len());
+            sw_loc.extend((0..p.switches.len() as u32).map(|s| (0, s)));
+            hca_loc.extend((0..p.hcas.len() as u32).map(|h| (0, h)));
+        } else {
+            for (s, (sw, ins)) in std::mem::take(&mut self.switches)
+                .into_iter()
+                .zip(std::mem::take(&mut self.sw_in))
+                .enumerate()
+            {
+                let k = sw_part[s];
+                let p = &mut parts[k as usize];
+                sw_loc.push((k, p.switches.len() as u32));
+                p.sw_ids.push(s);
+                p.switches.push(sw);
+                p.sw_in.push(ins);
+            }
+            for (h, (hc, w)) in std::mem::take(&mut self.hcas)
+                .into_iter()
+                .zip(std::mem::take(&mut self.hca_in))
+                .enumerate()
+            {
+                let k = match self.hca_out[h] {
+                    Rx::Switch(s, _) => sw_part[s],
+                    Rx::Hca(_) => 0,
+                };
+                let p = &mut parts[k as usize];
+                hca_loc.push((k, p.hcas.len() as u32));
+                p.hca_ids.push(h);
+                p.hcas.push(hc);
+                p.hca_in.push(w);
+            }
         }
         let own = self.own_part();
         for p in &mut parts {
             if own.is_none_or(|o| o == p.id) {
                 p.init_wakes(self.now);
-                p.events = Vec::with_capacity(256);
+                p.events.reserve(256);
             }
         }
         #[cfg(feature = "mpi")]
@@ -736,6 +746,44 @@ impl Fabric {
             t0 = end;
         }
         // Back into the fabric, in topology order, every block brought to `end`.
+        if nparts == 1 {
+            let p = &mut parts[0];
+            if own.is_none_or(|o| o == 0) {
+                for sw in &mut p.switches {
+                    let n = end - sw.now();
+                    sw.skip(n);
+                }
+                for hc in &mut p.hcas {
+                    let n = end - hc.port_now();
+                    hc.skip(n);
+                }
+            }
+            self.switches = std::mem::take(&mut p.switches);
+            self.sw_in = std::mem::take(&mut p.sw_in);
+            self.hcas = std::mem::take(&mut p.hcas);
+            self.hca_in = std::mem::take(&mut p.hca_in);
+        } else {
+            self.unpart(&mut parts, &sw_part, &hca_loc, own, end);
+        }
+        for p in &parts {
+            self.sched.work.add(&p.work);
+        }
+        let delta: i64 = parts.iter().map(|p| p.wire_pkts).sum();
+        self.wire_pkts = (self.wire_pkts as i64 + delta) as u64;
+        self.now = end;
+        self.sched.sw_part = sw_part;
+        self.sched.spare = parts;
+    }
+
+    /// Moves the blocks of several parts back into the fabric in topology order, each brought to `end`.
+    fn unpart(
+        &mut self,
+        parts: &mut [Part],
+        sw_part: &[u32],
+        hca_loc: &[Loc],
+        own: Option<u32>,
+        end: u64,
+    ) {
         let mut sw_iters: Vec<_> = parts
             .iter_mut()
             .map(|p| {
@@ -745,7 +793,9 @@ impl Fabric {
                 )
             })
             .collect();
-        for &k in &sw_part {
+        self.switches.reserve(sw_part.len());
+        self.sw_in.reserve(sw_part.len());
+        for &k in sw_part {
             let (a, b) = &mut sw_iters[k as usize];
             let mut sw = a.next().expect("every switch is in its part");
             // Other ranks' blocks are never stepped here (and hold no meaning).
@@ -765,7 +815,9 @@ impl Fabric {
                 )
             })
             .collect();
-        for &(k, _) in &hca_loc {
+        self.hcas.reserve(hca_loc.len());
+        self.hca_in.reserve(hca_loc.len());
+        for &(k, _) in hca_loc {
             let (a, b) = &mut h_iters[k as usize];
             let mut hc = a.next().expect("every HCA is in its part");
             if own.is_none_or(|o| o == k) {
@@ -775,16 +827,6 @@ impl Fabric {
             self.hcas.push(hc);
             self.hca_in.push(b.next().expect("with its wire"));
         }
-        for p in &mut parts {
-            self.sched.work.add(&p.work);
-            self.sched
-                .wheels
-                .push((std::mem::take(&mut p.wheel), std::mem::take(&mut p.due)));
-        }
-        let delta: i64 = parts.iter().map(|p| p.wire_pkts).sum();
-        self.wire_pkts = (self.wire_pkts as i64 + delta) as u64;
-        self.now = end;
-        self.sched.sw_part = sw_part;
     }
 }
 

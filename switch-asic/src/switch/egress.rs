@@ -21,6 +21,7 @@ impl Switch {
                     .iter()
                     .any(|m| m & (1 << i) != 0)
                 {
+                    self.woken |= u64::from(self.eg_wake[o] > t) << o;
                     self.eg_wake[o] = self.eg_wake[o].min(t);
                 }
             }

@@ -205,6 +205,9 @@ pub struct Switch {
     fc_fccl: Vec<u16>,
 
     eg_wake: Vec<u64>,
+    /// Outputs whose `eg_wake` a completion moved to the current cycle (so the due outputs need no second
+    /// scan of `eg_wake`).
+    woken: u64,
     in_wake: Vec<u64>,
     next_any: u64,
     cong_dirty: Vec<bool>,
@@ -385,11 +388,13 @@ impl Switch {
         self.work_cycles += 1;
         // The eager reference clocks every port.
         let all = if self.eager { !0 >> (64 - self.n) } else { 0 };
-        for p in ports(due_mask(&self.eg_wake, t)) {
+        let eg_due = due_mask(&self.eg_wake, t);
+        self.woken = 0;
+        for p in ports(eg_due) {
             self.egress_complete(p, t);
         }
-        // Completions may wake other outputs (a freed read slot): the mask is taken after them.
-        for p in ports(due_mask(&self.eg_wake, t) | self.rx_fc_mask | self.rx_pause_mask | all) {
+        // Completions may wake other outputs (a freed read slot): those are in `woken`.
+        for p in ports(eg_due | self.woken | self.rx_fc_mask | self.rx_pause_mask | all) {
             self.egress(p, t);
         }
         for p in ports(due_mask(&self.in_wake, t) | self.rx_pkt_mask | self.rx_fc_mask | all) {
