@@ -16,6 +16,8 @@
 //! plain `cargo test` needs no external tool.
 #![deny(unsafe_code)]
 
+#[cfg(feature = "verilator")]
+pub mod adapter;
 pub mod blocks;
 pub mod check;
 pub mod dut;

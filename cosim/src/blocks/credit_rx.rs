@@ -77,6 +77,7 @@ impl CreditRxStim {
 impl Iterator for CreditRxStim {
     type Item = In;
 
+    #[inline]
     fn next(&mut self) -> Option<In> {
         let r = &mut self.rng;
         let blk_m = mask(BLK_WIDTH) as u64;
@@ -111,25 +112,31 @@ impl Iterator for CreditRxStim {
         }
         self.mode_left -= 1;
 
+        // Receive in half the cycles of busy and stall phases: 1-66 blocks that fit or, when the buffer is
+        // full, now and then 1-66 that overflow it. The draws of the coin-flip events are branch-free
+        // (`next_if`), the same stream as drawing only when they happen.
         let free = self.buf - self.occ;
-        let mut rx = 0u64;
-        if matches!(self.mode, Mode::Busy | Mode::Stall) && field(17, 1) == 0 {
-            rx = if free > 0 {
-                r.range(1, free.min(66))
-            } else if field(18, 6) == 0 {
-                r.range(1, 66) // overflow
-            } else {
-                0
-            };
-            if field(24, 9) == 0 {
-                rx = r.below(128); // anything the port can carry
-            }
+        let rx_cycle = matches!(self.mode, Mode::Busy | Mode::Stall) && field(17, 1) == 0;
+        let rx_draw = rx_cycle && (free > 0 || field(18, 6) == 0);
+        let v = r.next_if(rx_draw);
+        let rx_max = if free > 0 { free.min(66) } else { 66 };
+        let mut rx = if rx_draw {
+            1 + Rng::below_of(v, rx_max)
+        } else {
+            0
+        };
+        if rx_cycle && field(24, 9) == 0 {
+            rx = r.below(128); // anything the port can carry
         }
         let occ_mid = (self.occ + rx).min(self.buf);
-        let mut drain = 0u64;
-        if matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 && field(33, 1) == 0 {
-            drain = r.range(1, occ_mid.min(66));
-        }
+        let drain_draw =
+            matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 && field(33, 1) == 0;
+        let v = r.next_if(drain_draw);
+        let mut drain = if drain_draw {
+            1 + Rng::below_of(v, occ_mid.min(66))
+        } else {
+            0
+        };
         if field(34, 10) == 0 {
             drain = r.below(128); // may drain more than is held
         }
@@ -248,7 +255,7 @@ impl Block for CreditRxBlock {
 #[cfg(feature = "verilator")]
 pub mod rtl {
     use super::*;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{CreditRxIo, Rtl, RtlDut, CREDIT_RX_VARIANTS};
 
     /// The Verilated `credit_rx` (clean or a bug variant) with its configuration on the held ports.
@@ -281,29 +288,27 @@ pub mod rtl {
         }
     }
 
-    impl Dut for CreditRxRtl {
-        type In = In;
-        type Out = Out;
-
+    impl CreditRxRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &In) {
             let io = &mut self.io;
             io.rst_ni = i.rst_ni.into();
             io.blk_rx_i = u32::from(i.blk_rx_i) & mask(BLK_WIDTH);
             io.fc_valid_i = i.fc_valid_i.into();
             io.fc_fctbs_i = u32::from(i.fc_fctbs_i) & 0xfff;
             io.blk_free_i = u32::from(i.blk_free_i) & mask(BLK_WIDTH);
-            self.m.step(io)?;
-            Ok(Out {
-                abr_o: io.abr_o as u16,
-                free_o: io.free_o as u16,
-                fccl_o: io.fccl_o as u16,
-                fc_send_o: io.fc_send_o != 0,
-                overflow_o: io.overflow_o != 0,
-                drain_err_o: io.drain_err_o != 0,
-            })
         }
     }
+
+    crate::rtl_dut!(CreditRxRtl: In => Out {
+        abr_o: |v| *v as u16,
+        free_o: |v| *v as u16,
+        fccl_o: |v| *v as u16,
+        fc_send_o: |v| *v != 0,
+        overflow_o: |v| *v != 0,
+        drain_err_o: |v| *v != 0,
+    });
 
     impl RtlDut for CreditRxRtl {
         type Io = CreditRxIo;
