@@ -74,16 +74,27 @@ impl CreditRxStim {
     }
 }
 
+/// From the low 32 bits of `v`: 0 with probability 1/2, else uniform in `1..=n` (`1 <= n <= 2^31`).
+#[inline]
+fn coin_amount(v: u64, n: u64) -> u64 {
+    (Rng::scale(v, 2 * n) + 1).saturating_sub(n)
+}
+
 impl Iterator for CreditRxStim {
     type Item = In;
 
-    #[inline]
+    // Inlined into the lockstep loop: the call and its register saves were a tenth of the stimulus.
+    #[inline(always)]
     fn next(&mut self) -> Option<In> {
         let r = &mut self.rng;
         let blk_m = mask(BLK_WIDTH) as u64;
-        // One draw decides every yes/no event of the cycle (bit fields of `ev`): the stimulus costs a fraction
-        // of a model eval, so the benchmark measures the co-simulation, not the random numbers.
+        // One draw decides every rarer event of the cycle (bit fields of `ev`), a second (`amt`) the block
+        // counts (received from its low half, drained from its high half, each 0 half the time). Both are drawn every cycle
+        // whatever happens in it, so the generator's chain runs ahead of the decisions instead of waiting
+        // for them: the stimulus costs a fraction of a model eval, and the benchmark measures the
+        // co-simulation, not the random numbers.
         let ev = r.next_u64();
+        let amt = r.next_u64();
         let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
         if self.rst_left == 0 && field(0, 17) == 0 {
             self.rst_left = 1 + (ev >> 62) as u32 % 3;
@@ -113,30 +124,22 @@ impl Iterator for CreditRxStim {
         self.mode_left -= 1;
 
         // Receive in half the cycles of busy and stall phases: 1-66 blocks that fit or, when the buffer is
-        // full, now and then 1-66 that overflow it. The draws of the coin-flip events are branch-free
-        // (`next_if`), the same stream as drawing only when they happen.
+        // full, now and then 1-66 that overflow it. The coin flip is part of the amount (`coin_amount`), not
+        // a branch: a branch on it would be mispredicted in every other cycle.
         let free = self.buf - self.occ;
-        let rx_cycle = matches!(self.mode, Mode::Busy | Mode::Stall) && field(17, 1) == 0;
-        let rx_draw = rx_cycle && (free > 0 || field(18, 6) == 0);
-        let v = r.next_if(rx_draw);
-        let rx_max = if free > 0 { free.min(66) } else { 66 };
-        let mut rx = if rx_draw {
-            1 + Rng::below_of(v, rx_max)
-        } else {
-            0
-        };
-        if rx_cycle && field(24, 9) == 0 {
+        let busy_stall = matches!(self.mode, Mode::Busy | Mode::Stall);
+        let mut rx = 0;
+        if busy_stall && (free > 0 || field(18, 6) == 0) {
+            rx = coin_amount(amt, if free > 0 { free.min(66) } else { 66 });
+        }
+        if busy_stall && field(24, 10) == 0 {
             rx = r.below(128); // anything the port can carry
         }
         let occ_mid = (self.occ + rx).min(self.buf);
-        let drain_draw =
-            matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 && field(33, 1) == 0;
-        let v = r.next_if(drain_draw);
-        let mut drain = if drain_draw {
-            1 + Rng::below_of(v, occ_mid.min(66))
-        } else {
-            0
-        };
+        let mut drain = 0;
+        if matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 {
+            drain = coin_amount(amt >> 32, occ_mid.min(66));
+        }
         if field(34, 10) == 0 {
             drain = r.below(128); // may drain more than is held
         }
@@ -314,6 +317,34 @@ pub mod rtl {
         type Io = CreditRxIo;
         fn parts(&mut self) -> (&mut Rtl<CreditRxIo>, &mut CreditRxIo) {
             (&mut self.m, &mut self.io)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coin_amount_is_zero_half_the_time_else_uniform_up_to_n() {
+        let mut r = Rng::new(11);
+        for n in [1u64, 5, 66] {
+            let mut seen = vec![0u32; n as usize + 1];
+            for _ in 0..40_000 {
+                let v = coin_amount(r.next_u64(), n);
+                assert!(v <= n, "n {n}: {v}");
+                seen[v as usize] += 1;
+            }
+            // 40,000 draws: 20,000 zeros expected (sd 100); within 2%.
+            assert!((19_600..=20_400).contains(&seen[0]), "n {n}: {seen:?}");
+            let each = 20_000 / n as u32;
+            // Each of 1..=n about 20,000 / n times: within 15% (at n = 66, 303 expected, sd about 17).
+            assert!(
+                seen[1..]
+                    .iter()
+                    .all(|&c| c.abs_diff(each) * 100 <= 15 * each),
+                "n {n}: {seen:?}"
+            );
         }
     }
 }
