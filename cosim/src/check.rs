@@ -132,26 +132,35 @@ where
     let mut cycle = 0;
     while cycle < cycles {
         let Some(i) = stim.next() else { break };
-        let r = rtl
-            .step(&i)
-            .map_err(|kind| CosimError::Halted { cycle, kind })?;
+        // The model first: the RTL side compares its ports against the model's outputs in place.
         let m = model
             .step(&i)
             .map_err(|kind| CosimError::Halted { cycle, kind })?;
-        if r != m {
-            // PartialEq and the port list agree unless a Ports impl misses a field: fall back to the first port.
-            let k = first_difference(&r, &m).unwrap_or(0);
-            return Err(CosimError::Mismatch(Box::new(Mismatch {
-                cycle,
-                port: <R::Out as Ports>::NAMES[k],
-                rtl: r.get(k),
-                model: m.get(k),
-                vcd: None,
-            })));
+        let r = rtl
+            .step_check(&i, &m)
+            .map_err(|kind| CosimError::Halted { cycle, kind })?;
+        if let Some(r) = r {
+            return Err(mismatch(cycle, &r, &m));
         }
         cycle += 1;
     }
     Ok(cycle)
+}
+
+/// The report of the first differing port of `r` (RTL) and `m` (model) at `cycle` (out of line: only a failing
+/// run gets here).
+#[cold]
+#[inline(never)]
+fn mismatch<O: Ports>(cycle: u64, r: &O, m: &O) -> CosimError {
+    // PartialEq and the port list agree unless a Ports impl misses a field: fall back to the first port.
+    let k = first_difference(r, m).unwrap_or(0);
+    CosimError::Mismatch(Box::new(Mismatch {
+        cycle,
+        port: O::NAMES[k],
+        rtl: r.get(k),
+        model: m.get(k),
+        vcd: None,
+    }))
 }
 
 /// Cycles per batch of [`lockstep_pipelined`]: large enough that the hand-over between the threads (two
@@ -219,14 +228,7 @@ where
                     .as_ref()
                     .map_err(|&kind| CosimError::Halted { cycle, kind })?;
                 if r != *m {
-                    let k = first_difference(&r, m).unwrap_or(0);
-                    return Err(CosimError::Mismatch(Box::new(Mismatch {
-                        cycle,
-                        port: <R::Out as Ports>::NAMES[k],
-                        rtl: r.get(k),
-                        model: m.get(k),
-                        vcd: None,
-                    })));
+                    return Err(mismatch(cycle, &r, m));
                 }
                 cycle += 1;
             }

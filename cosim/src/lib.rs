@@ -11,11 +11,14 @@
 //! - [`trace`]: the port-trace file format (per-cycle inputs as CSV) for replaying recorded stimulus.
 //! - [`registry`]: blocks by name, for the `ibcycle cosim` command.
 //! - `ffi` (feature `verilator`): the safe wrapper over the generated C ABI shim; the only `unsafe` code.
+//! - `adapter` (feature `verilator`): `rtl_dut!`, the `Dut` impl of every RTL adapter from its output conversions.
 //!
 //! Without the `verilator` feature everything but the RTL side builds and is tested against Rust models, so
 //! plain `cargo test` needs no external tool.
 #![deny(unsafe_code)]
 
+#[cfg(feature = "verilator")]
+pub mod adapter;
 pub mod blocks;
 pub mod check;
 pub mod dut;

@@ -206,7 +206,7 @@ fn cct_port(cct: &[CctEntryBits]) -> Wide {
 #[cfg(feature = "verilator")]
 pub mod rtl {
     use super::*;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{CctShaperIo, Rtl, RtlDut, CCT_SHAPER_VARIANTS};
 
     /// The Verilated `cct_shaper` (clean or a bug variant) with its configuration on the held ports.
@@ -244,26 +244,24 @@ pub mod rtl {
         }
     }
 
-    impl Dut for CctShaperRtl {
-        type In = In;
-        type Out = Out;
-
+    impl CctShaperRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &In) {
             let io = &mut self.io;
             io.rst_ni = i.rst_ni.into();
             io.becn_i = i.becn_i.into();
             io.tick_i = i.tick_i.into();
             io.sent_i = i.sent_i.into();
-            self.m.step(io)?;
-            Ok(Out {
-                ccti_o: io.ccti_o as u8,
-                ird_o: io.ird_o,
-                ready_o: io.ready_o != 0,
-                trigger_o: io.trigger_o != 0,
-            })
         }
     }
+
+    crate::rtl_dut!(CctShaperRtl: In => Out {
+        ccti_o: |v| *v as u8,
+        ird_o: |v| *v,
+        ready_o: |v| *v != 0,
+        trigger_o: |v| *v != 0,
+    });
 
     impl RtlDut for CctShaperRtl {
         type Io = CctShaperIo;

@@ -372,7 +372,7 @@ impl Block for CongDetectBlock {
 pub mod rtl {
     use super::*;
     use crate::blocks::mask;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{CongDetectIo, Rtl, RtlDut, CONG_DETECT_VARIANTS};
     use rtl_model::blocks::cong_detect::CREDIT_WIDTH;
 
@@ -411,12 +411,10 @@ pub mod rtl {
         }
     }
 
-    impl Dut for CongDetectRtl {
-        type In = CongIn;
-        type Out = Out;
-
+    impl CongDetectRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &CongIn) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &CongIn) {
             let io = &mut self.io;
             io.rst_ni = i.rst_ni.into();
             // Two 16-bit lanes per 32-bit word, lane 0 in the low half, as voq_fill_i[16k +: 16].
@@ -425,15 +423,15 @@ pub mod rtl {
             }
             io.voq_cnt_i = u32::from(i.voq_cnt_i) & mask(CNT_WIDTH);
             io.credit_avail_i = u32::from(i.credit_avail_i) & mask(CREDIT_WIDTH);
-            self.m.step(io)?;
-            Ok(Out {
-                cong_o: io.cong_o != 0,
-                root_o: io.root_o != 0,
-                victim_o: io.victim_o != 0,
-                mark_state_o: io.mark_state_o != 0,
-            })
         }
     }
+
+    crate::rtl_dut!(CongDetectRtl: CongIn => Out {
+        cong_o: |v| *v != 0,
+        root_o: |v| *v != 0,
+        victim_o: |v| *v != 0,
+        mark_state_o: |v| *v != 0,
+    });
 
     impl RtlDut for CongDetectRtl {
         type Io = CongDetectIo;

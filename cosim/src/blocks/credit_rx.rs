@@ -74,15 +74,27 @@ impl CreditRxStim {
     }
 }
 
+/// From the low 32 bits of `v`: 0 with probability 1/2, else uniform in `1..=n` (`1 <= n <= 2^31`).
+#[inline]
+fn coin_amount(v: u64, n: u64) -> u64 {
+    (Rng::scale(v, 2 * n) + 1).saturating_sub(n)
+}
+
 impl Iterator for CreditRxStim {
     type Item = In;
 
+    // Inlined into the lockstep loop: the call and its register saves were a tenth of the stimulus.
+    #[inline(always)]
     fn next(&mut self) -> Option<In> {
         let r = &mut self.rng;
         let blk_m = mask(BLK_WIDTH) as u64;
-        // One draw decides every yes/no event of the cycle (bit fields of `ev`): the stimulus costs a fraction
-        // of a model eval, so the benchmark measures the co-simulation, not the random numbers.
+        // One draw decides every rarer event of the cycle (bit fields of `ev`), a second (`amt`) the block
+        // counts (received from its low half, drained from its high half, each 0 half the time). Both are drawn every cycle
+        // whatever happens in it, so the generator's chain runs ahead of the decisions instead of waiting
+        // for them: the stimulus costs a fraction of a model eval, and the benchmark measures the
+        // co-simulation, not the random numbers.
         let ev = r.next_u64();
+        let amt = r.next_u64();
         let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
         if self.rst_left == 0 && field(0, 17) == 0 {
             self.rst_left = 1 + (ev >> 62) as u32 % 3;
@@ -111,24 +123,22 @@ impl Iterator for CreditRxStim {
         }
         self.mode_left -= 1;
 
+        // Receive in half the cycles of busy and stall phases: 1-66 blocks that fit or, when the buffer is
+        // full, now and then 1-66 that overflow it. The coin flip is part of the amount (`coin_amount`), not
+        // a branch: a branch on it would be mispredicted in every other cycle.
         let free = self.buf - self.occ;
-        let mut rx = 0u64;
-        if matches!(self.mode, Mode::Busy | Mode::Stall) && field(17, 1) == 0 {
-            rx = if free > 0 {
-                r.range(1, free.min(66))
-            } else if field(18, 6) == 0 {
-                r.range(1, 66) // overflow
-            } else {
-                0
-            };
-            if field(24, 9) == 0 {
-                rx = r.below(128); // anything the port can carry
-            }
+        let busy_stall = matches!(self.mode, Mode::Busy | Mode::Stall);
+        let mut rx = 0;
+        if busy_stall && (free > 0 || field(18, 6) == 0) {
+            rx = coin_amount(amt, if free > 0 { free.min(66) } else { 66 });
+        }
+        if busy_stall && field(24, 10) == 0 {
+            rx = r.below(128); // anything the port can carry
         }
         let occ_mid = (self.occ + rx).min(self.buf);
-        let mut drain = 0u64;
-        if matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 && field(33, 1) == 0 {
-            drain = r.range(1, occ_mid.min(66));
+        let mut drain = 0;
+        if matches!(self.mode, Mode::Busy | Mode::Drain) && occ_mid > 0 {
+            drain = coin_amount(amt >> 32, occ_mid.min(66));
         }
         if field(34, 10) == 0 {
             drain = r.below(128); // may drain more than is held
@@ -248,7 +258,7 @@ impl Block for CreditRxBlock {
 #[cfg(feature = "verilator")]
 pub mod rtl {
     use super::*;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{CreditRxIo, Rtl, RtlDut, CREDIT_RX_VARIANTS};
 
     /// The Verilated `credit_rx` (clean or a bug variant) with its configuration on the held ports.
@@ -281,34 +291,60 @@ pub mod rtl {
         }
     }
 
-    impl Dut for CreditRxRtl {
-        type In = In;
-        type Out = Out;
-
+    impl CreditRxRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &In) {
             let io = &mut self.io;
             io.rst_ni = i.rst_ni.into();
             io.blk_rx_i = u32::from(i.blk_rx_i) & mask(BLK_WIDTH);
             io.fc_valid_i = i.fc_valid_i.into();
             io.fc_fctbs_i = u32::from(i.fc_fctbs_i) & 0xfff;
             io.blk_free_i = u32::from(i.blk_free_i) & mask(BLK_WIDTH);
-            self.m.step(io)?;
-            Ok(Out {
-                abr_o: io.abr_o as u16,
-                free_o: io.free_o as u16,
-                fccl_o: io.fccl_o as u16,
-                fc_send_o: io.fc_send_o != 0,
-                overflow_o: io.overflow_o != 0,
-                drain_err_o: io.drain_err_o != 0,
-            })
         }
     }
+
+    crate::rtl_dut!(CreditRxRtl: In => Out {
+        abr_o: |v| *v as u16,
+        free_o: |v| *v as u16,
+        fccl_o: |v| *v as u16,
+        fc_send_o: |v| *v != 0,
+        overflow_o: |v| *v != 0,
+        drain_err_o: |v| *v != 0,
+    });
 
     impl RtlDut for CreditRxRtl {
         type Io = CreditRxIo;
         fn parts(&mut self) -> (&mut Rtl<CreditRxIo>, &mut CreditRxIo) {
             (&mut self.m, &mut self.io)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coin_amount_is_zero_half_the_time_else_uniform_up_to_n() {
+        let mut r = Rng::new(11);
+        for n in [1u64, 5, 66] {
+            let mut seen = vec![0u32; n as usize + 1];
+            for _ in 0..40_000 {
+                let v = coin_amount(r.next_u64(), n);
+                assert!(v <= n, "n {n}: {v}");
+                seen[v as usize] += 1;
+            }
+            // 40,000 draws: 20,000 zeros expected (sd 100); within 2%.
+            assert!((19_600..=20_400).contains(&seen[0]), "n {n}: {seen:?}");
+            let each = 20_000 / n as u32;
+            // Each of 1..=n about 20,000 / n times: within 15% (at n = 66, 303 expected, sd about 17).
+            assert!(
+                seen[1..]
+                    .iter()
+                    .all(|&c| c.abs_diff(each) * 100 <= 15 * each),
+                "n {n}: {seen:?}"
+            );
         }
     }
 }

@@ -180,7 +180,7 @@ impl Block for FecnMarkerBlock {
 pub mod rtl {
     use super::*;
     use crate::blocks::mask;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{FecnMarkerIo, Rtl, RtlDut, FECN_MARKER_VARIANTS};
     use rtl_model::blocks::fecn_marker::BYTES_WIDTH;
 
@@ -217,23 +217,21 @@ pub mod rtl {
         }
     }
 
-    impl Dut for FecnMarkerRtl {
-        type In = In;
-        type Out = Out;
-
+    impl FecnMarkerRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &In) {
             let io = &mut self.io;
             io.rst_ni = i.rst_ni.into();
             io.pkt_valid_i = i.pkt_valid_i.into();
             io.pkt_bytes_i = u32::from(i.pkt_bytes_i) & mask(BYTES_WIDTH);
             io.mark_state_i = i.mark_state_i.into();
-            self.m.step(io)?;
-            Ok(Out {
-                mark_o: io.mark_o != 0,
-            })
         }
     }
+
+    crate::rtl_dut!(FecnMarkerRtl: In => Out {
+        mark_o: |v| *v != 0,
+    });
 
     impl RtlDut for FecnMarkerRtl {
         type Io = FecnMarkerIo;

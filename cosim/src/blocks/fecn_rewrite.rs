@@ -329,12 +329,10 @@ macro_rules! fecn_rewrite_block {
         }
 
         #[cfg(feature = "verilator")]
-        impl crate::dut::Dut for rtl::$rtl {
-            type In = In;
-            type Out = Out;
-
+        impl rtl::$rtl {
+            /// Writes one cycle's inputs (masked to the port widths) into the port struct.
             #[inline]
-            fn step(&mut self, i: &In) -> Result<Out, crate::dut::Halt> {
+            fn drive(&mut self, i: &In) {
                 let io = &mut self.io;
                 io.rst_ni = i.rst_ni.into();
                 io.valid_i = i.valid_i.into();
@@ -343,16 +341,52 @@ macro_rules! fecn_rewrite_block {
                 io.bytes_i = u32::from(i.bytes_i) & self.bytes_mask;
                 rtl::put_data(&mut io.data_i, &i.data_i[..$w]);
                 io.mark_i = i.mark_i.into();
-                self.m.step(io)?;
+            }
+
+            /// The outputs the RTL showed in its last step (data bytes past the beat are 0).
+            fn outputs(&self) -> Out {
+                let io = &self.io;
                 let mut data_o = [0u8; BEAT_MAX];
                 rtl::get_data(&io.data_o, &mut data_o[..$w]);
-                Ok(Out {
+                Out {
                     valid_o: io.valid_o != 0,
                     sop_o: io.sop_o != 0,
                     eop_o: io.eop_o != 0,
                     bytes_o: io.bytes_o as u8,
                     data_o,
-                })
+                }
+            }
+        }
+
+        #[cfg(feature = "verilator")]
+        impl crate::dut::Dut for rtl::$rtl {
+            type In = In;
+            type Out = Out;
+
+            #[inline]
+            fn step(&mut self, i: &In) -> Result<Out, crate::dut::Halt> {
+                self.drive(i);
+                self.m.step(&mut self.io)?;
+                Ok(self.outputs())
+            }
+
+            /// Compares the data port word by word with the model's bytes (and the model's bytes past the
+            /// beat with 0, as [`Self::outputs`] reads them) instead of building two 32-byte arrays a beat.
+            #[inline]
+            fn step_check(
+                &mut self,
+                i: &In,
+                e: &Out,
+            ) -> Result<Option<Out>, crate::dut::Halt> {
+                self.drive(i);
+                self.m.step(&mut self.io)?;
+                let io = &self.io;
+                let same = ((io.valid_o != 0) == e.valid_o)
+                    & ((io.sop_o != 0) == e.sop_o)
+                    & ((io.eop_o != 0) == e.eop_o)
+                    & (io.bytes_o as u8 == e.bytes_o)
+                    & rtl::data_equal(&io.data_o, &e.data_o);
+                Ok(if same { None } else { Some(self.outputs()) })
             }
         }
 
@@ -370,6 +404,7 @@ macro_rules! fecn_rewrite_block {
 #[cfg(feature = "verilator")]
 pub mod rtl {
     use crate::ffi::{FecnRewriteB32Io, FecnRewriteB8Io, Rtl};
+    use rtl_model::blocks::fecn_rewrite::BEAT_MAX;
 
     /// The Verilated `fecn_rewrite` with 8-byte beats.
     #[derive(Debug)]
@@ -393,6 +428,17 @@ pub mod rtl {
         fn put(&mut self, b: &[u8]);
         /// Reads the port into `b`.
         fn get(&self, b: &mut [u8]);
+        /// Whether the port equals the first bytes of `b` and the rest of `b` is 0 (what [`Bytes::get`] into
+        /// a zeroed array gives), compared a 64-bit word at a time.
+        fn equal(&self, b: &[u8; BEAT_MAX]) -> bool;
+    }
+
+    /// Word `k` (bytes `8k..8k + 8`, little-endian) of a beat.
+    #[inline]
+    fn word(b: &[u8; BEAT_MAX], k: usize) -> u64 {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[8 * k..8 * k + 8]);
+        u64::from_le_bytes(a)
     }
 
     impl Bytes for u64 {
@@ -405,6 +451,10 @@ pub mod rtl {
         #[inline]
         fn get(&self, b: &mut [u8]) {
             b.copy_from_slice(&self.to_le_bytes());
+        }
+        #[inline]
+        fn equal(&self, b: &[u8; BEAT_MAX]) -> bool {
+            (*self ^ word(b, 0)) | word(b, 1) | word(b, 2) | word(b, 3) == 0
         }
     }
 
@@ -421,6 +471,21 @@ pub mod rtl {
                 c.copy_from_slice(&w.to_le_bytes());
             }
         }
+        #[inline]
+        fn equal(&self, b: &[u8; BEAT_MAX]) -> bool {
+            let mut diff = 0u64;
+            for k in 0..BEAT_MAX / 8 {
+                let port = if 2 * k + 1 < N {
+                    u64::from(self[2 * k]) | u64::from(self[2 * k + 1]) << 32
+                } else if 2 * k < N {
+                    u64::from(self[2 * k])
+                } else {
+                    0
+                };
+                diff |= port ^ word(b, k);
+            }
+            diff == 0
+        }
     }
 
     /// See [`Bytes::put`].
@@ -433,6 +498,12 @@ pub mod rtl {
     #[inline]
     pub fn get_data<P: Bytes>(p: &P, b: &mut [u8]) {
         p.get(b)
+    }
+
+    /// See [`Bytes::equal`].
+    #[inline]
+    pub fn data_equal<P: Bytes>(p: &P, b: &[u8; BEAT_MAX]) -> bool {
+        p.equal(b)
     }
 }
 
@@ -492,6 +563,44 @@ mod tests {
             let port = m.ports.iter().find(|p| p.name == "bytes_i").unwrap();
             let b = FecnRewrite::new(Config { beat_bytes: w }).unwrap();
             assert_eq!(port.width, b.bytes_width(), "{name}");
+        }
+    }
+
+    /// The in-place data comparison of the lockstep path agrees with reading the port into a zeroed beat
+    /// and comparing arrays (the report path), for both port shapes: equal beats, one differing byte
+    /// anywhere, and junk past the port's bytes.
+    #[cfg(feature = "verilator")]
+    #[test]
+    fn in_place_data_comparison_agrees_with_the_array_comparison() {
+        use super::rtl::{data_equal, get_data, Bytes};
+        fn check<P: Bytes>(port: &P, w: usize, mut b: [u8; BEAT_MAX]) {
+            let read = |p: &P| {
+                let mut a = [0u8; BEAT_MAX];
+                get_data(p, &mut a[..w]);
+                a
+            };
+            assert!(data_equal(port, &read(port)));
+            for k in 0..BEAT_MAX {
+                let mut c = read(port);
+                c[k] ^= 1 << (k % 8);
+                assert!(!data_equal(port, &c), "byte {k} of {w}");
+            }
+            assert_eq!(data_equal(port, &b), read(port) == b);
+            b[..w].copy_from_slice(&read(port)[..w]);
+            assert_eq!(data_equal(port, &b), read(port) == b);
+        }
+        let mut r = Rng::new(3);
+        for _ in 0..200 {
+            let mut b = [0u8; BEAT_MAX];
+            for c in b.chunks_exact_mut(8) {
+                c.copy_from_slice(&r.next_u64().to_le_bytes());
+            }
+            check(&r.next_u64(), 8, b);
+            let mut words = [0u32; 8];
+            for w in &mut words {
+                *w = r.next_u64() as u32;
+            }
+            check(&words, 32, b);
         }
     }
 

@@ -302,7 +302,7 @@ impl Block for SwitchCoreBlock {
 #[cfg(feature = "verilator")]
 pub mod rtl {
     use super::*;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{Rtl, RtlDut, SwitchCoreIo, SWITCH_CORE_VARIANTS};
 
     /// The Verilated `switch_core` (clean or a bug variant) with its configuration on the held ports.
@@ -372,12 +372,10 @@ pub mod rtl {
         }
     }
 
-    impl Dut for SwitchCoreRtl {
-        type In = In;
-        type Out = Out;
-
+    impl SwitchCoreRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &In) {
             let io = &mut self.io;
             let n = N_PORTS as u32;
             io.rst_ni = i.rst_ni.into();
@@ -390,23 +388,23 @@ pub mod rtl {
             io.fc_fctbs_i = i.fc_fctbs_i & ((1 << (n * 12)) - 1);
             io.fc_fccl_i = i.fc_fccl_i & ((1 << (n * 12)) - 1);
             io.out_ready_i = u32::from(i.out_ready_i) & ((1 << n) - 1);
-            self.m.step(io)?;
-            Ok(Out {
-                out_valid_o: io.out_valid_o as u8,
-                out_vl_o: io.out_vl_o as u8,
-                out_src_o: io.out_src_o as u8,
-                out_bytes_o: io.out_bytes_o,
-                out_fecn_o: io.out_fecn_o as u8,
-                fc_send_o: io.fc_send_o as u8,
-                fccl_o: u128_of(&io.fccl_o),
-                avail_o: u128_of(&io.avail_o),
-                mark_state_o: io.mark_state_o as u8,
-                tx_err_o: io.tx_err_o as u8,
-                overflow_o: io.overflow_o as u8,
-                drop_o: io.drop_o as u8,
-            })
         }
     }
+
+    crate::rtl_dut!(SwitchCoreRtl: In => Out {
+        out_valid_o: |v| *v as u8,
+        out_vl_o: |v| *v as u8,
+        out_src_o: |v| *v as u8,
+        out_bytes_o: |v| *v,
+        out_fecn_o: |v| *v as u8,
+        fc_send_o: |v| *v as u8,
+        fccl_o: |v| u128_of(v),
+        avail_o: |v| u128_of(v),
+        mark_state_o: |v| *v as u8,
+        tx_err_o: |v| *v as u8,
+        overflow_o: |v| *v as u8,
+        drop_o: |v| *v as u8,
+    });
 
     impl RtlDut for SwitchCoreRtl {
         type Io = SwitchCoreIo;

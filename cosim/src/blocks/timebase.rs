@@ -114,7 +114,7 @@ impl Block for TimebaseBlock {
 #[cfg(feature = "verilator")]
 pub mod rtl {
     use super::*;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{Rtl, RtlDut, TimebaseIo, TIMEBASE_VARIANTS};
 
     /// The Verilated `timebase` (clean or a bug variant) with its ratio on the held ports.
@@ -150,21 +150,19 @@ pub mod rtl {
         }
     }
 
-    impl Dut for TimebaseRtl {
-        type In = In;
-        type Out = Out;
-
+    impl TimebaseRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &In) {
             let io = &mut self.io;
             io.rst_ni = i.rst_ni.into();
-            self.m.step(io)?;
-            Ok(Out {
-                tick_o: io.tick_o != 0,
-                ts_o: io.ts_o,
-            })
         }
     }
+
+    crate::rtl_dut!(TimebaseRtl: In => Out {
+        tick_o: |v| *v != 0,
+        ts_o: |v| *v,
+    });
 
     impl RtlDut for TimebaseRtl {
         type Io = TimebaseIo;

@@ -265,7 +265,7 @@ impl Block for VlArbBlock {
 pub mod rtl {
     use super::*;
     use crate::blocks::mask;
-    use crate::dut::{Dut, Halt};
+    use crate::dut::Dut;
     use crate::ffi::{Rtl, RtlDut, VlArbIo, VL_ARB_VARIANTS};
     use rtl_model::blocks::vl_arb::LEN_WIDTH;
 
@@ -313,12 +313,10 @@ pub mod rtl {
         }
     }
 
-    impl Dut for VlArbRtl {
-        type In = In;
-        type Out = Out;
-
+    impl VlArbRtl {
+        /// Writes one cycle's inputs (masked to the port widths) into the port struct.
         #[inline]
-        fn step(&mut self, i: &In) -> Result<Out, Halt> {
+        fn drive(&mut self, i: &In) {
             let io = &mut self.io;
             io.rst_ni = i.rst_ni.into();
             io.ready_i = i.ready_i.into();
@@ -334,14 +332,14 @@ pub mod rtl {
                 (packed >> 96) as u32,
             ];
             io.credit_ok_i = i.credit_ok_i.into();
-            self.m.step(io)?;
-            Ok(Out {
-                gnt_valid_o: io.gnt_valid_o != 0,
-                gnt_vl_o: io.gnt_vl_o as u8,
-                gnt_high_o: io.gnt_high_o != 0,
-            })
         }
     }
+
+    crate::rtl_dut!(VlArbRtl: In => Out {
+        gnt_valid_o: |v| *v != 0,
+        gnt_vl_o: |v| *v as u8,
+        gnt_high_o: |v| *v != 0,
+    });
 
     impl RtlDut for VlArbRtl {
         type Io = VlArbIo;

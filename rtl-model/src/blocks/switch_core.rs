@@ -239,7 +239,7 @@ impl Clocked for SwitchCore {
     fn step(&mut self, i: &In) -> Out {
         let rst = i.rst_ni;
         let vl_m = (1u8 << VL_WIDTH) - 1;
-        let lane_u8 = |v: u8, k: usize, w: u32| lane(v.into(), k, w) as u8;
+        let lane_u8 = |v: u8, k: usize, w: u32| lane64(v.into(), k, w) as u8;
         let bit = |v: u8, k: usize| v >> k & 1 != 0;
 
         // Heads of the output VLs.
@@ -248,15 +248,20 @@ impl Clocked for SwitchCore {
         for o in 0..N_PORTS {
             for v in 0..N_VL {
                 let ov = o * N_VL + v;
-                for k in 0..N_PORTS {
-                    let p = (usize::from(self.rr[ov]) + k) % N_PORTS;
+                // The first non-empty VoQ from the pointer on, as a rotate and a bit scan of the non-empty
+                // inputs (the search loop's exit was a mispredicted branch per output VL).
+                let mut full = 0u32;
+                for p in 0..N_PORTS {
+                    full |= u32::from(self.cnt[qi(p, o, v)] != 0) << p;
+                }
+                let r = u32::from(self.rr[ov]) % N_PORTS as u32;
+                let rot = ((full >> r) | (full << (N_PORTS as u32 - r))) & ((1 << N_PORTS) - 1);
+                if rot != 0 {
+                    let p = (r + rot.trailing_zeros()) as usize % N_PORTS;
                     let q = qi(p, o, v);
-                    if self.cnt[q] != 0 {
-                        has[ov] = true;
-                        sel[ov] = p as u8;
-                        hbytes[ov] = self.mem[q][usize::from(self.hd[q])];
-                        break;
-                    }
+                    has[ov] = true;
+                    sel[ov] = p as u8;
+                    hbytes[ov] = self.mem[q][usize::from(self.hd[q])];
                 }
                 hblk[ov] = blocks_of(hbytes[ov]);
             }
@@ -295,13 +300,12 @@ impl Clocked for SwitchCore {
                 let t = self.tx[ov].step(&credit_tx::In {
                     rst_ni: rst,
                     fc_valid_i: bit(i.fc_valid_i, o) && fc_vl == v,
-                    fc_fccl_i: lane(i.fc_fccl_i.into(), o, 12) as u16,
+                    fc_fccl_i: lane64(i.fc_fccl_i, o, 12) as u16,
                     req_valid_i: has[ov],
                     req_blocks_i: hblk[ov],
                     take_i: take[ov],
                 });
                 avail[ov] = t.avail_o;
-                set_lane(&mut o_.avail_o, ov, 12, t.avail_o.into());
                 o_.tx_err_o |= u8::from(t.err_o) << ov;
             }
             if self.busy[o] != 0 {
@@ -349,9 +353,7 @@ impl Clocked for SwitchCore {
             o_.out_valid_o |= 1 << o;
             set_lane8(&mut o_.out_vl_o, o, VL_WIDTH, gvl[o] as u8);
             set_lane8(&mut o_.out_src_o, o, PORT_WIDTH, sel[ov]);
-            let mut b = u128::from(o_.out_bytes_o);
-            set_lane(&mut b, o, BYTES_WIDTH, hbytes[ov].into());
-            o_.out_bytes_o = b as u64;
+            set_lane64(&mut o_.out_bytes_o, o, BYTES_WIDTH, hbytes[ov].into());
             o_.out_fecn_o |= u8::from(mark[ov]) << o;
             self.busy[o] = hblk[ov];
             self.bsrc[o] = sel[ov];
@@ -366,7 +368,7 @@ impl Clocked for SwitchCore {
         let mut blk_rx = [0u8; N_PV];
         for p in 0..N_PORTS {
             let pv = usize::from(lane_u8(i.pkt_vl_i, p, VL_WIDTH));
-            let bytes = lane(i.pkt_bytes_i.into(), p, BYTES_WIDTH) as u16;
+            let bytes = lane64(i.pkt_bytes_i, p, BYTES_WIDTH) as u16;
             let b = blocks_of(bytes);
             let q = qi(p, usize::from(lane_u8(i.pkt_dst_i, p, PORT_WIDTH)), pv);
             if bit(i.pkt_valid_i, p) {
@@ -383,6 +385,7 @@ impl Clocked for SwitchCore {
                 }
             }
         }
+        let mut fccl = [0u16; N_PV];
         for (l, rx) in self.rx.iter_mut().enumerate() {
             let (p, v) = (l / N_VL, l % N_VL);
             let fc_vl = usize::from(lane_u8(i.fc_vl_i, p, VL_WIDTH));
@@ -390,13 +393,16 @@ impl Clocked for SwitchCore {
                 rst_ni: rst,
                 blk_rx_i: blk_rx[l],
                 fc_valid_i: bit(i.fc_valid_i, p) && fc_vl == v,
-                fc_fctbs_i: lane(i.fc_fctbs_i.into(), p, 12) as u16,
+                fc_fctbs_i: lane64(i.fc_fctbs_i, p, 12) as u16,
                 blk_free_i: blk_free[l],
             });
             o_.fc_send_o |= u8::from(r.fc_send_o) << l;
-            set_lane(&mut o_.fccl_o, l, 12, r.fccl_o.into());
+            fccl[l] = r.fccl_o;
             o_.overflow_o |= u8::from(r.overflow_o) << l;
         }
+        // Every lane of these two is written once a cycle: packed at the end, with constant shifts.
+        o_.avail_o = pack12(&avail);
+        o_.fccl_o = pack12(&fccl);
         self.cnt = cnt_d;
         self.fill = fill_d;
         if !rst {
@@ -415,9 +421,31 @@ impl Clocked for SwitchCore {
 }
 
 fn set_lane8(v: &mut u8, k: usize, w: u32, x: u8) {
-    let mut t = u128::from(*v);
-    set_lane(&mut t, k, w, x.into());
+    let mut t = u64::from(*v);
+    set_lane64(&mut t, k, w, x.into());
     *v = t as u8;
+}
+
+/// [`lane`] of a vector of at most 64 bits (`w * (k + 1) <= 64`): the per-cycle path's lanes, without the
+/// variable 128-bit shifts that were a fifth of [`SwitchCore`]'s step.
+#[inline]
+fn lane64(v: u64, k: usize, w: u32) -> u64 {
+    (v >> (w as usize * k)) & ((1u64 << w) - 1)
+}
+
+/// [`set_lane`] of a vector of at most 64 bits (`w * (k + 1) <= 64`).
+#[inline]
+fn set_lane64(v: &mut u64, k: usize, w: u32, x: u64) {
+    let m = ((1u64 << w) - 1) << (w as usize * k);
+    *v = (*v & !m) | ((x << (w as usize * k)) & m);
+}
+
+/// The 12-bit lanes `a[k]` (truncated) packed as lane `k` of a vector.
+#[inline]
+fn pack12(a: &[u16; N_PV]) -> u128 {
+    a.iter()
+        .enumerate()
+        .fold(0, |v, (k, &x)| v | u128::from(x & 0xfff) << (12 * k))
 }
 
 #[cfg(test)]
@@ -504,6 +532,31 @@ mod tests {
         assert_eq!(blocks_of(65), 2);
         assert_eq!(blocks_of(0), 0);
         assert_eq!(blocks_of(4224), 66);
+    }
+
+    #[test]
+    fn narrow_lane_helpers_agree_with_the_128_bit_ones() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for (w, lanes) in [(1u32, 4usize), (2, 4), (12, 4), (13, 4), (12, 5)] {
+                for k in 0..lanes {
+                    assert_eq!(lane64(x, k, w), lane(x.into(), k, w));
+                    let (mut a, mut b) = (x.rotate_left(17), u128::from(x.rotate_left(17)));
+                    set_lane64(&mut a, k, w, x >> 3);
+                    set_lane(&mut b, k, w, x >> 3);
+                    assert_eq!(u128::from(a), b, "w {w} k {k}");
+                }
+            }
+            let a: [u16; N_PV] = std::array::from_fn(|k| (x >> (7 * k)) as u16);
+            let mut b = 0u128;
+            for (k, &v) in a.iter().enumerate() {
+                set_lane(&mut b, k, 12, v.into());
+            }
+            assert_eq!(pack12(&a), b);
+        }
     }
 
     #[test]
