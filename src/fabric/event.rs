@@ -267,11 +267,17 @@ impl Part {
         let sw = &mut self.switches[i];
         let n = t - sw.now();
         sw.skip(n);
-        for (p, w) in self.sw_in[i].iter_mut().enumerate() {
-            if self.port_due[i][p] > t {
+        // The ports with an item due, found branch-free (a switch has at most 64 ports).
+        let mut due = self.port_due[i]
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (p, &d)| m | (u64::from(d <= t) << p));
+        while due != 0 {
+            let p = due.trailing_zeros() as usize;
+            due &= due - 1;
+            let Some(w) = &mut self.sw_in[i][p] else {
                 continue;
-            }
-            let Some(w) = w else { continue };
+            };
             while let Some(e) = w.pop_due(t) {
                 self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
             }
