@@ -204,6 +204,11 @@ impl<T: Copy> Wire<T> {
         match self.q.front() {
             Some(&(at, v)) if at <= now => {
                 self.q.pop_front();
+                if self.q.is_empty() {
+                    // Back to the buffer's start (`clear` resets it): a wire that is mostly empty keeps
+                    // using the same cache lines instead of walking its whole preallocated ring.
+                    self.q.clear();
+                }
                 Some(v)
             }
             _ => None,
