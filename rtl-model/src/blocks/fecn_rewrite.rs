@@ -148,10 +148,63 @@ const CRC_TABLE: [u16; 256] = {
     t
 };
 
-/// One byte into a VCRC register.
-#[inline]
+/// Slice-by-8 tables (4 KB): entry `[k][x]` is the register after byte `x` (into a zero register) and then `k`
+/// zero bytes. An 8-byte word then costs 8 independent lookups instead of a chain of 8 dependent ones (each
+/// bytewise step waits for the last), which was most of the model's time at 8-byte beats.
+const CRC_SLICES: [[u16; 256]; 8] = {
+    let mut t = [[0u16; 256]; 8];
+    t[0] = CRC_TABLE;
+    let mut k = 1;
+    while k < 8 {
+        let mut x = 0;
+        while x < 256 {
+            let prev = t[k - 1][x];
+            t[k][x] = (prev >> 8) ^ CRC_TABLE[(prev & 0xff) as usize];
+            x += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// One byte into a VCRC register (the reference [`crc_word`] is tested against).
+#[cfg(test)]
 fn crc_byte(crc: u16, b: u8) -> u16 {
     (crc >> 8) ^ CRC_TABLE[usize::from((crc as u8) ^ b)]
+}
+
+/// The first `m` bytes (`m <= 8`) of the little-endian `word` into a VCRC register: equal to `m` bytewise
+/// steps. The register is XORed into the first two bytes (the CRC is reflected), and byte `j` then passes
+/// `m - 1 - j` more bytes; with fewer than 2 bytes part of the old register is only shifted.
+#[inline]
+fn crc_word(crc: u16, word: u64, m: usize) -> u16 {
+    let x = word ^ u64::from(crc);
+    let t = |k: usize, j: u32| CRC_SLICES[k][usize::from((x >> (8 * j)) as u8)];
+    match m {
+        8 => {
+            (t(7, 0) ^ t(6, 1)) ^ (t(5, 2) ^ t(4, 3)) ^ ((t(3, 4) ^ t(2, 5)) ^ (t(1, 6) ^ t(0, 7)))
+        }
+        0 => crc,
+        1 => (crc >> 8) ^ t(0, 0),
+        _ => {
+            let m = m.min(8);
+            let mut c = 0;
+            for j in 0..m {
+                c ^= t(m - 1 - j, j as u32);
+            }
+            c
+        }
+    }
+}
+
+/// Mask of the bytes of word `k` (bytes `8k..8k + 8`) that lie in a beat of `w` bytes.
+#[inline]
+fn lane_mask(w: usize, k: usize) -> u64 {
+    match w.saturating_sub(8 * k) {
+        0 => 0,
+        keep @ 1..=7 => (1u64 << (8 * keep)) - 1,
+        _ => !0,
+    }
 }
 
 impl FecnRewrite {
@@ -197,8 +250,15 @@ impl Clocked for FecnRewrite {
         let w = usize::from(self.cfg.beat_bytes);
         let bw = self.bytes_width();
         let bytes = i.bytes_i & ((1u16 << bw) - 1) as u8;
-        let mut data = [0u8; BEAT_MAX];
-        data[..w].copy_from_slice(&i.data_i[..w]);
+        // The beat as little-endian words, bytes past the beat cleared: a fixed-size copy (a runtime-length
+        // byte copy was a `memmove` call every cycle) and whole words for the VCRC.
+        let mut words = [0u64; BEAT_MAX / 8];
+        for (k, (x, c)) in words.iter_mut().zip(i.data_i.chunks_exact(8)).enumerate() {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            *x = u64::from_le_bytes(a) & lane_mask(w, k);
+        }
+        let mut vcrc_at = None;
         if i.valid_i {
             let off = if i.sop_i { 0 } else { self.off_q };
             let lnh = if i.sop_i { i.data_i[1] & 3 } else { self.lnh_q };
@@ -214,21 +274,32 @@ impl Clocked for FecnRewrite {
                 3 if mark => Some(FECN_OFF_GLOBAL),
                 _ => None,
             };
-            for (k, b) in data[..n].iter_mut().enumerate() {
-                if fecn_at == Some(off.saturating_add(k as u16)) {
-                    *b |= FECN_BIT;
-                }
-                if !i.eop_i || k + 2 < n {
-                    crc = crc_byte(crc, *b);
+            // FECN's byte is in this beat when it lies in [off, off + n) (both FECN offsets are far below the
+            // 65535 where `off` saturates).
+            if let Some(at) = fecn_at {
+                if let Some(rel) = at.checked_sub(off).map(usize::from).filter(|&r| r < n) {
+                    words[rel / 8] |= u64::from(FECN_BIT) << (8 * (rel % 8));
                 }
             }
+            // The VCRC covers every byte but the last beat's last two.
+            let m = if i.eop_i { n.saturating_sub(2) } else { n };
+            for (k, &x) in words[..w.div_ceil(8)].iter().enumerate() {
+                crc = crc_word(crc, x, m.saturating_sub(8 * k).min(8));
+            }
             if i.eop_i && n >= 2 {
-                data[n - 2..n].copy_from_slice(&VCRC_BYTE_ORDER.to_bytes(!crc));
+                vcrc_at = Some((n - 2, VCRC_BYTE_ORDER.to_bytes(!crc)));
             }
             self.off_q = off.saturating_add(w as u16);
             self.crc_q = crc;
             self.lnh_q = lnh;
             self.mark_q = mark;
+        }
+        let mut data = [0u8; BEAT_MAX];
+        for (c, x) in data.chunks_exact_mut(8).zip(words) {
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        if let Some((at, v)) = vcrc_at {
+            data[at..at + 2].copy_from_slice(&v);
         }
         self.out_q = Out {
             valid_o: i.valid_i,
@@ -252,6 +323,7 @@ impl Clocked for FecnRewrite {
 mod tests {
     use super::*;
     use crate::crc::vcrc::{fill_vcrc, vcrc, VCRC_LEN};
+    use proptest::prelude::*;
 
     /// A local IB packet of `len` bytes (4n + 2) with a correct VCRC: LRH with LNH 2, then arbitrary bytes.
     fn packet(len: usize, lnh: u8, seed: u8) -> Vec<u8> {
@@ -329,6 +401,106 @@ mod tests {
         for crc in [0u16, 0xffff, 0x1234, 0x8001] {
             for b in 0..=255u8 {
                 assert_eq!(crc_byte(crc, b), crc_byte_bitwise(crc, b));
+            }
+        }
+    }
+
+    /// The step as it was before the word-wide VCRC: a runtime-length copy and one bytewise CRC step per byte
+    /// (the reference the new step must equal bit for bit, state and outputs).
+    fn step_bytewise(b: &mut FecnRewrite, i: &In) -> Out {
+        let out = b.out_q;
+        if !i.rst_ni {
+            *b = FecnRewrite::new(b.cfg).unwrap();
+            return Out::default();
+        }
+        let w = usize::from(b.cfg.beat_bytes);
+        let bytes = i.bytes_i & ((1u16 << b.bytes_width()) - 1) as u8;
+        let mut data = [0u8; BEAT_MAX];
+        data[..w].copy_from_slice(&i.data_i[..w]);
+        if i.valid_i {
+            let off = if i.sop_i { 0 } else { b.off_q };
+            let lnh = if i.sop_i { i.data_i[1] & 3 } else { b.lnh_q };
+            let mark = if i.sop_i { i.mark_i } else { b.mark_q };
+            let mut crc = if i.sop_i { 0xFFFF } else { b.crc_q };
+            let n = if !i.eop_i || bytes == 0 || usize::from(bytes) > w {
+                w
+            } else {
+                usize::from(bytes)
+            };
+            let fecn_at = match lnh {
+                2 if mark => Some(FECN_OFF_LOCAL),
+                3 if mark => Some(FECN_OFF_GLOBAL),
+                _ => None,
+            };
+            for (k, x) in data[..n].iter_mut().enumerate() {
+                if fecn_at == Some(off.saturating_add(k as u16)) {
+                    *x |= FECN_BIT;
+                }
+                if !i.eop_i || k + 2 < n {
+                    crc = crc_byte(crc, *x);
+                }
+            }
+            if i.eop_i && n >= 2 {
+                data[n - 2..n].copy_from_slice(&VCRC_BYTE_ORDER.to_bytes(!crc));
+            }
+            b.off_q = off.saturating_add(w as u16);
+            b.crc_q = crc;
+            b.lnh_q = lnh;
+            b.mark_q = mark;
+        }
+        b.out_q = Out {
+            valid_o: i.valid_i,
+            sop_o: i.sop_i,
+            eop_o: i.eop_i,
+            bytes_o: bytes,
+            data_o: data,
+        };
+        out
+    }
+
+    /// A beat from proptest's draws: `flags` bits are reset (rare), valid, sop (1 in 8), eop (1 in 4), mark.
+    fn beat(flags: u8, bytes_i: u8, data: &[u8]) -> In {
+        let mut data_i = [0u8; BEAT_MAX];
+        data_i.copy_from_slice(data);
+        In {
+            rst_ni: flags & 0x70 != 0,
+            valid_i: flags & 1 != 0 || flags & 2 != 0,
+            sop_i: flags & 0x1c == 0x1c,
+            eop_i: flags & 0x0c == 0x08,
+            bytes_i,
+            data_i,
+            mark_i: flags & 0x80 != 0,
+        }
+    }
+
+    proptest! {
+        /// The word-wide update equals `m` bytewise steps for any register, word and length 0..=8.
+        #[test]
+        fn word_crc_equals_bytewise(crc in any::<u16>(), word in any::<u64>(), m in 0usize..=8) {
+            let want = word.to_le_bytes()[..m].iter().fold(crc, |c, &b| crc_byte(c, b));
+            prop_assert_eq!(crc_word(crc, word, m), want);
+        }
+
+        /// The block equals the bytewise reference on random beat streams at every width: random data, byte
+        /// counts (in and out of range), starts, ends, marks, gaps and resets, with packet starts that make
+        /// LNH 2 and 3 common so FECN is set in every lane the offsets reach.
+        #[test]
+        fn step_equals_the_bytewise_reference(
+            w in prop::sample::select(vec![4u8, 8, 12, 16, 20, 24, 28, 32]),
+            beats in prop::collection::vec(
+                (any::<u8>(), 0u8..40, prop::collection::vec(any::<u8>(), BEAT_MAX)),
+                1..120,
+            ),
+        ) {
+            let mut new = FecnRewrite::new(Config { beat_bytes: w }).unwrap();
+            let mut old = new.clone();
+            for (flags, bytes_i, data) in &beats {
+                let mut i = beat(*flags, *bytes_i, data);
+                if flags & 0x20 != 0 {
+                    i.data_i[1] |= 2;
+                }
+                prop_assert_eq!(new.step(&i), step_bytewise(&mut old, &i));
+                prop_assert_eq!(&new, &old);
             }
         }
     }
