@@ -28,6 +28,7 @@
 //! window, a spinning one (`SpinBarrier`).
 
 use switch_asic::link::Wire;
+use switch_asic::port_mask::{due_mask, ports};
 use switch_asic::quiet::FcSync;
 use switch_asic::{Switch, TxEvent};
 
@@ -158,6 +159,16 @@ pub fn next_sync(t: u64, lookahead: u64) -> u64 {
 }
 
 impl Part {
+    /// Makes a part of an earlier run (emptied of its blocks) part `id` of a new one, keeping its allocations.
+    fn reuse(&mut self, id: u32) {
+        self.id = id;
+        self.sw_ids.clear();
+        self.hca_ids.clear();
+        self.outbox.clear();
+        self.wire_pkts = 0;
+        self.work = StepWork::default();
+    }
+
     fn sw_wake_of(&self, i: usize) -> u64 {
         let sw = &self.switches[i];
         let w = sw
@@ -267,14 +278,7 @@ impl Part {
         let sw = &mut self.switches[i];
         let n = t - sw.now();
         sw.skip(n);
-        // The ports with an item due, found branch-free (a switch has at most 64 ports).
-        let mut due = self.port_due[i]
-            .iter()
-            .enumerate()
-            .fold(0u64, |m, (p, &d)| m | (u64::from(d <= t) << p));
-        while due != 0 {
-            let p = due.trailing_zeros() as usize;
-            due &= due - 1;
+        for p in ports(due_mask(&self.port_due[i], t)) {
             let Some(w) = &mut self.sw_in[i][p] else {
                 continue;
             };
@@ -650,59 +654,12 @@ impl Fabric {
         self.ensure_partition();
         let nparts = self.sched.parts;
         let sw_part = std::mem::take(&mut self.sched.sw_part);
-        // Move the blocks and their input wires into their parts (cheap: the structs hold pointers).
         let mut parts = std::mem::take(&mut self.sched.spare);
         parts.resize_with(nparts, Part::default);
         for (i, p) in parts.iter_mut().enumerate() {
-            p.id = i as u32;
-            p.sw_ids.clear();
-            p.hca_ids.clear();
-            p.outbox.clear();
-            p.wire_pkts = 0;
-            p.work = StepWork::default();
+            p.reuse(i as u32);
         }
-        let mut sw_loc = Vec::with_capacity(sw_part.len());
-        let mut hca_loc = Vec::with_capacity(self.hcas.len());
-        if nparts == 1 {
-            // Everything in one part: the vectors move whole, in topology order.
-            let p = &mut parts[0];
-            p.switches = std::mem::take(&mut self.switches);
-            p.sw_in = std::mem::take(&mut self.sw_in);
-            p.hcas = std::mem::take(&mut self.hcas);
-            p.hca_in = std::mem::take(&mut self.hca_in);
-            p.sw_ids.extend(0..p.switches.len());
-            p.hca_ids.extend(0..p.hcas.len());
-            sw_loc.extend((0..p.switches.len() as u32).map(|s| (0, s)));
-            hca_loc.extend((0..p.hcas.len() as u32).map(|h| (0, h)));
-        } else {
-            for (s, (sw, ins)) in std::mem::take(&mut self.switches)
-                .into_iter()
-                .zip(std::mem::take(&mut self.sw_in))
-                .enumerate()
-            {
-                let k = sw_part[s];
-                let p = &mut parts[k as usize];
-                sw_loc.push((k, p.switches.len() as u32));
-                p.sw_ids.push(s);
-                p.switches.push(sw);
-                p.sw_in.push(ins);
-            }
-            for (h, (hc, w)) in std::mem::take(&mut self.hcas)
-                .into_iter()
-                .zip(std::mem::take(&mut self.hca_in))
-                .enumerate()
-            {
-                let k = match self.hca_out[h] {
-                    Rx::Switch(s, _) => sw_part[s],
-                    Rx::Hca(_) => 0,
-                };
-                let p = &mut parts[k as usize];
-                hca_loc.push((k, p.hcas.len() as u32));
-                p.hca_ids.push(h);
-                p.hcas.push(hc);
-                p.hca_in.push(w);
-            }
-        }
+        let (sw_loc, hca_loc) = self.into_parts(&mut parts, &sw_part);
         let own = self.own_part();
         for p in &mut parts {
             if own.is_none_or(|o| o == p.id) {
@@ -751,10 +708,10 @@ impl Fabric {
             }
             t0 = end;
         }
-        // Back into the fabric, in topology order, every block brought to `end`.
-        if nparts == 1 {
-            let p = &mut parts[0];
-            if own.is_none_or(|o| o == 0) {
+        // Every block brought to `end` (other ranks' blocks are never stepped here and hold no meaning),
+        // then back into the fabric in topology order.
+        for p in &mut parts {
+            if own.is_none_or(|o| o == p.id) {
                 for sw in &mut p.switches {
                     let n = end - sw.now();
                     sw.skip(n);
@@ -764,13 +721,8 @@ impl Fabric {
                     hc.skip(n);
                 }
             }
-            self.switches = std::mem::take(&mut p.switches);
-            self.sw_in = std::mem::take(&mut p.sw_in);
-            self.hcas = std::mem::take(&mut p.hcas);
-            self.hca_in = std::mem::take(&mut p.hca_in);
-        } else {
-            self.unpart(&mut parts, &sw_part, &hca_loc, own, end);
         }
+        self.unpart(&mut parts, &sw_part, &hca_loc);
         for p in &parts {
             self.sched.work.add(&p.work);
         }
@@ -781,15 +733,64 @@ impl Fabric {
         self.sched.spare = parts;
     }
 
-    /// Moves the blocks of several parts back into the fabric in topology order, each brought to `end`.
-    fn unpart(
-        &mut self,
-        parts: &mut [Part],
-        sw_part: &[u32],
-        hca_loc: &[Loc],
-        own: Option<u32>,
-        end: u64,
-    ) {
+    /// Moves the blocks and their input wires into their parts (cheap: the structs hold pointers; one part
+    /// takes the vectors whole) and returns every switch's and HCA's part and index in it.
+    fn into_parts(&mut self, parts: &mut [Part], sw_part: &[u32]) -> (Vec<Loc>, Vec<Loc>) {
+        let mut sw_loc = Vec::with_capacity(sw_part.len());
+        let mut hca_loc = Vec::with_capacity(self.hcas.len());
+        if parts.len() == 1 {
+            // Everything in one part: the vectors move whole, in topology order.
+            let p = &mut parts[0];
+            p.switches = std::mem::take(&mut self.switches);
+            p.sw_in = std::mem::take(&mut self.sw_in);
+            p.hcas = std::mem::take(&mut self.hcas);
+            p.hca_in = std::mem::take(&mut self.hca_in);
+            p.sw_ids.extend(0..p.switches.len());
+            p.hca_ids.extend(0..p.hcas.len());
+            sw_loc.extend((0..p.switches.len() as u32).map(|s| (0, s)));
+            hca_loc.extend((0..p.hcas.len() as u32).map(|h| (0, h)));
+        } else {
+            for (s, (sw, ins)) in std::mem::take(&mut self.switches)
+                .into_iter()
+                .zip(std::mem::take(&mut self.sw_in))
+                .enumerate()
+            {
+                let k = sw_part[s];
+                let p = &mut parts[k as usize];
+                sw_loc.push((k, p.switches.len() as u32));
+                p.sw_ids.push(s);
+                p.switches.push(sw);
+                p.sw_in.push(ins);
+            }
+            for (h, (hc, w)) in std::mem::take(&mut self.hcas)
+                .into_iter()
+                .zip(std::mem::take(&mut self.hca_in))
+                .enumerate()
+            {
+                let k = match self.hca_out[h] {
+                    Rx::Switch(s, _) => sw_part[s],
+                    Rx::Hca(_) => 0,
+                };
+                let p = &mut parts[k as usize];
+                hca_loc.push((k, p.hcas.len() as u32));
+                p.hca_ids.push(h);
+                p.hcas.push(hc);
+                p.hca_in.push(w);
+            }
+        }
+        (sw_loc, hca_loc)
+    }
+
+    /// Moves the blocks of the parts back into the fabric in topology order (the inverse of
+    /// [`Fabric::into_parts`]).
+    fn unpart(&mut self, parts: &mut [Part], sw_part: &[u32], hca_loc: &[Loc]) {
+        if let [p] = parts {
+            self.switches = std::mem::take(&mut p.switches);
+            self.sw_in = std::mem::take(&mut p.sw_in);
+            self.hcas = std::mem::take(&mut p.hcas);
+            self.hca_in = std::mem::take(&mut p.hca_in);
+            return;
+        }
         let mut sw_iters: Vec<_> = parts
             .iter_mut()
             .map(|p| {
@@ -803,13 +804,8 @@ impl Fabric {
         self.sw_in.reserve(sw_part.len());
         for &k in sw_part {
             let (a, b) = &mut sw_iters[k as usize];
-            let mut sw = a.next().expect("every switch is in its part");
-            // Other ranks' blocks are never stepped here (and hold no meaning).
-            if own.is_none_or(|o| o == k) {
-                let n = end - sw.now();
-                sw.skip(n);
-            }
-            self.switches.push(sw);
+            self.switches
+                .push(a.next().expect("every switch is in its part"));
             self.sw_in.push(b.next().expect("with its wires"));
         }
         let mut h_iters: Vec<_> = parts
@@ -825,12 +821,7 @@ impl Fabric {
         self.hca_in.reserve(hca_loc.len());
         for &(k, _) in hca_loc {
             let (a, b) = &mut h_iters[k as usize];
-            let mut hc = a.next().expect("every HCA is in its part");
-            if own.is_none_or(|o| o == k) {
-                let n = end - hc.port_now();
-                hc.skip(n);
-            }
-            self.hcas.push(hc);
+            self.hcas.push(a.next().expect("every HCA is in its part"));
             self.hca_in.push(b.next().expect("with its wire"));
         }
     }

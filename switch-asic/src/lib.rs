@@ -25,6 +25,7 @@ pub mod packet;
 pub mod pfc;
 #[cfg(test)]
 mod pipeline_tests;
+pub mod port_mask;
 pub mod quiet;
 pub mod rate;
 #[cfg(test)]

@@ -153,7 +153,6 @@ impl Switch {
             inflight: vec![None; n],
             fc_pending: vec![0; n],
             fc_fccl: vec![0; nv],
-            woken: 0,
             eg_wake: vec![NEVER; n],
             in_wake: vec![0; n],
             next_any: 0,

@@ -4,11 +4,12 @@
 use super::*;
 
 impl Switch {
-    pub(super) fn egress_complete(&mut self, p: usize, t: u64) {
-        let Some(f) = self.inflight[p] else { return };
-        if f.end != t {
-            return;
-        }
+    /// Returns the outputs the completion makes due this cycle (their `eg_wake` is now at most `t`).
+    pub(super) fn egress_complete(&mut self, p: usize, t: u64) -> u64 {
+        let Some(f) = self.inflight[p].filter(|f| f.end == t) else {
+            return 0;
+        };
+        let mut woken = 0;
         self.inflight[p] = None;
         let i = usize::from(f.inp);
         self.free_pending[i * self.v + usize::from(f.in_vl)] += u32::from(f.blocks);
@@ -21,12 +22,13 @@ impl Switch {
                     .iter()
                     .any(|m| m & (1 << i) != 0)
                 {
-                    self.woken |= u64::from(self.eg_wake[o] > t) << o;
+                    woken |= 1 << o;
                     self.eg_wake[o] = self.eg_wake[o].min(t);
                 }
             }
         }
         self.reads[i] -= 1;
+        woken
     }
 
     pub(super) fn egress(&mut self, p: usize, t: u64) {

@@ -52,6 +52,7 @@ use crate::link::{Arrival, Serializer};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use crate::port_mask::{due_mask, ports};
 use crate::rate::LinkRate;
 
 const NONE: u32 = u32::MAX;
@@ -60,28 +61,9 @@ const NO_ROUTE: u8 = u8::MAX;
 /// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
 const DROP: u32 = NONE - 1;
 
-/// The ports whose wake-up cycle in `wake` is at or before `t`, as bits (a branch-free pass the compiler
-/// vectorises: finding the due ports of a 36-port switch costs a few instructions, not 36 branches).
-fn due_mask(wake: &[u64], t: u64) -> u64 {
-    wake.iter()
-        .enumerate()
-        .fold(0u64, |m, (p, &w)| m | (u64::from(w <= t) << p))
-}
-
 /// The earliest of `wake` (`NEVER` when empty).
 fn min_of(wake: &[u64]) -> u64 {
     wake.iter().fold(NEVER, |a, &w| a.min(w))
-}
-
-/// The set bits of `mask`, lowest first.
-fn ports(mut mask: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (mask != 0).then(|| {
-            let p = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            p
-        })
-    })
 }
 
 /// Bit of `port` in a port mask; 0 for a port beyond the mask (at most `PORTS_MAX` = 64 ports exist, and
@@ -205,9 +187,6 @@ pub struct Switch {
     fc_fccl: Vec<u16>,
 
     eg_wake: Vec<u64>,
-    /// Outputs whose `eg_wake` a completion moved to the current cycle (so the due outputs need no second
-    /// scan of `eg_wake`).
-    woken: u64,
     in_wake: Vec<u64>,
     next_any: u64,
     cong_dirty: Vec<bool>,
@@ -388,13 +367,12 @@ impl Switch {
         self.work_cycles += 1;
         // The eager reference clocks every port.
         let all = if self.eager { !0 >> (64 - self.n) } else { 0 };
-        let eg_due = due_mask(&self.eg_wake, t);
-        self.woken = 0;
+        let mut eg_due = due_mask(&self.eg_wake, t);
+        // Completions may wake other outputs (a freed read slot) for this cycle: they join the due ones.
         for p in ports(eg_due) {
-            self.egress_complete(p, t);
+            eg_due |= self.egress_complete(p, t);
         }
-        // Completions may wake other outputs (a freed read slot): those are in `woken`.
-        for p in ports(eg_due | self.woken | self.rx_fc_mask | self.rx_pause_mask | all) {
+        for p in ports(eg_due | self.rx_fc_mask | self.rx_pause_mask | all) {
             self.egress(p, t);
         }
         for p in ports(due_mask(&self.in_wake, t) | self.rx_pkt_mask | self.rx_fc_mask | all) {
