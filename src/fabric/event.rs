@@ -659,7 +659,7 @@ impl Fabric {
         for (i, p) in parts.iter_mut().enumerate() {
             p.reuse(i as u32);
         }
-        let (sw_loc, hca_loc) = self.into_parts(&mut parts, &sw_part);
+        let (sw_loc, hca_loc) = self.share_out(&mut parts, &sw_part);
         let own = self.own_part();
         for p in &mut parts {
             if own.is_none_or(|o| o == p.id) {
@@ -735,7 +735,7 @@ impl Fabric {
 
     /// Moves the blocks and their input wires into their parts (cheap: the structs hold pointers; one part
     /// takes the vectors whole) and returns every switch's and HCA's part and index in it.
-    fn into_parts(&mut self, parts: &mut [Part], sw_part: &[u32]) -> (Vec<Loc>, Vec<Loc>) {
+    fn share_out(&mut self, parts: &mut [Part], sw_part: &[u32]) -> (Vec<Loc>, Vec<Loc>) {
         let mut sw_loc = Vec::with_capacity(sw_part.len());
         let mut hca_loc = Vec::with_capacity(self.hcas.len());
         if parts.len() == 1 {
@@ -782,7 +782,7 @@ impl Fabric {
     }
 
     /// Moves the blocks of the parts back into the fabric in topology order (the inverse of
-    /// [`Fabric::into_parts`]).
+    /// [`Fabric::share_out`]).
     fn unpart(&mut self, parts: &mut [Part], sw_part: &[u32], hca_loc: &[Loc]) {
         if let [p] = parts {
             self.switches = std::mem::take(&mut p.switches);
