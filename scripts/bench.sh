@@ -24,9 +24,9 @@ runs = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
     runs.setdefault((r["bench"], r["threads"]), []).append(r)
-print("bench threads sim_s_per_wall_s port_cycles_per_s peak_rss_mib runs")
+print("bench threads sim_s_per_wall_s port_cycles_per_s cpu_seconds peak_rss_mib runs")
 for (b, t), rs in runs.items():
     med = lambda k: statistics.median(r[k] for r in rs)
-    print(f"{b} {t} {med('sim_s_per_wall_s'):.3g} {med('port_cycles_per_s'):.3g} {med('peak_rss_mib'):.1f} {len(rs)}")
+    print(f"{b} {t} {med('sim_s_per_wall_s'):.3g} {med('port_cycles_per_s'):.3g} {med('cpu_seconds'):.3g} {med('peak_rss_mib'):.1f} {len(rs)}")
 PY
 rm -f "$OUT"

@@ -46,10 +46,11 @@ pub fn run(a: Args) -> ExitCode {
         }
     } else {
         println!(
-            "{}: {:.3e} simulated s in {:.3} s: {:.3e} sim s/s, {:.3e} port-cycles/s, peak {:.1} MiB, {} thread(s), {} packets",
+            "{}: {:.3e} simulated s in {:.3} s ({:.3} s of CPU): {:.3e} sim s/s, {:.3e} port-cycles/s, peak {:.1} MiB, {} thread(s), {} packets",
             r.bench,
             r.sim_seconds,
             r.wall_seconds,
+            r.cpu_seconds,
             r.sim_s_per_wall_s,
             r.port_cycles_per_s,
             r.peak_rss_mib,

@@ -25,6 +25,7 @@ fn idle_bench_prints_one_json_object_with_every_key() {
         "sim_seconds",
         "wall_seconds",
         "sim_s_per_wall_s",
+        "cpu_seconds",
         "port_cycles",
         "port_cycles_per_s",
         "peak_rss_mib",
@@ -38,6 +39,13 @@ fn idle_bench_prints_one_json_object_with_every_key() {
     // 2592 ports x 3 ms / 16 ns per block at 4x QDR.
     assert!((v["port_cycles"].as_f64().unwrap() - 2592.0 * 187_500.0).abs() < 1.0);
     assert!(v["peak_rss_mib"].as_f64().unwrap() > 0.0);
+    // One thread cannot use more CPU than wall time (plus the 1-10 ms granularity of the two clocks' reads);
+    // seconds, not microseconds, and the assembly is not counted.
+    let (cpu, wall) = (
+        v["cpu_seconds"].as_f64().unwrap(),
+        v["wall_seconds"].as_f64().unwrap(),
+    );
+    assert!(cpu >= 0.0 && cpu <= wall + 0.01, "cpu {cpu} wall {wall}");
 }
 
 #[test]

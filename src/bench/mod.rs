@@ -80,6 +80,9 @@ pub struct BenchResult {
     pub wall_seconds: f64,
     /// `sim_seconds / wall_seconds`.
     pub sim_s_per_wall_s: f64,
+    /// CPU seconds (user and system, every thread) of the stepping: on a shared machine, where other jobs
+    /// take the cores away for whole time slices, this moves less between runs than `wall_seconds`.
+    pub cpu_seconds: f64,
     /// Port-cycles simulated (see the module documentation).
     pub port_cycles: f64,
     /// Port-cycles per wall second.
@@ -204,6 +207,18 @@ pub fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
+/// CPU time of this process so far (user plus system, all threads, ended ones included), seconds.
+fn process_cpu_seconds() -> f64 {
+    // SAFETY: an all-zero `rusage` is a valid value to write into; RUSAGE_SELF exists on every Linux.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    s(u.ru_utime) + s(u.ru_stime)
+}
+
 /// Runs bench `b` for `sim_us` microseconds on `threads` threads.
 pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, FabricError> {
     let sc = scenario(b, sim_us);
@@ -219,7 +234,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         fab.split_mpi(u.world());
     }
     let end = sim_us * fab.cycles_per_us;
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), process_cpu_seconds());
     if b == BenchName::Ft18x2Uniform {
         let mut d = uniform::Driver::new(&sc, &mut fab);
         d.run_until(&mut fab, end);
@@ -227,6 +242,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         fab.run_until(end);
     }
     let wall = t0.elapsed().as_secs_f64();
+    let cpu = process_cpu_seconds() - c0;
     let sim = sim_us as f64 * 1e-6;
     let pc = port_cycles(&sc, end);
     #[allow(unused_mut)]
@@ -249,6 +265,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         sim_seconds: sim,
         wall_seconds: wall,
         sim_s_per_wall_s: sim / wall,
+        cpu_seconds: cpu,
         port_cycles: pc,
         port_cycles_per_s: pc / wall,
         peak_rss_mib: peak_rss_mib(),

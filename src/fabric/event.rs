@@ -24,7 +24,9 @@
 //!
 //! # Cost
 //! Per cycle with any work in a part: the due blocks' steps, found in the part's timing wheel
-//! ([`super::wheel`]); a cycle with no work anywhere is never visited. Threads meet at a barrier once per
+//! ([`super::wheel`]); a cycle with no work anywhere is never visited. A periodic flow-control packet that
+//! repeats the last one on its wire changes nothing at the receiver and does not wake it
+//! ([`super::fc_memo`]). Threads meet at a barrier once per
 //! window, a spinning one (`SpinBarrier`).
 
 use switch_asic::link::Wire;
@@ -32,6 +34,7 @@ use switch_asic::port_mask::{due_mask, ports};
 use switch_asic::quiet::FcSync;
 use switch_asic::{Switch, TxEvent};
 
+use super::fc_memo::FcMemo;
 use super::wheel::Wheel;
 use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
 
@@ -79,6 +82,9 @@ pub struct StepWork {
     pub hca_steps: u64,
     /// Items put on wires (packet heads, flow-control packets, pause frames).
     pub wire_items: u64,
+    /// Flow-control packets among them left off because they change nothing at the receiver
+    /// ([`super::fc_memo`]).
+    pub fc_left_off: u64,
 }
 
 impl StepWork {
@@ -87,6 +93,7 @@ impl StepWork {
         self.switch_steps += o.switch_steps;
         self.hca_steps += o.hca_steps;
         self.wire_items += o.wire_items;
+        self.fc_left_off += o.fc_left_off;
     }
 }
 
@@ -96,6 +103,7 @@ struct Links<'a> {
     hca_loc: &'a [Loc],
     sw_out: &'a [Vec<Option<Rx>>],
     hca_out: &'a [Rx],
+    fc_memo: &'a FcMemo,
 }
 
 impl Links<'_> {
@@ -216,8 +224,13 @@ impl Part {
         }
     }
 
-    /// Puts an item pushed at `t` on the local wire `rx` (at `idx`) and wakes its receiver.
-    fn deliver(&mut self, rx: Rx, idx: usize, t: u64, ev: Ev) {
+    /// Puts an item pushed at `t` on the local wire `rx` (at `idx`) and wakes its receiver, unless it is a
+    /// flow-control packet that changes nothing there.
+    fn deliver(&mut self, links: &Links, rx: Rx, idx: usize, t: u64, ev: Ev) {
+        if !links.fc_memo.record(rx, &ev) {
+            self.work.fc_left_off += 1;
+            return;
+        }
         let w = self.wire(rx, idx);
         w.push(t, ev);
         let at = t + w.latency();
@@ -239,7 +252,7 @@ impl Part {
         self.wire_pkts += i64::from(matches!(ev, Ev::Pkt(_)));
         let (part, idx) = links.loc(rx);
         if part == self.id {
-            self.deliver(rx, idx as usize, t, ev);
+            self.deliver(links, rx, idx as usize, t, ev);
         } else {
             self.outbox.push((rx, t, ev));
         }
@@ -356,7 +369,7 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: 
             let mut inbox = lock(&inboxes[me]);
             for (rx, at, ev) in inbox.drain(..) {
                 let (_, idx) = links.loc(rx);
-                p.deliver(rx, idx as usize, at, ev);
+                p.deliver(links, rx, idx as usize, at, ev);
             }
             drop(inbox);
             // Every part computes the same start: nothing anywhere happens before the earliest bound, so the
@@ -674,6 +687,7 @@ impl Fabric {
             hca_loc: &hca_loc,
             sw_out: &self.sw_out,
             hca_out: &self.hca_out,
+            fc_memo: &self.fc_memo,
         };
         let mut t0 = self.now;
         while t0 < end {
@@ -694,7 +708,7 @@ impl Fabric {
                     if let Some(p) = parts.get_mut(me) {
                         for (rx, t, ev) in inbox.drain(..) {
                             let (_, idx) = links.loc(rx);
-                            p.deliver(rx, idx as usize, t, ev);
+                            p.deliver(&links, rx, idx as usize, t, ev);
                         }
                     }
                 }

@@ -22,6 +22,7 @@ mod cc;
 #[cfg(feature = "mpi")]
 pub mod dist;
 pub mod event;
+mod fc_memo;
 pub mod flow_cc;
 pub mod hca;
 pub mod roce;
@@ -131,6 +132,8 @@ pub struct Fabric {
     threads: usize,
     /// Wake-up cycles of the event-driven [`Fabric::run_until`].
     sched: event::Sched,
+    /// The last flow-control packet on each wire, to leave off those that change nothing ([`fc_memo`]).
+    fc_memo: fc_memo::FcMemo,
     /// The split across MPI ranks (`None`: this process steps every block).
     #[cfg(feature = "mpi")]
     dist: Option<Box<dist::Dist>>,
@@ -384,6 +387,7 @@ impl Fabric {
                 }
             }
         }
+        let fc_memo = fc_memo::FcMemo::new(sw_in.iter().map(Vec::len), hcas.len(), set.data_vls);
         Ok(Fabric {
             now: 0,
             switches,
@@ -404,6 +408,7 @@ impl Fabric {
             roce: sc.roce.is_some(),
             threads: 1,
             sched: event::Sched::default(),
+            fc_memo,
             #[cfg(feature = "mpi")]
             dist: None,
         })
@@ -480,6 +485,8 @@ impl Fabric {
                 let (port, ev) = wire_item(self.events[i]);
                 if let Some(rx) = self.sw_out[s][usize::from(port)] {
                     self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
+                    // The reference leaves nothing off; it records so that event-driven runs can follow it.
+                    self.fc_memo.record(rx, &ev);
                     self.wire_to(rx).push(t, ev);
                     self.tap_ev(t, rx, ev);
                 }
@@ -490,6 +497,7 @@ impl Fabric {
             let rx = self.hca_out[h];
             for ev in hca_items(out) {
                 self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
+                self.fc_memo.record(rx, &ev);
                 self.wire_to(rx).push(t, ev);
                 self.tap_ev(t, rx, ev);
             }
