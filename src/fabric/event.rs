@@ -603,6 +603,10 @@ impl Fabric {
             }
         }
         let n = to - t0;
+        // Timer fires a switch applies lazily are applied now: the checks read the registers of this cycle.
+        for sw in &mut self.switches {
+            sw.settle();
+        }
         if n == 0
             || !self.links_steady()
             || !self.switches.iter().all(|s| s.can_quiet_jump(n))

@@ -224,17 +224,27 @@ impl Endpoint {
     /// The drain-rate mode is never idle (its accumulator runs every cycle). In PFC mode a paused priority
     /// waits for its pause to run out, and an XOFF sent is refreshed at [`PfcRx::next_event`]; the buffer use
     /// the watermarks watch changes only in steps (every block arriving is one in PFC mode).
+    ///
+    /// With IB credits the receive side's own work (a packet's blocks coming in, releasing held blocks, a
+    /// `credit_rx` timer or change firing) is not an event: it puts nothing on the link until the
+    /// flow-control packet it causes leaves, at the earliest the cycle after a fire and two cycles after
+    /// blocks come in or are released (the FCCL moves, then fires), and [`Endpoint::skip`] steps through it.
     pub fn next_event(&self) -> Option<u64> {
+        let held = self.held.iter().any(|&h| h > 0);
+        let lazy = self.pfc.is_none();
         if self.rx_pkt.is_some()
             || self.rx_fc.is_some()
             || self.rx_pause.is_some()
             || self.drain.is_some()
-            || self.held.iter().any(|&h| h > 0)
+            || (held && !lazy)
         {
             return Some(0);
         }
         let (t, r) = (self.now, self.rate);
         let mut at = u64::MAX;
+        if held {
+            at = at.min(self.ser.fc_ready_cycle(r, t + 2));
+        }
         if self.fc_pending != 0 || self.pfc_pending != 0 {
             at = at.min(self.ser.fc_ready_cycle(r, t));
         }
@@ -263,21 +273,30 @@ impl Endpoint {
                 }
             }
         }
-        if let Some((a, vl, _)) = &self.arriving {
-            let per_block = self.pfc.is_some() || self.drain.is_some();
-            let w = a.wake(r, &self.crx[usize::from(*vl)], per_block);
-            at = at.min(w.unwrap_or(t));
+        if let Some(w) = self.arrival_look() {
+            at = at.min(if lazy {
+                self.ser.fc_ready_cycle(r, w.saturating_add(2))
+            } else {
+                w
+            });
         }
         for c in &self.crx {
             if let Some(e) = c.next_event() {
-                at = at.min(t.saturating_add(e));
+                let fire = t.saturating_add(e);
+                at = at.min(if lazy {
+                    self.ser.fc_ready_cycle(r, fire.saturating_add(1))
+                } else {
+                    fire
+                });
             }
         }
         (at != u64::MAX).then(|| at.saturating_sub(t))
     }
 
-    /// Advances `n` idle cycles at once; exact when `n` is at most [`Endpoint::next_event`] (only the
-    /// `credit_rx` timers move, by their own exact `skip`). The caller must not skip further.
+    /// Advances `n` cycles with nothing handed in; exact when `n` is at most [`Endpoint::next_event`]. The
+    /// `credit_rx` timers move by their own exact `skip`; a cycle with receive-side work of its own (held
+    /// blocks to release, a `credit_rx` firing) is stepped, and puts nothing on the link. The caller must not
+    /// skip further.
     pub fn skip(&mut self, n: u64) {
         if n == 0 {
             return;
@@ -286,10 +305,43 @@ impl Endpoint {
             self.next_event().is_none_or(|e| e >= n),
             "skip past an event"
         );
-        for c in &mut self.crx {
-            c.skip(n);
+        let end = self.now + n;
+        while self.now < end {
+            let look = self.arrival_look().unwrap_or(u64::MAX);
+            let due = look <= self.now
+                || self.held.iter().any(|&h| h > 0)
+                || self.crx.iter().any(|c| c.next_event() == Some(0));
+            if due {
+                let out = self.step();
+                // `next_event` bounds `n` by the first cycle anything can leave: a broken bound must not
+                // lose an output silently.
+                assert!(
+                    out.pkt.is_none() && out.fc.is_none() && out.pause.is_none(),
+                    "an output in a skipped cycle"
+                );
+                continue;
+            }
+            let k = self
+                .crx
+                .iter()
+                .filter_map(|c| c.next_event())
+                .fold((end - self.now).min(look - self.now), u64::min);
+            for c in &mut self.crx {
+                c.skip(k);
+            }
+            self.now += k;
         }
-        self.now += n;
+    }
+
+    /// The next cycle the receive side must look at the packet arriving, if any ([`Arrival::wake`]; now
+    /// when all its blocks are in).
+    fn arrival_look(&self) -> Option<u64> {
+        let (a, vl, _) = self.arriving.as_ref()?;
+        let per_block = self.pfc.is_some() || self.drain.is_some();
+        Some(
+            a.wake(self.rate, &self.crx[usize::from(*vl)], per_block)
+                .unwrap_or(self.now),
+        )
     }
 
     /// Flow-control state of VL 0 when the endpoint has one data VL and runs IB credits.

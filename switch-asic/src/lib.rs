@@ -19,6 +19,8 @@
 mod cc_tests;
 pub mod config;
 pub mod endpoint;
+#[cfg(test)]
+mod endpoint_tests;
 pub mod link;
 pub mod observe;
 pub mod packet;

@@ -165,9 +165,10 @@ fn idle_switch_costs_nearly_nothing() {
     for _ in 0..1_000_000 {
         sw.step();
     }
-    // 64 ports: a flow-control packet each per 65,535 cycles (ingress timer, then egress send).
+    // 64 ports: a flow-control packet each per 65,535 cycles; the timer fire is applied when the packet
+    // leaves (the cycle after), so only the sends are worked.
     let work = sw.work_cycles();
-    assert!(work < 64 * 2 * 20, "{work} busy cycles of 1,000,000");
+    assert!(work <= 64 * 16, "{work} busy cycles of 1,000,000");
     let k = sw.next_event().unwrap();
     assert!(k > 0 && k <= 65_535);
     // Skipping up to the next event is O(1): no cycle is worked.
@@ -176,10 +177,10 @@ fn idle_switch_costs_nearly_nothing() {
     assert_eq!(sw.work_cycles(), before.0);
     assert_eq!(sw.now(), before.1 + k);
     assert_eq!(sw.next_event(), Some(0));
-    // The receivers' timers fire then; their flow-control packets leave the cycle after.
+    // The receivers' timers fired in the cycle before: their flow-control packets leave now.
     let ev = sw.step().len();
     let ev2 = sw.step().len();
-    assert_eq!((ev, ev2), (0, 64), "one flow-control packet per port");
+    assert_eq!((ev, ev2), (64, 0), "one flow-control packet per port");
 }
 
 /// A scripted stream of hand-ins for one switch: (cycle, port, what).

@@ -155,6 +155,7 @@ impl Switch {
             fc_fccl: vec![0; nv],
             eg_wake: vec![NEVER; n],
             in_wake: vec![0; n],
+            fire_at: vec![NEVER; n],
             next_any: 0,
             cong_dirty: vec![false; nv],
             dirty_list: PreVec(Vec::with_capacity(nv)),

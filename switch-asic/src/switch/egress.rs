@@ -241,6 +241,10 @@ impl Switch {
         if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
             w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
         }
+        if self.fire_at[p] != NEVER {
+            // A timer fire applied lazily: its packet leaves when the wire is free after it.
+            w = w.min(self.ser[p].fc_ready_cycle(r, self.fire_at[p] + 1));
+        }
         if pfc_on && stall != 0 {
             // A paused priority with a packet waiting: look again when the pause runs out.
             for vl in 0..usize::from(self.nvl[p]) {

@@ -84,7 +84,61 @@ impl Switch {
             let crx = &self.crx[base + usize::from(ar.vl)];
             wake = wake.min(ar.a.wake(r, crx, per_block).unwrap_or(NEVER));
         }
+        self.fire_at[p] = NEVER;
+        let waits_for_timers_only = !self.eager
+            && !self.pfc_on[p]
+            && self.arriving[p].is_none()
+            && self.free_pending[base..base + usize::from(self.nvl[p])]
+                .iter()
+                .all(|&f| f == 0);
+        if waits_for_timers_only && wake != NEVER {
+            // Every VL's next event is its timer firing on idle inputs: applied lazily (`catch_up`); the
+            // port needs a look only when the flow-control packet can leave.
+            self.fire_at[p] = wake;
+            self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, wake + 1));
+            wake = NEVER;
+        }
         self.in_wake[p] = wake;
+    }
+
+    /// Applies the timer fires of port `p` before cycle `t` that were left to be applied lazily (see
+    /// `fire_at`): each `credit_rx` is brought to its fire, clocked on idle inputs as the reference would
+    /// have clocked it then, and its flow-control packet is made pending. Exact: nothing reached the port's
+    /// `credit_rx` blocks since they were last clocked (anything would have clocked them), so their inputs
+    /// in the skipped cycles were idle.
+    pub(super) fn catch_up(&mut self, p: usize, t: u64) {
+        if self.fire_at[p] >= t {
+            return;
+        }
+        let base = p * self.v;
+        let mut next = NEVER;
+        for vl in 0..usize::from(self.nvl[p]) {
+            let k = base + vl;
+            while self.crx_due[k] < t {
+                let at = self.crx_due[k];
+                self.crx[k].skip(at - self.crx_next[k]);
+                let idle = self.crx[k].idle_input();
+                let o = self.crx[k].step(&idle);
+                debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
+                if o.fc_send_o {
+                    self.fc_pending[p] |= 1 << vl;
+                    self.fc_fccl[k] = o.fccl_o;
+                }
+                self.crx_next[k] = at + 1;
+                self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| at + 1 + e);
+            }
+            next = next.min(self.crx_due[k]);
+        }
+        self.fire_at[p] = next;
+    }
+
+    /// Applies every timer fire before the current cycle that was left to be applied lazily, so that the
+    /// registers of every port are those of the reference at this cycle (for quiet jumps and observers).
+    pub fn settle(&mut self) {
+        let t = self.now;
+        for p in 0..self.n {
+            self.catch_up(p, t);
+        }
     }
 
     pub(super) fn head_arrives(&mut self, p: usize, ps: PacketStart, t: u64, blk: &mut [u8; 16]) {

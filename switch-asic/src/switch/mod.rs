@@ -188,6 +188,11 @@ pub struct Switch {
 
     eg_wake: Vec<u64>,
     in_wake: Vec<u64>,
+    /// Per port: the earliest flow-control timer fire of a port whose `credit_rx` blocks wait for nothing
+    /// else (nothing arriving, nothing to release; IB credits), `NEVER` otherwise. Such a fire is not a
+    /// wake-up of its own: it is applied when the switch next steps after it ([`Switch::catch_up`]), which
+    /// is at the latest the cycle its flow-control packet can leave (included in `eg_wake`).
+    fire_at: Vec<u64>,
     next_any: u64,
     cong_dirty: Vec<bool>,
     dirty_list: PreVec<u32>,
@@ -365,6 +370,12 @@ impl Switch {
             return &self.events.0;
         }
         self.work_cycles += 1;
+        if t > 0 {
+            // Lazily applied timer fires of earlier cycles, before anything reads the ports' registers.
+            for p in ports(due_mask(&self.fire_at, t - 1)) {
+                self.catch_up(p, t);
+            }
+        }
         // The eager reference clocks every port.
         let all = if self.eager { !0 >> (64 - self.n) } else { 0 };
         let mut eg_due = due_mask(&self.eg_wake, t);

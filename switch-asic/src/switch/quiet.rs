@@ -12,7 +12,12 @@ impl Switch {
             return None;
         }
         let k = port * self.v;
-        let pending = (self.fc_pending[port] & 1 != 0).then_some(self.fc_fccl[k]);
+        let pending = if self.fire_at[port] < self.now {
+            // A timer fire not applied yet (`catch_up`) latched the FCCL of now: idle cycles do not move it.
+            Some(FcSync::of(&self.crx[k], &self.ctx[k], None).fccl)
+        } else {
+            (self.fc_pending[port] & 1 != 0).then_some(self.fc_fccl[k])
+        };
         Some(FcSync::of(&self.crx[k], &self.ctx[k], pending))
     }
 
@@ -22,6 +27,7 @@ impl Switch {
     fn quiet_port_plan(&self, p: usize, end: u64) -> Option<(FcPlan, CreditRx)> {
         let k = p * self.v;
         if self.arriving[p].is_some()
+            || self.fire_at[p] < self.now
             || self.inflight[p].is_some()
             || self.pfc_on[p]
             || self.pfc_pending[p] != 0
@@ -83,6 +89,7 @@ impl Switch {
             self.crx[k] = crx;
             self.crx_next[k] = end;
             self.in_wake[p] = self.crx_due[k];
+            self.fire_at[p] = NEVER;
             self.ser[p] = plan.ser;
             self.fc_pending[p] = u16::from(plan.pending);
             self.eg_wake[p] = if plan.pending { plan.send_at } else { NEVER };
