@@ -8,16 +8,21 @@
 //! - `pipelined`: `check::lockstep_pipelined` (stimulus and Rust block a batch ahead on a second thread, the
 //!   RTL and the comparison on this one; `ibcycle cosim --pipelined`);
 //! - `c++ loop`: the same Verilated model stepped by a C++-only loop in the shim (xorshift stimulus on every
-//!   non-held input every cycle, rare resets), the baseline the co-simulation is measured against.
+//!   non-held input every cycle, rare resets), the baseline the co-simulation is measured against;
+//! - `c++ replay`: the same Verilated model stepped by a C++-only loop over the port structs of a window of
+//!   [`WINDOW`] inputs of the Rust stimulus, recorded beforehand (no generation cost): a second baseline, the
+//!   harness's cost on identical work (the model's own work depends on its inputs).
 //!
-//! The machine is shared: other jobs take the core away for whole time slices, so wall-clock rates move by
-//! tens of percent between runs. Each loop is therefore timed by this thread's CPU time (what the loop itself
-//! costs; cache and core sharing still add noise) and by the wall clock, in paired rounds: each round runs
-//! `lockstep`, `c++ loop` and `pipelined` back to back (order reversed every other round, so neither side always
-//! runs first) and the ratios are taken within the round. Reported: the median over the rounds of each rate,
-//! and the median (and middle half) of the per-round ratios. `pipelined` uses two threads, so it is only timed
-//! by the wall clock and compared with the C++ loop's wall-clock rate of the same round. `stimulus`, `rust
-//! block` and `rtl from rust` explain where the time goes.
+//! The machine is shared: other jobs take the core away for whole time slices, and its speed changes by up to
+//! 2x within a second, so wall-clock rates move by tens of percent between runs. Each loop is therefore timed
+//! by this thread's CPU time (what the loop itself costs; cache and core sharing still add noise) and by the
+//! wall clock, in rounds. In each round `lockstep`, `c++ loop` and `c++ replay` run interleaved, in slices of
+//! about a tenth of a measurement each, taking turns (see `interleaved`), each with its model built before the
+//! first slice, and the ratios are taken within the round; `pipelined` runs before or after them (every other
+//! round). Reported: the median over the rounds of each rate, and the median (and middle half) of the
+//! per-round ratios. `pipelined` uses two threads, so it is only timed by the wall clock and compared with the
+//! C++ loop's wall-clock rate of the same round. `stimulus`, `rust block` and `rtl from rust` explain where the
+//! time goes.
 //!
 //! ```sh
 //! cargo bench -p cosim --features verilator
@@ -25,8 +30,8 @@
 //! Environment: `COSIM_BENCH_MS` (length of one measurement: cycles are calibrated per block so its C++ loop
 //! takes this many milliseconds; default 150), `COSIM_BENCH_CYCLES` (a fixed cycle count instead),
 //! `COSIM_BENCH_ROUNDS` (default 21), `COSIM_BENCH_BLOCKS` (comma-separated block names, default all),
-//! `COSIM_BENCH_ONLY` (`stimulus`, `rust`, `rtl`, `lockstep`, `pipelined` or `cpp`: run only that loop, once,
-//! and print its rates: for `perf record`).
+//! `COSIM_BENCH_ONLY` (`stimulus`, `rust`, `rtl`, `lockstep`, `pipelined`, `cpp` or `replay`: run only that
+//! loop, once, and print its rates: for `perf record`).
 
 use cosim::blocks::cct_shaper::CctShaperBlock;
 use cosim::blocks::cong_detect::CongDetectBlock;
