@@ -8,16 +8,21 @@
 //! - `pipelined`: `check::lockstep_pipelined` (stimulus and Rust block a batch ahead on a second thread, the
 //!   RTL and the comparison on this one; `ibcycle cosim --pipelined`);
 //! - `c++ loop`: the same Verilated model stepped by a C++-only loop in the shim (xorshift stimulus on every
-//!   non-held input every cycle, rare resets), the baseline the co-simulation is measured against.
+//!   non-held input every cycle, rare resets), the baseline the co-simulation is measured against;
+//! - `c++ replay`: the same Verilated model stepped by a C++-only loop over the port structs of a window of
+//!   [`WINDOW`] inputs of the Rust stimulus, recorded beforehand (no generation cost): a second baseline, the
+//!   harness's cost on identical work (the model's own work depends on its inputs).
 //!
-//! The machine is shared: other jobs take the core away for whole time slices, so wall-clock rates move by
-//! tens of percent between runs. Each loop is therefore timed by this thread's CPU time (what the loop itself
-//! costs; cache and core sharing still add noise) and by the wall clock, in paired rounds: each round runs
-//! `lockstep`, `c++ loop` and `pipelined` back to back (order reversed every other round, so neither side always
-//! runs first) and the ratios are taken within the round. Reported: the median over the rounds of each rate,
-//! and the median (and middle half) of the per-round ratios. `pipelined` uses two threads, so it is only timed
-//! by the wall clock and compared with the C++ loop's wall-clock rate of the same round. `stimulus`, `rust
-//! block` and `rtl from rust` explain where the time goes.
+//! The machine is shared: other jobs take the core away for whole time slices, and its speed changes by up to
+//! 2x within a second, so wall-clock rates move by tens of percent between runs. Each loop is therefore timed
+//! by this thread's CPU time (what the loop itself costs; cache and core sharing still add noise) and by the
+//! wall clock, in rounds. In each round `lockstep`, `c++ loop` and `c++ replay` run interleaved, in slices of
+//! about a tenth of a measurement each, taking turns (see `interleaved`), each with its model built before the
+//! first slice, and the ratios are taken within the round; `pipelined` runs before or after them (every other
+//! round). Reported: the median over the rounds of each rate, and the median (and middle half) of the
+//! per-round ratios. `pipelined` uses two threads, so it is only timed by the wall clock and compared with the
+//! C++ loop's wall-clock rate of the same round. `stimulus`, `rust block` and `rtl from rust` explain where the
+//! time goes.
 //!
 //! ```sh
 //! cargo bench -p cosim --features verilator
@@ -25,8 +30,8 @@
 //! Environment: `COSIM_BENCH_MS` (length of one measurement: cycles are calibrated per block so its C++ loop
 //! takes this many milliseconds; default 150), `COSIM_BENCH_CYCLES` (a fixed cycle count instead),
 //! `COSIM_BENCH_ROUNDS` (default 21), `COSIM_BENCH_BLOCKS` (comma-separated block names, default all),
-//! `COSIM_BENCH_ONLY` (`stimulus`, `rust`, `rtl`, `lockstep`, `pipelined` or `cpp`: run only that loop, once,
-//! and print its rates: for `perf record`).
+//! `COSIM_BENCH_ONLY` (`stimulus`, `rust`, `rtl`, `lockstep`, `pipelined`, `cpp` or `replay`: run only that
+//! loop, once, and print its rates: for `perf record`).
 
 use cosim::blocks::cct_shaper::CctShaperBlock;
 use cosim::blocks::cong_detect::CongDetectBlock;
@@ -99,7 +104,53 @@ const RTL: usize = 2;
 const LOCKSTEP: usize = 3;
 const PIPE: usize = 4;
 const CPP: usize = 5;
-const NAMES: [&str; 6] = ["stimulus", "rust", "rtl", "lockstep", "pipelined", "cpp"];
+const REPLAY: usize = 6;
+const NAMES: [&str; 7] = [
+    "stimulus",
+    "rust",
+    "rtl",
+    "lockstep",
+    "pipelined",
+    "cpp",
+    "replay",
+];
+
+/// Slices per loop in one round of [`interleaved`].
+const SLICES: u64 = 10;
+
+/// Rates (CPU time, wall clock) of the loops `fs`, each run for `cycles` cycles in [`SLICES`] slices that take
+/// turns (order reversed every other slice): `f(n)` runs `n` more cycles of its loop, its state carried over
+/// from its last slice, and returns `n`. The machine's speed changes within a second (other tenants share the
+/// host), so loops compared by a ratio must see the same machine: slices of about 15 ms put both sides of the
+/// ratio into every stretch of it, where whole 150 ms runs back to back did not. Each loop's model is built
+/// by the caller, outside the timed slices, so both sides time only their loop's steady state.
+fn interleaved(cycles: u64, fs: &mut [&mut dyn FnMut(u64) -> u64]) -> Vec<(f64, f64)> {
+    let k = fs.len();
+    let (mut cpu, mut wall) = (vec![0.0; k], vec![0.0; k]);
+    let slice = (cycles / SLICES).max(1);
+    let mut done = 0;
+    let mut s = 0;
+    while done < cycles {
+        let n = if s + 1 >= SLICES {
+            cycles - done
+        } else {
+            slice.min(cycles - done)
+        };
+        for j in 0..k {
+            let j = if s % 2 == 0 { j } else { k - 1 - j };
+            let (t, c) = (Instant::now(), thread_cpu());
+            let got = fs[j](n);
+            wall[j] += t.elapsed().as_secs_f64();
+            cpu[j] += thread_cpu() - c;
+            assert_eq!(got, n);
+        }
+        done += n;
+        s += 1;
+    }
+    (0..k)
+        .map(|j| (cycles as f64 / cpu[j], cycles as f64 / wall[j]))
+        .collect()
+}
 
 /// Cycles for which the C++ loop of `B` takes about `ms` milliseconds of CPU time (at least 10,000): short
 /// measurements, many rounds, so every block gets the same number of paired rounds in a few seconds whatever
@@ -123,6 +174,8 @@ fn bench<B: Block>(o: &Opts) {
     let (cfg, stim) = B::random(1);
     let cycles = o.cycles.unwrap_or_else(|| cycles_for::<B>(&cfg, o.ms));
     let window: Vec<B::In> = stim.clone().take(WINDOW).collect();
+    // The same window as the port structs the adapter hands the model, for the C++ replay loop.
+    let recorded = B::rtl(&cfg, None).unwrap().record(&window);
     let mut gen = || {
         let mut n = 0;
         for i in stim.clone().take(cycles as usize) {
@@ -162,13 +215,19 @@ fn bench<B: Block>(o: &Opts) {
         black_box(r.bench_cpp(cycles, 1).unwrap());
         cycles
     };
-    let fs: [&mut dyn FnMut() -> u64; 6] = [
+    let mut replay = || {
+        let mut r = B::rtl(&cfg, None).unwrap();
+        black_box(r.bench_replay(&recorded, cycles).unwrap());
+        cycles
+    };
+    let fs: [&mut dyn FnMut() -> u64; 7] = [
         &mut gen,
         &mut rust,
         &mut rtl_only,
         &mut co,
         &mut pipe,
         &mut cpp,
+        &mut replay,
     ];
     if let Some(only) = &o.only {
         let k = NAMES
@@ -185,25 +244,58 @@ fn bench<B: Block>(o: &Opts) {
         return;
     }
     // Rates by CPU time and by the wall clock, per measurement, one entry per round.
-    let mut cpu: [Vec<f64>; 6] = Default::default();
-    let mut wall: [Vec<f64>; 6] = Default::default();
-    let (mut lock_cpu, mut lock_wall, mut pipe_wall) = (Vec::new(), Vec::new(), Vec::new());
+    let mut cpu: [Vec<f64>; 7] = Default::default();
+    let mut wall: [Vec<f64>; 7] = Default::default();
+    let (mut lock_cpu, mut lock_wall, mut pipe_wall, mut replay_cpu) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..o.rounds {
-        let mut r = [(0.0f64, 0.0f64); 6];
-        // The pair (and the pipelined run) back to back, order reversed every other round.
+        let mut r = [(0.0f64, 0.0f64); 7];
+        // The pipelined run before or after the interleaved loops, every other round.
         let order = if round % 2 == 0 {
-            [STIM, RUST, RTL, LOCKSTEP, CPP, PIPE]
+            [STIM, RUST, RTL, LOCKSTEP, PIPE]
         } else {
-            [STIM, RUST, RTL, PIPE, CPP, LOCKSTEP]
+            [STIM, RUST, RTL, PIPE, LOCKSTEP]
         };
         for k in order {
-            r[k] = rate(cycles, fs[k]);
-            cpu[k].push(r[k].0);
-            wall[k].push(r[k].1);
+            if k != LOCKSTEP {
+                r[k] = rate(cycles, fs[k]);
+                continue;
+            }
+            // Lockstep, the C++ loop and the C++ replay loop, interleaved in slices; each keeps its own
+            // model (and the lockstep loop its stimulus) from slice to slice.
+            let mut rl = B::rtl(&cfg, None).unwrap();
+            let mut ml = Golden(B::model(&cfg).unwrap());
+            let mut sl = stim.clone();
+            let mut rc = B::rtl(&cfg, None).unwrap();
+            let mut rr = B::rtl(&cfg, None).unwrap();
+            let mut seed = 0;
+            let rates = interleaved(
+                cycles,
+                &mut [
+                    &mut |n| lockstep(&mut rl, &mut ml, &mut sl, n).unwrap(),
+                    // One xorshift stream per slice (seeds 1, 2, ...), as one run from seed 1 before.
+                    &mut |n| {
+                        seed += 1;
+                        black_box(rc.bench_cpp(n, seed).unwrap());
+                        n
+                    },
+                    // The recorded window from its start in every slice (the model's state carries on).
+                    &mut |n| {
+                        black_box(rr.bench_replay(&recorded, n).unwrap());
+                        n
+                    },
+                ],
+            );
+            (r[LOCKSTEP], r[CPP], r[REPLAY]) = (rates[0], rates[1], rates[2]);
+        }
+        for (k, v) in r.iter().enumerate() {
+            cpu[k].push(v.0);
+            wall[k].push(v.1);
         }
         lock_cpu.push(r[LOCKSTEP].0 / r[CPP].0);
         lock_wall.push(r[LOCKSTEP].1 / r[CPP].1);
         pipe_wall.push(r[PIPE].1 / r[CPP].1);
+        replay_cpu.push(r[LOCKSTEP].0 / r[REPLAY].0);
     }
     let m = |v: &[f64]| median(v) / 1e6;
     let pct = |v: &[f64]| {
@@ -215,7 +307,7 @@ fn bench<B: Block>(o: &Opts) {
         )
     };
     println!(
-        "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {} | {} | {:.2} | {} |",
+        "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {} | {} | {:.2} | {} | {:.2} | {} |",
         B::NAME,
         m(&cpu[STIM]),
         m(&cpu[RUST]),
@@ -226,6 +318,8 @@ fn bench<B: Block>(o: &Opts) {
         pct(&lock_wall),
         m(&wall[PIPE]),
         pct(&pipe_wall),
+        m(&cpu[REPLAY]),
+        pct(&replay_cpu),
     );
 }
 
@@ -259,9 +353,10 @@ fn main() {
         );
         println!(
             "| block | stimulus | Rust block | RTL from Rust | lockstep | C++-only loop | lockstep / C++ | \
-             lockstep / C++ (wall) | pipelined (wall) | pipelined / C++ (wall) |"
+             lockstep / C++ (wall) | pipelined (wall) | pipelined / C++ (wall) | C++ replay loop | lockstep / \
+             replay |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     }
     bench::<CreditTxBlock>(&o);
     bench::<CreditRxBlock>(&o);

@@ -29,6 +29,7 @@ pub struct Variant<Io: 'static> {
     trace_open: unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int,
     trace_close: unsafe extern "C" fn(*mut c_void),
     bench: unsafe extern "C" fn(*mut c_void, *mut Io, u64, u64) -> u64,
+    replay: unsafe extern "C" fn(*mut c_void, *mut Io, *const Io, u64, u64) -> u64,
 }
 
 /// One instance of a Verilated model, owning its `VerilatedContext`.
@@ -133,6 +134,19 @@ impl<Io> Rtl<Io> {
         let r = unsafe { (self.v.bench)(self.h.as_ptr(), io, n, seed) };
         (r != u64::MAX).then_some(r)
     }
+
+    /// Steps the model `n` cycles from the shim's C++-only loop over the recorded port structs `ins` (each
+    /// copied into `io` in turn, from the first again after the last): a baseline on exactly the inputs the
+    /// Rust side drives, without the cost of generating them. `None` if the model halted or `ins` is empty.
+    pub fn replay(&mut self, io: &mut Io, ins: &[Io], n: u64) -> Option<u64> {
+        if ins.is_empty() {
+            return None;
+        }
+        // SAFETY: as in `step`; `ins` is a live slice of `ins.len()` port structs of this variant's layout,
+        // only read.
+        let r = unsafe { (self.v.replay)(self.h.as_ptr(), io, ins.as_ptr(), ins.len() as u64, n) };
+        (r != u64::MAX).then_some(r)
+    }
 }
 
 impl<Io> Drop for Rtl<Io> {
@@ -145,7 +159,7 @@ impl<Io> Drop for Rtl<Io> {
 /// A block's Verilated model as a [`Dut`], with the tracing and benchmark entry points.
 pub trait RtlDut: Dut + Send {
     /// The generated port struct.
-    type Io: 'static;
+    type Io: Copy + 'static;
     /// The model and its port struct (with the held configuration).
     fn parts(&mut self) -> (&mut Rtl<Self::Io>, &mut Self::Io);
 
@@ -159,9 +173,29 @@ pub trait RtlDut: Dut + Send {
         self.parts().0.trace_close()
     }
 
+    /// Writes one cycle's inputs into the port struct as `step` would, without stepping the model.
+    fn load(&mut self, i: &Self::In);
+
+    /// The port structs `step` would hand the model for the inputs `ins` (held configuration included), for
+    /// [`RtlDut::bench_replay`]. The model is not stepped; the port struct is left holding the last input.
+    fn record(&mut self, ins: &[Self::In]) -> Vec<Self::Io> {
+        ins.iter()
+            .map(|i| {
+                self.load(i);
+                *self.parts().1
+            })
+            .collect()
+    }
+
     /// See [`Rtl::bench`].
     fn bench_cpp(&mut self, n: u64, seed: u64) -> Option<u64> {
         let (m, io) = self.parts();
         m.bench(io, n, seed)
+    }
+
+    /// See [`Rtl::replay`].
+    fn bench_replay(&mut self, ins: &[Self::Io], n: u64) -> Option<u64> {
+        let (m, io) = self.parts();
+        m.replay(io, ins, n)
     }
 }

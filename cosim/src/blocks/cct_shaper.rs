@@ -265,6 +265,10 @@ pub mod rtl {
 
     impl RtlDut for CctShaperRtl {
         type Io = CctShaperIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<CctShaperIo>, &mut CctShaperIo) {
             (&mut self.m, &mut self.io)
         }

@@ -435,6 +435,10 @@ pub mod rtl {
 
     impl RtlDut for CongDetectRtl {
         type Io = CongDetectIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<CongDetectIo>, &mut CongDetectIo) {
             (&mut self.m, &mut self.io)
         }

@@ -315,6 +315,10 @@ pub mod rtl {
 
     impl RtlDut for CreditRxRtl {
         type Io = CreditRxIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<CreditRxIo>, &mut CreditRxIo) {
             (&mut self.m, &mut self.io)
         }

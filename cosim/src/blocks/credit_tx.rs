@@ -278,6 +278,10 @@ pub mod rtl {
 
     impl RtlDut for CreditTxRtl {
         type Io = CreditTxIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<CreditTxIo>, &mut CreditTxIo) {
             (&mut self.m, &mut self.io)
         }

@@ -235,6 +235,10 @@ pub mod rtl {
 
     impl RtlDut for FecnMarkerRtl {
         type Io = FecnMarkerIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<FecnMarkerIo>, &mut FecnMarkerIo) {
             (&mut self.m, &mut self.io)
         }

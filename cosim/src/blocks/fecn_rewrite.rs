@@ -122,8 +122,10 @@ impl FecnRewriteStim {
             len = r.range(1, 400) as usize; // not an IB length: the last beat may hold a single byte
         }
         self.len = len;
-        for c in self.pkt[..len].chunks_mut(8) {
-            c.copy_from_slice(&r.next_u64().to_le_bytes()[..c.len()]);
+        // Whole words, one draw each, the last one past `len` into the buffer's spare bytes (which no beat
+        // passes on: bytes past the packet's end are masked): a shorter last piece was a `memmove` call.
+        for c in self.pkt[..len.next_multiple_of(8)].chunks_exact_mut(8) {
+            c.copy_from_slice(&r.next_u64().to_le_bytes());
         }
         let lnh = match r.below(10) {
             0 => r.below(2) as u8,
@@ -150,6 +152,9 @@ impl FecnRewriteStim {
 impl Iterator for FecnRewriteStim {
     type Item = In;
 
+    // Inlined into the lockstep loop, which then builds the `In` in place: called out of line, its return
+    // slot was written in pieces and read back as wider words (a store-forwarding stall every cycle).
+    #[inline(always)]
     fn next(&mut self) -> Option<In> {
         // One draw decides the cycle's events (bit fields of `ev`: reset 0..15, gap-level change 15..24 and its
         // level 24..26, gap 26..33, packet cut 33..44, junk `bytes_i` 44..50 and its value 50..58, junk mark
@@ -200,17 +205,25 @@ impl Iterator for FecnRewriteStim {
         let n = end - self.pos;
         // The beat's n packet bytes over the noise, word by word in registers: a byte copy of variable length
         // into `data` followed by the wide loads that pass `data` on stalled every cycle (store forwarding).
-        for (j, c) in data.chunks_exact_mut(8).enumerate() {
+        // Only the beat's words: past them no packet byte is kept (`keep` 0), so those words stay noise.
+        let word = |b: &[u8], at: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[at..at + 8]);
+            u64::from_le_bytes(a)
+        };
+        for (j, c) in data
+            .chunks_exact_mut(8)
+            .take(self.w.div_ceil(8))
+            .enumerate()
+        {
             let at = self.pos + 8 * j;
-            let word =
-                |b: &[u8]| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
             let keep = n.saturating_sub(8 * j).min(8);
             let mask = if keep == 8 {
                 !0
             } else {
                 (1u64 << (8 * keep)) - 1
             };
-            let v = (word(&self.pkt[at..at + 8]) & mask) | (word(c) & !mask);
+            let v = (word(&self.pkt, at) & mask) | (word(c, 0) & !mask);
             c.copy_from_slice(&v.to_le_bytes());
         }
         let eop = end == self.len;
@@ -393,6 +406,10 @@ macro_rules! fecn_rewrite_block {
         #[cfg(feature = "verilator")]
         impl crate::ffi::RtlDut for rtl::$rtl {
             type Io = crate::ffi::$io;
+            fn load(&mut self, i: &Self::In) {
+                self.drive(i);
+            }
+
             fn parts(&mut self) -> (&mut crate::ffi::Rtl<crate::ffi::$io>, &mut crate::ffi::$io) {
                 (&mut self.m, &mut self.io)
             }

@@ -408,6 +408,10 @@ pub mod rtl {
 
     impl RtlDut for SwitchCoreRtl {
         type Io = SwitchCoreIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<SwitchCoreIo>, &mut SwitchCoreIo) {
             (&mut self.m, &mut self.io)
         }

@@ -166,6 +166,10 @@ pub mod rtl {
 
     impl RtlDut for TimebaseRtl {
         type Io = TimebaseIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<TimebaseIo>, &mut TimebaseIo) {
             (&mut self.m, &mut self.io)
         }

@@ -343,6 +343,10 @@ pub mod rtl {
 
     impl RtlDut for VlArbRtl {
         type Io = VlArbIo;
+        fn load(&mut self, i: &Self::In) {
+            self.drive(i);
+        }
+
         fn parts(&mut self) -> (&mut Rtl<VlArbIo>, &mut VlArbIo) {
             (&mut self.m, &mut self.io)
         }

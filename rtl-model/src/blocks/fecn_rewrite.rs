@@ -228,27 +228,20 @@ impl FecnRewrite {
 
     /// Width of `bytes_i`/`bytes_o`: `clog2(beat_bytes + 1)`.
     pub fn bytes_width(&self) -> u32 {
-        u32::from(self.cfg.beat_bytes)
-            .next_power_of_two()
-            .trailing_zeros()
-            + u32::from(self.cfg.beat_bytes.is_power_of_two())
+        bytes_width_of(usize::from(self.cfg.beat_bytes))
     }
-}
 
-impl Clocked for FecnRewrite {
-    type In = In;
-    type Out = Out;
-
-    // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
-    #[inline]
-    fn step(&mut self, i: &In) -> Out {
+    /// One clock edge at beat width `w` (= `cfg.beat_bytes`). Always inlined: [`Clocked::step`] calls it once
+    /// per valid width with `w` a constant, so each width gets its own copy with the width's masks, word
+    /// count and `bytes_i` width folded in (the same code for every width, so the same behaviour).
+    #[inline(always)]
+    fn step_w(&mut self, i: &In, w: usize) -> Out {
         let out = self.out_q;
         if !i.rst_ni {
             *self = FecnRewrite::new(self.cfg).unwrap_or_else(|_| unreachable!("validated in new"));
             return Out::default();
         }
-        let w = usize::from(self.cfg.beat_bytes);
-        let bw = self.bytes_width();
+        let bw = bytes_width_of(w);
         let bytes = i.bytes_i & ((1u16 << bw) - 1) as u8;
         // The beat as little-endian words, bytes past the beat cleared: a fixed-size copy (a runtime-length
         // byte copy was a `memmove` call every cycle) and whole words for the VCRC.
@@ -278,7 +271,13 @@ impl Clocked for FecnRewrite {
             // 65535 where `off` saturates).
             if let Some(at) = fecn_at {
                 if let Some(rel) = at.checked_sub(off).map(usize::from).filter(|&r| r < n) {
-                    words[rel / 8] |= u64::from(FECN_BIT) << (8 * (rel % 8));
+                    // Word by word with constant indices (as below): an index computed at run time kept
+                    // the words on the stack, and their copy out stalled on the stores.
+                    for (k, x) in words.iter_mut().enumerate() {
+                        if k == rel / 8 {
+                            *x |= u64::from(FECN_BIT) << (8 * (rel % 8));
+                        }
+                    }
                 }
             }
             // The VCRC covers every byte but the last beat's last two.
@@ -294,21 +293,56 @@ impl Clocked for FecnRewrite {
             self.lnh_q = lnh;
             self.mark_q = mark;
         }
-        let mut data = [0u8; BEAT_MAX];
-        for (c, x) in data.chunks_exact_mut(8).zip(words) {
+        // The VCRC goes into the words (a 2-byte store at a variable place in the byte array, read back as
+        // part of the wider copy into `out_q`, stalled store forwarding at every packet's end). `at <= w - 2
+        // <= 30`, so a VCRC in the last byte of a word (`at` 7, 15 or 23) continues into the next word.
+        if let Some((at, v)) = vcrc_at {
+            let v = u64::from(u16::from_le_bytes(v));
+            let (k, sh) = (at / 8, 8 * (at % 8));
+            for (j, x) in words.iter_mut().enumerate() {
+                if j == k {
+                    *x = (*x & !(0xffff << sh)) | (v << sh);
+                } else if j == k + 1 && sh == 56 {
+                    *x = (*x & !0xff) | (v >> 8);
+                }
+            }
+        }
+        // Straight into the output register, word by word: built on the stack first, the array was copied
+        // with 16-byte moves over its 8-byte stores (a stalled store forwarding every cycle).
+        let o = &mut self.out_q;
+        (o.valid_o, o.sop_o, o.eop_o, o.bytes_o) = (i.valid_i, i.sop_i, i.eop_i, bytes);
+        for (c, x) in o.data_o.chunks_exact_mut(8).zip(words) {
             c.copy_from_slice(&x.to_le_bytes());
         }
-        if let Some((at, v)) = vcrc_at {
-            data[at..at + 2].copy_from_slice(&v);
-        }
-        self.out_q = Out {
-            valid_o: i.valid_i,
-            sop_o: i.sop_i,
-            eop_o: i.eop_i,
-            bytes_o: bytes,
-            data_o: data,
-        };
         out
+    }
+}
+
+/// `clog2(w + 1)`: the width of `bytes_i` at beat width `w`.
+#[inline]
+const fn bytes_width_of(w: usize) -> u32 {
+    w.next_power_of_two().trailing_zeros() + w.is_power_of_two() as u32
+}
+
+impl Clocked for FecnRewrite {
+    type In = In;
+    type Out = Out;
+
+    // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
+    #[inline]
+    fn step(&mut self, i: &In) -> Out {
+        // Every width `Config::validate` accepts, each with its constant (the last arm is never taken).
+        match self.cfg.beat_bytes {
+            4 => self.step_w(i, 4),
+            8 => self.step_w(i, 8),
+            12 => self.step_w(i, 12),
+            16 => self.step_w(i, 16),
+            20 => self.step_w(i, 20),
+            24 => self.step_w(i, 24),
+            28 => self.step_w(i, 28),
+            32 => self.step_w(i, 32),
+            w => self.step_w(i, usize::from(w)),
+        }
     }
 
     fn idle_input(&self) -> In {
