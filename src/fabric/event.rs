@@ -3,10 +3,13 @@
 //! (each with its HCAs) over threads.
 //!
 //! # Why skipping is exact
-//! A block's step in a cycle where nothing arrives for it and its own `next_event` is not due only counts
-//! timers down, which its exact `skip` does in O(1) (switch-asic's `Switch::skip`, `Endpoint::skip`, the
-//! `credit_rx` closed form). Every block therefore has a wake-up cycle: the earliest of its own next event
-//! and the next item due on a wire into it. In a cycle `t` the blocks due at `t` are each brought to `t`
+//! A block's step in a cycle where nothing arrives for it and its own `next_event` is not due puts nothing
+//! on its wire, and its exact `skip` brings its state there: counting timers down in O(1) (the `credit_rx`
+//! closed form), stepping the receive-side work that puts nothing on the link (an `Endpoint` counting
+//! blocks in, releasing them and firing its flow-control timer, see `Endpoint::next_event`), or leaving a
+//! switch port's timer fire to be applied when the switch next steps (`Switch::catch_up`). Every block
+//! therefore has a wake-up cycle: the earliest of its own next event and the next item due on a wire into
+//! it. In a cycle `t` the blocks due at `t` are each brought to `t`
 //! (skip), handed what the wires deliver, and stepped. What a step puts on a wire is due at `t + latency`
 //! with `latency >= 1`, so no block stepped at `t` sees another's output of `t`, and handling the due blocks
 //! one after the other gives the reference's result, whatever their order (the reference delivers to
@@ -26,7 +29,7 @@
 //! Per cycle with any work in a part: the due blocks' steps, found in the part's timing wheel
 //! ([`super::wheel`]); a cycle with no work anywhere is never visited. A periodic flow-control packet that
 //! repeats the last one on its wire changes nothing at the receiver and does not wake it
-//! ([`super::fc_memo`]). Threads meet at a barrier once per
+//! (`fabric::fc_memo`, private). Threads meet at a barrier once per
 //! window, a spinning one (`SpinBarrier`).
 
 use switch_asic::link::Wire;
@@ -83,7 +86,7 @@ pub struct StepWork {
     /// Items put on wires (packet heads, flow-control packets, pause frames).
     pub wire_items: u64,
     /// Flow-control packets among them left off because they change nothing at the receiver
-    /// ([`super::fc_memo`]).
+    /// (`fabric::fc_memo`).
     pub fc_left_off: u64,
 }
 

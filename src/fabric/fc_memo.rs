@@ -91,7 +91,10 @@ impl FcMemo {
             Ev::Pkt(_) => {
                 let w = self.wire(rx);
                 for slot in &self.last[w..w + self.vls] {
-                    slot.store(0, Relaxed);
+                    // Most packet heads follow another packet head: reading keeps the line shared.
+                    if slot.load(Relaxed) != 0 {
+                        slot.store(0, Relaxed);
+                    }
                 }
                 true
             }

@@ -37,7 +37,11 @@
 //!
 //! # Cost
 //! Blocks are clocked only when their inputs are not idle or a timer of theirs expires; idle `credit_rx`
-//! blocks are fast-forwarded with their exact `skip`. A cycle in which nothing is due costs a comparison.
+//! blocks are fast-forwarded with their exact `skip`. A port whose `credit_rx` blocks wait for nothing but
+//! their flow-control timers (nothing arriving, nothing to release, IB credits) is not woken by the timer:
+//! the fire is applied when the switch next steps (at the latest when its flow-control packet can leave),
+//! as the reference would have clocked it on idle inputs. A cycle in which nothing is due costs a
+//! comparison.
 
 use rtl_model::blocks::cong_detect::{self, CongDetect};
 use rtl_model::blocks::credit_rx::{self, CreditRx};
