@@ -46,7 +46,7 @@ fn script(seed: u64, rate: LinkRate, cycles: u64) -> Vec<(u64, Hand)> {
             ));
         } else if t >= busy_until {
             let d = pkt(rnd(2048) as u16);
-            let offset = rnd(u64::from(rate.ticks_per_cycle())) as u32;
+            let offset = rnd(rate.ticks_per_cycle()) as u32;
             busy_until =
                 t + 2 + (u64::from(d.wire_len) * u64::from(rate.den)).div_ceil(u64::from(rate.num));
             out.push((t, Hand::Pkt(PacketStart { desc: d, offset })));
