@@ -2,8 +2,9 @@
 //! stepping need not wake the receiver for them.
 //!
 //! A port sends a flow-control packet per VL every `fc_interval` cycles whether or not anything changed;
-//! in a lightly loaded fabric most of them repeat the last one, and waking the receiving switch or HCA for
-//! each cost more than all the data traffic (`ft18x2-uniform`: about two thirds of the switch steps).
+//! in a lightly loaded fabric most of them repeat the last one, and each woke its receiver
+//! (`ft18x2-uniform`, 200 us: 642 k flow-control packets against 144 k packet heads; 0.42 M of its 2.09 M
+//! switch steps did nothing but take one in; 579 k of the packets repeat the last one).
 //!
 //! # Why leaving one off is exact
 //! A flow-control packet for VL `v` carrying FCTBS `b` and FCCL `c` does two things at its receiver:
