@@ -1,6 +1,7 @@
 //! The [`crate::dut::Dut`] impl every RTL adapter shares, generated from the adapter's output conversions.
 
-/// Implements [`crate::dut::Dut`] for an RTL adapter from one conversion per output port.
+/// Implements [`crate::dut::Dut`] for an RTL adapter from one conversion per output port (and, given the port
+/// struct's type as `Adapter [Io]: ...`, [`crate::ffi::RtlDut`] too).
 ///
 /// The adapter `$rtl` has fields `m: Rtl<Io>` and `io: Io` and an inherent `drive(&mut self, &In)` that
 /// writes one cycle's inputs into `io` (held configuration ports are written once, when the adapter is built).
@@ -11,6 +12,25 @@
 #[macro_export]
 macro_rules! rtl_dut {
     ($rtl:ty: $in:ty => $out:ident { $($f:ident: |$v:ident| $conv:expr),* $(,)? }) => {
+        $crate::rtl_dut!(@dut $rtl: $in => $out { $($f: |$v| $conv),* });
+    };
+    // With the port struct's type: also [`crate::ffi::RtlDut`] (its `load` is `drive`, its parts the two fields).
+    ($rtl:ty [$io:ty]: $in:ty => $out:ident { $($f:ident: |$v:ident| $conv:expr),* $(,)? }) => {
+        $crate::rtl_dut!(@dut $rtl: $in => $out { $($f: |$v| $conv),* });
+
+        impl $crate::ffi::RtlDut for $rtl {
+            type Io = $io;
+
+            fn load(&mut self, i: &$in) {
+                self.drive(i);
+            }
+
+            fn parts(&mut self) -> (&mut $crate::ffi::Rtl<$io>, &mut $io) {
+                (&mut self.m, &mut self.io)
+            }
+        }
+    };
+    (@dut $rtl:ty: $in:ty => $out:ident { $($f:ident: |$v:ident| $conv:expr),* $(,)? }) => {
         impl $rtl {
             /// The outputs the RTL showed in its last step, before the clock edge.
             #[inline]

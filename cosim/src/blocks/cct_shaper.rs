@@ -207,7 +207,7 @@ fn cct_port(cct: &[CctEntryBits]) -> Wide {
 pub mod rtl {
     use super::*;
     use crate::dut::Dut;
-    use crate::ffi::{CctShaperIo, Rtl, RtlDut, CCT_SHAPER_VARIANTS};
+    use crate::ffi::{CctShaperIo, Rtl, CCT_SHAPER_VARIANTS};
 
     /// The Verilated `cct_shaper` (clean or a bug variant) with its configuration on the held ports.
     #[derive(Debug)]
@@ -256,23 +256,12 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(CctShaperRtl: In => Out {
+    crate::rtl_dut!(CctShaperRtl [CctShaperIo]: In => Out {
         ccti_o: |v| *v as u8,
         ird_o: |v| *v,
         ready_o: |v| *v != 0,
         trigger_o: |v| *v != 0,
     });
-
-    impl RtlDut for CctShaperRtl {
-        type Io = CctShaperIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<CctShaperIo>, &mut CctShaperIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }
 
 #[cfg(test)]

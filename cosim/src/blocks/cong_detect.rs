@@ -373,7 +373,7 @@ pub mod rtl {
     use super::*;
     use crate::blocks::mask;
     use crate::dut::Dut;
-    use crate::ffi::{CongDetectIo, Rtl, RtlDut, CONG_DETECT_VARIANTS};
+    use crate::ffi::{CongDetectIo, Rtl, CONG_DETECT_VARIANTS};
     use rtl_model::blocks::cong_detect::CREDIT_WIDTH;
 
     /// The Verilated `cong_detect` (clean or a bug variant) with its configuration on the held ports.
@@ -426,23 +426,12 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(CongDetectRtl: CongIn => Out {
+    crate::rtl_dut!(CongDetectRtl [CongDetectIo]: CongIn => Out {
         cong_o: |v| *v != 0,
         root_o: |v| *v != 0,
         victim_o: |v| *v != 0,
         mark_state_o: |v| *v != 0,
     });
-
-    impl RtlDut for CongDetectRtl {
-        type Io = CongDetectIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<CongDetectIo>, &mut CongDetectIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }
 
 #[cfg(test)]

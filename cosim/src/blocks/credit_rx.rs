@@ -259,7 +259,7 @@ impl Block for CreditRxBlock {
 pub mod rtl {
     use super::*;
     use crate::dut::Dut;
-    use crate::ffi::{CreditRxIo, Rtl, RtlDut, CREDIT_RX_VARIANTS};
+    use crate::ffi::{CreditRxIo, Rtl, CREDIT_RX_VARIANTS};
 
     /// The Verilated `credit_rx` (clean or a bug variant) with its configuration on the held ports.
     #[derive(Debug)]
@@ -304,7 +304,7 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(CreditRxRtl: In => Out {
+    crate::rtl_dut!(CreditRxRtl [CreditRxIo]: In => Out {
         abr_o: |v| *v as u16,
         free_o: |v| *v as u16,
         fccl_o: |v| *v as u16,
@@ -312,17 +312,6 @@ pub mod rtl {
         overflow_o: |v| *v != 0,
         drain_err_o: |v| *v != 0,
     });
-
-    impl RtlDut for CreditRxRtl {
-        type Io = CreditRxIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<CreditRxIo>, &mut CreditRxIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }
 
 #[cfg(test)]

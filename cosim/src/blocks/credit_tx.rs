@@ -225,7 +225,7 @@ impl Block for CreditTxBlock {
 pub mod rtl {
     use super::*;
     use crate::dut::Dut;
-    use crate::ffi::{CreditTxIo, Rtl, RtlDut, CREDIT_TX_VARIANTS};
+    use crate::ffi::{CreditTxIo, Rtl, CREDIT_TX_VARIANTS};
 
     /// The Verilated `credit_tx` (clean or a bug variant) with its configuration on the held ports.
     #[derive(Debug)]
@@ -268,22 +268,11 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(CreditTxRtl: In => Out {
+    crate::rtl_dut!(CreditTxRtl [CreditTxIo]: In => Out {
         fctbs_o: |v| *v as u16,
         fccl_o: |v| *v as u16,
         avail_o: |v| *v as u16,
         send_ok_o: |v| *v != 0,
         err_o: |v| *v != 0,
     });
-
-    impl RtlDut for CreditTxRtl {
-        type Io = CreditTxIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<CreditTxIo>, &mut CreditTxIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }

@@ -181,7 +181,7 @@ pub mod rtl {
     use super::*;
     use crate::blocks::mask;
     use crate::dut::Dut;
-    use crate::ffi::{FecnMarkerIo, Rtl, RtlDut, FECN_MARKER_VARIANTS};
+    use crate::ffi::{FecnMarkerIo, Rtl, FECN_MARKER_VARIANTS};
     use rtl_model::blocks::fecn_marker::BYTES_WIDTH;
 
     /// The Verilated `fecn_marker` (clean or a bug variant) with its configuration on the held ports.
@@ -229,18 +229,7 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(FecnMarkerRtl: In => Out {
+    crate::rtl_dut!(FecnMarkerRtl [FecnMarkerIo]: In => Out {
         mark_o: |v| *v != 0,
     });
-
-    impl RtlDut for FecnMarkerRtl {
-        type Io = FecnMarkerIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<FecnMarkerIo>, &mut FecnMarkerIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }

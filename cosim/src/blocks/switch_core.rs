@@ -303,7 +303,7 @@ impl Block for SwitchCoreBlock {
 pub mod rtl {
     use super::*;
     use crate::dut::Dut;
-    use crate::ffi::{Rtl, RtlDut, SwitchCoreIo, SWITCH_CORE_VARIANTS};
+    use crate::ffi::{Rtl, SwitchCoreIo, SWITCH_CORE_VARIANTS};
 
     /// The Verilated `switch_core` (clean or a bug variant) with its configuration on the held ports.
     #[derive(Debug)]
@@ -391,7 +391,7 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(SwitchCoreRtl: In => Out {
+    crate::rtl_dut!(SwitchCoreRtl [SwitchCoreIo]: In => Out {
         out_valid_o: |v| *v as u8,
         out_vl_o: |v| *v as u8,
         out_src_o: |v| *v as u8,
@@ -405,17 +405,6 @@ pub mod rtl {
         overflow_o: |v| *v as u8,
         drop_o: |v| *v as u8,
     });
-
-    impl RtlDut for SwitchCoreRtl {
-        type Io = SwitchCoreIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<SwitchCoreIo>, &mut SwitchCoreIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ impl Block for TimebaseBlock {
 pub mod rtl {
     use super::*;
     use crate::dut::Dut;
-    use crate::ffi::{Rtl, RtlDut, TimebaseIo, TIMEBASE_VARIANTS};
+    use crate::ffi::{Rtl, TimebaseIo, TIMEBASE_VARIANTS};
 
     /// The Verilated `timebase` (clean or a bug variant) with its ratio on the held ports.
     #[derive(Debug)]
@@ -159,21 +159,10 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(TimebaseRtl: In => Out {
+    crate::rtl_dut!(TimebaseRtl [TimebaseIo]: In => Out {
         tick_o: |v| *v != 0,
         ts_o: |v| *v,
     });
-
-    impl RtlDut for TimebaseRtl {
-        type Io = TimebaseIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<TimebaseIo>, &mut TimebaseIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }
 
 #[cfg(test)]

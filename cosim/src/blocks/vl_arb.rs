@@ -266,7 +266,7 @@ pub mod rtl {
     use super::*;
     use crate::blocks::mask;
     use crate::dut::Dut;
-    use crate::ffi::{Rtl, RtlDut, VlArbIo, VL_ARB_VARIANTS};
+    use crate::ffi::{Rtl, VlArbIo, VL_ARB_VARIANTS};
     use rtl_model::blocks::vl_arb::LEN_WIDTH;
 
     /// The Verilated `vl_arb` (clean or a bug variant) with its tables on the held ports.
@@ -335,22 +335,11 @@ pub mod rtl {
         }
     }
 
-    crate::rtl_dut!(VlArbRtl: In => Out {
+    crate::rtl_dut!(VlArbRtl [VlArbIo]: In => Out {
         gnt_valid_o: |v| *v != 0,
         gnt_vl_o: |v| *v as u8,
         gnt_high_o: |v| *v != 0,
     });
-
-    impl RtlDut for VlArbRtl {
-        type Io = VlArbIo;
-        fn load(&mut self, i: &Self::In) {
-            self.drive(i);
-        }
-
-        fn parts(&mut self) -> (&mut Rtl<VlArbIo>, &mut VlArbIo) {
-            (&mut self.m, &mut self.io)
-        }
-    }
 }
 
 #[cfg(test)]
