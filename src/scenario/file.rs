@@ -1,0 +1,122 @@
+//! The scenario file as the TOML parser reads it (every table and key; [`super::parse`] checks them and
+//! builds the [`super::Scenario`]). Values whose errors must point at their line are kept [`Spanned`].
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{ports, HcaCc, RoceSettings, Settings, SwitchCc, VlArb};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct File {
+    pub(super) name: Option<String>,
+    #[serde(default = "default_seed")]
+    pub(super) seed: u64,
+    pub(super) duration_us: Spanned<u64>,
+    #[serde(default)]
+    pub(super) switch: Vec<SwitchEntry>,
+    #[serde(default)]
+    pub(super) hca: Vec<HcaEntry>,
+    #[serde(default)]
+    pub(super) link: Vec<LinkEntry>,
+    pub(super) fat_tree: Option<Spanned<FatTreeEntry>>,
+    pub(super) chain: Option<Spanned<ChainEntry>>,
+    #[serde(default)]
+    pub(super) flow: Vec<FlowEntry>,
+    pub(super) settings: Option<Spanned<Settings>>,
+    pub(super) switch_cc: Option<Spanned<SwitchCc>>,
+    pub(super) hca_cc: Option<Spanned<HcaCc>>,
+    pub(super) roce: Option<Spanned<RoceSettings>>,
+}
+
+pub(super) fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SwitchEntry {
+    pub(super) name: Spanned<String>,
+    /// Absent: an entry naming a generated switch, carrying only settings.
+    pub(super) ports: Option<Spanned<u8>>,
+    pub(super) cc: Option<Spanned<ports::SwitchCcOverride>>,
+    pub(super) sl2vl: Option<Spanned<Vec<u8>>>,
+    pub(super) vl_arb: Option<Spanned<VlArb>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct HcaEntry {
+    pub(super) name: Spanned<String>,
+    pub(super) cc: Option<Spanned<ports::HcaCcOverride>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LinkEntry {
+    pub(super) ends: [Spanned<String>; 2],
+    pub(super) rate: Spanned<String>,
+    #[serde(default)]
+    pub(super) latency_ns: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FatTreeEntry {
+    pub(super) leaves: usize,
+    pub(super) spines: usize,
+    pub(super) hosts_per_leaf: usize,
+    #[serde(default = "one")]
+    pub(super) uplinks_per_spine: usize,
+    pub(super) host_rate: Spanned<String>,
+    pub(super) fabric_rate: Spanned<String>,
+    #[serde(default)]
+    pub(super) latency_ns: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ChainEntry {
+    pub(super) switches: usize,
+    pub(super) hosts_per_switch: usize,
+    pub(super) host_rate: Spanned<String>,
+    pub(super) trunk_rate: Spanned<String>,
+    #[serde(default)]
+    pub(super) latency_ns: u64,
+}
+
+pub(super) fn one() -> usize {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FlowEntry {
+    pub(super) id: Spanned<String>,
+    pub(super) src: Spanned<String>,
+    pub(super) dst: Spanned<String>,
+    #[serde(default = "default_sl")]
+    pub(super) sl: Spanned<u8>,
+    #[serde(default = "default_mtu")]
+    pub(super) mtu: Spanned<u16>,
+    #[serde(default = "default_message")]
+    pub(super) message_bytes: Spanned<u64>,
+    #[serde(default)]
+    pub(super) start_us: u64,
+    pub(super) stop_us: Option<Spanned<u64>>,
+    pub(super) pattern: Option<Spanned<String>>,
+    pub(super) rate: Option<Spanned<String>>,
+    pub(super) scv: Option<Spanned<f64>>,
+}
+
+pub(super) fn default_sl() -> Spanned<u8> {
+    Spanned::new(0..0, 0)
+}
+
+pub(super) fn default_mtu() -> Spanned<u16> {
+    Spanned::new(0..0, 2048)
+}
+
+pub(super) fn default_message() -> Spanned<u64> {
+    Spanned::new(0..0, 1 << 20)
+}
