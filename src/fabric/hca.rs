@@ -610,7 +610,7 @@ impl Hca {
         }
         // Marked and answered, unless a CNP went back for the flow too recently (as `count` decides).
         let last = self.last_cnp.get(d.tag as usize).copied().flatten();
-        !last.is_none_or(|l| tail >= l + self.cnp_interval)
+        last.is_some_and(|l| tail < l + self.cnp_interval)
     }
 
     /// The cycle the port's next step simulates (it counts the steps and skips it was given).
