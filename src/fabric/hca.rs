@@ -487,21 +487,13 @@ impl Hca {
     /// (`MsgSource::idle_until`) and its reaction point's next send time (`FlowCc::wake_for_send`). A flow
     /// that may send now makes `now` an event.
     pub fn next_event(&self, now: u64) -> u64 {
-        let mut at = self
-            .ep
-            .next_event()
-            .map_or(u64::MAX, |e| now.saturating_add(e));
-        if let Some((tail, d)) = self.arriving {
-            // A passive tail is counted by the skip past it, at its own cycle.
-            if !self.passive_tail(tail, &d) {
-                at = at.min(tail.max(now));
-            }
-        }
+        // Every candidate is at or after `now`: the checks that can answer `now` come before the port's
+        // `next_event`, the dearest of them.
         if !self.cnp_q.is_empty() {
             return now;
         }
         // An RR-CC receiver's period end.
-        at = at.min(self.rrcc_due.max(now));
+        let mut at = self.rrcc_due.max(now);
         match self.loaded {
             Some(Loaded::Data(i)) => {
                 let f = &self.flows[i];
@@ -535,7 +527,15 @@ impl Hca {
                 }
             }
         }
-        at
+        if let Some((tail, d)) = self.arriving {
+            // A passive tail is counted by the skip past it, at its own cycle.
+            if !self.passive_tail(tail, &d) {
+                at = at.min(tail.max(now));
+            }
+        }
+        self.ep
+            .next_event()
+            .map_or(at, |e| at.min(now.saturating_add(e)))
     }
 
     /// The first cycle at or after `now` in which this HCA may do more than send periodic flow-control
