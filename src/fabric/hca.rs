@@ -487,18 +487,13 @@ impl Hca {
     /// (`MsgSource::idle_until`) and its reaction point's next send time (`FlowCc::wake_for_send`). A flow
     /// that may send now makes `now` an event.
     pub fn next_event(&self, now: u64) -> u64 {
-        let mut at = self
-            .ep
-            .next_event()
-            .map_or(u64::MAX, |e| now.saturating_add(e));
-        if let Some((tail, _)) = self.arriving {
-            at = at.min(tail.max(now));
-        }
+        // Every candidate is at or after `now`: the checks that can answer `now` come before the port's
+        // `next_event`, the dearest of them.
         if !self.cnp_q.is_empty() {
             return now;
         }
         // An RR-CC receiver's period end.
-        at = at.min(self.rrcc_due.max(now));
+        let mut at = self.rrcc_due.max(now);
         match self.loaded {
             Some(Loaded::Data(i)) => {
                 let f = &self.flows[i];
@@ -532,7 +527,15 @@ impl Hca {
                 }
             }
         }
-        at
+        if let Some((tail, d)) = self.arriving {
+            // A passive tail is counted by the skip past it, at its own cycle.
+            if !self.passive_tail(tail, &d) {
+                at = at.min(tail.max(now));
+            }
+        }
+        self.ep
+            .next_event()
+            .map_or(at, |e| at.min(now.saturating_add(e)))
     }
 
     /// The first cycle at or after `now` in which this HCA may do more than send periodic flow-control
@@ -571,9 +574,43 @@ impl Hca {
         self.can_quiet_jump(now, n) && self.ep.quiet_jump(n)
     }
 
-    /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it).
+    /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it). A
+    /// passive tail (see [`Hca::passive_tail`]) skipped over is counted at its own cycle, as the step in
+    /// that cycle would have.
     pub fn skip(&mut self, n: u64) {
         self.ep.skip(n);
+        if let Some((tail, d)) = self.arriving {
+            if tail < self.ep.now() {
+                debug_assert!(self.passive_tail(tail, &d), "skipped past a tail that acts");
+                self.arriving = None;
+                self.count(tail, d);
+            }
+        }
+    }
+
+    /// Whether counting packet `d` at its tail cycle `tail` only adds to counters and the completion
+    /// record: not a CNP (it feeds a reaction point), no RR-CC receiver for its flow, and no CNP to send
+    /// back. Such a tail decides nothing that the cycles after it depend on until the next step, so it
+    /// needs no step of its own: [`Hca::skip`] counts it with its own cycle, which every count uses
+    /// (completion time, CNP interval), exactly as the step at the tail would. About half the HCA steps
+    /// that took nothing in and sent nothing were such tails (`clos648-shift-cc`).
+    fn passive_tail(&self, tail: u64, d: &PacketDesc) -> bool {
+        if d.opcode == u8::from(Opcode::IbCnp) || d.opcode == u8::from(Opcode::RoceCnp) {
+            return false;
+        }
+        if matches!(self.rrcc.get(d.tag as usize), Some(Some(_))) {
+            return false;
+        }
+        let marked = match self.roce {
+            None => d.fecn,
+            Some(_) => d.ecn == 3,
+        };
+        if !(marked && self.np) {
+            return true;
+        }
+        // Marked and answered, unless a CNP went back for the flow too recently (as `count` decides).
+        let last = self.last_cnp.get(d.tag as usize).copied().flatten();
+        last.is_some_and(|l| tail < l + self.cnp_interval)
     }
 
     /// The cycle the port's next step simulates (it counts the steps and skips it was given).
