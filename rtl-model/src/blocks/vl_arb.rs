@@ -141,6 +141,9 @@ pub struct Out {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VlArb {
     cfg: Config,
+    /// Per table (high, low): for each VL, the entries naming it with a nonzero weight, as bits. Derived from
+    /// `cfg` once; not state: rule 2's candidate search becomes mask operations instead of a table scan.
+    by_vl: [[u64; 15]; 2],
     /// Current high-table entry.
     pub hi_idx_q: u8,
     /// Current low-table entry.
@@ -153,8 +156,52 @@ pub struct VlArb {
     pub hi_cnt_q: u16,
 }
 
-/// The table entry that gets the next grant, and whether it starts a fresh visit.
-fn pick(table: &[ArbEntry], idx: u8, used: u16, cand: u16) -> Option<(u8, bool)> {
+/// For each VL, the entries of `table` naming it with a nonzero weight, as bits (at most 64 entries).
+fn entries_by_vl(table: &[ArbEntry]) -> [u64; 15] {
+    let mut by_vl = [0u64; 15];
+    for (j, e) in table.iter().enumerate() {
+        if e.weight != 0 {
+            if let Some(m) = by_vl.get_mut(usize::from(e.vl)) {
+                *m |= 1 << j;
+            }
+        }
+    }
+    by_vl
+}
+
+/// The table entry that gets the next grant, and whether it starts a fresh visit: [`pick_scan`] with the
+/// candidate entries as a mask (`by_vl` from [`entries_by_vl`]), so the first candidate after the current
+/// entry is a priority encode instead of a scan.
+fn pick(
+    table: &[ArbEntry],
+    by_vl: &[u64; 15],
+    idx: u8,
+    used: u16,
+    cand: u16,
+) -> Option<(u8, bool)> {
+    let n = table.len();
+    let mut entries = 0u64;
+    let mut c = cand & 0x7fff;
+    while c != 0 {
+        entries |= by_vl[c.trailing_zeros() as usize];
+        c &= c - 1;
+    }
+    if n == 0 || entries == 0 {
+        return None;
+    }
+    let cur = usize::from(idx).min(n - 1);
+    if entries >> cur & 1 != 0 && used < u16::from(table[cur].weight) {
+        return Some((cur as u8, false));
+    }
+    // Entries after the current one first (bits above `cur`), the current one last (wrapping).
+    let after = entries & (!1u64 << cur);
+    let j = if after != 0 { after } else { entries }.trailing_zeros();
+    Some((j as u8, true))
+}
+
+/// The table scan [`pick`] replaces, as the RTL describes it; the tests compare the two.
+#[cfg(test)]
+fn pick_scan(table: &[ArbEntry], idx: u8, used: u16, cand: u16) -> Option<(u8, bool)> {
     let n = table.len();
     if n == 0 {
         return None;
@@ -184,6 +231,7 @@ impl VlArb {
     pub fn new(cfg: Config) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(VlArb {
+            by_vl: [entries_by_vl(&cfg.high), entries_by_vl(&cfg.low)],
             cfg,
             hi_idx_q: 0,
             lo_idx_q: 0,
@@ -232,8 +280,20 @@ impl Clocked for VlArb {
             };
         }
         let cand = i.req_i & i.credit_ok_i & 0x7fff;
-        let hi = pick(&self.cfg.high, self.hi_idx_q, self.hi_used_q, cand);
-        let lo = pick(&self.cfg.low, self.lo_idx_q, self.lo_used_q, cand);
+        let hi = pick(
+            &self.cfg.high,
+            &self.by_vl[0],
+            self.hi_idx_q,
+            self.hi_used_q,
+            cand,
+        );
+        let lo = pick(
+            &self.cfg.low,
+            &self.by_vl[1],
+            self.lo_idx_q,
+            self.lo_used_q,
+            cand,
+        );
         let len = |vl: u8| u16::from(i.len_i[usize::from(vl)]) & mask(LEN_WIDTH) as u16;
         let used_mask = mask(USED_WIDTH) as u16;
         match (hi, lo) {
@@ -436,6 +496,18 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// The mask search picks what the table scan picks, for any table, current entry, use and requests.
+        #[test]
+        fn pick_equals_the_table_scan(
+            table in entries(TABLE_MAX),
+            idx in 0u8..64,
+            used in 0u16..300,
+            cand in any::<u16>(),
+        ) {
+            let by_vl = entries_by_vl(&table);
+            prop_assert_eq!(pick(&table, &by_vl, idx, used, cand), pick_scan(&table, idx, used, cand));
+        }
 
         /// All VLs always requesting with random lengths 1..=65 and credit: the low table is served entry by
         /// entry, each visit grants between `weight` and `weight + 64` blocks, and after `R` rounds every VL

@@ -13,7 +13,7 @@ impl Switch {
         self.inflight[p] = None;
         let i = usize::from(f.inp);
         self.free_pending[i * self.v + usize::from(f.in_vl)] += u32::from(f.blocks);
-        self.in_wake[i] = self.in_wake[i].min(t);
+        self.in_wake.lower(i, t);
         if self.reads[i] == self.speedup[i] {
             self.saturated &= !(1u64 << i);
             for o in 0..self.n {
@@ -23,7 +23,7 @@ impl Switch {
                     .any(|m| m & (1 << i) != 0)
                 {
                     woken |= 1 << o;
-                    self.eg_wake[o] = self.eg_wake[o].min(t);
+                    self.eg_wake.lower(o, t);
                 }
             }
         }
@@ -241,9 +241,10 @@ impl Switch {
         if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
             w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
         }
-        if self.fire_at[p] != NEVER {
+        let fire_at = self.fire_at.get(p);
+        if fire_at != NEVER {
             // A timer fire applied lazily: its packet leaves when the wire is free after it.
-            w = w.min(self.ser[p].fc_ready_cycle(r, self.fire_at[p] + 1));
+            w = w.min(self.ser[p].fc_ready_cycle(r, fire_at + 1));
         }
         if pfc_on && stall != 0 {
             // A paused priority with a packet waiting: look again when the pause runs out.
@@ -270,7 +271,7 @@ impl Switch {
             // it: the stall state (XmitWait) may differ next cycle. Then arbitration when the wire frees.
             w = w.min(t + 1);
         }
-        self.eg_wake[p] = w;
+        self.eg_wake.set(p, w);
     }
 
     /// PFC port-VL `k` counts as without credit in cycle `t`: paused, or within the victim hold after.

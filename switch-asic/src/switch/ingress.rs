@@ -62,12 +62,12 @@ impl Switch {
                     } else {
                         self.counters[k].pauses_sent += 1;
                     }
-                    self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, t + 1));
+                    self.eg_wake.lower(p, self.ser[p].fc_ready_cycle(r, t + 1));
                 }
             } else if o.fc_send_o {
                 self.fc_pending[p] |= 1 << vl;
                 self.fc_fccl[k] = o.fccl_o;
-                self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, t + 1));
+                self.eg_wake.lower(p, self.ser[p].fc_ready_cycle(r, t + 1));
             }
             self.crx_next[k] = t + 1;
             self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| t + 1 + e);
@@ -84,7 +84,7 @@ impl Switch {
             let crx = &self.crx[base + usize::from(ar.vl)];
             wake = wake.min(ar.a.wake(r, crx, per_block).unwrap_or(NEVER));
         }
-        self.fire_at[p] = NEVER;
+        self.fire_at.set(p, NEVER);
         let waits_for_timers_only = !self.eager
             && !self.pfc_on[p]
             && self.arriving[p].is_none()
@@ -94,11 +94,12 @@ impl Switch {
         if waits_for_timers_only && wake != NEVER {
             // Every VL's next event is its timer firing on idle inputs: applied lazily (`catch_up`); the
             // port needs a look only when the flow-control packet can leave.
-            self.fire_at[p] = wake;
-            self.eg_wake[p] = self.eg_wake[p].min(self.ser[p].fc_ready_cycle(r, wake + 1));
+            self.fire_at.set(p, wake);
+            self.eg_wake
+                .lower(p, self.ser[p].fc_ready_cycle(r, wake + 1));
             wake = NEVER;
         }
-        self.in_wake[p] = wake;
+        self.in_wake.set(p, wake);
     }
 
     /// Applies the timer fires of port `p` before cycle `t` that were left to be applied lazily (see
@@ -107,7 +108,7 @@ impl Switch {
     /// `credit_rx` blocks since they were last clocked (anything would have clocked them), so their inputs
     /// in the skipped cycles were idle.
     pub(super) fn catch_up(&mut self, p: usize, t: u64) {
-        if self.fire_at[p] >= t {
+        if self.fire_at.get(p) >= t {
             return;
         }
         let base = p * self.v;
@@ -129,7 +130,7 @@ impl Switch {
             }
             next = next.min(self.crx_due[k]);
         }
-        self.fire_at[p] = next;
+        self.fire_at.set(p, next);
     }
 
     /// Applies every timer fire before the current cycle that was left to be applied lazily, so that the
@@ -226,7 +227,7 @@ impl Switch {
         let k = out * self.v + vl;
         self.voq_mask[k] |= 1u64 << inp;
         self.voq_fill[k * self.n + inp] += s.desc.blocks();
-        self.eg_wake[out] = self.eg_wake[out].min(t + 1);
+        self.eg_wake.lower(out, t + 1);
         self.mark_dirty(k);
     }
 }

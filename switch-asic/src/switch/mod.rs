@@ -41,7 +41,9 @@
 //! their flow-control timers (nothing arriving, nothing to release, IB credits) is not woken by the timer:
 //! the fire is applied when the switch next steps (at the latest when its flow-control packet can leave),
 //! as the reference would have clocked it on idle inputs. A cycle in which nothing is due costs a
-//! comparison.
+//! comparison. The per-port wake-up cycles keep their earliest cycle and its ports up to date as they change
+//! (`wake::WakeSet`), so a step finds its due ports and the next event without a pass over every port,
+//! except after a step that moved every port of the earliest cycle later (one pass then).
 
 use rtl_model::blocks::cong_detect::{self, CongDetect};
 use rtl_model::blocks::credit_rx::{self, CreditRx};
@@ -56,19 +58,15 @@ use crate::link::{Arrival, Serializer};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
-use crate::port_mask::{due_mask, ports};
+use crate::port_mask::ports;
 use crate::rate::LinkRate;
+use wake::WakeSet;
 
 const NONE: u32 = u32::MAX;
 const NEVER: u64 = u64::MAX;
 const NO_ROUTE: u8 = u8::MAX;
 /// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
 const DROP: u32 = NONE - 1;
-
-/// The earliest of `wake` (`NEVER` when empty).
-fn min_of(wake: &[u64]) -> u64 {
-    wake.iter().fold(NEVER, |a, &w| a.min(w))
-}
 
 /// Bit of `port` in a port mask; 0 for a port beyond the mask (at most `PORTS_MAX` = 64 ports exist, and
 /// `check_rx` refuses a port the switch lacks).
@@ -190,13 +188,13 @@ pub struct Switch {
     fc_pending: Vec<u16>,
     fc_fccl: Vec<u16>,
 
-    eg_wake: Vec<u64>,
-    in_wake: Vec<u64>,
+    eg_wake: WakeSet,
+    in_wake: WakeSet,
     /// Per port: the earliest flow-control timer fire of a port whose `credit_rx` blocks wait for nothing
     /// else (nothing arriving, nothing to release; IB credits), `NEVER` otherwise. Such a fire is not a
     /// wake-up of its own: it is applied when the switch next steps after it ([`Switch::catch_up`]), which
     /// is at the latest the cycle its flow-control packet can leave (included in `eg_wake`).
-    fire_at: Vec<u64>,
+    fire_at: WakeSet,
     next_any: u64,
     cong_dirty: Vec<bool>,
     dirty_list: PreVec<u32>,
@@ -376,13 +374,13 @@ impl Switch {
         self.work_cycles += 1;
         if t > 0 {
             // Lazily applied timer fires of earlier cycles, before anything reads the ports' registers.
-            for p in ports(due_mask(&self.fire_at, t - 1)) {
+            for p in ports(self.fire_at.due(t - 1)) {
                 self.catch_up(p, t);
             }
         }
         // The eager reference clocks every port.
         let all = if self.eager { !0 >> (64 - self.n) } else { 0 };
-        let mut eg_due = due_mask(&self.eg_wake, t);
+        let mut eg_due = self.eg_wake.due(t);
         // Completions may wake other outputs (a freed read slot) for this cycle: they join the due ones.
         for p in ports(eg_due) {
             eg_due |= self.egress_complete(p, t);
@@ -390,7 +388,7 @@ impl Switch {
         for p in ports(eg_due | self.rx_fc_mask | self.rx_pause_mask | all) {
             self.egress(p, t);
         }
-        for p in ports(due_mask(&self.in_wake, t) | self.rx_pkt_mask | self.rx_fc_mask | all) {
+        for p in ports(self.in_wake.due(t) | self.rx_pkt_mask | self.rx_fc_mask | all) {
             self.ingress(p, t);
         }
         self.detect(t);
@@ -401,7 +399,7 @@ impl Switch {
         }
         (self.rx_pkt_mask, self.rx_fc_mask, self.rx_pause_mask) = (0, 0, 0);
         self.now += 1;
-        self.next_any = min_of(&self.eg_wake).min(min_of(&self.in_wake));
+        self.next_any = self.eg_wake.min().min(self.in_wake.min());
         &self.events.0
     }
 
@@ -422,3 +420,4 @@ mod detect;
 mod egress;
 mod ingress;
 mod quiet;
+mod wake;

@@ -12,7 +12,7 @@ impl Switch {
             return None;
         }
         let k = port * self.v;
-        let pending = if self.fire_at[port] < self.now {
+        let pending = if self.fire_at.get(port) < self.now {
             // A timer fire not applied yet (`catch_up`) latched the FCCL of now: idle cycles do not move it.
             Some(FcSync::of(&self.crx[k], &self.ctx[k], None).fccl)
         } else {
@@ -27,7 +27,7 @@ impl Switch {
     fn quiet_port_plan(&self, p: usize, end: u64) -> Option<(FcPlan, CreditRx)> {
         let k = p * self.v;
         if self.arriving[p].is_some()
-            || self.fire_at[p] < self.now
+            || self.fire_at.get(p) < self.now
             || self.inflight[p].is_some()
             || self.pfc_on[p]
             || self.pfc_pending[p] != 0
@@ -88,20 +88,15 @@ impl Switch {
             self.crx_due[k] = crx.next_event().map_or(NEVER, |e| end + e);
             self.crx[k] = crx;
             self.crx_next[k] = end;
-            self.in_wake[p] = self.crx_due[k];
-            self.fire_at[p] = NEVER;
+            self.in_wake.set(p, self.crx_due[k]);
+            self.fire_at.set(p, NEVER);
             self.ser[p] = plan.ser;
             self.fc_pending[p] = u16::from(plan.pending);
-            self.eg_wake[p] = if plan.pending { plan.send_at } else { NEVER };
+            self.eg_wake
+                .set(p, if plan.pending { plan.send_at } else { NEVER });
         }
         self.now = end;
-        self.next_any = self
-            .eg_wake
-            .iter()
-            .chain(self.in_wake.iter())
-            .copied()
-            .min()
-            .unwrap_or(NEVER);
+        self.next_any = self.eg_wake.min().min(self.in_wake.min());
         true
     }
 }
