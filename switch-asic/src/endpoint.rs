@@ -526,13 +526,15 @@ impl Endpoint {
         }
         // Receive side.
         let mut blk = [0u8; 16];
-        if let Some((mut a, vl, fecn)) = self.arriving.take() {
+        // In place: taking the arrival out and putting it back copied it twice a step.
+        if let Some((a, vl, fecn)) = &mut self.arriving {
+            let (vl, fecn) = (*vl, *fecn);
             a.absorb_before(r, t, &mut self.crx[usize::from(vl)]);
             blk[usize::from(vl)] += a.take_until(r, t) as u8;
             if a.is_done() {
-                self.packet_in(vl, a.blocks(), fecn);
-            } else {
-                self.arriving = Some((a, vl, fecn));
+                let blocks = a.blocks();
+                self.arriving = None;
+                self.packet_in(vl, blocks, fecn);
             }
         }
         if let Some(p) = self.rx_pkt.take() {
