@@ -70,6 +70,13 @@ pub struct Endpoint {
     fc_pending: u16,
     fc_fccl: Vec<u16>,
     arriving: Option<(Arrival, u8, bool)>,
+    /// [`Endpoint::arrival_look`] as of the last change of its inputs (the packet arriving, its VL's
+    /// `credit_rx` free count, the PFC and drain modes): every `next_event` and every round of `skip` asks
+    /// for it, and working it out takes a division; it changes only in steps and mode changes.
+    look: Option<u64>,
+    /// The tail cycle of the packet arriving (its last byte in): [`Arrival::wake`]'s answer while its blocks
+    /// can be absorbed, worked out once per packet instead of at every look.
+    tail: u64,
     source: Option<Source>,
     held: Vec<u32>,
     drain: Option<LinkRate>,
@@ -121,6 +128,8 @@ impl Endpoint {
             fc_pending: 0,
             fc_fccl: vec![0; vls],
             arriving: None,
+            look: None,
+            tail: 0,
             source: None,
             held: vec![0; vls],
             drain: None,
@@ -144,6 +153,7 @@ impl Endpoint {
         let wm = cfg.watermarks(self.buf_blocks, self.rate, mtu_blocks, "endpoint.pfc")?;
         let half = pfc::pause_cycles(self.rate, cfg.pause_quanta) / 2;
         self.pfc = Some((wm, cfg.pause_quanta, half));
+        self.relook();
         Ok(self)
     }
 
@@ -170,6 +180,7 @@ impl Endpoint {
     /// Received data leaves the buffer at `rate` bytes per cycle instead of at once when its tail is in.
     pub fn set_drain(&mut self, rate: Option<LinkRate>) {
         self.drain = rate;
+        self.relook();
     }
 
     /// Counters so far.
@@ -307,11 +318,23 @@ impl Endpoint {
         );
         let end = self.now + n;
         while self.now < end {
-            let look = self.arrival_look().unwrap_or(u64::MAX);
-            let due = look <= self.now
-                || self.held.iter().any(|&h| h > 0)
-                || self.crx.iter().any(|c| c.next_event() == Some(0));
-            if due {
+            // The cycles to the first with receive-side work of its own (0: this one); one pass over the
+            // `credit_rx` timers serves both the "due now" test and the distance.
+            let mut k = match self.arrival_look() {
+                Some(look) => (end - self.now).min(look.saturating_sub(self.now)),
+                None => end - self.now,
+            };
+            if self.held.iter().any(|&h| h > 0) {
+                k = 0;
+            }
+            if k > 0 {
+                for c in &self.crx {
+                    if let Some(e) = c.next_event() {
+                        k = k.min(e);
+                    }
+                }
+            }
+            if k == 0 {
                 let out = self.step();
                 // `next_event` bounds `n` by the first cycle anything can leave: a broken bound must not
                 // lose an output silently.
@@ -321,11 +344,6 @@ impl Endpoint {
                 );
                 continue;
             }
-            let k = self
-                .crx
-                .iter()
-                .filter_map(|c| c.next_event())
-                .fold((end - self.now).min(look - self.now), u64::min);
             for c in &mut self.crx {
                 c.skip(k);
             }
@@ -334,14 +352,31 @@ impl Endpoint {
     }
 
     /// The next cycle the receive side must look at the packet arriving, if any ([`Arrival::wake`]; now
-    /// when all its blocks are in).
+    /// when all its blocks are in). Kept in `look`: a skip leaves its inputs alone (a `credit_rx` skip
+    /// moves only the timer and the last FCCL sent), so only steps and mode changes recompute it.
     fn arrival_look(&self) -> Option<u64> {
+        debug_assert_eq!(self.look, self.arrival_look_fresh(), "stale arrival look");
+        self.look
+    }
+
+    /// Recomputes `look` after its inputs may have changed.
+    fn relook(&mut self) {
+        self.look = self.arrival_look_fresh();
+    }
+
+    /// [`Endpoint::arrival_look`] worked out from the state.
+    fn arrival_look_fresh(&self) -> Option<u64> {
         let (a, vl, _) = self.arriving.as_ref()?;
         let per_block = self.pfc.is_some() || self.drain.is_some();
-        Some(
-            a.wake(self.rate, &self.crx[usize::from(*vl)], per_block)
-                .unwrap_or(self.now),
-        )
+        let crx = &self.crx[usize::from(*vl)];
+        // `Arrival::wake` with the tail cycle kept (it divides to find it).
+        let w = if !per_block && !a.is_done() && crx.can_absorb(a.remaining()) {
+            Some(self.tail)
+        } else {
+            a.next_cycle()
+        };
+        debug_assert_eq!(w, a.wake(self.rate, crx, per_block), "tail cycle");
+        Some(w.unwrap_or(self.now))
     }
 
     /// Flow-control state of VL 0 when the endpoint has one data VL and runs IB credits.
@@ -491,13 +526,15 @@ impl Endpoint {
         }
         // Receive side.
         let mut blk = [0u8; 16];
-        if let Some((mut a, vl, fecn)) = self.arriving.take() {
+        // In place: taking the arrival out and putting it back copied it twice a step.
+        if let Some((a, vl, fecn)) = &mut self.arriving {
+            let (vl, fecn) = (*vl, *fecn);
             a.absorb_before(r, t, &mut self.crx[usize::from(vl)]);
             blk[usize::from(vl)] += a.take_until(r, t) as u8;
             if a.is_done() {
-                self.packet_in(vl, a.blocks(), fecn);
-            } else {
-                self.arriving = Some((a, vl, fecn));
+                let blocks = a.blocks();
+                self.arriving = None;
+                self.packet_in(vl, blocks, fecn);
             }
         }
         if let Some(p) = self.rx_pkt.take() {
@@ -506,6 +543,11 @@ impl Endpoint {
                 self.stats.recv_ce += 1;
             }
             let mut a = Arrival::new(r, t, p.offset, p.desc.wire_len);
+            // As `Arrival` places the last byte (checked against `Arrival::wake` in `arrival_look_fresh`).
+            self.tail = r.cycle_of_byte_end(
+                r.tick_of(t) + u64::from(p.offset),
+                u64::from(p.desc.wire_len.max(1)),
+            );
             blk[usize::from(vl)] += a.take_until(r, t) as u8;
             self.stats.recv_bytes += u64::from(p.desc.wire_len);
             if a.is_done() {
@@ -556,6 +598,7 @@ impl Endpoint {
             }
         }
         self.now += 1;
+        self.relook();
         out
     }
 

@@ -127,3 +127,31 @@ proptest! {
         prop_assert!(steps * 2 < every, "{} steps of {}", steps, every);
     }
 }
+
+/// Switching the drain model off while a packet arrives changes how far the endpoint may sleep (per block
+/// with a drain, to the tail without): the kept look-up cycle must follow the mode, or the endpoint would
+/// wake at a block it no longer watches (and the debug check of the kept cycle fires).
+#[test]
+fn drain_mode_change_during_an_arrival_moves_the_look() {
+    let rate = LinkRate::new(8, 2).unwrap();
+    let p = PacketStart {
+        desc: pkt(2048),
+        offset: 0,
+    };
+    let mut plain = Endpoint::new(rate, 1, 200, 1000).unwrap();
+    let mut drained = plain.clone();
+    drained.set_drain(Some(rate));
+    for e in [&mut plain, &mut drained] {
+        // Past the first flow-control packets, so that only the arrival decides the sleep.
+        for _ in 0..5 {
+            e.step();
+        }
+        e.rx_packet(p);
+        e.step();
+    }
+    drained.set_drain(None);
+    let sleep = plain.next_event().expect("an event: the packet's tail");
+    // The tail of a 2 kB packet at 4 bytes per cycle is hundreds of cycles off, the next block 16.
+    assert!(sleep > 100, "sleeps {sleep} cycles");
+    assert_eq!(drained.next_event(), Some(sleep));
+}
