@@ -543,11 +543,7 @@ impl Endpoint {
                 self.stats.recv_ce += 1;
             }
             let mut a = Arrival::new(r, t, p.offset, p.desc.wire_len);
-            // As `Arrival` places the last byte (checked against `Arrival::wake` in `arrival_look_fresh`).
-            self.tail = r.cycle_of_byte_end(
-                r.tick_of(t) + u64::from(p.offset),
-                u64::from(p.desc.wire_len.max(1)),
-            );
+            self.tail = a.tail_cycle(r);
             blk[usize::from(vl)] += a.take_until(r, t) as u8;
             self.stats.recv_bytes += u64::from(p.desc.wire_len);
             if a.is_done() {

@@ -36,6 +36,11 @@ impl Arrival {
         a
     }
 
+    /// The cycle the packet's last byte is in.
+    pub fn tail_cycle(&self, rate: LinkRate) -> u64 {
+        self.block_cycle(rate, self.blocks)
+    }
+
     fn block_cycle(&self, rate: LinkRate, k: u16) -> u64 {
         let end = (u64::from(k) * 64).min(u64::from(self.bytes)).max(1);
         rate.cycle_of_byte_end(self.start, end)
@@ -81,7 +86,7 @@ impl Arrival {
     /// steps differs. `None` when all blocks are in.
     pub fn wake(&self, rate: LinkRate, crx: &CreditRx, per_block: bool) -> Option<u64> {
         if !per_block && !self.is_done() && crx.can_absorb(self.remaining()) {
-            Some(self.block_cycle(rate, self.blocks))
+            Some(self.tail_cycle(rate))
         } else {
             self.next_cycle()
         }
