@@ -155,11 +155,10 @@ struct Part {
     work: StepWork,
 }
 
-/// The ports of `due` (wake-up cycles per port) with an item on their wire, as bits.
+/// The ports of `due` (wake-up cycles per port) with an item on their wire, as bits: every cycle but
+/// `u64::MAX` (no item) is due by `u64::MAX - 1`.
 fn busy_mask(due: &[u64]) -> u64 {
-    due.iter()
-        .enumerate()
-        .fold(0, |m, (p, &d)| m | u64::from(d != u64::MAX) << p)
+    switch_asic::port_mask::due_mask(due, u64::MAX - 1)
 }
 
 /// Cuts `switches` (weights: ports plus `HCA_WEIGHT` per attached HCA) into `parts` contiguous runs of about equal weight.
