@@ -16,10 +16,9 @@
 //! The machine is shared: other jobs take the core away for whole time slices, and its speed changes by up to
 //! 2x within a second, so wall-clock rates move by tens of percent between runs. Each loop is therefore timed
 //! by this thread's CPU time (what the loop itself costs; cache and core sharing still add noise) and by the
-//! wall clock, in rounds. In each round `lockstep`, `c++ loop` and `c++ replay` run interleaved, in slices of
-//! about a tenth of a measurement each, taking turns (see `interleaved`), each with its model built before the
-//! first slice, and the ratios are taken within the round; `pipelined` runs before or after them (every other
-//! round). Reported: the median over the rounds of each rate, and the median (and middle half) of the
+//! wall clock, in rounds. In each round `lockstep`, `c++ loop`, `c++ replay` and `pipelined` run interleaved,
+//! in slices of about a tenth of a measurement each, taking turns (see `interleaved`), each with its model
+//! built before the first slice, and the ratios are taken within the round. Reported: the median over the rounds of each rate, and the median (and middle half) of the
 //! per-round ratios. `pipelined` uses two threads, so it is only timed by the wall clock and compared with the
 //! C++ loop's wall-clock rate of the same round. `stimulus`, `rust block` and `rtl from rust` explain where the
 //! time goes.
@@ -248,27 +247,25 @@ fn bench<B: Block>(o: &Opts) {
     let mut wall: [Vec<f64>; 7] = Default::default();
     let (mut lock_cpu, mut lock_wall, mut pipe_wall, mut replay_cpu) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for round in 0..o.rounds {
+    for _ in 0..o.rounds {
         let mut r = [(0.0f64, 0.0f64); 7];
-        // The pipelined run before or after the interleaved loops, every other round.
-        let order = if round % 2 == 0 {
-            [STIM, RUST, RTL, LOCKSTEP, PIPE]
-        } else {
-            [STIM, RUST, RTL, PIPE, LOCKSTEP]
-        };
-        for k in order {
+        for k in [STIM, RUST, RTL, LOCKSTEP] {
             if k != LOCKSTEP {
                 r[k] = rate(cycles, fs[k]);
                 continue;
             }
-            // Lockstep, the C++ loop and the C++ replay loop, interleaved in slices; each keeps its own
-            // model (and the lockstep loop its stimulus) from slice to slice.
+            // Lockstep, the C++ loop, the C++ replay loop and the pipelined lockstep, interleaved in slices;
+            // each keeps its own model (and the lockstep loops their stimulus) from slice to slice. The
+            // pipelined loop starts its second thread in every slice (tens of microseconds in 15 ms).
             let mut rl = B::rtl(&cfg, None).unwrap();
             let mut ml = Golden(B::model(&cfg).unwrap());
             let mut sl = stim.clone();
             let mut rc = B::rtl(&cfg, None).unwrap();
             let mut rr = B::rtl(&cfg, None).unwrap();
             let mut seed = 0;
+            let mut rp = B::rtl(&cfg, None).unwrap();
+            let mut mp = Golden(B::model(&cfg).unwrap());
+            let mut sp = stim.clone();
             let rates = interleaved(
                 cycles,
                 &mut [
@@ -284,9 +281,10 @@ fn bench<B: Block>(o: &Opts) {
                         black_box(rr.bench_replay(&recorded, n).unwrap());
                         n
                     },
+                    &mut |n| lockstep_pipelined(&mut rp, &mut mp, &mut sp, n).unwrap(),
                 ],
             );
-            (r[LOCKSTEP], r[CPP], r[REPLAY]) = (rates[0], rates[1], rates[2]);
+            (r[LOCKSTEP], r[CPP], r[REPLAY], r[PIPE]) = (rates[0], rates[1], rates[2], rates[3]);
         }
         for (k, v) in r.iter().enumerate() {
             cpu[k].push(v.0);
