@@ -559,6 +559,7 @@ impl Endpoint {
     /// to do (there a whole step cost about 356 instructions, the receive side alone about 219:
     /// `clos648-shift-cc`, callgrind).
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
     fn receive(&mut self, t: u64, fc_in: Option<FcPacket>, rx_pkt: Option<PacketStart>) {
         let r = self.rate;
         let mut blk = [0u8; 16];
