@@ -46,6 +46,16 @@ impl FlowCc {
         }
     }
 
+    /// The first cycle a flow must be asked again after sending `sent`, if the reaction point knows it
+    /// before it is told of the send at `sent.end` ([`CctController::send_after`]; the other reaction points:
+    /// `None`, ask at `sent.end`). Exact while no feedback arrives before `sent.end`.
+    pub fn send_after(&self, sent: &Sent) -> Option<u64> {
+        match self {
+            FlowCc::Cct(c) => c.send_after(sent).map(|at| self.wake_for_send(at)),
+            _ => None,
+        }
+    }
+
     fn inner_ref(&self) -> &dyn RateController {
         match self {
             FlowCc::Cct(c) => c,

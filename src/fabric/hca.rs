@@ -65,7 +65,11 @@ pub struct TxFlow {
     /// The last packet sent, until the controller has been told (at its last wire cycle).
     sent: Option<Sent>,
     /// While the reaction point holds the flow back: the first cycle it must be asked again, from the last
-    /// [`TxFlow::may_send`] ([`FlowCc::wake_for_send`]; 0: ask now).
+    /// [`TxFlow::may_send`] ([`FlowCc::wake_for_send`]; 0: ask now). While `sent` waits to be reported: the
+    /// cycle the flow's next send is due once it is, if the reaction point knew it at the send
+    /// ([`FlowCc::send_after`]; 0: unknown, wake at the send's end). The report then happens in whatever
+    /// step comes first at or after the end (the controller puts the send at its end cycle whenever it
+    /// is told, before any later advance), so the step at the end that only reported it is not needed.
     cc_wake: u64,
 }
 
@@ -130,6 +134,9 @@ impl TxFlow {
 
     /// Tells the controller about a finished send and time; whether the flow may start a packet at `t`.
     fn may_send(&mut self, t: u64) -> bool {
+        // The send time foreseen at the send, checked once the send is reported (debug builds).
+        let foreseen =
+            (self.sent.is_some_and(|s| s.end <= t) && self.cc_wake != 0).then_some(self.cc_wake);
         self.report(t);
         match self.cc.as_mut() {
             None => true,
@@ -140,6 +147,12 @@ impl TxFlow {
                 c.advance(t);
                 let at = c.next_send();
                 self.cc_wake = c.wake_for_send(at);
+                // Asked after the foreseen cycle, the delay has run out by now.
+                debug_assert!(
+                    foreseen.is_none_or(|w| w.max(t) == self.cc_wake),
+                    "foreseen send at {foreseen:?}, due at {}",
+                    self.cc_wake
+                );
                 at <= t
             }
         }
@@ -414,6 +427,10 @@ impl Hca {
                 if let Some(c) = f.cc.as_mut() {
                     c.advance(now);
                     c.on_feedback(now, Feedback::Cnp(super::rrcc::cnp_info(&d)));
+                    if f.sent.is_some() {
+                        // Feedback before the send's end may change the delay it loads: ask at the end.
+                        f.cc_wake = 0;
+                    }
                 }
             }
             return;
@@ -515,8 +532,9 @@ impl Hca {
                             continue;
                         }
                         match (f.cc.is_some(), f.sent) {
-                            // Gated until the last packet's end is reported.
-                            (true, Some(s)) if s.end > now => at = at.min(s.end),
+                            // Gated until the last packet's end is reported, and then held back until
+                            // the next send if that was foreseen (see `TxFlow::cc_wake`).
+                            (true, Some(s)) if s.end > now => at = at.min(s.end.max(f.cc_wake)),
                             // Held back by the reaction point until then.
                             (true, None) if f.cc_wake > now => at = at.min(f.cc_wake),
                             _ => return now,
@@ -674,11 +692,14 @@ impl Hca {
                     }
                     let start = self.rate.tick_of(now) + u64::from(p.offset);
                     let bytes = u64::from(p.desc.wire_len);
-                    self.flows[i].sent = Some(Sent {
+                    let s = Sent {
                         start: now,
                         end: self.rate.cycle_of_byte_end(start, bytes),
                         bytes: bytes as u32,
-                    });
+                    };
+                    let f = &mut self.flows[i];
+                    f.sent = Some(s);
+                    f.cc_wake = f.cc.as_ref().and_then(|c| c.send_after(&s)).unwrap_or(0);
                 }
             }
         }

@@ -184,6 +184,25 @@ impl CctController {
         self.triggers
     }
 
+    /// The cycle [`RateController::next_send`] will give once `sent`, the packet just sent, has been
+    /// reported ([`RateController::on_sent`], its edge at `sent.end`) with no feedback before, if that is
+    /// known now without changing the state; `None` when it is not. Known when no edge is open and no CCTI
+    /// timer tick falls before `sent.end`: then the CCTI at that edge is the current one, and the edge
+    /// loads the injection delay of the CCTI it starts with. Lets an HCA sleep from one send to the next
+    /// instead of waking at the send's end only to report it.
+    pub fn send_after(&self, sent: &Sent) -> Option<Cycle> {
+        if self.pending.is_some() || sent.end < self.cycle_q {
+            return None;
+        }
+        // The first tick edge is `tb.next_event()` cycles on; while the timer is stopped ticks change
+        // nothing (see `run_idle_to`).
+        let tick = self.cycle_q + self.tb.next_event().unwrap_or(0);
+        if self.shaper.timer_q != 0 && tick < sent.end {
+            return None;
+        }
+        Some(sent.end + 1 + u64::from(self.shaper.ird()))
+    }
+
     /// Idle edges for cycles `cycle_q .. c` (ticks included).
     fn run_idle_to(&mut self, c: Cycle) {
         while self.cycle_q < c {
@@ -479,5 +498,66 @@ mod tests {
         assert_eq!(serde_json::from_str::<CctSettings>(&json).unwrap(), s);
         assert_eq!(cc_context(setting.port_control, 2, 77), CcContext::Sl(2));
         assert_eq!(cc_context(CcMode::QpBased, 2, 77), CcContext::Qp(77));
+    }
+
+    /// `send_after`, when it answers, is what reporting the send at its end and asking gives, in a run of
+    /// sends paced by the controller with BECNs at random cycles (some before a send's end, where it must
+    /// not answer, or answer what the BECN leaves). It must answer for most sends (the timer runs often:
+    /// CCTI_Timer 1 tick, so ticks fall inside sends too), or it would save nothing.
+    #[test]
+    fn send_after_foresees_the_next_send() {
+        let p = params(40, 0, 2, 1);
+        let mut c = CctController::new(&p).unwrap();
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = |n: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % n
+        };
+        let (mut t, mut answered, mut sends) = (0u64, 0, 0);
+        for _ in 0..3000 {
+            c.advance(t);
+            let at = c.next_send().max(t);
+            c.advance(at);
+            let sent = Sent {
+                start: at,
+                end: at + 100 + rnd(500),
+                bytes: 2074,
+            };
+            let foreseen = c.send_after(&sent);
+            // A BECN after one send in four, before the end (it may change the delay the end loads) or
+            // after it.
+            let becn = match rnd(4) {
+                0 => at + rnd(2 * (sent.end - at) + 2),
+                _ => u64::MAX,
+            };
+            if becn < sent.end {
+                c.on_feedback(becn, CNP);
+            }
+            let mut real = c.clone();
+            real.on_sent(sent);
+            real.advance(sent.end);
+            let want = real.next_send();
+            if becn >= sent.end {
+                sends += 1;
+                if let Some(w) = foreseen {
+                    answered += 1;
+                    assert_eq!(w, want, "send {sends} ending at {}", sent.end);
+                }
+                c = real;
+                if becn != u64::MAX {
+                    c.on_feedback(becn, CNP);
+                }
+            } else {
+                c = real;
+            }
+            t = sent.end + 1;
+        }
+        assert!(
+            sends > 2000,
+            "{sends} sends without a BECN before their end"
+        );
+        assert!(answered * 2 > sends, "answered {answered} of {sends}");
     }
 }
