@@ -40,8 +40,10 @@
 //! blocks are fast-forwarded with their exact `skip`. A port whose `credit_rx` blocks wait for nothing but
 //! their flow-control timers (nothing to release, IB credits; a packet may be arriving) is not woken by the
 //! timer: the fire is applied when the switch next steps (at the latest when its flow-control packet can
-//! leave, or at the arrival's next look), as the reference would have clocked it on idle inputs. So a
-//! packet-hop costs three ingress looks (head, tail, release), whatever timers fire in between. A cycle in which nothing is due costs a
+//! leave, or at the arrival's next look), as the reference would have clocked it on idle inputs. Nor is a
+//! port woken by the tail of a packet queued already whose blocks it absorbs ([`Arrival::wake`]): they are
+//! counted at its next look, at the latest the packet's release. So a cut-through packet-hop costs two
+//! ingress looks (head, release), whatever timers fire in between. A cycle in which nothing is due costs a
 //! comparison. The per-port wake-up cycles keep their earliest cycle and its ports up to date as they change
 //! (`wake::WakeSet`), so a step finds its due ports and the next event without a pass over every port,
 //! except after a step that moved every port of the earliest cycle later (one pass then).
