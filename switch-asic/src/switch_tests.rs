@@ -183,6 +183,65 @@ fn idle_switch_costs_nearly_nothing() {
     assert_eq!((ev, ev2), (64, 0), "one flow-control packet per port");
 }
 
+#[test]
+fn timer_fires_and_the_tail_of_an_arrival_take_no_cycle_of_their_own() {
+    // One 2048-byte packet (2074 bytes on the wire, 33 blocks) arrives on port 0 from cycle 3 to its tail
+    // in cycle 3 + 2074 / 8 - 1 = 262 (rounded up); its output (port 1) has no credit, so it stays queued.
+    // Every port's flow-control timer fires every 20 cycles meanwhile.
+    let mut c = cfg(2, rate8(), 200);
+    for p in c.ports.iter_mut() {
+        p.fc_interval = 20;
+    }
+    let run = |eager: bool| {
+        let mut sw = Switch::new(c.clone()).unwrap();
+        sw.set_eager(eager);
+        let (mut out, mut worked) = (Vec::new(), Vec::new());
+        for t in 0..400u64 {
+            if t == 3 {
+                let start = PacketStart {
+                    desc: pkt(1, 2048),
+                    offset: 0,
+                };
+                sw.rx_packet(0, start).unwrap();
+            }
+            let before = sw.work_cycles();
+            out.extend(sw.step().iter().map(|e| (t, *e)));
+            if sw.work_cycles() > before {
+                worked.push(t);
+            }
+        }
+        (out, worked, sw.observe(0, 0), sw.counters(0, 0))
+    };
+    let (r, _, r_obs, r_cnt) = run(true);
+    let (a, worked, a_obs, a_cnt) = run(false);
+    assert_eq!(r, a, "lazy timer fires or tail changed the outputs");
+    assert_eq!((r_obs, r_cnt), (a_obs, a_cnt));
+    assert_eq!(a_obs.in_buf_used, 33, "the packet's blocks are held");
+    let fc_cycles: std::collections::BTreeSet<u64> = a
+        .iter()
+        .filter(|(_, e)| matches!(e, crate::TxEvent::Fc { .. }))
+        .map(|&(t, _)| t)
+        .collect();
+    assert!(
+        fc_cycles.len() >= 19,
+        "{} flow-control cycles",
+        fc_cycles.len()
+    );
+    // After the head (3) and the first arbitration of the queued packet (4), through the tail and beyond,
+    // the only worked cycles are those a flow-control packet leaves in: a fire is applied when its packet
+    // leaves (the cycle after the fire), and the tail's blocks are counted at the port's next look.
+    let other: Vec<u64> = worked
+        .iter()
+        .copied()
+        .filter(|t| *t > 4 && !fc_cycles.contains(t))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "cycles worked for nothing leaving: {other:?}"
+    );
+    assert!(worked.contains(&3), "the head is worked: {worked:?}");
+}
+
 /// A scripted stream of hand-ins for one switch: (cycle, port, what).
 #[derive(Debug, Clone, Copy)]
 enum In {

@@ -79,34 +79,46 @@ impl Switch {
             }
             wake = wake.min(self.crx_due[k]);
         }
+        // The arrival's own next look is kept apart from the timers: it does not stop them being lazy.
+        let mut arrival_wake = NEVER;
         if let Some(ar) = self.arriving[p] {
             let per_block = self.eager || self.pfc_on[p];
             let crx = &self.crx[base + usize::from(ar.vl)];
-            wake = wake.min(ar.a.wake(r, crx, per_block).unwrap_or(NEVER));
+            arrival_wake = ar.a.wake(r, crx, per_block).unwrap_or(NEVER);
+            if ar.deferred == NONE && !per_block && crx.can_absorb(ar.a.remaining()) {
+                // Queued already and its blocks move nothing but ABR and the free count: the tail needs no
+                // look of its own. The blocks are counted at the port's next look, at the latest the
+                // packet's release (which comes at or after the tail: a cut-through output is not faster).
+                arrival_wake = NEVER;
+            }
         }
         self.fire_at.set(p, NEVER);
         let waits_for_timers_only = !self.eager
             && !self.pfc_on[p]
-            && self.arriving[p].is_none()
             && self.free_pending[base..base + usize::from(self.nvl[p])]
                 .iter()
                 .all(|&f| f == 0);
         if waits_for_timers_only && wake != NEVER {
-            // Every VL's next event is its timer firing on idle inputs: applied lazily (`catch_up`); the
-            // port needs a look only when the flow-control packet can leave.
+            // Every VL's next event is its timer firing on inputs that are idle until the arrival's next
+            // look (or carry only blocks that the arrival absorbs later, which clock `credit_rx` exactly as
+            // idle inputs followed by an `absorb`): applied lazily (`catch_up`); the port needs a look only
+            // when the flow-control packet can leave, or at the arrival's next look, whichever comes first.
             self.fire_at.set(p, wake);
             self.eg_wake
                 .lower(p, self.ser[p].fc_ready_cycle(r, wake + 1));
             wake = NEVER;
         }
-        self.in_wake.set(p, wake);
+        self.in_wake.set(p, wake.min(arrival_wake));
     }
 
     /// Applies the timer fires of port `p` before cycle `t` that were left to be applied lazily (see
     /// `fire_at`): each `credit_rx` is brought to its fire, clocked on idle inputs as the reference would
     /// have clocked it then, and its flow-control packet is made pending. Exact: nothing reached the port's
     /// `credit_rx` blocks since they were last clocked (anything would have clocked them), so their inputs
-    /// in the skipped cycles were idle.
+    /// in the skipped cycles were idle, except for blocks of an arrival that sleeps until its tail
+    /// ([`Arrival::wake`]): those are counted later by `absorb_before`, which commutes with these idle steps
+    /// because such blocks move neither FCCL nor an overflow ([`CreditRx::absorb`]). An arrival watched block
+    /// by block wakes the port at each block, which applies the fires before it first.
     pub(super) fn catch_up(&mut self, p: usize, t: u64) {
         if self.fire_at.get(p) >= t {
             return;

@@ -38,9 +38,12 @@
 //! # Cost
 //! Blocks are clocked only when their inputs are not idle or a timer of theirs expires; idle `credit_rx`
 //! blocks are fast-forwarded with their exact `skip`. A port whose `credit_rx` blocks wait for nothing but
-//! their flow-control timers (nothing arriving, nothing to release, IB credits) is not woken by the timer:
-//! the fire is applied when the switch next steps (at the latest when its flow-control packet can leave),
-//! as the reference would have clocked it on idle inputs. A cycle in which nothing is due costs a
+//! their flow-control timers (nothing to release, IB credits; a packet may be arriving) is not woken by the
+//! timer: the fire is applied when the switch next steps (at the latest when its flow-control packet can
+//! leave, or at the arrival's next look), as the reference would have clocked it on idle inputs. Nor is a
+//! port woken by the tail of a packet queued already whose blocks it absorbs ([`Arrival::wake`]): they are
+//! counted at its next look, at the latest the packet's release. So a cut-through packet-hop costs two
+//! ingress looks (head, release), whatever timers fire in between. A cycle in which nothing is due costs a
 //! comparison. The per-port wake-up cycles keep their earliest cycle and its ports up to date as they change
 //! (`wake::WakeSet`), so a step finds its due ports and the next event without a pass over every port,
 //! except after a step that moved every port of the earliest cycle later (one pass then).
@@ -191,7 +194,8 @@ pub struct Switch {
     eg_wake: WakeSet,
     in_wake: WakeSet,
     /// Per port: the earliest flow-control timer fire of a port whose `credit_rx` blocks wait for nothing
-    /// else (nothing arriving, nothing to release; IB credits), `NEVER` otherwise. Such a fire is not a
+    /// else (nothing to release; IB credits; an arriving packet's next look is in `in_wake`), `NEVER`
+    /// otherwise. Such a fire is not a
     /// wake-up of its own: it is applied when the switch next steps after it ([`Switch::catch_up`]), which
     /// is at the latest the cycle its flow-control packet can leave (included in `eg_wake`).
     fire_at: WakeSet,
