@@ -37,6 +37,10 @@ impl Switch {
         let fc_in = self.rx_fc[p];
         let mut fc_done = false;
         let pfc_on = self.pfc_on[p];
+        if !self.eager && !pfc_on && self.voq_mask[base..base + self.v].iter().all(|&m| m == 0) {
+            self.egress_idle(p, t);
+            return;
+        }
         if let Some(f) = self.rx_pause[p] {
             // An XOFF stops packet starts from this cycle on; a resume (0 quanta) frees them from the next.
             for vl in 0..usize::from(self.nvl[p]) {
@@ -62,17 +66,7 @@ impl Switch {
             });
             fc_sent = true;
         } else if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
-            let vl = self.fc_pending[p].trailing_zeros() as usize;
-            self.fc_pending[p] &= !(1 << vl);
-            self.ser[p].start_fc(r, t);
-            self.events.0.push(TxEvent::Fc {
-                port: p as u8,
-                fc: FcPacket {
-                    vl: vl as u8,
-                    fctbs: self.ctx[base + vl].fctbs_q,
-                    fccl: self.fc_fccl[base + vl],
-                },
-            });
+            self.start_fc(p, t);
             fc_sent = true;
         }
         // Requests: the round-robin head of each VL and whether its credit covers it.
@@ -221,30 +215,14 @@ impl Switch {
         }
         if let Some(f) = fc_in.filter(|_| !pfc_on) {
             if !fc_done {
-                let k = base + usize::from(f.vl);
-                let idle = self.ctx[k].idle_input();
-                self.ctx[k].step(&credit_tx::In {
-                    fc_valid_i: true,
-                    fc_fccl_i: f.fccl,
-                    ..idle
-                });
+                self.fccl_in(p, f);
             }
             self.mark_dirty(base + usize::from(f.vl));
         }
         // Next time this output needs a look without outside help.
-        let mut w = NEVER;
-        if let Some(f) = self.inflight[p] {
-            if f.end > t {
-                w = w.min(f.end);
-            }
-        }
+        let mut w = self.wake_unqueued(p, t);
         if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
             w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
-        }
-        let fire_at = self.fire_at.get(p);
-        if fire_at != NEVER {
-            // A timer fire applied lazily: its packet leaves when the wire is free after it.
-            w = w.min(self.ser[p].fc_ready_cycle(r, fire_at + 1));
         }
         if pfc_on && stall != 0 {
             // A paused priority with a packet waiting: look again when the pause runs out.
@@ -272,6 +250,75 @@ impl Switch {
             w = w.min(t + 1);
         }
         self.eg_wake.set(p, w);
+    }
+
+    /// The lowest VL's pending flow-control packet of output `p` starts in cycle `t` (the wire allows it).
+    fn start_fc(&mut self, p: usize, t: u64) {
+        let base = p * self.v;
+        let vl = self.fc_pending[p].trailing_zeros() as usize;
+        self.fc_pending[p] &= !(1 << vl);
+        self.ser[p].start_fc(self.rate[p], t);
+        self.events.0.push(TxEvent::Fc {
+            port: p as u8,
+            fc: FcPacket {
+                vl: vl as u8,
+                fctbs: self.ctx[base + vl].fctbs_q,
+                fccl: self.fc_fccl[base + vl],
+            },
+        });
+    }
+
+    /// Egress of an IB output with nothing queued: it can start no packet, so a look (its packet's
+    /// completion, a pending or received flow-control packet) only sends the pending flow-control packet
+    /// when the wire allows, latches a received FCCL and finds the next look, without the arbitration pass.
+    /// Exact: with no request the full pass grants nothing and leaves `vl_arb` unclocked; every VL's
+    /// XmitWait state is off already (a VL's queue empties only by a grant, which turns it off).
+    fn egress_idle(&mut self, p: usize, t: u64) {
+        let base = p * self.v;
+        let r = self.rate[p];
+        if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+            self.start_fc(p, t);
+        }
+        // XmitWait off: no cycle counted past `t`.
+        debug_assert!((0..usize::from(self.nvl[p]))
+            .all(|vl| self.wait[base + vl].read(t + 1) == self.wait[base + vl].read(t)));
+        if let Some(f) = self.rx_fc[p] {
+            self.fccl_in(p, f);
+            self.mark_dirty(base + usize::from(f.vl));
+        }
+        let mut w = self.wake_unqueued(p, t);
+        if self.fc_pending[p] != 0 {
+            w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
+        }
+        self.eg_wake.set(p, w);
+    }
+
+    /// A received FCCL on output `p` that no credit take carries reaches its `credit_tx` (latched there).
+    fn fccl_in(&mut self, p: usize, f: FcPacket) {
+        let k = p * self.v + usize::from(f.vl);
+        let idle = self.ctx[k].idle_input();
+        self.ctx[k].step(&credit_tx::In {
+            fc_valid_i: true,
+            fc_fccl_i: f.fccl,
+            ..idle
+        });
+    }
+
+    /// The next look output `p` needs after cycle `t` for its own packet and lazily applied timer fires:
+    /// its packet's last byte, and the cycle a timer fire's flow-control packet can leave.
+    fn wake_unqueued(&self, p: usize, t: u64) -> u64 {
+        let mut w = NEVER;
+        if let Some(f) = self.inflight[p] {
+            if f.end > t {
+                w = f.end;
+            }
+        }
+        let fire_at = self.fire_at.get(p);
+        if fire_at != NEVER {
+            // A timer fire applied lazily: its packet leaves when the wire is free after it.
+            w = w.min(self.ser[p].fc_ready_cycle(self.rate[p], fire_at + 1));
+        }
+        w
     }
 
     /// PFC port-VL `k` counts as without credit in cycle `t`: paused, or within the victim hold after.
