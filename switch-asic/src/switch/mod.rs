@@ -43,7 +43,10 @@
 //! leave, or at the arrival's next look), as the reference would have clocked it on idle inputs. Nor is a
 //! port woken by the tail of a packet queued already whose blocks it absorbs ([`Arrival::wake`]): they are
 //! counted at its next look, at the latest the packet's release. So a cut-through packet-hop costs two
-//! ingress looks (head, release), whatever timers fire in between. A cycle in which nothing is due costs a
+//! ingress looks (head, release), whatever timers fire in between. An IB output with nothing queued (woken
+//! by a packet's end, a flow-control packet to send or one received) takes a short look: the flow-control
+//! packet, the received FCCL and its next wake-up, without the requests and the arbitration pass, which
+//! would grant nothing and leave `vl_arb` unclocked. A cycle in which nothing is due costs a
 //! comparison. The per-port wake-up cycles keep their earliest cycle and its ports up to date as they change
 //! (`wake::WakeSet`), so a step finds its due ports and the next event without a pass over every port,
 //! except after a step that moved every port of the earliest cycle later (one pass then).
