@@ -84,12 +84,13 @@ impl Switch {
         if let Some(ar) = self.arriving[p] {
             let per_block = self.eager || self.pfc_on[p];
             let crx = &self.crx[base + usize::from(ar.vl)];
-            arrival_wake = ar.a.wake(r, crx, per_block).unwrap_or(NEVER);
-            if ar.deferred == NONE && !per_block && crx.can_absorb(ar.a.remaining()) {
-                // Queued already and its blocks move nothing but ABR and the free count: the tail needs no
-                // look of its own. The blocks are counted at the port's next look, at the latest the
-                // packet's release (which comes at or after the tail: a cut-through output is not faster).
-                arrival_wake = NEVER;
+            // Queued already and its blocks move nothing but ABR and the free count: the tail needs no look
+            // of its own. The blocks are counted at the port's next look, at the latest the packet's release
+            // (which comes at or after the tail: a cut-through output is not faster).
+            let tail_passive =
+                ar.deferred == NONE && !per_block && crx.can_absorb(ar.a.remaining());
+            if !tail_passive {
+                arrival_wake = ar.a.wake(r, crx, per_block).unwrap_or(NEVER);
             }
         }
         self.fire_at.set(p, NEVER);
