@@ -375,10 +375,15 @@ proptest::proptest! {
             }
         }
         // Port 0's hand-ins are timed for the slower rate: still legal, only sparser.
-        let inputs = script(seed, n, 3000, pfc, rate);
-        let (r, sr) = trace(&c, &inputs, 4000, false, true);
-        let (a, sa) = trace(&c, &inputs, 4000, false, false);
-        let (b, sb) = trace(&c, &inputs, 4000, true, false);
+        // Long enough for several of the largest packets per port at the slowest rates too (at 2/3 of a byte a
+        // cycle a packet takes about 1000 cycles: 3000 cycles once let only 4 packets out of a 2-port switch).
+        let pkt_cycles = (700 * u64::from(rate.den)).div_ceil(u64::from(rate.num));
+        let span = 3000.max(8 * pkt_cycles);
+        let end = span + 1000.max(2 * pkt_cycles);
+        let inputs = script(seed, n, span, pfc, rate);
+        let (r, sr) = trace(&c, &inputs, end, false, true);
+        let (a, sa) = trace(&c, &inputs, end, false, false);
+        let (b, sb) = trace(&c, &inputs, end, true, false);
         proptest::prop_assert_eq!(&r, &a, "activity tracking changed the outputs");
         proptest::prop_assert_eq!(&a, &b, "fast-forward changed the outputs");
         for p in 0..n {
