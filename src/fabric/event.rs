@@ -369,43 +369,79 @@ impl Part {
     }
 }
 
-/// Runs `parts` from `t0` to `end` on one thread each (this one runs the first), in windows of `lookahead`
-/// cycles. After a window each part hands its items for other parts to their inboxes and waits for the
-/// others; then it delivers its own inbox and goes on. An item sent in a window is due at least `lookahead`
-/// cycles after the window's start, so at or after the next window's end: delivering it at any point before
-/// the receiver's next window ends is exact. A part may even find items of the next window in its inbox
-/// (another part ran ahead): they are due after that window too. Each wire has one sender, whose items keep
-/// their order. The threads live for the whole stretch, so a window costs one barrier, not a spawn. A window
-/// in which no part has anything to do is skipped: the parts publish a lower bound of their next work before
-/// the barrier and all start the next window at the earliest (windows need not be aligned; what matters is
-/// that none is longer than the lookahead).
-fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: u64) {
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+/// Items handed from one part to another: receiver, push cycle, item.
+type Inbox = Vec<(Rx, u64, Ev)>;
+
+/// How [`run_threads`] cuts time.
+struct Windows {
+    /// The longest window: the shortest latency of a wire between two parts.
+    lookahead: u64,
+    /// Cycles between two points at which the run may stop for a quiet check.
+    check: u64,
+    /// Packet heads on wires at the start.
+    wire_pkts: i64,
+}
+
+/// Runs `parts` from `t0` towards `end` on one thread each (this one runs the first), in windows of at most
+/// `win.lookahead` cycles, and returns the cycle it stopped at. After a window each part hands its items for
+/// other parts to their inboxes and waits for the others; then it delivers its own inbox and goes on. An item
+/// sent in a window is due at least `lookahead` cycles after the window's start, so at or after the next
+/// window's end: delivering it at any point before the receiver's next window ends is exact. A part may even
+/// find items of the next window in its inbox (another part ran ahead): they are due after that window too.
+/// Each wire has one sender, whose items keep their order. The threads live for the whole stretch, so a window
+/// costs one barrier, not a spawn. A window in which no part has anything to do is skipped: the parts publish a
+/// lower bound of their next work before the barrier and all start the next window at the earliest (windows
+/// need not be aligned; what matters is that none is longer than the lookahead).
+///
+/// Every `win.check` cycles from `t0` (where the one-part run stops for a quiet check) the parts also publish
+/// how many packet heads they put on wires and took off; the run stops there only when none is left on any
+/// wire, since otherwise the fabric's quiet check fails (`links_steady`). Stopping costs a restart of the
+/// threads; on `clos648-shift-cc` it came every 41 windows, now never while packets flow.
+fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, win: Windows) -> u64 {
+    use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
     use std::sync::Mutex;
     let n = parts.len();
-    let inboxes: Vec<Mutex<Vec<(Rx, u64, Ev)>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
+    let inboxes: Vec<Mutex<Inbox>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
     let barrier = SpinBarrier::new(n);
     // Per window parity and part: a lower bound of the part's next work (its next wake-up, or the earliest
-    // item it sent to another part). Two sets, so a part that runs ahead writes the next window's set while
-    // a slower one still reads this window's.
+    // item it sent to another part), and its count of packet heads put on wires minus taken off. Two sets,
+    // so a part that runs ahead writes the next window's set while a slower one still reads this window's.
     let next: [Vec<AtomicU64>; 2] =
         std::array::from_fn(|_| (0..n).map(|_| AtomicU64::new(0)).collect());
-    let body = |p: &mut Part| {
+    let pkts: [Vec<AtomicI64>; 2] =
+        std::array::from_fn(|_| (0..n).map(|_| AtomicI64::new(0)).collect());
+    let lookahead = win.lookahead;
+    let body = |p: &mut Part| -> u64 {
         let _poison = PoisonOnPanic(&barrier);
         let me = p.id as usize;
         let mut t = t0;
+        let mut stop = t0.saturating_add(win.check);
         let mut round = 0usize;
         while t < end {
-            let t1 = t.saturating_add(lookahead).min(end);
+            let t1 = t.saturating_add(lookahead).min(end).min(stop);
             p.run(links, t1);
             let mut soon = p.wheel.next_entry().unwrap_or(u64::MAX);
+            // One lock per run of items for the same part (with 2 parts: one per window).
+            let mut held: Option<(u32, std::sync::MutexGuard<'_, Inbox>)> = None;
             for (rx, at, ev) in p.outbox.drain(..) {
                 // Due at least one lookahead after its push.
                 soon = soon.min(at.saturating_add(lookahead));
                 let (k, _) = links.loc(rx);
-                lock(&inboxes[k as usize]).push((rx, at, ev));
+                match &mut held {
+                    Some((hk, inbox)) if *hk == k => inbox.push((rx, at, ev)),
+                    _ => {
+                        // Never two inboxes at once (two parts each holding one and waiting for the
+                        // other's would deadlock).
+                        drop(held.take());
+                        let mut inbox = lock(&inboxes[k as usize]);
+                        inbox.push((rx, at, ev));
+                        held = Some((k, inbox));
+                    }
+                }
             }
+            drop(held);
             next[round & 1][me].store(soon, Relaxed);
+            pkts[round & 1][me].store(p.wire_pkts, Relaxed);
             barrier.wait();
             let mut inbox = lock(&inboxes[me]);
             for (rx, at, ev) in inbox.drain(..) {
@@ -416,9 +452,21 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: 
             // Every part computes the same start: nothing anywhere happens before the earliest bound, so the
             // next window may start there (skipping windows in which no part has work).
             let soonest = next[round & 1].iter().map(|a| a.load(Relaxed)).min();
-            t = t1.max(soonest.unwrap_or(u64::MAX));
+            let from = t1.max(soonest.unwrap_or(u64::MAX));
+            // Nothing runs between `t1` and `from`: the count of heads at a stop point passed over is the
+            // count now, and every part decides alike.
+            if from >= stop {
+                let on_wires =
+                    win.wire_pkts + pkts[round & 1].iter().map(|a| a.load(Relaxed)).sum::<i64>();
+                if on_wires == 0 {
+                    return stop.max(t1).min(end);
+                }
+                stop = stop.saturating_add((from - stop) / win.check * win.check + win.check);
+            }
+            t = from;
             round += 1;
         }
+        end
     };
     std::thread::scope(|sc| {
         let (first, rest) = parts.split_first_mut().expect("at least one part");
@@ -426,8 +474,8 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: 
             let b = &body;
             sc.spawn(move || b(p));
         }
-        body(first);
-    });
+        body(first)
+    })
 }
 
 /// A barrier whose waiters spin before they yield. A window's work is a fraction of a millisecond: waking a
@@ -562,8 +610,7 @@ impl Fabric {
             if !self.split() && self.quiet_jump(end) {
                 continue;
             }
-            let to = end.min(self.now.saturating_add(QUIET_CHECK));
-            self.run_parts(to);
+            self.run_parts(end);
         }
     }
 
@@ -704,7 +751,10 @@ impl Fabric {
         out
     }
 
-    /// Event-driven stepping to `end` on the partition's threads.
+    /// Event-driven stepping towards `end` on the partition's threads, up to the next cycle at which a quiet
+    /// check may succeed: `QUIET_CHECK` cycles on, or with threads the first multiple of `QUIET_CHECK`
+    /// cycles on at which no packet head is on a wire (at the others `quiet_jump` could only fail; the threads
+    /// go on instead of stopping for it).
     fn run_parts(&mut self, end: u64) {
         if self.now >= end {
             return;
@@ -735,6 +785,8 @@ impl Fabric {
             fc_memo: &self.fc_memo,
         };
         let mut t0 = self.now;
+        let far = end;
+        let mut end = end.min(t0.saturating_add(QUIET_CHECK));
         while t0 < end {
             #[cfg(feature = "mpi")]
             if let Some(d) = self.dist.as_deref_mut() {
@@ -763,7 +815,12 @@ impl Fabric {
             if nparts == 1 {
                 parts[0].run(&links, end);
             } else {
-                run_threads(&mut parts, &links, t0, end, self.sched.lookahead);
+                let win = Windows {
+                    lookahead: self.sched.lookahead,
+                    check: QUIET_CHECK,
+                    wire_pkts: self.wire_pkts as i64,
+                };
+                end = run_threads(&mut parts, &links, t0, far, win);
             }
             t0 = end;
         }
