@@ -58,6 +58,16 @@ struct Source {
     seq: u32,
 }
 
+/// What the transmit side of an [`Endpoint`] step starts ([`Endpoint::tx_start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TxStart {
+    Nothing,
+    Pause,
+    Fc,
+    /// The source's next packet: its VL and blocks.
+    Packet(usize, u8),
+}
+
 /// An HCA-like link partner. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
@@ -467,7 +477,8 @@ impl Endpoint {
         }
         // Transmit side.
         let mut take = None;
-        if self.pfc_pending != 0 && self.ser.can_start_fc(r, t) {
+        let start = self.tx_start();
+        if start == TxStart::Pause {
             let vl = self.pfc_pending.trailing_zeros() as usize;
             self.pfc_pending &= !(1 << vl);
             self.ser.start_ctl(r, t, PAUSE_FRAME_BYTES);
@@ -477,7 +488,7 @@ impl Endpoint {
             } else {
                 self.stats.pauses_sent += 1;
             }
-        } else if self.fc_pending != 0 && self.ser.can_start_fc(r, t) {
+        } else if start == TxStart::Fc {
             let vl = self.fc_pending.trailing_zeros() as usize;
             self.fc_pending &= !(1 << vl);
             self.ser.start_fc(r, t);
@@ -486,29 +497,20 @@ impl Endpoint {
                 fctbs: self.ctx[vl].fctbs_q,
                 fccl: self.fc_fccl[vl],
             });
-        } else if let Some(src) = self.source.as_mut() {
-            let vl = usize::from(src.template.vl).min(self.vls - 1);
-            let blocks = src.template.blocks() as u8;
-            let tx = &self.ctx[vl];
-            let credit = match self.pfc {
-                Some(_) => self.paused_until[vl] <= t,
-                None => fits(tx.fccl_q, tx.fctbs_q, blocks),
-            };
-            if src.left != Some(0) && self.ser.can_start_packet(r, t) && credit {
-                let mut d = src.template;
-                d.psn = (d.psn + src.seq) & 0xFF_FFFF;
-                d.payload_seed = d.payload_seed.wrapping_add(src.seq);
-                src.seq = src.seq.wrapping_add(1);
-                if let Some(l) = src.left.as_mut() {
-                    *l -= 1;
-                }
-                let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
-                out.pkt = Some(PacketStart { desc: d, offset });
-                self.stats.sent_pkts += 1;
-                self.stats.sent_bytes += u64::from(d.wire_len);
-                if self.pfc.is_none() {
-                    take = Some((vl, blocks));
-                }
+        } else if let (TxStart::Packet(vl, blocks), Some(src)) = (start, self.source.as_mut()) {
+            let mut d = src.template;
+            d.psn = (d.psn + src.seq) & 0xFF_FFFF;
+            d.payload_seed = d.payload_seed.wrapping_add(src.seq);
+            src.seq = src.seq.wrapping_add(1);
+            if let Some(l) = src.left.as_mut() {
+                *l -= 1;
+            }
+            let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
+            out.pkt = Some(PacketStart { desc: d, offset });
+            self.stats.sent_pkts += 1;
+            self.stats.sent_bytes += u64::from(d.wire_len);
+            if self.pfc.is_none() {
+                take = Some((vl, blocks));
             }
         }
         for vl in 0..self.vls {
@@ -534,22 +536,41 @@ impl Endpoint {
         out
     }
 
-    /// Whether the transmit side of a step now would do nothing: nothing handed in, no control frame or
-    /// packet can start (the conditions of [`Endpoint::step`]). Checks [`Endpoint::skip`]'s bound.
-    fn transmit_idle(&self) -> bool {
+    /// What the transmit side of a step now starts, after a pause frame handed in was applied: a pause
+    /// frame first, then a flow-control packet, then the source's next packet when the link and its credit
+    /// (or pause state) allow it. The one statement of [`Endpoint::step`]'s start conditions, which
+    /// [`Endpoint::skip`]'s bound is checked against too.
+    #[inline(always)]
+    fn tx_start(&self) -> TxStart {
         let (t, r) = (self.now, self.rate);
+        if self.pfc_pending != 0 && self.ser.can_start_fc(r, t) {
+            return TxStart::Pause;
+        }
+        if self.fc_pending != 0 && self.ser.can_start_fc(r, t) {
+            return TxStart::Fc;
+        }
+        let Some(src) = &self.source else {
+            return TxStart::Nothing;
+        };
+        let vl = usize::from(src.template.vl).min(self.vls - 1);
+        let blocks = src.template.blocks() as u8;
+        let tx = &self.ctx[vl];
+        let credit = match self.pfc {
+            Some(_) => self.paused_until[vl] <= t,
+            None => fits(tx.fccl_q, tx.fctbs_q, blocks),
+        };
+        if src.left != Some(0) && self.ser.can_start_packet(r, t) && credit {
+            TxStart::Packet(vl, blocks)
+        } else {
+            TxStart::Nothing
+        }
+    }
+
+    /// Whether the transmit side of a step now would do nothing: nothing handed in and nothing to start
+    /// ([`Endpoint::tx_start`]). Checks [`Endpoint::skip`]'s bound.
+    fn transmit_idle(&self) -> bool {
         let handed = self.rx_pkt.is_some() || self.rx_fc.is_some() || self.rx_pause.is_some();
-        let ctl = (self.pfc_pending != 0 || self.fc_pending != 0) && self.ser.can_start_fc(r, t);
-        let pkt = self.source.is_some_and(|src| {
-            let vl = usize::from(src.template.vl).min(self.vls - 1);
-            let tx = &self.ctx[vl];
-            let credit = match self.pfc {
-                Some(_) => self.paused_until[vl] <= t,
-                None => fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8),
-            };
-            src.left != Some(0) && self.ser.can_start_packet(r, t) && credit
-        });
-        !(handed || ctl || pkt)
+        !handed && self.tx_start() == TxStart::Nothing
     }
 
     /// The receive side of a step at `t` (the cycle `now` simulates): the packet arriving and `rx_pkt`
