@@ -169,7 +169,8 @@ fn busy_mask(due: &[u64]) -> u64 {
 /// of kinds. That matters more than locality: traffic makes work come in waves (a packet's head reaches a
 /// spine one wire latency after its leaf), and a window costs what its busiest part does. Cut into contiguous
 /// runs instead, `clos648-shift-cc` had one part with most leaves and one with the spines, and the sum over
-/// windows of the busier part's time was 1/1.47 of the two parts' total; dealt, 1/1.75.
+/// windows of the busier part's time was 1/1.47 of the two parts' total; dealt, 1/1.75 to 1/1.85 (runs on a
+/// loaded and on a quiet machine).
 pub fn partition(weights: &[u64], parts: usize) -> Vec<u32> {
     let parts = parts.clamp(1, weights.len().max(1));
     let mut order: Vec<usize> = (0..weights.len()).collect();
