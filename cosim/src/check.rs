@@ -116,7 +116,7 @@ impl CosimError {
 
 /// Steps `rtl` and `model` with the same inputs from `stim` for at most `cycles` cycles (fewer if `stim`
 /// ends), comparing every output every cycle. Returns the number of cycles compared, or the first mismatch
-/// (without a VCD; [`crate::blocks::run`] adds one) or the cycle where either side halted.
+/// (without a VCD; `crate::blocks::run` adds one) or the cycle where either side halted.
 pub fn lockstep<R, M, S>(
     rtl: &mut R,
     model: &mut M,

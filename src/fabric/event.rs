@@ -27,7 +27,7 @@
 //!
 //! # Cost
 //! Per cycle with any work in a part: the due blocks' steps, found in the part's timing wheel
-//! ([`super::wheel`]); a cycle with no work anywhere is never visited. A switch's due input ports are found
+//! (`super::wheel`); a cycle with no work anywhere is never visited. A switch's due input ports are found
 //! among its busy ones (a bit mask of the wires holding items), not by a look at every port; an HCA is not
 //! woken for a received packet's tail that only adds to counters (`Hca::skip` counts it at its own cycle),
 //! nor at the end of a packet it sent when its reaction point foresaw the next send (`TxFlow::cc_wake`).

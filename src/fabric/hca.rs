@@ -5,7 +5,7 @@
 //! This stands in for hca-model's `TxPort`/`Sink` until they are wired to the switch's port interface (see
 //! the fabric module): it sends saturating flows round-robin, segments messages into MTU packets (First /
 //! Middle / Last, or Only). With IB CC on, each flow has hca-model's CCT reaction point
-//! ([`CctController`]) as a gate on its next packet, and a destination answers every FECN-marked packet with
+//! ([`CctController`](hca_model::rate::cct::CctController)) as a gate on its next packet, and a destination answers every FECN-marked packet with
 //! a CNP (BECN set, opcode 0x80) that goes before data; a CNP arriving at the source feeds its flow's
 //! controller. In RoCEv2 mode ([`Hca::set_roce`]) the port obeys PFC pause frames instead of credits, packets
 //! are RoCEv2 frames (ECT(0)), and CE-marked packets are answered with RoCEv2 CNPs (opcode 0x81).
@@ -593,7 +593,7 @@ impl Hca {
     }
 
     /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it). A
-    /// passive tail (see [`Hca::passive_tail`]) skipped over is counted at its own cycle, as the step in
+    /// passive tail (see `Hca::passive_tail`) skipped over is counted at its own cycle, as the step in
     /// that cycle would have.
     pub fn skip(&mut self, n: u64) {
         self.ep.skip(n);

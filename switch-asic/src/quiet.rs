@@ -1,5 +1,5 @@
 //! Quiet fast-forward: a port with no packet traffic only sends its periodic flow-control packets, and the
-//! cycles at which it sends them follow from its `credit_rx` timer in closed form. [`fc_plan`] computes a
+//! cycles at which it sends them follow from its `credit_rx` timer in closed form. `fc_plan` computes a
 //! port's transmit state (serialiser, pending flow-control packet) after `n` such cycles without stepping
 //! them; [`crate::Switch::quiet_jump`] and [`crate::endpoint::Endpoint::quiet_jump`] apply it.
 //!
