@@ -460,7 +460,7 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, win: Window
                 let on_wires =
                     win.wire_pkts + pkts[round & 1].iter().map(|a| a.load(Relaxed)).sum::<i64>();
                 if on_wires == 0 {
-                    return stop.max(t1).min(end);
+                    return stop.min(end);
                 }
                 stop = stop.saturating_add((from - stop) / win.check * win.check + win.check);
             }
