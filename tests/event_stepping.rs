@@ -399,3 +399,49 @@ fn rcm_recovery_deadlines_are_identical_event_driven() {
     let cnps: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
     assert!(cnps > 0, "no CNP reached a source");
 }
+
+/// Switches leave off the timer-fired flow-control packets that repeat the last one on their wire (the
+/// default; `Fabric::leave_off_fc_repeats`). That may change the wires' contents and nothing else: every
+/// counter, message completion, credit and flow-control register equals a fabric that sends every one,
+/// through traffic that starts and stops (the wire time of a left-off packet still delays the next packet
+/// on its wire), quiet jumps and a thread split; and it leaves some off.
+#[test]
+fn leaving_off_flow_control_repeats_changes_nothing_but_the_wires() {
+    let flows = [
+        (0, 5, 1, 4),
+        (1, 4, 2, 3),
+        (2, 3, 5, 9),
+        (5, 0, 6, 7),
+        (3, 1, 11, 30),
+        (4, 2, 12, 13),
+    ];
+    let cases = [
+        (chain(false, 40, 7, &flows), 1),
+        (chain(true, 256, 100, &flows), 1),
+        (chain(false, 97, 37, &flows), 2),
+        (small_tree(), 2),
+    ];
+    for (i, (sc, threads)) in cases.iter().enumerate() {
+        let mut on = Fabric::new(sc).unwrap();
+        let mut off = Fabric::new(sc).unwrap();
+        off.leave_off_fc_repeats(false);
+        on.set_threads(*threads);
+        off.set_threads(*threads);
+        for end in [997u64, 4_000, 9_001, 16_000, 24_000] {
+            on.run_until(end);
+            off.run_until(end);
+            assert_eq!(digest(&on), digest(&off), "case {i}, cycle {end}");
+        }
+        for _ in 0..=on.max_latency() {
+            on.step();
+            off.step();
+        }
+        assert_eq!(digest(&on), digest(&off), "case {i}, stepped on");
+        assert_eq!(fc_state(&on), fc_state(&off), "case {i}, stepped on");
+        let (a, b) = (on.step_work().wire_items, off.step_work().wire_items);
+        assert!(
+            a < b,
+            "case {i}: {a} wire items with repeats left off, {b} without"
+        );
+    }
+}

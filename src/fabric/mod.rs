@@ -276,10 +276,11 @@ impl Fabric {
             for (h, &port) in lfts[s].iter().enumerate() {
                 cfg.route(topo.hca_lid(h), port - 1);
             }
-            let sw = Switch::new(cfg).map_err(|source| FabricError::Config {
+            let mut sw = Switch::new(cfg).map_err(|source| FabricError::Config {
                 node: node.name.clone(),
                 source,
             })?;
+            sw.set_fc_repeats_off(all_ports(sw.ports()));
             switches.push(sw);
             sw_in.push(ins);
             sw_out.push(outs);
@@ -428,6 +429,17 @@ impl Fabric {
     /// the tap.
     pub fn set_tap(&mut self, ends: &[tap::WireEnd]) {
         self.tap = (!ends.is_empty()).then(|| Box::new(tap::Tap::new(ends)));
+        // A capture shows every flow-control packet, repeats included.
+        self.leave_off_fc_repeats(ends.is_empty());
+    }
+
+    /// Whether switches leave off the timer-fired flow-control packets that repeat the last one on their
+    /// wire (on by default; [`switch_asic::switch::Switch::set_fc_repeats_off`]: their receivers would set
+    /// ABR and the limit to the values they hold, so only the wire's contents differ).
+    pub fn leave_off_fc_repeats(&mut self, on: bool) {
+        for sw in &mut self.switches {
+            sw.set_fc_repeats_off(if on { all_ports(sw.ports()) } else { 0 });
+        }
     }
 
     /// Moves what the tap recorded since the last call into `into`.
@@ -637,6 +649,11 @@ impl Fabric {
             .map(|h| self.hcas[h].violations())
             .sum::<u64>()
     }
+}
+
+/// The mask of a switch's `n` ports.
+fn all_ports(n: usize) -> u64 {
+    u64::MAX >> (64 - n.clamp(1, 64))
 }
 
 #[cfg(test)]

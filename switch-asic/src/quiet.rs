@@ -69,6 +69,8 @@ pub(crate) struct FcPlan {
     pub fired: bool,
     /// The cycle the pending packet goes out (meaningful when `pending`).
     pub send_at: u64,
+    /// A packet of a timer fire in the stretch went out (not only one pending at the start).
+    pub sent_fire: bool,
 }
 
 /// The transmit state after cycles `t0..end` of a quiet port of `rate` whose `credit_rx` fires first in
@@ -91,18 +93,19 @@ pub(crate) fn fc_plan(
         return None;
     }
     let mut ser = ser;
-    let never = |ser, pending, fired, send_at| {
+    let never = |ser, pending, fired, send_at, sent_fire| {
         Some(FcPlan {
             ser,
             pending,
             fired,
             send_at,
+            sent_fire,
         })
     };
     if pending {
         let s0 = ser.fc_ready_cycle(rate, t0);
         if s0 >= end && first_fire >= end {
-            return never(ser, true, false, s0);
+            return never(ser, true, false, s0, false);
         }
         if s0 > first_fire || s0 >= end {
             return None;
@@ -110,7 +113,7 @@ pub(crate) fn fc_plan(
         ser.start_fc(rate, s0);
     }
     if first_fire >= end {
-        return never(ser, false, false, u64::MAX);
+        return never(ser, false, false, u64::MAX, false);
     }
     // Fires f_j = first_fire + (j - 1) * interval for j = 1..=l, all before `end`.
     let l = (end - 1 - first_fire) / interval + 1;
@@ -119,9 +122,9 @@ pub(crate) fn fc_plan(
     if l == 1 {
         if s1 < end {
             ser.start_fc(rate, s1);
-            return never(ser, false, true, u64::MAX);
+            return never(ser, false, true, u64::MAX, true);
         }
-        return never(ser, true, true, s1);
+        return never(ser, true, true, s1, false);
     }
     if s1 > first_fire + interval {
         return None;
@@ -134,13 +137,13 @@ pub(crate) fn fc_plan(
     }
     if f_last + 1 < end {
         ser.start_fc(rate, f_last + 1);
-        return never(ser, false, true, u64::MAX);
+        return never(ser, false, true, u64::MAX, true);
     }
     if l >= 3 {
         ser.start_fc(rate, f_last - interval + 1);
     }
     let send_at = ser.fc_ready_cycle(rate, f_last + 1);
-    never(ser, true, true, send_at)
+    never(ser, true, true, send_at, true)
 }
 
 #[cfg(test)]

@@ -177,6 +177,12 @@ impl CreditRx {
         self.last_fccl_q = 0;
     }
 
+    /// The FCCL a flow-control packet sent now would carry: `(abr_q + min(free_q, fccl_cap)) mod 4096`
+    /// (`fccl_o` of a step now).
+    pub fn fccl_now(&self) -> u16 {
+        self.fccl()
+    }
+
     fn fccl(&self) -> u16 {
         self.abr_q.wrapping_add(self.free_q.min(self.cfg.fccl_cap)) & FC_MASK
     }

@@ -199,6 +199,8 @@ impl Switch {
             }
             self.last_start[k] = (t, mo.mark_o);
             self.last_desc[k] = Some(desc);
+            // A packet head on the wire: the next flow-control packet is news whatever it carries.
+            self.fc_last[base..base + usize::from(self.nvl[p])].fill(0);
             let (offset, end) = self.ser[p].start_packet(r, t, desc.wire_len);
             self.inflight[p] = Some(Inflight {
                 inp: i as u8,
@@ -258,14 +260,44 @@ impl Switch {
         let vl = self.fc_pending[p].trailing_zeros() as usize;
         self.fc_pending[p] &= !(1 << vl);
         self.ser[p].start_fc(self.rate[p], t);
-        self.events.0.push(TxEvent::Fc {
-            port: p as u8,
-            fc: FcPacket {
-                vl: vl as u8,
-                fctbs: self.ctx[base + vl].fctbs_q,
-                fccl: self.fc_fccl[base + vl],
-            },
-        });
+        let (fctbs, fccl) = (self.ctx[base + vl].fctbs_q, self.fc_fccl[base + vl]);
+        let word = fc_word(fctbs, fccl);
+        // A repeat is left off however it came to be sent (here, or by `catch_up` when its cycle had
+        // passed), so the wire carries the same items whichever way the switch was stepped.
+        let repeat = self.fc_last[base + vl] == word && self.repeats_off(p);
+        self.fc_last[base + vl] = word;
+        if !repeat {
+            self.events.0.push(TxEvent::Fc {
+                port: p as u8,
+                fc: FcPacket {
+                    vl: vl as u8,
+                    fctbs,
+                    fccl,
+                },
+            });
+        }
+    }
+
+    /// Whether port `p` leaves off flow-control repeats (`set_fc_repeats_off`; ports of one data VL and IB
+    /// credits only).
+    #[inline]
+    pub(super) fn repeats_off(&self, p: usize) -> bool {
+        self.fc_repeat_off & (1u64 << p) != 0 && self.nvl[p] == 1 && !self.pfc_on[p]
+    }
+
+    /// Whether the flow-control packet of port `p`'s next timer fire, on the registers of now, is one that
+    /// [`Switch::set_fc_repeats_off`] leaves off: the port's only VL, nothing pending, and FCTBS and the FCCL
+    /// advertised now equal the last packet's. Until the port steps again neither can change (FCTBS moves
+    /// only with a packet sent, FCCL only with blocks drained or counted by a `credit_rx` step; blocks a
+    /// sleeping arrival absorbs later leave it as it is), so the fire needs no look of its own.
+    #[inline]
+    pub(super) fn fire_repeats(&self, p: usize) -> bool {
+        let k = p * self.v;
+        // First what fails most often under load: a packet head since the last flow-control packet.
+        self.fc_last[k] != 0
+            && self.repeats_off(p)
+            && self.fc_pending[p] == 0
+            && self.fc_last[k] == fc_word(self.ctx[k].fctbs_q, self.crx[k].fccl_now())
     }
 
     /// Egress of an IB output with nothing queued: it can start no packet, so a look (its packet's
@@ -314,7 +346,7 @@ impl Switch {
             }
         }
         let fire_at = self.fire_at.get(p);
-        if fire_at != NEVER {
+        if fire_at != NEVER && !self.fire_repeats(p) {
             // A timer fire applied lazily: its packet leaves when the wire is free after it.
             w = w.min(self.ser[p].fc_ready_cycle(self.rate[p], fire_at + 1));
         }
@@ -376,4 +408,9 @@ impl Switch {
         }
         false
     }
+}
+
+/// An `fc_last` entry.
+pub(super) fn fc_word(fctbs: u16, fccl: u16) -> u32 {
+    REPEAT_HELD | u32::from(fctbs) << 12 | u32::from(fccl)
 }

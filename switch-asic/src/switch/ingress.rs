@@ -1,5 +1,6 @@
 //! Ingress of a [`Switch`]: block arrival, `credit_rx`, PFC watermarks, routing and VoQs (phase 2 of a cycle).
 
+use super::egress::fc_word;
 use super::*;
 
 impl Switch {
@@ -105,8 +106,10 @@ impl Switch {
             // idle inputs followed by an `absorb`): applied lazily (`catch_up`); the port needs a look only
             // when the flow-control packet can leave, or at the arrival's next look, whichever comes first.
             self.fire_at.set(p, wake);
-            self.eg_wake
-                .lower(p, self.ser[p].fc_ready_cycle(r, wake + 1));
+            if !self.fire_repeats(p) {
+                self.eg_wake
+                    .lower(p, self.ser[p].fc_ready_cycle(r, wake + 1));
+            }
             wake = NEVER;
         }
         self.in_wake.set(p, wake.min(arrival_wake));
@@ -135,8 +138,28 @@ impl Switch {
                 let o = self.crx[k].step(&idle);
                 debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
                 if o.fc_send_o {
-                    self.fc_pending[p] |= 1 << vl;
+                    let repeat = self.fc_last[k] == fc_word(self.ctx[k].fctbs_q, o.fccl_o)
+                        && self.repeats_off(p)
+                        && self.fc_pending[p] == 0;
                     self.fc_fccl[k] = o.fccl_o;
+                    // The cycle the reference sends it: the first the wire allows after the fire.
+                    let send = |sw: &Self| sw.ser[p].fc_ready_cycle(sw.rate[p], at + 1);
+                    if repeat {
+                        let s = send(self);
+                        if s < t {
+                            // Left off (`set_fc_repeats_off`): only its wire time remains, from cycle `s`.
+                            self.ser[p].start_fc(self.rate[p], s);
+                        } else {
+                            // Leaves now or later, as any other: its look (left out by `fire_repeats`).
+                            self.fc_pending[p] |= 1 << vl;
+                            self.eg_wake.lower(p, s);
+                        }
+                    } else {
+                        // Not a repeat: `fire_repeats` was false when the look was planned, so the look
+                        // is at its cycle, not before this step.
+                        debug_assert!(send(self) >= t, "a flow-control packet would leave late");
+                        self.fc_pending[p] |= 1 << vl;
+                    }
                 }
                 self.crx_next[k] = at + 1;
                 self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| at + 1 + e);
@@ -153,6 +176,8 @@ impl Switch {
         for p in 0..self.n {
             self.catch_up(p, t);
         }
+        // A repeat left off only once its cycle has passed leaves now, with a look of its own.
+        self.next_any = self.next_any.min(self.eg_wake.min());
     }
 
     pub(super) fn head_arrives(&mut self, p: usize, ps: PacketStart, t: u64, blk: &mut [u8; 16]) {

@@ -71,6 +71,8 @@ use wake::WakeSet;
 const NONE: u32 = u32::MAX;
 const NEVER: u64 = u64::MAX;
 const NO_ROUTE: u8 = u8::MAX;
+/// Marks an `fc_last` entry as holding a packet (FCTBS and FCCL take 24 bits).
+const REPEAT_HELD: u32 = 1 << 31;
 /// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
 const DROP: u32 = NONE - 1;
 
@@ -193,6 +195,11 @@ pub struct Switch {
     inflight: Vec<Option<Inflight>>,
     fc_pending: Vec<u16>,
     fc_fccl: Vec<u16>,
+    /// Per (port, VL): the last flow-control packet sent (`REPEAT_HELD | fctbs << 12 | fccl`), 0 when none or
+    /// when a packet head went out after it (what the fabric's `fc_memo` keeps per wire).
+    fc_last: Vec<u32>,
+    /// Ports whose timer-fired flow-control packets that repeat the last one are left off ([`Switch::set_fc_repeats_off`]).
+    fc_repeat_off: u64,
 
     eg_wake: WakeSet,
     in_wake: WakeSet,
@@ -255,6 +262,31 @@ impl Switch {
     /// default mode (a property test compares them); only the cost does.
     pub fn set_eager(&mut self, on: bool) {
         self.eager = on;
+    }
+
+    /// Leaves off, on the ports in `mask`, the flow-control packets that a timer fires and that repeat the
+    /// last one the port sent (same FCTBS and FCCL, no packet head between): the switch neither wakes nor
+    /// emits a [`TxEvent`] for them, and accounts their wire time when it next steps (`catch_up`). Exact for
+    /// everything but the wire's contents when the far end ignores such a repeat, as every IB receiver
+    /// does for a VL it has (it sets ABR and the limit to the values they hold): a fabric turns it on for
+    /// ports of one data VL and IB credits when nothing records the wire. Off by default and in the eager
+    /// reference. May change at any cycle.
+    pub fn set_fc_repeats_off(&mut self, mask: u64) {
+        let dropped = self.fc_repeat_off & !mask;
+        if dropped != 0 {
+            // Repeats whose cycle has passed are accounted, and the ports' next fires get their looks back.
+            self.settle();
+            self.fc_repeat_off = mask;
+            for p in ports(dropped) {
+                let fire = self.fire_at.get(p);
+                if fire != NEVER {
+                    self.eg_wake
+                        .lower(p, self.ser[p].fc_ready_cycle(self.rate[p], fire + 1));
+                }
+            }
+            self.next_any = self.next_any.min(self.eg_wake.min());
+        }
+        self.fc_repeat_off = mask;
     }
 
     /// Cycles that did any work (the rest cost one comparison): a cost measure that tests can pin down.

@@ -2,6 +2,7 @@
 //! activity is each port's periodic flow-control packet, whose timing [`crate::quiet::fc_plan`] gives in
 //! closed form, so `n` cycles cost O(ports) instead of O(n / fc_interval * ports).
 
+use super::egress::fc_word;
 use super::*;
 use crate::quiet::{fc_plan, FcPlan, FcSync};
 
@@ -11,13 +12,15 @@ impl Switch {
         if port >= self.n || self.nvl[port] != 1 || self.pfc_on[port] {
             return None;
         }
+        if self.fire_at.get(port) < self.now {
+            // Timer fires not applied yet: as the next step would apply them (a repeat whose cycle has passed
+            // is sent already, `set_fc_repeats_off`), on a copy.
+            let mut c = self.clone();
+            c.catch_up(port, self.now);
+            return c.fc_sync(port);
+        }
         let k = port * self.v;
-        let pending = if self.fire_at.get(port) < self.now {
-            // A timer fire not applied yet (`catch_up`) latched the FCCL of now: idle cycles do not move it.
-            Some(FcSync::of(&self.crx[k], &self.ctx[k], None).fccl)
-        } else {
-            (self.fc_pending[port] & 1 != 0).then_some(self.fc_fccl[k])
-        };
+        let pending = (self.fc_pending[port] & 1 != 0).then_some(self.fc_fccl[k]);
         Some(FcSync::of(&self.crx[k], &self.ctx[k], pending))
     }
 
@@ -80,9 +83,17 @@ impl Switch {
             let Some((plan, mut crx)) = self.quiet_port_plan(p, end) else {
                 unreachable!("checked by can_quiet_jump");
             };
+            // The last flow-control packet sent in the stretch, as `set_fc_repeats_off` remembers it: a
+            // fire's (every fire latches the FCCL of now: nothing arrives or leaves while quiet), or the one
+            // pending at the start.
+            let fccl = FcSync::of(&crx, &self.ctx[k], None).fccl;
+            if plan.sent_fire {
+                self.fc_last[k] = fc_word(self.ctx[k].fctbs_q, fccl);
+            } else if plan.ser != self.ser[p] {
+                self.fc_last[k] = fc_word(self.ctx[k].fctbs_q, self.fc_fccl[k]);
+            }
             if plan.fired {
-                // Every fire latches the same FCCL: nothing arrives or leaves while quiet.
-                self.fc_fccl[k] = FcSync::of(&crx, &self.ctx[k], None).fccl;
+                self.fc_fccl[k] = fccl;
             }
             crx.skip(end - self.now);
             self.crx_due[k] = crx.next_event().map_or(NEVER, |e| end + e);
