@@ -416,6 +416,11 @@ impl Hca {
         self.ep.rx_fc(fc);
     }
 
+    /// See [`Endpoint::set_fc_repeats_off`].
+    pub fn set_fc_repeats_off(&mut self, on: bool) {
+        self.ep.set_fc_repeats_off(on);
+    }
+
     fn count(&mut self, now: u64, d: PacketDesc) {
         if d.opcode == u8::from(Opcode::IbCnp) || d.opcode == u8::from(Opcode::RoceCnp) {
             self.ctl_delivered += 1;

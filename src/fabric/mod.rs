@@ -317,6 +317,7 @@ impl Fabric {
                     source,
                 })?;
             }
+            hc.set_fc_repeats_off(true);
             hcas.push(hc);
             hca_in.push(Wire::new(lat));
             hca_out.push(match topo.peer(l, End::Hca { hca: h }) {
@@ -433,12 +434,16 @@ impl Fabric {
         self.leave_off_fc_repeats(ends.is_empty());
     }
 
-    /// Whether switches leave off the timer-fired flow-control packets that repeat the last one on their
-    /// wire (on by default; [`switch_asic::switch::Switch::set_fc_repeats_off`]: their receivers would set
-    /// ABR and the limit to the values they hold, so only the wire's contents differ).
+    /// Whether switches and HCAs leave off the timer-fired flow-control packets that repeat the last one on
+    /// their wire (on by default; [`switch_asic::switch::Switch::set_fc_repeats_off`],
+    /// [`switch_asic::endpoint::Endpoint::set_fc_repeats_off`]: their receivers would set ABR and the limit
+    /// to the values they hold, so only the wire's contents differ).
     pub fn leave_off_fc_repeats(&mut self, on: bool) {
         for sw in &mut self.switches {
             sw.set_fc_repeats_off(if on { all_ports(sw.ports()) } else { 0 });
+        }
+        for h in &mut self.hcas {
+            h.set_fc_repeats_off(on);
         }
     }
 

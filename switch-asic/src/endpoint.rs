@@ -79,6 +79,10 @@ pub struct Endpoint {
     ser: Serializer,
     fc_pending: u16,
     fc_fccl: Vec<u16>,
+    /// The last flow-control packet sent ([`crate::quiet::fc_word`]), 0 after a packet head.
+    fc_last: u32,
+    /// Leave off timer-fired flow-control repeats ([`Endpoint::set_fc_repeats_off`]).
+    fc_repeat_off: bool,
     arriving: Option<(Arrival, u8, bool)>,
     /// [`Endpoint::arrival_look`] as of the last change of its inputs (the packet arriving, its VL's
     /// `credit_rx` free count, the PFC and drain modes): every `next_event` and every round of `skip` asks
@@ -137,6 +141,8 @@ impl Endpoint {
             ser: Serializer::default(),
             fc_pending: 0,
             fc_fccl: vec![0; vls],
+            fc_last: 0,
+            fc_repeat_off: false,
             arriving: None,
             look: None,
             tail: 0,
@@ -239,6 +245,30 @@ impl Endpoint {
         self.now
     }
 
+    /// Leaves off the flow-control packets that a timer fires and that repeat the last one sent (same
+    /// FCTBS and FCCL, no packet head between), as [`crate::switch::Switch::set_fc_repeats_off`] does: no
+    /// wake-up and no [`EndpointOut::fc`] for them, their wire time accounted in [`Endpoint::skip`]. Only
+    /// with one data VL and IB credits. Off by default.
+    pub fn set_fc_repeats_off(&mut self, on: bool) {
+        self.fc_repeat_off = on;
+    }
+
+    fn repeats_off(&self) -> bool {
+        self.fc_repeat_off && self.vls == 1 && self.pfc.is_none() && self.drain.is_none()
+    }
+
+    /// Whether the next timer fire's flow-control packet is a repeat that needs no wake-up: nothing can move
+    /// FCTBS or the FCCL before it (no packet arriving, no blocks held for release, nothing pending).
+    fn fire_repeats(&self) -> bool {
+        self.fc_last != 0
+            && self.repeats_off()
+            && self.fc_pending == 0
+            && self.arriving.is_none()
+            && self.rx_pkt.is_none()
+            && self.held[0] == 0
+            && self.fc_last == crate::quiet::fc_word(self.ctx[0].fctbs_q, self.crx[0].fccl_now())
+    }
+
     /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
     /// has work; `None`: never). Idle means: no block arrives, no flow-control or packet can start, nothing
     /// is held for release and no `credit_rx` timer or change is due, so a step would only count timers down.
@@ -305,13 +335,15 @@ impl Endpoint {
                 at = at.min(w);
             }
         }
+        // A repeat's fire is not waited for: `skip` accounts its packet's wire time.
+        let repeats = lazy && self.fire_repeats();
         for c in &self.crx {
             if let Some(e) = c.next_event() {
                 let fire = t.saturating_add(e);
-                if lazy {
-                    fc_at = fc_at.min(fire.saturating_add(1));
-                } else {
+                if !lazy {
                     at = at.min(fire);
+                } else if !repeats {
+                    fc_at = fc_at.min(fire.saturating_add(1));
                 }
             }
         }
@@ -357,6 +389,19 @@ impl Endpoint {
                 // change nothing: the receive side alone is the whole step.
                 debug_assert!(self.transmit_idle(), "an output in a skipped cycle");
                 self.receive(self.now, None, None);
+                if self.fc_pending != 0 {
+                    // A timer fired: its packet leaves at `s`, the first cycle the wire allows. A repeat
+                    // whose cycle lies in the skip is left off (`set_fc_repeats_off`) with its wire time;
+                    // any other was waited for (`next_event`), so it leaves at or after the skip's end.
+                    let s = self.ser.fc_ready_cycle(self.rate, self.now);
+                    let word = crate::quiet::fc_word(self.ctx[0].fctbs_q, self.fc_fccl[0]);
+                    if s < end && self.repeats_off() && self.fc_last == word {
+                        self.ser.start_fc(self.rate, s);
+                        self.fc_pending = 0;
+                    } else {
+                        debug_assert!(s >= end, "a flow-control packet would leave late");
+                    }
+                }
                 continue;
             }
             for c in &mut self.crx {
@@ -449,8 +494,15 @@ impl Endpoint {
         let Some(plan) = self.quiet_plan(n) else {
             return false;
         };
+        // The last flow-control packet sent in the stretch (see the switch's `quiet_jump`).
+        let fccl = crate::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
+        if plan.sent_fire {
+            self.fc_last = crate::quiet::fc_word(self.ctx[0].fctbs_q, fccl);
+        } else if plan.ser != self.ser {
+            self.fc_last = crate::quiet::fc_word(self.ctx[0].fctbs_q, self.fc_fccl[0]);
+        }
         if plan.fired {
-            self.fc_fccl[0] = crate::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
+            self.fc_fccl[0] = fccl;
         }
         self.crx[0].skip(n);
         self.ser = plan.ser;
@@ -492,11 +544,18 @@ impl Endpoint {
             let vl = self.fc_pending.trailing_zeros() as usize;
             self.fc_pending &= !(1 << vl);
             self.ser.start_fc(r, t);
-            out.fc = Some(FcPacket {
-                vl: vl as u8,
-                fctbs: self.ctx[vl].fctbs_q,
-                fccl: self.fc_fccl[vl],
-            });
+            let (fctbs, fccl) = (self.ctx[vl].fctbs_q, self.fc_fccl[vl]);
+            let word = crate::quiet::fc_word(fctbs, fccl);
+            // A repeat is left off however it came to be sent (here or in `skip`).
+            let repeat = self.fc_last == word && self.repeats_off();
+            self.fc_last = word;
+            if !repeat {
+                out.fc = Some(FcPacket {
+                    vl: vl as u8,
+                    fctbs,
+                    fccl,
+                });
+            }
         } else if let (TxStart::Packet(vl, blocks), Some(src)) = (start, self.source.as_mut()) {
             let mut d = src.template;
             d.psn = (d.psn + src.seq) & 0xFF_FFFF;
@@ -506,6 +565,7 @@ impl Endpoint {
                 *l -= 1;
             }
             let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
+            self.fc_last = 0;
             out.pkt = Some(PacketStart { desc: d, offset });
             self.stats.sent_pkts += 1;
             self.stats.sent_bytes += u64::from(d.wire_len);

@@ -58,6 +58,12 @@ impl FcSync {
     }
 }
 
+/// The last flow-control packet a port sent, as a word (`1 << 31 | fctbs << 12 | fccl`; 0 is "none, or a
+/// packet head went out after it"): what a sender that leaves off repeats compares the next one with.
+pub(crate) fn fc_word(fctbs: u16, fccl: u16) -> u32 {
+    1 << 31 | u32::from(fctbs) << 12 | u32::from(fccl)
+}
+
 /// A port's transmit state after a quiet stretch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FcPlan {

@@ -2,6 +2,7 @@
 //! heads, credit take, marking, serialisation (phases 0 and 1 of a cycle).
 
 use super::*;
+use crate::quiet::fc_word;
 
 impl Switch {
     /// Returns the outputs the completion makes due this cycle (their `eg_wake` is now at most `t`).
@@ -408,9 +409,4 @@ impl Switch {
         }
         false
     }
-}
-
-/// An `fc_last` entry.
-pub(super) fn fc_word(fctbs: u16, fccl: u16) -> u32 {
-    REPEAT_HELD | u32::from(fctbs) << 12 | u32::from(fccl)
 }

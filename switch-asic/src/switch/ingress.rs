@@ -1,7 +1,7 @@
 //! Ingress of a [`Switch`]: block arrival, `credit_rx`, PFC watermarks, routing and VoQs (phase 2 of a cycle).
 
-use super::egress::fc_word;
 use super::*;
+use crate::quiet::fc_word;
 
 impl Switch {
     #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once

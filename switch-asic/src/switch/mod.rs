@@ -71,8 +71,6 @@ use wake::WakeSet;
 const NONE: u32 = u32::MAX;
 const NEVER: u64 = u64::MAX;
 const NO_ROUTE: u8 = u8::MAX;
-/// Marks an `fc_last` entry as holding a packet (FCTBS and FCCL take 24 bits).
-const REPEAT_HELD: u32 = 1 << 31;
 /// `Arriving::deferred` of a packet being dropped: its blocks are freed when its tail is in.
 const DROP: u32 = NONE - 1;
 

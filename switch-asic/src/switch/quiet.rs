@@ -2,8 +2,8 @@
 //! activity is each port's periodic flow-control packet, whose timing [`crate::quiet::fc_plan`] gives in
 //! closed form, so `n` cycles cost O(ports) instead of O(n / fc_interval * ports).
 
-use super::egress::fc_word;
 use super::*;
+use crate::quiet::fc_word;
 use crate::quiet::{fc_plan, FcPlan, FcSync};
 
 impl Switch {
