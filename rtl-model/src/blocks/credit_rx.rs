@@ -177,6 +177,37 @@ impl CreditRx {
         self.last_fccl_q = 0;
     }
 
+    /// [`Clocked::skip`] of `n` cycles followed by one step on idle inputs (its outputs returned), when the
+    /// `n` cycles hold no event (`n <= next_event()`): what a switch does at a timer fire it applied late.
+    /// The same state and outputs as the two calls (a property test compares them), without their
+    /// separate checks: with no event in the skip only the timer moves, and an idle step moves neither ABR
+    /// nor the free count.
+    #[inline]
+    pub fn skip_then_idle_step(&mut self, n: u64) -> Out {
+        debug_assert!(
+            self.next_event().is_some_and(|e| e >= n),
+            "an event inside the skip"
+        );
+        // No event in the skip: no send, so the timer counts down by `n` (and is at least `n`).
+        self.timer_q -= n as u16;
+        let fccl = self.fccl();
+        let send = self.send_due(fccl);
+        if send {
+            self.timer_q = self.cfg.fc_interval - 1;
+            self.last_fccl_q = fccl;
+        } else {
+            self.timer_q = self.timer_q.saturating_sub(1);
+        }
+        Out {
+            abr_o: self.abr_q,
+            free_o: self.free_q,
+            fccl_o: fccl,
+            fc_send_o: send,
+            overflow_o: false,
+            drain_err_o: false,
+        }
+    }
+
     /// The FCCL a flow-control packet sent now would carry: `(abr_q + min(free_q, fccl_cap)) mod 4096`
     /// (`fccl_o` of a step now).
     pub fn fccl_now(&self) -> u16 {
@@ -488,6 +519,36 @@ mod tests {
             // ...and counting them late gives the stepped state.
             b.absorb(total);
             b.skip(arrivals.len() as u64);
+            prop_assert_eq!(a, b);
+        }
+
+        /// `skip_then_idle_step(n)` equals `skip(n)` and an idle step, for every `n` up to the next event,
+        /// after a random busy prefix, under both policies.
+        #[test]
+        fn skip_then_idle_step_equals_the_two_calls(
+            buf in 1u16..=600,
+            interval in 1u16..=50,
+            on_change in any::<bool>(),
+            prefix in proptest::collection::vec((0u8..8, 0u8..8, any::<bool>()), 0..20),
+            frac in 0u64..=100,
+        ) {
+            let policy = if on_change { FcPolicy::PeriodicAndOnChange } else { FcPolicy::Periodic };
+            let mut a = CreditRx::new(Config { policy, ..Config::new(buf, interval) }).unwrap();
+            for &(rx_b, fr, fc) in &prefix {
+                a.step(&In {
+                    rst_ni: true,
+                    blk_rx_i: rx_b.min(a.free_q as u8),
+                    blk_free_i: fr,
+                    fc_valid_i: fc,
+                    fc_fctbs_i: u16::from(rx_b) * 7,
+                });
+            }
+            let n = a.next_event().unwrap() * frac / 100;
+            let mut b = a.clone();
+            a.skip(n);
+            let oa = a.step(&run());
+            let ob = b.skip_then_idle_step(n);
+            prop_assert_eq!(oa, ob);
             prop_assert_eq!(a, b);
         }
 

@@ -133,9 +133,7 @@ impl Switch {
             let k = base + vl;
             while self.crx_due[k] < t {
                 let at = self.crx_due[k];
-                self.crx[k].skip(at - self.crx_next[k]);
-                let idle = self.crx[k].idle_input();
-                let o = self.crx[k].step(&idle);
+                let o = self.crx[k].skip_then_idle_step(at - self.crx_next[k]);
                 debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
                 if o.fc_send_o {
                     let repeat = self.fc_last[k] == fc_word(self.ctx[k].fctbs_q, o.fccl_o)
