@@ -193,8 +193,8 @@ pub struct Switch {
     inflight: Vec<Option<Inflight>>,
     fc_pending: Vec<u16>,
     fc_fccl: Vec<u16>,
-    /// Per (port, VL): the last flow-control packet sent (`REPEAT_HELD | fctbs << 12 | fccl`), 0 when none or
-    /// when a packet head went out after it (what the fabric's `fc_memo` keeps per wire).
+    /// Per (port, VL): the last flow-control packet sent ([`crate::quiet::fc_word`]), 0 when none or when a
+    /// packet head went out after it (what the fabric's `fc_memo` keeps per wire).
     fc_last: Vec<u32>,
     /// Ports whose timer-fired flow-control packets that repeat the last one are left off ([`Switch::set_fc_repeats_off`]).
     fc_repeat_off: u64,
@@ -267,8 +267,8 @@ impl Switch {
     /// emits a [`TxEvent`] for them, and accounts their wire time when it next steps (`catch_up`). Exact for
     /// everything but the wire's contents when the far end ignores such a repeat, as every IB receiver
     /// does for a VL it has (it sets ABR and the limit to the values they hold): a fabric turns it on for
-    /// ports of one data VL and IB credits when nothing records the wire. Off by default and in the eager
-    /// reference. May change at any cycle.
+    /// ports of one data VL and IB credits when nothing records the wire. Off by default; may change at any
+    /// cycle.
     pub fn set_fc_repeats_off(&mut self, mask: u64) {
         let dropped = self.fc_repeat_off & !mask;
         if dropped != 0 {
