@@ -11,6 +11,7 @@ use crate::config::{mtu_packet_blocks, ConfigError, FcPolicy, SwitchConfig};
 use crate::link::{Arrival, Serializer, Wire};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use crate::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use crate::quiet::FcLast;
 use crate::rate::LinkRate;
 use crate::switch::Switch;
 
@@ -79,8 +80,8 @@ pub struct Endpoint {
     ser: Serializer,
     fc_pending: u16,
     fc_fccl: Vec<u16>,
-    /// The last flow-control packet sent ([`crate::quiet::fc_word`]), 0 after a packet head.
-    fc_last: u32,
+    /// The last flow-control packet sent, for leaving off repeats.
+    fc_last: FcLast,
     /// Leave off timer-fired flow-control repeats ([`Endpoint::set_fc_repeats_off`]).
     fc_repeat_off: bool,
     arriving: Option<(Arrival, u8, bool)>,
@@ -141,7 +142,7 @@ impl Endpoint {
             ser: Serializer::default(),
             fc_pending: 0,
             fc_fccl: vec![0; vls],
-            fc_last: 0,
+            fc_last: FcLast::default(),
             fc_repeat_off: false,
             arriving: None,
             look: None,
@@ -260,13 +261,15 @@ impl Endpoint {
     /// Whether the next timer fire's flow-control packet is a repeat that needs no wake-up: nothing can move
     /// FCTBS or the FCCL before it (no packet arriving, no blocks held for release, nothing pending).
     fn fire_repeats(&self) -> bool {
-        self.fc_last != 0
+        self.fc_last.is_some()
             && self.repeats_off()
             && self.fc_pending == 0
             && self.arriving.is_none()
             && self.rx_pkt.is_none()
             && self.held[0] == 0
-            && self.fc_last == crate::quiet::fc_word(self.ctx[0].fctbs_q, self.crx[0].fccl_now())
+            && self
+                .fc_last
+                .repeats(self.ctx[0].fctbs_q, self.crx[0].fccl_now())
     }
 
     /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
@@ -394,8 +397,8 @@ impl Endpoint {
                     // whose cycle lies in the skip is left off (`set_fc_repeats_off`) with its wire time;
                     // any other was waited for (`next_event`), so it leaves at or after the skip's end.
                     let s = self.ser.fc_ready_cycle(self.rate, self.now);
-                    let word = crate::quiet::fc_word(self.ctx[0].fctbs_q, self.fc_fccl[0]);
-                    if s < end && self.repeats_off() && self.fc_last == word {
+                    let repeat = self.fc_last.repeats(self.ctx[0].fctbs_q, self.fc_fccl[0]);
+                    if s < end && self.repeats_off() && repeat {
                         self.ser.start_fc(self.rate, s);
                         self.fc_pending = 0;
                     } else {
@@ -494,13 +497,10 @@ impl Endpoint {
         let Some(plan) = self.quiet_plan(n) else {
             return false;
         };
-        // The last flow-control packet sent in the stretch (see the switch's `quiet_jump`).
         let fccl = crate::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
-        if plan.sent_fire {
-            self.fc_last = crate::quiet::fc_word(self.ctx[0].fctbs_q, fccl);
-        } else if plan.ser != self.ser {
-            self.fc_last = crate::quiet::fc_word(self.ctx[0].fctbs_q, self.fc_fccl[0]);
-        }
+        let fctbs = self.ctx[0].fctbs_q;
+        self.fc_last
+            .after_quiet(&plan, self.ser, fctbs, fccl, self.fc_fccl[0]);
         if plan.fired {
             self.fc_fccl[0] = fccl;
         }
@@ -545,11 +545,9 @@ impl Endpoint {
             self.fc_pending &= !(1 << vl);
             self.ser.start_fc(r, t);
             let (fctbs, fccl) = (self.ctx[vl].fctbs_q, self.fc_fccl[vl]);
-            let word = crate::quiet::fc_word(fctbs, fccl);
             // A repeat is left off however it came to be sent (here or in `skip`).
-            let repeat = self.fc_last == word && self.repeats_off();
-            self.fc_last = word;
-            if !repeat {
+            let repeat = self.fc_last.sent(fctbs, fccl);
+            if !(repeat && self.repeats_off()) {
                 out.fc = Some(FcPacket {
                     vl: vl as u8,
                     fctbs,
@@ -565,7 +563,7 @@ impl Endpoint {
                 *l -= 1;
             }
             let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
-            self.fc_last = 0;
+            self.fc_last.forget();
             out.pkt = Some(PacketStart { desc: d, offset });
             self.stats.sent_pkts += 1;
             self.stats.sent_bytes += u64::from(d.wire_len);

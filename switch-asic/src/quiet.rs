@@ -58,10 +58,57 @@ impl FcSync {
     }
 }
 
-/// The last flow-control packet a port sent, as a word (`1 << 31 | fctbs << 12 | fccl`; 0 is "none, or a
-/// packet head went out after it"): what a sender that leaves off repeats compares the next one with.
-pub(crate) fn fc_word(fctbs: u16, fccl: u16) -> u32 {
-    1 << 31 | u32::from(fctbs) << 12 | u32::from(fccl)
+/// The last flow-control packet a port sent on a VL, forgotten when a packet head follows it: what a sender
+/// that leaves off repeats (`Switch::set_fc_repeats_off`, `Endpoint::set_fc_repeats_off`) compares the next
+/// one with, as the fabric's `fc_memo` does at the receiver.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FcLast(u32);
+
+impl FcLast {
+    /// `1 << 31 | fctbs << 12 | fccl`: never 0, which is "none".
+    fn word(fctbs: u16, fccl: u16) -> u32 {
+        1 << 31 | u32::from(fctbs) << 12 | u32::from(fccl)
+    }
+
+    /// A packet is remembered (none after a packet head).
+    pub fn is_some(self) -> bool {
+        self.0 != 0
+    }
+
+    /// A packet carrying `fctbs` and `fccl` would repeat the last one.
+    pub fn repeats(self, fctbs: u16, fccl: u16) -> bool {
+        self.0 == Self::word(fctbs, fccl)
+    }
+
+    /// Remembers a packet sent; returns whether it repeated the last one.
+    pub fn sent(&mut self, fctbs: u16, fccl: u16) -> bool {
+        let repeat = self.repeats(fctbs, fccl);
+        self.0 = Self::word(fctbs, fccl);
+        repeat
+    }
+
+    /// A packet head went out: the next flow-control packet is news whatever it carries.
+    pub fn forget(&mut self) {
+        self.0 = 0;
+    }
+
+    /// After a quiet stretch planned by `plan` from serialiser `ser0`: the last packet sent in it is a
+    /// fire's (FCCL `fire_fccl`: nothing moves it while quiet), or the one pending at the start (FCCL
+    /// `pending_fccl`), or none (then the last one before is still the last).
+    pub fn after_quiet(
+        &mut self,
+        plan: &FcPlan,
+        ser0: Serializer,
+        fctbs: u16,
+        fire_fccl: u16,
+        pending_fccl: u16,
+    ) {
+        if plan.sent_fire {
+            self.sent(fctbs, fire_fccl);
+        } else if plan.ser != ser0 {
+            self.sent(fctbs, pending_fccl);
+        }
+    }
 }
 
 /// A port's transmit state after a quiet stretch.

@@ -153,7 +153,7 @@ impl Switch {
             inflight: vec![None; n],
             fc_pending: vec![0; n],
             fc_fccl: vec![0; nv],
-            fc_last: vec![0; nv],
+            fc_last: vec![FcLast::default(); nv],
             fc_repeat_off: 0,
             eg_wake: WakeSet::new(n, NEVER),
             in_wake: WakeSet::new(n, 0),

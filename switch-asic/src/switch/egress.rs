@@ -2,7 +2,6 @@
 //! heads, credit take, marking, serialisation (phases 0 and 1 of a cycle).
 
 use super::*;
-use crate::quiet::fc_word;
 
 impl Switch {
     /// Returns the outputs the completion makes due this cycle (their `eg_wake` is now at most `t`).
@@ -201,7 +200,9 @@ impl Switch {
             self.last_start[k] = (t, mo.mark_o);
             self.last_desc[k] = Some(desc);
             // A packet head on the wire: the next flow-control packet is news whatever it carries.
-            self.fc_last[base..base + usize::from(self.nvl[p])].fill(0);
+            for l in &mut self.fc_last[base..base + usize::from(self.nvl[p])] {
+                l.forget();
+            }
             let (offset, end) = self.ser[p].start_packet(r, t, desc.wire_len);
             self.inflight[p] = Some(Inflight {
                 inp: i as u8,
@@ -262,12 +263,10 @@ impl Switch {
         self.fc_pending[p] &= !(1 << vl);
         self.ser[p].start_fc(self.rate[p], t);
         let (fctbs, fccl) = (self.ctx[base + vl].fctbs_q, self.fc_fccl[base + vl]);
-        let word = fc_word(fctbs, fccl);
         // A repeat is left off however it came to be sent (here, or by `catch_up` when its cycle had
         // passed), so the wire carries the same items whichever way the switch was stepped.
-        let repeat = self.fc_last[base + vl] == word && self.repeats_off(p);
-        self.fc_last[base + vl] = word;
-        if !repeat {
+        let repeat = self.fc_last[base + vl].sent(fctbs, fccl);
+        if !(repeat && self.repeats_off(p)) {
             self.events.0.push(TxEvent::Fc {
                 port: p as u8,
                 fc: FcPacket {
@@ -295,10 +294,10 @@ impl Switch {
     pub(super) fn fire_repeats(&self, p: usize) -> bool {
         let k = p * self.v;
         // First what fails most often under load: a packet head since the last flow-control packet.
-        self.fc_last[k] != 0
+        self.fc_last[k].is_some()
             && self.repeats_off(p)
             && self.fc_pending[p] == 0
-            && self.fc_last[k] == fc_word(self.ctx[k].fctbs_q, self.crx[k].fccl_now())
+            && self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now())
     }
 
     /// Egress of an IB output with nothing queued: it can start no packet, so a look (its packet's

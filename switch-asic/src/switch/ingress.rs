@@ -1,7 +1,6 @@
 //! Ingress of a [`Switch`]: block arrival, `credit_rx`, PFC watermarks, routing and VoQs (phase 2 of a cycle).
 
 use super::*;
-use crate::quiet::fc_word;
 
 impl Switch {
     #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
@@ -136,7 +135,7 @@ impl Switch {
                 let o = self.crx[k].skip_then_idle_step(at - self.crx_next[k]);
                 debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
                 if o.fc_send_o {
-                    let repeat = self.fc_last[k] == fc_word(self.ctx[k].fctbs_q, o.fccl_o)
+                    let repeat = self.fc_last[k].repeats(self.ctx[k].fctbs_q, o.fccl_o)
                         && self.repeats_off(p)
                         && self.fc_pending[p] == 0;
                     self.fc_fccl[k] = o.fccl_o;

@@ -65,6 +65,7 @@ use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
 use crate::port_mask::ports;
+use crate::quiet::FcLast;
 use crate::rate::LinkRate;
 use wake::WakeSet;
 
@@ -193,9 +194,8 @@ pub struct Switch {
     inflight: Vec<Option<Inflight>>,
     fc_pending: Vec<u16>,
     fc_fccl: Vec<u16>,
-    /// Per (port, VL): the last flow-control packet sent ([`crate::quiet::fc_word`]), 0 when none or when a
-    /// packet head went out after it (what the fabric's `fc_memo` keeps per wire).
-    fc_last: Vec<u32>,
+    /// Per (port, VL): the last flow-control packet sent, for leaving off repeats.
+    fc_last: Vec<FcLast>,
     /// Ports whose timer-fired flow-control packets that repeat the last one are left off ([`Switch::set_fc_repeats_off`]).
     fc_repeat_off: u64,
 

@@ -3,7 +3,6 @@
 //! closed form, so `n` cycles cost O(ports) instead of O(n / fc_interval * ports).
 
 use super::*;
-use crate::quiet::fc_word;
 use crate::quiet::{fc_plan, FcPlan, FcSync};
 
 impl Switch {
@@ -83,15 +82,10 @@ impl Switch {
             let Some((plan, mut crx)) = self.quiet_port_plan(p, end) else {
                 unreachable!("checked by can_quiet_jump");
             };
-            // The last flow-control packet sent in the stretch, as `set_fc_repeats_off` remembers it: a
-            // fire's (every fire latches the FCCL of now: nothing arrives or leaves while quiet), or the one
-            // pending at the start.
+            // Every fire latches the same FCCL: nothing arrives or leaves while quiet.
             let fccl = FcSync::of(&crx, &self.ctx[k], None).fccl;
-            if plan.sent_fire {
-                self.fc_last[k] = fc_word(self.ctx[k].fctbs_q, fccl);
-            } else if plan.ser != self.ser[p] {
-                self.fc_last[k] = fc_word(self.ctx[k].fctbs_q, self.fc_fccl[k]);
-            }
+            let fctbs = self.ctx[k].fctbs_q;
+            self.fc_last[k].after_quiet(&plan, self.ser[p], fctbs, fccl, self.fc_fccl[k]);
             if plan.fired {
                 self.fc_fccl[k] = fccl;
             }

@@ -32,7 +32,7 @@ pub(super) struct WakeSet {
     at: Vec<u64>,
     /// The minimum of `at` (valid unless `stale`).
     min: u64,
-    /// The ports whose `at` equals `min` (valid unless `stale`).
+    /// The ports whose `at` equals `min` (valid when `known`).
     holders: u64,
     /// Every holder of the minimum moved later since the last pass: `min`/`holders` need one.
     stale: bool,
