@@ -36,10 +36,21 @@ pub struct CosimArgs {
     /// trace names its block, which must be BLOCK.
     #[arg(long)]
     replay: Option<PathBuf>,
-    /// Run the stimulus and the Rust model on a second thread, a batch ahead of the RTL (same results; faster
-    /// only with a core to spare).
-    #[arg(long)]
-    pipelined: bool,
+    /// Threads: 2 runs the stimulus and the Rust model on a second thread, batches ahead of the RTL (same
+    /// results, faster for every block with a core to spare); 1 runs all on one. Default: 2 when the machine
+    /// has two CPUs or more.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    threads: Option<u8>,
+}
+
+/// The default of `--threads`: 2 when the machine has a second CPU.
+fn default_threads() -> u8 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus >= 2 {
+        2
+    } else {
+        1
+    }
 }
 
 /// Runs the command; returns the process exit status: 0 when every cycle matched, 1 on the first mismatch
@@ -56,7 +67,7 @@ pub fn run(cmd: Command) -> i32 {
     let opts = RunOpts {
         bug: a.rtl_bug,
         vcd: a.vcd,
-        pipelined: a.pipelined,
+        pipelined: a.threads.unwrap_or_else(default_threads) == 2,
         ..RunOpts::new(a.cycles)
     };
     let result = match &a.replay {
@@ -132,7 +143,7 @@ mod tests {
         // The blocks with wide ports and the parameterised streaming rewriter run from the CLI too.
         assert_eq!(status(&["cong_detect", "--cycles", "20000"]), 0);
         assert_eq!(
-            status(&["cct_shaper", "--cycles", "20000", "--pipelined"]),
+            status(&["cct_shaper", "--cycles", "20000", "--threads", "2"]),
             0
         );
         assert_eq!(
@@ -144,6 +155,22 @@ mod tests {
                 "BUG_FECN_BIT"
             ]),
             1
+        );
+        assert_eq!(
+            status(&[
+                "credit_tx",
+                "--cycles",
+                "20000",
+                "--threads",
+                "1",
+                "--rtl-bug",
+                "BUG_FC_ORDER"
+            ]),
+            1
+        );
+        assert!(
+            T::try_parse_from(["ibcycle", "cosim", "credit_tx", "--threads", "3"]).is_err(),
+            "--threads is 1 or 2"
         );
         assert_eq!(status(&["no_such_block", "--cycles", "10"]), 2);
         assert!(

@@ -5,8 +5,8 @@
 //! - `rtl from rust`: the Verilated model alone, driven from Rust through the C ABI (same stimulus);
 //! - `lockstep`: the co-simulation on one thread (stimulus, Rust block, Verilated model, compare every
 //!   output), `check::lockstep`, as `ibcycle cosim` and the tests run it;
-//! - `pipelined`: `check::lockstep_pipelined` (stimulus and Rust block a batch ahead on a second thread, the
-//!   RTL and the comparison on this one; `ibcycle cosim --pipelined`);
+//! - `pipelined`: `check::lockstep_pipelined` (stimulus and Rust block batches ahead on a second thread, the
+//!   RTL and the comparison on this one; `ibcycle cosim --threads 2`, its default with a second CPU);
 //! - `c++ loop`: the same Verilated model stepped by a C++-only loop in the shim (xorshift stimulus on every
 //!   non-held input every cycle, rare resets), the baseline the co-simulation is measured against;
 //! - `c++ replay`: the same Verilated model stepped by a C++-only loop over the port structs of a window of

@@ -163,10 +163,20 @@ fn mismatch<O: Ports>(cycle: u64, r: &O, m: &O) -> CosimError {
     }))
 }
 
-/// Cycles per batch of [`lockstep_pipelined`]: large enough that the hand-over between the threads (two
-/// channel operations) costs well under a percent of a batch, small enough (a few hundred KB of inputs and
-/// outputs for the widest block) to stay in cache.
-pub const BATCH: usize = 1024;
+/// Cycles in the first batch of [`lockstep_pipelined`]: the checker waits for it, so it is short; each later
+/// batch is twice the last up to [`batch_cap`].
+pub const BATCH: usize = 512;
+
+/// Bytes of inputs and outputs a full batch holds at most (three are in flight: they stay in the L2 cache).
+const BATCH_BYTES: usize = 512 << 10;
+
+/// The largest batch, in cycles, for entries of `entry` bytes: [`BATCH_BYTES`] worth, at least [`BATCH`] and at
+/// most 16,384. A hand-over costs the two threads a wake-up each when the producer has run out of batches,
+/// tens of microseconds in a virtual machine, so batches must take milliseconds: at 1,024 cycles the fastest
+/// blocks lost a quarter of their speed to it.
+pub fn batch_cap(entry: usize) -> usize {
+    (BATCH_BYTES / entry.max(1)).clamp(BATCH, 16_384)
+}
 
 /// One batch: inputs and the model's outputs for them.
 type Batch<I, O> = Vec<(I, Result<O, Halt>)>;
@@ -175,8 +185,9 @@ type Batch<I, O> = Vec<(I, Result<O, Halt>)>;
 /// inputs reach both sides, every output of every cycle is compared, and the result (cycles, first mismatch
 /// with its cycle, port and values, or a halt) is the same as [`lockstep`]'s; the model may have run up to
 /// two batches past a mismatch, which changes nothing the caller sees. The RTL stays on the calling thread
-/// (a Verilated model is `Send` but its context is not meant to move per cycle). Batches are recycled: after
-/// the first three, no allocation.
+/// (a Verilated model is `Send` but its context is not meant to move per cycle). Batches start at [`BATCH`]
+/// cycles (the checker waits for the first) and double up to [`batch_cap`]; three are recycled, so once they
+/// have reached it, no allocation.
 pub fn lockstep_pipelined<R, M, S>(
     rtl: &mut R,
     model: &mut M,
@@ -195,15 +206,18 @@ where
         let (full_tx, full_rx) = sync_channel::<Batch<R::In, R::Out>>(2);
         let (empty_tx, empty_rx) = sync_channel::<Batch<R::In, R::Out>>(3);
         for _ in 0..3 {
-            let _ = empty_tx.send(Vec::with_capacity(BATCH));
+            let _ = empty_tx.send(Vec::new());
         }
+        let cap = batch_cap(std::mem::size_of::<(R::In, Result<R::Out, Halt>)>());
         sc.spawn(move || {
             let mut stim = stim;
             let mut left = cycles;
+            let mut size = BATCH;
             // A closed channel means the checker stopped (mismatch or halt): stop too.
             while let Ok(mut b) = empty_rx.recv() {
                 b.clear();
-                while b.len() < BATCH && left > 0 {
+                b.reserve(size);
+                while b.len() < size && left > 0 {
                     let Some(i) = stim.next() else {
                         left = 0;
                         break;
@@ -212,10 +226,11 @@ where
                     b.push((i, o));
                     left -= 1;
                 }
-                let last = b.len() < BATCH || left == 0;
+                let last = b.len() < size || left == 0;
                 if full_tx.send(b).is_err() || last {
                     break;
                 }
+                size = (2 * size).min(cap);
             }
         });
         let mut cycle = 0;
@@ -312,10 +327,21 @@ mod tests {
     #[test]
     fn pipelined_gives_the_same_results_as_plain_lockstep() {
         let model = Golden(CreditTx::new(Config { fccl_reset: 0xabc }).unwrap());
+        // Batches of 512, 1,024, 2,048, ... cycles: mismatches in the first, second and third batch and in
+        // the first at the cap; stimuli ending inside a batch and at a batch's end.
+        assert_eq!(BATCH, 512);
+        assert_eq!(
+            batch_cap(std::mem::size_of::<(In, Result<Out, Halt>)>()),
+            16_384
+        );
         for (from, len) in [
             (321u64, 5000usize),
             (3 * BATCH as u64 + 7, 10_000),
+            (3 * BATCH as u64 + 7, 3 * BATCH + 7),
+            (40_000, 60_000),
             (u64::MAX, 2 * BATCH),
+            (u64::MAX, 3 * BATCH),
+            (u64::MAX, 70_000),
         ] {
             let mk = || Broken {
                 inner: model.clone(),

@@ -93,9 +93,10 @@ pub struct RunOpts {
     pub before: u64,
     /// Cycles after the mismatch the VCD shows.
     pub after: u64,
-    /// Run the stimulus and the Rust model on a second thread, a batch ahead of the RTL
-    /// ([`crate::check::lockstep_pipelined`]; same results). Off by default: on the loaded 2-core development
-    /// machine it was slower than the single thread (cosim/README.md, Speed).
+    /// Run the stimulus and the Rust model on a second thread, batches ahead of the RTL
+    /// ([`crate::check::lockstep_pipelined`]; same results). Off in [`RunOpts::new`] (the tests run many
+    /// co-simulations at once); `ibcycle cosim` turns it on when the machine has a second CPU (it is faster
+    /// for every block then: cosim/README.md, Speed).
     pub pipelined: bool,
 }
 
