@@ -43,6 +43,18 @@ pub struct CosimArgs {
     threads: Option<u8>,
 }
 
+/// Cycles between two updates of the progress bar (a fifth of a second for the slowest block).
+const PROGRESS_EVERY: u64 = 1 << 17;
+
+/// The progress bar of this run (one per process: `RunOpts::progress` takes a plain function).
+static BAR: std::sync::OnceLock<indicatif::ProgressBar> = std::sync::OnceLock::new();
+
+fn tick(done: u64) {
+    if let Some(b) = BAR.get() {
+        b.set_position(done);
+    }
+}
+
 /// The default of `--threads`: 2 when the machine has a second CPU.
 fn default_threads() -> u8 {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -64,10 +76,22 @@ pub fn run(cmd: Command) -> i32 {
         return 0;
     }
     let block = a.block.unwrap_or_default();
+    // A bar on a terminal for runs of more than a few stretches (a replay may end before `--cycles`).
+    use std::io::IsTerminal;
+    let progress = (std::io::stderr().is_terminal() && a.cycles > 4 * PROGRESS_EVERY).then(|| {
+        let b = BAR.get_or_init(|| indicatif::ProgressBar::new(a.cycles));
+        if let Ok(st) = indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} {wide_bar} {human_pos}/{human_len} cycles matched, ETA {eta}",
+        ) {
+            b.set_style(st);
+        }
+        (PROGRESS_EVERY, tick as fn(u64))
+    });
     let opts = RunOpts {
         bug: a.rtl_bug,
         vcd: a.vcd,
         pipelined: a.threads.unwrap_or_else(default_threads) == 2,
+        progress,
         ..RunOpts::new(a.cycles)
     };
     let result = match &a.replay {
@@ -90,6 +114,9 @@ pub fn run(cmd: Command) -> i32 {
         },
         None => cosim::registry::run_random(&block, a.seed, &opts),
     };
+    if let Some(b) = BAR.get() {
+        b.finish_and_clear();
+    }
     match result {
         Ok(m) => {
             println!("{m}");

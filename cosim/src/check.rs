@@ -112,6 +112,22 @@ impl CosimError {
     pub fn is_failure(&self) -> bool {
         matches!(self, CosimError::Mismatch(_) | CosimError::Halted { .. })
     }
+
+    /// The error of a stretch that started `cycles` cycles into the run, with its cycle counted from the
+    /// run's start.
+    pub fn after(self, cycles: u64) -> Self {
+        match self {
+            CosimError::Mismatch(mut m) => {
+                m.cycle += cycles;
+                CosimError::Mismatch(m)
+            }
+            CosimError::Halted { cycle, kind } => CosimError::Halted {
+                cycle: cycle + cycles,
+                kind,
+            },
+            e => e,
+        }
+    }
 }
 
 /// Steps `rtl` and `model` with the same inputs from `stim` for at most `cycles` cycles (fewer if `stim`
@@ -168,7 +184,7 @@ fn mismatch<O: Ports>(cycle: u64, r: &O, m: &O) -> CosimError {
 pub const BATCH: usize = 512;
 
 /// Bytes of inputs and outputs a full batch holds at most (three are in flight: they stay in the L2 cache).
-const BATCH_BYTES: usize = 512 << 10;
+pub const BATCH_BYTES: usize = 512 << 10;
 
 /// The largest batch, in cycles, for entries of `entry` bytes: [`BATCH_BYTES`] worth, at least [`BATCH`] and at
 /// most 16,384. A hand-over costs the two threads a wake-up each when the producer has run out of batches,

@@ -394,3 +394,71 @@ fn replay_loop_steps_the_recorded_inputs_in_turn() {
     check::<CongDetectBlock>();
     check::<VlArbBlock>();
 }
+
+/// Progress reports of the test below (one test uses it).
+static REPORTED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+fn record(done: u64) {
+    REPORTED.lock().unwrap().push(done);
+}
+
+/// A run in stretches (`RunOpts::progress`) gives what one run gives: the mismatch at the same cycle from
+/// the run's start (stretches of 100 cycles, so it lies in a later one), with its VCD window, and a clean run
+/// matches all cycles; the reports count up by the stretch, ending at the total. On one thread and two.
+#[test]
+fn a_run_in_stretches_reports_progress_and_gives_the_same_results() {
+    let dir = std::env::temp_dir().join(format!("cosim-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for pipelined in [false, true] {
+        let bug = RunOpts {
+            bug: Some("BUG_CREDIT_WRAP".into()),
+            vcd: Some(dir.join("whole.vcd")),
+            pipelined,
+            ..RunOpts::new(BUG_BOUND)
+        };
+        let whole = run_random::<CreditTxBlock>(1, &bug).unwrap_err();
+        let CosimError::Mismatch(m) = &whole else {
+            panic!("expected a mismatch, got {whole}")
+        };
+        assert!(m.cycle > 200, "the bug shows at cycle {}", m.cycle);
+        REPORTED.lock().unwrap().clear();
+        let stretched = run_random::<CreditTxBlock>(
+            1,
+            &RunOpts {
+                vcd: Some(dir.join("stretched.vcd")),
+                progress: Some((100, record)),
+                ..bug.clone()
+            },
+        )
+        .unwrap_err();
+        let CosimError::Mismatch(s) = &stretched else {
+            panic!("expected a mismatch, got {stretched}")
+        };
+        assert_eq!(
+            (s.cycle, s.port, s.rtl, s.model),
+            (m.cycle, m.port, m.rtl, m.model)
+        );
+        let (wa, wb) = (m.vcd.as_ref().unwrap(), s.vcd.as_ref().unwrap());
+        assert_eq!((wa.1, wa.2), (wb.1, wb.2));
+        assert_eq!(
+            std::fs::read(&wa.0).unwrap(),
+            std::fs::read(&wb.0).unwrap(),
+            "the same VCD window"
+        );
+        let want: Vec<u64> = (1..=m.cycle / 100).map(|k| 100 * k).collect();
+        assert_eq!(*REPORTED.lock().unwrap(), want, "pipelined {pipelined}");
+
+        REPORTED.lock().unwrap().clear();
+        let clean = RunOpts {
+            pipelined,
+            progress: Some((1000, record)),
+            ..RunOpts::new(10_500)
+        };
+        let matched = run_random::<CreditRxBlock>(3, &clean).unwrap();
+        assert_eq!(matched.cycles, 10_500);
+        let mut want: Vec<u64> = (1..=10).map(|k| 1000 * k).collect();
+        want.push(10_500);
+        assert_eq!(*REPORTED.lock().unwrap(), want, "pipelined {pipelined}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

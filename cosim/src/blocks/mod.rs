@@ -98,6 +98,10 @@ pub struct RunOpts {
     /// co-simulations at once); `ibcycle cosim` turns it on when the machine has a second CPU (it is faster
     /// for every block then: cosim/README.md, Speed).
     pub pipelined: bool,
+    /// Progress: `(every, report)` runs the checker in stretches of `every` cycles and calls `report` with
+    /// the cycles matched so far after each (same results: the stimulus and both sides carry on from
+    /// stretch to stretch, and a mismatch is reported at its cycle from the run's start).
+    pub progress: Option<(u64, fn(u64))>,
 }
 
 impl RunOpts {
@@ -110,6 +114,7 @@ impl RunOpts {
             before: 64,
             after: 8,
             pipelined: false,
+            progress: None,
         }
     }
 }
@@ -129,10 +134,26 @@ where
 {
     let mut rtl = B::rtl(cfg, opts.bug.as_deref())?;
     let mut model = crate::dut::Golden(B::model(cfg)?);
-    let result = if opts.pipelined {
-        crate::check::lockstep_pipelined(&mut rtl, &mut model, stim.clone(), opts.cycles)
-    } else {
-        crate::check::lockstep(&mut rtl, &mut model, &mut stim.clone(), opts.cycles)
+    let mut inputs = stim.clone();
+    let (every, report) = opts.progress.unwrap_or((u64::MAX, |_| {}));
+    let mut done = 0;
+    let result = loop {
+        let n = (opts.cycles - done).min(every.max(1));
+        let r = if opts.pipelined {
+            crate::check::lockstep_pipelined(&mut rtl, &mut model, &mut inputs, n)
+        } else {
+            crate::check::lockstep(&mut rtl, &mut model, &mut inputs, n)
+        };
+        match r {
+            Ok(c) => {
+                done += c;
+                report(done);
+                if c < n || done >= opts.cycles {
+                    break Ok(done);
+                }
+            }
+            Err(e) => break Err(e.after(done)),
+        }
     };
     match result {
         Ok(cycles) => Ok(crate::check::Matched { cycles }),
