@@ -326,7 +326,7 @@ impl Switch {
     }
 
     /// A received FCCL on output `p` that no credit take carries reaches its `credit_tx` (latched there).
-    fn fccl_in(&mut self, p: usize, f: FcPacket) {
+    pub(super) fn fccl_in(&mut self, p: usize, f: FcPacket) {
         let k = p * self.v + usize::from(f.vl);
         let idle = self.ctx[k].idle_input();
         self.ctx[k].step(&credit_tx::In {

@@ -408,6 +408,22 @@ impl Switch {
             self.now += 1;
             return &self.events.0;
         }
+        if !self.eager
+            && self.next_any > t
+            && self.handed_in() == self.rx_fc_mask
+            && self.fc_latch_only()
+        {
+            // Only flow-control packets, each of which just latches its FCCL (see `fc_latch_only`): the rest
+            // of the step would change nothing.
+            for p in ports(self.rx_fc_mask) {
+                if let Some(f) = self.rx_fc[p].take() {
+                    self.fccl_in(p, f);
+                }
+            }
+            self.rx_fc_mask = 0;
+            self.now += 1;
+            return &self.events.0;
+        }
         self.work_cycles += 1;
         if t > 0 {
             // Lazily applied timer fires of earlier cycles, before anything reads the ports' registers.
@@ -438,6 +454,27 @@ impl Switch {
         self.now += 1;
         self.next_any = self.eg_wake.min().min(self.in_wake.min());
         &self.events.0
+    }
+
+    /// Whether every flow-control packet handed in this cycle does no more than latch its FCCL into the
+    /// output's `credit_tx`, in a cycle where nothing else is due: its port's outputs queue nothing (so no
+    /// credit check, and the congestion state of an empty queue, off, stays off whatever the credit), no PFC,
+    /// and its FCTBS equals the receiver's ABR with no arrival open (the `credit_rx` step it would take is an
+    /// idle step, which the port's lazy timers account for whenever it is next looked at).
+    fn fc_latch_only(&self) -> bool {
+        ports(self.rx_fc_mask).all(|p| {
+            let Some(f) = self.rx_fc[p] else {
+                return false;
+            };
+            let base = p * self.v;
+            let k = base + usize::from(f.vl);
+            let c = &self.cong[k];
+            !self.pfc_on[p]
+                && self.arriving[p].is_none()
+                && self.voq_mask[base..base + self.v].iter().all(|&m| m == 0)
+                && !(c.cong_q || c.root_q || c.victim_q)
+                && self.crx[k].abr_q == f.fctbs & 0xfff
+        })
     }
 
     fn voq(&self, inp: usize, out: usize, vl: usize) -> usize {
