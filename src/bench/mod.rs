@@ -146,7 +146,7 @@ fn flow(i: usize, src: usize, dst: usize, message_bytes: u64) -> Flow {
 }
 
 /// The scenario of bench `b` for `sim_us` microseconds (for `ft18x2-uniform`, the flows' first destinations;
-/// [`uniform::Driver`] retargets them).
+/// [`uniform::retarget`] gives them their later ones).
 pub fn scenario(b: BenchName, sim_us: u64) -> Scenario {
     let settings = Settings {
         switch_vl_buf_blocks: 512,
@@ -236,11 +236,9 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
     let end = sim_us * fab.cycles_per_us;
     let (t0, c0) = (Instant::now(), process_cpu_seconds());
     if b == BenchName::Ft18x2Uniform {
-        let mut d = uniform::Driver::new(&sc, &mut fab);
-        d.run_until(&mut fab, end);
-    } else {
-        fab.run_until(end);
+        uniform::retarget(&sc, &mut fab);
     }
+    fab.run_until(end);
     let wall = t0.elapsed().as_secs_f64();
     let cpu = process_cpu_seconds() - c0;
     let sim = sim_us as f64 * 1e-6;

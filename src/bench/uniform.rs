@@ -1,16 +1,20 @@
 //! The `ft18x2-uniform` traffic: every node injects one-packet messages at a constant fraction of its link
 //! rate ([`LOAD_NUM`] / [`LOAD_DEN`], BookSim2's 0.4), each to a uniformly random other node.
 //!
-//! The HCA adapter sends saturating flows; this driver turns each HCA's single flow into a constant-rate,
-//! random-destination source from outside, between fabric steps: after the flow's `k`-th packet left, the
-//! flow's `start` becomes the `k+1`-th injection time (`phase + (k+1) * gap`) and its destination a fresh
-//! random node. It looks every [`Driver::chunk`] cycles, which is shorter than one packet's wire time, so a
-//! flow cannot send twice between looks. A source that fell behind (no credit) sends as soon as it can,
-//! as BookSim2's injection queue does. Random choices come from one seeded SplitMix64 stream per node, so
-//! the traffic is the same for any stepping order.
+//! Each HCA's single flow is a saturating flow with a [`Retarget`]: after its `k`-th packet left, the flow's
+//! `start` becomes the `k+1`-th injection time (`phase + (k+1) * gap`) and its destination a fresh random
+//! node, inside the HCA's step, so the flow sleeps until its next injection. A source that fell behind (no
+//! credit) sends as soon as it can, as BookSim2's injection queue does. Random choices come from one seeded
+//! SplitMix64 stream per node, so the traffic is the same for any stepping order.
+//!
+//! Until 27 November a driver did this from outside, between calls of [`Fabric::run_until`] every half
+//! packet time ([`Driver`], kept for the test that the two give the same traffic): each HCA then loaded its
+//! next packet right after a send and gave it back when the driver moved its start, two steps a packet
+//! that did nothing, and every call brought all 360 blocks to its end.
 
 use switch_asic::PacketDesc;
 
+use crate::fabric::hca::Retarget;
 use crate::fabric::{link_rate, Fabric};
 use crate::scenario::{Flow, Scenario};
 
@@ -21,23 +25,12 @@ pub const LOAD_DEN: u64 = 5;
 /// Payload of every packet (one 2048-byte MTU packet per message).
 pub const PAYLOAD: u16 = 2048;
 
-/// SplitMix64 step: a small, well-mixed generator for seeded choices.
 fn splitmix(s: &mut u64) -> u64 {
-    *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    Retarget::splitmix(s)
 }
 
-/// A uniformly random node other than `src` among `n` (`n >= 2`).
 fn other(s: &mut u64, src: usize, n: usize) -> usize {
-    let d = (splitmix(s) % (n as u64 - 1)) as usize;
-    if d >= src {
-        d + 1
-    } else {
-        d
-    }
+    Retarget::other(s, src, n)
 }
 
 fn stream(seed: u64, node: usize) -> u64 {
@@ -65,7 +58,45 @@ pub fn flows(n: usize, seed: u64) -> Vec<Flow> {
         .collect()
 }
 
-/// Drives the flows of a `flows()` scenario. See the module documentation.
+/// Cycles between two injections of one node and half a packet's wire time, at the scenario's HCA link rate.
+fn gap_and_chunk(sc: &Scenario) -> (u64, u64) {
+    let l = &sc.topology.links[sc.topology.hca_link[0]];
+    let r = link_rate(l.rate_mbps, sc.settings.clock_mhz).expect("a bench link rate converts");
+    let wire = u64::from(
+        PacketDesc::local(1, 2, 0, rtl_model::wire::bth::Opcode::RcSendOnly, PAYLOAD).wire_len,
+    );
+    let (num, den) = (u64::from(r.num), u64::from(r.den));
+    let gap = (wire * den * LOAD_DEN).div_ceil(num * LOAD_NUM);
+    (gap, (wire * den / num / 2).max(1))
+}
+
+/// Gives every flow of a `flows()` scenario in `fab` its [`Retarget`] and random phase; returns the gap.
+pub fn retarget(sc: &Scenario, fab: &mut Fabric) -> u64 {
+    let n = sc.topology.hcas.len();
+    let (gap, _) = gap_and_chunk(sc);
+    for i in 0..n {
+        let mut s = stream(sc.seed, i);
+        // The first destination was drawn by `flows`; draw it again to keep the streams aligned.
+        let _ = other(&mut s, i, n);
+        let phase = splitmix(&mut s) % gap;
+        if let Some(f) = fab.hcas[i].flow_mut(0) {
+            f.start = phase;
+            f.retarget = Some(Retarget {
+                rng: s,
+                nodes: n,
+                me: i,
+                first_lid: crate::topology::FIRST_HCA_LID,
+                gap,
+                next: phase,
+            });
+        }
+    }
+    gap
+}
+
+/// Drives the flows of a `flows()` scenario from outside, as the bench did before [`retarget`] (the test's
+/// reference).
+#[cfg(test)]
 #[derive(Debug, Clone)]
 pub struct Driver {
     rng: Vec<u64>,
@@ -75,18 +106,12 @@ pub struct Driver {
     chunk: u64,
 }
 
+#[cfg(test)]
 impl Driver {
     /// A driver for `fab`, built from `sc` (whose flows came from [`flows`]); sets each flow's random phase.
     pub fn new(sc: &Scenario, fab: &mut Fabric) -> Self {
         let n = sc.topology.hcas.len();
-        let l = &sc.topology.links[sc.topology.hca_link[0]];
-        let r = link_rate(l.rate_mbps, sc.settings.clock_mhz).expect("a bench link rate converts");
-        let wire = u64::from(
-            PacketDesc::local(1, 2, 0, rtl_model::wire::bth::Opcode::RcSendOnly, PAYLOAD).wire_len,
-        );
-        let (num, den) = (u64::from(r.num), u64::from(r.den));
-        let gap = (wire * den * LOAD_DEN).div_ceil(num * LOAD_NUM);
-        let chunk = (wire * den / num / 2).max(1);
+        let (gap, chunk) = gap_and_chunk(sc);
         let mut rng: Vec<u64> = (0..n).map(|i| stream(sc.seed, i)).collect();
         let mut next = Vec::with_capacity(n);
         for (i, s) in rng.iter_mut().enumerate() {
@@ -155,6 +180,43 @@ mod tests {
         for (i, &h) in hits.iter().enumerate().filter(|&(i, _)| i != 3) {
             assert!(h.abs_diff(12_500) < 390, "node {i}: {h}");
         }
+    }
+
+    /// The flows' own retargeting sends the same packets to the same places at the same cycles as the driver
+    /// that retargeted them from outside between short runs: every HCA's injected and received counts and
+    /// completion cycles, every switch port's counters (packets, bytes, XmitWait, ...) and the switch and HCA
+    /// steps are equal after 30,000 cycles, and with fewer HCA steps (no packet loaded and given back).
+    #[test]
+    fn retargeting_flows_send_what_the_outside_driver_did() {
+        let sc = super::super::scenario(super::super::BenchName::Ft18x2Uniform, 30);
+        let mut a = Fabric::new(&sc).unwrap();
+        let mut d = Driver::new(&sc, &mut a);
+        d.run_until(&mut a, 30_000);
+        let mut b = Fabric::new(&sc).unwrap();
+        assert_eq!(retarget(&sc, &mut b), d.gap());
+        b.run_until(30_000);
+        assert_eq!(a.now(), b.now());
+        let sent: u64 = (0..324).map(|h| b.hcas[h].injected[h]).sum();
+        assert!(sent > 7000, "{sent} packets sent");
+        for h in 0..324 {
+            let (x, y) = (&a.hcas[h], &b.hcas[h]);
+            assert_eq!(x.injected, y.injected, "HCA {h} injected");
+            assert_eq!(x.rx, y.rx, "HCA {h} received");
+            assert_eq!(x.done, y.done, "HCA {h} completions");
+        }
+        for (s, (x, y)) in a.switches.iter().zip(&b.switches).enumerate() {
+            for p in 0..36 {
+                assert_eq!(
+                    x.port_counters(p),
+                    y.port_counters(p),
+                    "switch {s} port {p}"
+                );
+            }
+        }
+        let (wa, wb) = (a.step_work(), b.step_work());
+        assert_eq!(wa.switch_steps, wb.switch_steps);
+        assert_eq!(wa.wire_items, wb.wire_items);
+        assert!(wb.hca_steps < wa.hca_steps * 4 / 5, "{wb:?} against {wa:?}");
     }
 
     #[test]

@@ -71,6 +71,54 @@ pub struct TxFlow {
     /// step comes first at or after the end (the controller puts the send at its end cycle whenever it
     /// is told, before any later advance), so the step at the end that only reported it is not needed.
     cc_wake: u64,
+    /// Constant-rate sends to random destinations (see [`Retarget`]); `None`: the flow keeps its `dlid`.
+    pub retarget: Option<Retarget>,
+}
+
+/// A flow that sends one packet every `gap` cycles, each to a uniformly random other node (BookSim2's
+/// uniform traffic): when a packet leaves, the flow's next start becomes `next + gap` and its destination
+/// a fresh draw, so it sleeps until then (a source that fell behind, held back by credit, catches up packet
+/// by packet). One seeded SplitMix64 stream per flow ([`Retarget::draw`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retarget {
+    /// The stream's state.
+    pub rng: u64,
+    /// Nodes to choose among (HCAs `0..nodes`, LIDs from `first_lid`).
+    pub nodes: usize,
+    /// This flow's own node (never chosen).
+    pub me: usize,
+    /// LID of node 0.
+    pub first_lid: u16,
+    /// Cycles between two sends.
+    pub gap: u64,
+    /// The current send's start cycle.
+    pub next: u64,
+}
+
+impl Retarget {
+    /// SplitMix64 step.
+    pub fn splitmix(s: &mut u64) -> u64 {
+        *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniformly random node other than `me` among `nodes` (`nodes >= 2`), from stream `s`.
+    pub fn other(s: &mut u64, me: usize, nodes: usize) -> usize {
+        let d = (Self::splitmix(s) % (nodes as u64 - 1)) as usize;
+        if d >= me {
+            d + 1
+        } else {
+            d
+        }
+    }
+
+    /// The next destination node.
+    pub fn draw(&mut self) -> usize {
+        Self::other(&mut self.rng, self.me, self.nodes)
+    }
 }
 
 impl TxFlow {
@@ -107,6 +155,7 @@ impl TxFlow {
             .expect("a saturating source has no settings to reject"),
             sent: None,
             cc_wake: 0,
+            retarget: None,
         }
     }
 
@@ -705,6 +754,11 @@ impl Hca {
                     let f = &mut self.flows[i];
                     f.sent = Some(s);
                     f.cc_wake = f.cc.as_ref().and_then(|c| c.send_after(&s)).unwrap_or(0);
+                    if let Some(r) = f.retarget.as_mut() {
+                        r.next += r.gap;
+                        f.start = r.next;
+                        f.dlid = r.first_lid + r.draw() as u16;
+                    }
                 }
             }
         }
