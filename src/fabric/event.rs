@@ -867,9 +867,12 @@ impl Fabric {
             sw_loc.extend((0..p.switches.len() as u32).map(|s| (0, s)));
             hca_loc.extend((0..p.hcas.len() as u32).map(|h| (0, h)));
         } else {
-            for (s, (sw, ins)) in std::mem::take(&mut self.switches)
-                .into_iter()
-                .zip(std::mem::take(&mut self.sw_in))
+            // Drained, not taken: the fabric's vectors and the parts' keep their allocations from call to
+            // call (a fabric's HCAs are a megabyte; allocated afresh, they came back as new pages each time).
+            for (s, (sw, ins)) in self
+                .switches
+                .drain(..)
+                .zip(self.sw_in.drain(..))
                 .enumerate()
             {
                 let k = sw_part[s];
@@ -879,11 +882,7 @@ impl Fabric {
                 p.switches.push(sw);
                 p.sw_in.push(ins);
             }
-            for (h, (hc, w)) in std::mem::take(&mut self.hcas)
-                .into_iter()
-                .zip(std::mem::take(&mut self.hca_in))
-                .enumerate()
-            {
+            for (h, (hc, w)) in self.hcas.drain(..).zip(self.hca_in.drain(..)).enumerate() {
                 let k = match self.hca_out[h] {
                     Rx::Switch(s, _) => sw_part[s],
                     Rx::Hca(_) => 0,
@@ -910,12 +909,7 @@ impl Fabric {
         }
         let mut sw_iters: Vec<_> = parts
             .iter_mut()
-            .map(|p| {
-                (
-                    std::mem::take(&mut p.switches).into_iter(),
-                    std::mem::take(&mut p.sw_in).into_iter(),
-                )
-            })
+            .map(|p| (p.switches.drain(..), p.sw_in.drain(..)))
             .collect();
         self.switches.reserve(sw_part.len());
         self.sw_in.reserve(sw_part.len());
@@ -925,14 +919,10 @@ impl Fabric {
                 .push(a.next().expect("every switch is in its part"));
             self.sw_in.push(b.next().expect("with its wires"));
         }
+        drop(sw_iters);
         let mut h_iters: Vec<_> = parts
             .iter_mut()
-            .map(|p| {
-                (
-                    std::mem::take(&mut p.hcas).into_iter(),
-                    std::mem::take(&mut p.hca_in).into_iter(),
-                )
-            })
+            .map(|p| (p.hcas.drain(..), p.hca_in.drain(..)))
             .collect();
         self.hcas.reserve(hca_loc.len());
         self.hca_in.reserve(hca_loc.len());
