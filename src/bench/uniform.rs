@@ -25,17 +25,9 @@ pub const LOAD_DEN: u64 = 5;
 /// Payload of every packet (one 2048-byte MTU packet per message).
 pub const PAYLOAD: u16 = 2048;
 
-fn splitmix(s: &mut u64) -> u64 {
-    Retarget::splitmix(s)
-}
-
-fn other(s: &mut u64, src: usize, n: usize) -> usize {
-    Retarget::other(s, src, n)
-}
-
 fn stream(seed: u64, node: usize) -> u64 {
     let mut s = seed ^ (node as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
-    splitmix(&mut s)
+    Retarget::splitmix(&mut s)
 }
 
 /// One flow per node with its first random destination (flow `i` from node `i`).
@@ -46,7 +38,7 @@ pub fn flows(n: usize, seed: u64) -> Vec<Flow> {
             Flow {
                 id: format!("U{i}"),
                 src: i,
-                dst: other(&mut s, i, n),
+                dst: Retarget::other(&mut s, i, n),
                 sl: 0,
                 mtu: PAYLOAD,
                 message_bytes: u64::from(PAYLOAD),
@@ -77,8 +69,8 @@ pub fn retarget(sc: &Scenario, fab: &mut Fabric) -> u64 {
     for i in 0..n {
         let mut s = stream(sc.seed, i);
         // The first destination was drawn by `flows`; draw it again to keep the streams aligned.
-        let _ = other(&mut s, i, n);
-        let phase = splitmix(&mut s) % gap;
+        let _ = Retarget::other(&mut s, i, n);
+        let phase = Retarget::splitmix(&mut s) % gap;
         if let Some(f) = fab.hcas[i].flow_mut(0) {
             f.start = phase;
             f.retarget = Some(Retarget {
@@ -116,8 +108,8 @@ impl Driver {
         let mut next = Vec::with_capacity(n);
         for (i, s) in rng.iter_mut().enumerate() {
             // The first destination was drawn by `flows`; draw it again to keep the streams aligned.
-            let _ = other(s, i, n);
-            let phase = splitmix(s) % gap;
+            let _ = Retarget::other(s, i, n);
+            let phase = Retarget::splitmix(s) % gap;
             next.push(phase);
             if let Some(f) = fab.hcas[i].flow_mut(0) {
                 f.start = phase;
@@ -153,7 +145,7 @@ impl Driver {
                 if inj != self.seen[h] {
                     self.seen[h] = inj;
                     self.next[h] += self.gap;
-                    let dst = other(&mut self.rng[h], h, n);
+                    let dst = Retarget::other(&mut self.rng[h], h, n);
                     if let Some(f) = fab.hcas[h].flow_mut(0) {
                         f.start = self.next[h];
                         f.dlid = crate::topology::FIRST_HCA_LID + dst as u16;
@@ -173,7 +165,7 @@ mod tests {
         let mut s = stream(7, 3);
         let mut hits = [0u32; 5];
         for _ in 0..50_000 {
-            hits[other(&mut s, 3, 5)] += 1;
+            hits[Retarget::other(&mut s, 3, 5)] += 1;
         }
         assert_eq!(hits[3], 0);
         // 12 500 expected per node; 4 standard deviations of a binomial(50 000, 1/4) is about 390.

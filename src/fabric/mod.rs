@@ -33,6 +33,7 @@ mod wheel;
 
 use switch_asic::endpoint::EndpointOut;
 use switch_asic::link::Wire;
+use switch_asic::port_mask::all_ports;
 use switch_asic::{LinkRate, PacketStart, PortConfig, Switch, SwitchConfig, TxEvent};
 
 use crate::scenario::{CcAlgorithm, Scenario};
@@ -654,11 +655,6 @@ impl Fabric {
             .map(|h| self.hcas[h].violations())
             .sum::<u64>()
     }
-}
-
-/// The mask of a switch's `n` ports.
-fn all_ports(n: usize) -> u64 {
-    u64::MAX >> (64 - n.clamp(1, 64))
 }
 
 #[cfg(test)]

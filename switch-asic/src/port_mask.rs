@@ -10,6 +10,11 @@ pub fn due_mask(wake: &[u64], t: u64) -> u64 {
         .fold(0u64, |m, (p, &w)| m | (u64::from(w <= t) << p))
 }
 
+/// The mask of ports `0..n` (`n` at most 64; 0 gives no port).
+pub fn all_ports(n: usize) -> u64 {
+    u64::MAX.checked_shr(64 - n.min(64) as u32).unwrap_or(0)
+}
+
 /// The set bits of `mask`, lowest first.
 pub fn ports(mut mask: u64) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
@@ -32,5 +37,8 @@ mod tests {
         assert_eq!(ports(due_mask(&wake, 7)).collect::<Vec<_>>(), vec![0, 2, 4]);
         assert_eq!(ports(0).count(), 0);
         assert_eq!(ports(1 << 63).collect::<Vec<_>>(), vec![63]);
+        assert_eq!(all_ports(3), 0b111);
+        assert_eq!(all_ports(64), u64::MAX);
+        assert_eq!(all_ports(0), 0);
     }
 }

@@ -64,7 +64,7 @@ use crate::link::{Arrival, Serializer};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
-use crate::port_mask::ports;
+use crate::port_mask::{all_ports, ports};
 use crate::quiet::FcLast;
 use crate::rate::LinkRate;
 use wake::WakeSet;
@@ -274,7 +274,6 @@ impl Switch {
         if dropped != 0 {
             // Repeats whose cycle has passed are accounted, and the ports' next fires get their looks back.
             self.settle();
-            self.fc_repeat_off = mask;
             for p in ports(dropped) {
                 let fire = self.fire_at.get(p);
                 if fire != NEVER {
@@ -432,7 +431,7 @@ impl Switch {
             }
         }
         // The eager reference clocks every port.
-        let all = if self.eager { !0 >> (64 - self.n) } else { 0 };
+        let all = if self.eager { all_ports(self.n) } else { 0 };
         let mut eg_due = self.eg_wake.due(t);
         // Completions may wake other outputs (a freed read slot) for this cycle: they join the due ones.
         for p in ports(eg_due) {
@@ -473,7 +472,7 @@ impl Switch {
                 && self.arriving[p].is_none()
                 && self.voq_mask[base..base + self.v].iter().all(|&m| m == 0)
                 && !(c.cong_q || c.root_q || c.victim_q)
-                && self.crx[k].abr_q == f.fctbs & 0xfff
+                && self.crx[k].abr_q == f.fctbs & (credit_tx::FC_MOD as u16 - 1)
         })
     }
 
