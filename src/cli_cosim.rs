@@ -37,7 +37,7 @@ pub struct CosimArgs {
     #[arg(long)]
     replay: Option<PathBuf>,
     /// Threads: 2 runs the stimulus and the Rust model on a second thread, batches ahead of the RTL (same
-    /// results, faster for every block with a core to spare); 1 runs all on one. Default: 2 when the machine
+    /// results; with a core to spare, faster for most blocks); 1 runs all on one. Default: 2 when the machine
     /// has two CPUs or more.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
     threads: Option<u8>,

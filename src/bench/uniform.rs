@@ -62,15 +62,21 @@ fn gap_and_chunk(sc: &Scenario) -> (u64, u64) {
     (gap, (wire * den / num / 2).max(1))
 }
 
+/// Node `i`'s stream after its first destination (drawn by `flows`, drawn again to keep the streams aligned)
+/// and its random phase in `0..gap`, with the phase.
+fn phased_stream(seed: u64, i: usize, n: usize, gap: u64) -> (u64, u64) {
+    let mut s = stream(seed, i);
+    let _ = Retarget::other(&mut s, i, n);
+    let phase = Retarget::splitmix(&mut s) % gap;
+    (s, phase)
+}
+
 /// Gives every flow of a `flows()` scenario in `fab` its [`Retarget`] and random phase; returns the gap.
 pub fn retarget(sc: &Scenario, fab: &mut Fabric) -> u64 {
     let n = sc.topology.hcas.len();
     let (gap, _) = gap_and_chunk(sc);
     for i in 0..n {
-        let mut s = stream(sc.seed, i);
-        // The first destination was drawn by `flows`; draw it again to keep the streams aligned.
-        let _ = Retarget::other(&mut s, i, n);
-        let phase = Retarget::splitmix(&mut s) % gap;
+        let (s, phase) = phased_stream(sc.seed, i, n, gap);
         if let Some(f) = fab.hcas[i].flow_mut(0) {
             f.start = phase;
             f.retarget = Some(Retarget {
@@ -104,12 +110,10 @@ impl Driver {
     pub fn new(sc: &Scenario, fab: &mut Fabric) -> Self {
         let n = sc.topology.hcas.len();
         let (gap, chunk) = gap_and_chunk(sc);
-        let mut rng: Vec<u64> = (0..n).map(|i| stream(sc.seed, i)).collect();
-        let mut next = Vec::with_capacity(n);
-        for (i, s) in rng.iter_mut().enumerate() {
-            // The first destination was drawn by `flows`; draw it again to keep the streams aligned.
-            let _ = Retarget::other(s, i, n);
-            let phase = Retarget::splitmix(s) % gap;
+        let (mut rng, mut next) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for i in 0..n {
+            let (s, phase) = phased_stream(sc.seed, i, n, gap);
+            rng.push(s);
             next.push(phase);
             if let Some(f) = fab.hcas[i].flow_mut(0) {
                 f.start = phase;

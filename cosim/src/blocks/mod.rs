@@ -95,8 +95,8 @@ pub struct RunOpts {
     pub after: u64,
     /// Run the stimulus and the Rust model on a second thread, batches ahead of the RTL
     /// ([`crate::check::lockstep_pipelined`]; same results). Off in [`RunOpts::new`] (the tests run many
-    /// co-simulations at once); `ibcycle cosim` turns it on when the machine has a second CPU (it is faster
-    /// for every block then: cosim/README.md, Speed).
+    /// co-simulations at once); `ibcycle cosim` turns it on when the machine has a second CPU (then it is within
+    /// the speed target for every block and faster than one thread for most: cosim/README.md, Speed).
     pub pipelined: bool,
     /// Progress: `(every, report)` runs the checker in stretches of `every` cycles and calls `report` with
     /// the cycles matched so far after each (same results: the stimulus and both sides carry on from
