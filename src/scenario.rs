@@ -220,12 +220,18 @@ pub struct SwitchCc {
     /// `"lfsr"` (pseudo-random with that mean, seeded from the scenario seed per port).
     pub mark_mode: switch_asic::config::MarkMode,
     /// Which VoQ fill is compared with the threshold (Gran & Reinemo's three choices): `"per_voq"` (any
-    /// single input's VoQ for the output-VL, the default), `"sum_voqs"` (the sum over inputs) or
+    /// single input's VoQ for the output-VL), `"sum_voqs"` (the sum over inputs, the default) or
     /// `"sum_per_contributor"` (the sum divided by the inputs contributing to it).
     pub fill_comparison: switch_asic::config::FillCompare,
     /// Credit (64-byte blocks) at or above which a congested output-VL is a root rather than a victim
     /// (default: one maximum-size packet).
     pub root_min_credits: u16,
+    /// Threshold -> fill in blocks: `"beyond_one_packet"` (the default: sixteenths of the buffer beyond one
+    /// maximum packet) or `"linear_sixteenths"` (sixteenths of the whole buffer).
+    pub threshold_map: switch_asic::config::ThresholdMap,
+    /// When FECN is decided: `"enqueue"` (the default: as a packet joins its VoQ) or `"dequeue"` (as it
+    /// starts at the output).
+    pub mark_point: switch_asic::config::MarkPoint,
 }
 
 impl Default for SwitchCc {
@@ -236,8 +242,10 @@ impl Default for SwitchCc {
             packet_size: 8,
             victim_mask: false,
             mark_mode: switch_asic::config::MarkMode::Counter,
-            fill_comparison: switch_asic::config::FillCompare::PerVoq,
+            fill_comparison: switch_asic::config::FillCompare::SumVoqs,
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
+            threshold_map: switch_asic::config::ThresholdMap::BeyondOnePacket,
+            mark_point: switch_asic::config::MarkPoint::Enqueue,
         }
     }
 }

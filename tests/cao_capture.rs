@@ -1,5 +1,5 @@
 //! The capture of a fabric run, decoded by tshark (an independent implementation of every IB layout): Cao et
-//! al.'s observation method (seed 004: ibdump at H4, Wireshark), on `scenarios/cao-cc-on.toml` shortened to
+//! al.'s observation method (seed 004: ibdump at H4, Wireshark), on `scenarios/cao-cc-on-quick.toml` shortened to
 //! the onset of congestion (H1 alone, then H3 joins at 2000 us; run to 2400 us).
 //!
 //! Checks on `H4.pcap` (both directions of H4's link): every frame decodes and none is malformed; FECN-marked
@@ -57,7 +57,7 @@ fn num(s: &str) -> u64 {
 
 #[test]
 fn the_h4_capture_decodes_with_fecn_marks_cnps_and_valid_crcs() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on.toml");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on-quick.toml");
     let mut sc = load(&path).unwrap();
     sc.duration_us = 2400;
     let out = tmp();

@@ -9,6 +9,9 @@ const SCENARIO: &str = r#"name = "sweep-test"
 duration_us = 30
 [settings]
 sample_interval_us = 5
+# Room for the hot spot's queue above threshold 15 beyond one packet while the victim's packets share the
+# trunk's input buffer.
+switch_vl_buf_blocks = 512
 [switch_cc]
 threshold = 8
 marking_rate = 1
@@ -214,7 +217,7 @@ fn bad_keys_and_values_fail_before_anything_runs() {
         ("switch_cc.threshold=8,16", "--set switch_cc.threshold=16: "),
         (
             "switch_cc.threshold=8,16",
-            "s.toml:6: switch_cc.threshold: 16 is above 15",
+            "s.toml:9: switch_cc.threshold: 16 is above 15",
         ),
         ("switch_cc.threshhold=1", "unknown field `threshhold`"),
         (

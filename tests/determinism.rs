@@ -10,6 +10,9 @@ duration_us = 40
 seed = 7
 [settings]
 sample_interval_us = 5
+# Room for a queue above threshold 8 beyond one packet (a 128-block buffer holds under three 2 KiB packets
+# behind the one leaving, and threshold 8 is 81 blocks there).
+switch_vl_buf_blocks = 512
 [switch_cc]
 threshold = 8
 marking_rate = 2

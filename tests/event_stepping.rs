@@ -130,7 +130,7 @@ proptest! {
 #[test]
 fn shipped_cc_scenario_is_identical_event_driven() {
     let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on.toml");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on-quick.toml");
     let mut sc = scenario::load(&path).unwrap();
     // Shortened (the file runs 2 ms): F1 alone, then F2 from 400 us; flows start every 400 us, so the
     // 3 us offsets below bring all five into the first 20 us.

@@ -4,12 +4,26 @@
 //! checks the qualitative outcome of validation-targets.md G1 "CC off": once F3 joins, F1 (H1->H4, which does
 //! not use the congested H5 link) is held down to about half of the bottleneck rate, like F2 and F3, by
 //! head-of-line blocking in the S1->S2 input buffer at S2. Also integrity (no loss, no credit leak) and
-//! determinism (two runs give byte-identical summary.json). Then `gran-s1-cc-on.toml` in full: G1 "CC on".
+//! determinism (two runs give byte-identical summary.json). Then G1 "CC on" with the hardware's own CC
+//! settings (seed 004 table 2) and 20 ms phases: `gran-s1-cc-on.toml` (hosts at their link rate) and
+//! `gran-s1-cc-on-hw.toml` (hosts capped by their PCIe slots, as in the testbed), each read in the last third
+//! of every phase.
+//!
+//! Tolerances, from the paper: "the flow F1 is sent through the network independently of the other flows,
+//! and all the contributors to congestion each got a fair share of the scarce resources at the root of the
+//! congestion tree", "with oscillation" (seed 000 section 6.1, figures 7b and 9). A fair share with
+//! oscillation is read as Jain's index of the contributors at least 0.9 and none below half of another over
+//! a third of a phase (6.7 ms, dozens of CCTI steps); the bottleneck at least 80% used (the hardware's two
+//! contributors use 11 of 13 Gbit/s, 85%, the least the paper shows); F1 at least 12 Gbit/s (76% of its
+//! link: the paper's own simulation shows F1 dipping while S1 briefly roots congestion with two contributors).
 
 use std::path::{Path, PathBuf};
 
 use ibcycle::run::{run, write_outputs, RunResult};
 use ibcycle::scenario::{load, Scenario};
+
+mod common;
+use common::{cnps, jain, last_third, min_over_max};
 
 fn scenario(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
@@ -109,53 +123,81 @@ fn f1_is_a_victim_with_cc_off_and_the_run_is_lossless_and_deterministic() {
     let _ = std::fs::remove_dir_all(&b);
 }
 
+/// Phases of the CC-on files: F1 from 0, F2..F5 joining 20 ms apart.
+const PHASE_US: u64 = 20_000;
+
+/// Checks the contributors of each phase with at least two (F2-F3, F2-F4, F2-F5): fair (Jain at least 0.9,
+/// none below half of another) and the bottleneck at least 80% used; returns the phases' shares.
+fn contributors_share_fairly(r: &RunResult, bottleneck: f64, what: &str) -> Vec<Vec<f64>> {
+    let mut all = Vec::new();
+    for phase in 2..5u64 {
+        let (a, b) = last_third(phase, PHASE_US);
+        let c: Vec<f64> = (1..=phase as usize).map(|f| mean(r, f, a, b)).collect();
+        let (j, m, u) = (
+            jain(&c),
+            min_over_max(&c),
+            c.iter().sum::<f64>() / bottleneck,
+        );
+        eprintln!(
+            "{what} phase {phase} ({a}-{b} us): F2.. {c:.3?} jain {j:.3} min/max {m:.2} use {u:.2}"
+        );
+        assert!(j >= 0.9, "{what} phase {phase}: Jain {j:.3} of {c:?}");
+        assert!(m >= 0.5, "{what} phase {phase}: min/max {m:.2} of {c:?}");
+        assert!(u >= 0.8, "{what} phase {phase}: bottleneck {u:.2} used");
+        all.push(c);
+    }
+    all
+}
+
 #[test]
-fn f1_keeps_its_rate_with_cc_on_and_the_parking_lot_is_evened_out() {
+fn cc_on_at_the_hardware_settings_frees_the_victim_and_shares_the_bottleneck_fairly() {
     let on = run(&scenario("gran-s1-cc-on"), false).expect("fabric builds");
+    assert!(
+        on.summary.invariants.broken().is_none(),
+        "{:?}",
+        on.summary.invariants
+    );
+    // F1 alone and with F2 (no link of either path slower than the source's) runs unmarked at its link's
+    // rate: no CNP reaches any source in the first two phases (within 2%: flow-control packets share the
+    // wire); H5's link alone carries F2.
+    for phase in 0..2u64 {
+        let (a, b) = last_third(phase, PHASE_US);
+        for f in 0..=phase as usize {
+            let v = mean(&on, f, a, b);
+            assert!(
+                (v - BOTTLENECK).abs() < 0.02 * BOTTLENECK,
+                "phase {phase} F{}: {v}",
+                f + 1
+            );
+        }
+    }
+    for f in 0..5 {
+        assert_eq!(
+            cnps(&on, f, 0, 2 * PHASE_US),
+            0,
+            "F{} marked before congestion",
+            f + 1
+        );
+    }
+    // The victim is freed in every phase.
+    for phase in 0..5u64 {
+        let (a, b) = last_third(phase, PHASE_US);
+        let f1 = mean(&on, 0, a, b);
+        assert!(f1 >= 12.0, "phase {phase}: F1 {f1:.3}");
+    }
+    let shares = contributors_share_fairly(&on, BOTTLENECK, "CC on");
+    // With all four, each about a quarter (figure 9): within the fairness bounds above; and clearly fairer
+    // than CC off's parking lot (1/6, 1/6, 1/3, 1/3: Jain 0.9), by the steady CC-off run's own index.
     let mut off_sc = scenario("gran-s1-cc-off");
     off_sc.duration_us = 2000;
     let off = run(&off_sc, false).expect("fabric builds");
-    // The last phase (all five flows), after 100 us of settling: CC oscillates, so the window is 300 us
-    // (30 samples) to average over several CCTI rise-and-decay cycles (CCTI_Timer 10.24 us).
-    let w = |r: &RunResult, f: usize| mean(r, f, 1700, 2000);
-    let f1_on = w(&on, 0);
-    let f1_off = w(&off, 0);
-    let others: Vec<f64> = (1..5).map(|f| w(&on, f)).collect();
-    eprintln!("last phase: F1 on {f1_on:.3} off {f1_off:.3}; F2-F5 on {others:.3?}");
-    // F1 at its full rate (within 5%: sampling granularity), independent of the others; with CC off it is
-    // held to about 1/6 of it (HOL behind F2 and F3, which get 1/3 of H5's link together).
-    assert!((f1_on - BOTTLENECK).abs() < 0.05 * BOTTLENECK, "{f1_on}");
-    assert!(f1_off < 0.25 * BOTTLENECK, "{f1_off}");
-    // CC off, the parking lot (G1): H5's link splits about 1/3 to {F2 + F3} (through the S1-S2 link), 1/3
-    // to F4 and 1/3 to F5 (each an input of S2); the switch's round robin among inputs makes it exact up to
-    // sampling (10% tolerance).
-    let third = BOTTLENECK / 3.0;
-    let (f23, f4, f5) = (w(&off, 1) + w(&off, 2), w(&off, 3), w(&off, 4));
-    for (name, v) in [("F2+F3", f23), ("F4", f4), ("F5", f5)] {
-        assert!(
-            (v - third).abs() < 0.1 * third,
-            "CC off {name} {v:.3} not about {third:.3}"
-        );
-    }
-    // F2-F5 each about 1/4 of the bottleneck. The paper shows oscillation around it; the model's shares
-    // over 300 us lie within 0.15..0.35 of the link (stated tolerance: +-40% of 1/4 for an oscillating
-    // share), and together they keep H5's link at least 75% busy (CC costs some utilisation).
-    let quarter = BOTTLENECK / 4.0;
-    for (i, v) in others.iter().enumerate() {
-        assert!((v - quarter).abs() < 0.4 * quarter, "F{} {v:.3}", i + 2);
-    }
-    assert!(others.iter().sum::<f64>() > 0.75 * BOTTLENECK);
-    // Fairness among F2-F5 (Jain's index) clearly better with CC on than off (figure 9).
-    let jain = |v: &[f64]| {
-        let s: f64 = v.iter().sum();
-        s * s / (v.len() as f64 * v.iter().map(|x| x * x).sum::<f64>())
-    };
-    let others_off: Vec<f64> = (1..5).map(|f| w(&off, f)).collect();
+    let off_last: Vec<f64> = (1..5).map(|f| mean(&off, f, 1700, 2000)).collect();
     assert!(
-        jain(&others) > jain(&others_off) + 0.05,
-        "{others:?} vs {others_off:?}"
+        jain(&shares[2]) > jain(&off_last) + 0.05,
+        "{:?} vs CC off {off_last:?}",
+        shares[2]
     );
-    // The congestion notifications flowed: FECN marks at H5 came back as CNPs to the sources.
+    // The notifications flowed: FECN marks at H5 came back as CNPs to every contributor.
     for f in &on.summary.flows[1..] {
         assert!(
             f.fecn_marked_rx > 0 && f.cnp_sent == f.fecn_marked_rx,
@@ -163,6 +205,40 @@ fn f1_keeps_its_rate_with_cc_on_and_the_parking_lot_is_evened_out() {
         );
         assert_eq!(f.becn_rx, f.cnp_sent, "{f:?}");
     }
-    let inv = &on.summary.invariants;
-    assert!(inv.broken().is_none(), "{inv:?}");
+}
+
+/// The testbed as it was: every host capped by its PCIe slot at 13.2 Gbit/s on the wire. F1 runs at its
+/// host's rate, unmarked, in every phase; the contributors share H5's link fairly.
+///
+/// Not reproduced, recorded: with only F2 and F3 contributing the hardware left H5's link underused (about
+/// 11 of 13 Gbit/s together, section 6.1); the model's capped contributors fill it (about 14.7 Gbit/s).
+#[test]
+fn cc_on_with_the_testbeds_host_caps() {
+    let hw = run(&scenario("gran-s1-cc-on-hw"), false).expect("fabric builds");
+    assert!(
+        hw.summary.invariants.broken().is_none(),
+        "{:?}",
+        hw.summary.invariants
+    );
+    // The cap's payload rate: 13.2 Gbit/s of 2074-byte packets carries 13.03 Gbit/s of payload.
+    let cap = 13.2 * 2048.0 / 2074.0;
+    for phase in 0..5u64 {
+        let (a, b) = last_third(phase, PHASE_US);
+        let f1 = mean(&hw, 0, a, b);
+        assert!(
+            (f1 - cap).abs() < 0.02 * cap,
+            "phase {phase}: F1 {f1:.3}, cap {cap:.3}"
+        );
+    }
+    // F1 is marked only in the transients after a contributor joins (the congestion tree reaches back into
+    // S1 for a few hundred microseconds before the CNPs slow the newcomer), never at steady state.
+    for phase in 0..5u64 {
+        let (a, b) = last_third(phase, PHASE_US);
+        assert_eq!(
+            cnps(&hw, 0, a, b),
+            0,
+            "phase {phase}: F1 marked at steady state"
+        );
+    }
+    contributors_share_fairly(&hw, BOTTLENECK, "capped");
 }

@@ -1,5 +1,5 @@
 //! One fabric split across MPI ranks (feature `mpi`; ./scripts/test installs Debian's OpenMPI and turns it
-//! on): `mpirun -np 2` and `-np 4` runs of a shortened `scenarios/gran-s1-cc-on.toml` (2 switches: with 4
+//! on): `mpirun -np 2` and `-np 4` runs of a shortened `scenarios/gran-s1-cc-on-quick.toml` (2 switches: with 4
 //! ranks two own nothing and still take part in every exchange) and of `scenarios/ft72.toml` (12 switches)
 //! write outputs byte-identical to a single-process run of the same file.
 #![cfg(feature = "mpi")]
@@ -109,7 +109,7 @@ fn same_outputs(name: &str, file: &str, us: u64) {
 #[test]
 fn gran_s1_cc_on_split_across_ranks_is_bit_identical() {
     // F1..F3 started (400 us apart): congestion, marking and rate control all act.
-    same_outputs("gran-s1", "gran-s1-cc-on.toml", 900);
+    same_outputs("gran-s1", "gran-s1-cc-on-quick.toml", 900);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The run's `--vcd` and `--trace` outputs on `scenarios/cao-cc-on.toml` shortened to the onset of
+//! The run's `--vcd` and `--trace` outputs on `scenarios/cao-cc-on-quick.toml` shortened to the onset of
 //! congestion (H1 alone until 2000 us, then H3 joins; run to 2400 us), and the `run` command's checks of
 //! the observation options.
 //!
@@ -15,7 +15,7 @@ use ibcycle::run::{run, run_observed, ObserveOpts, Observers};
 use ibcycle::scenario::{load, Scenario};
 
 fn scenario() -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on.toml");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on-quick.toml");
     let mut sc = load(&path).unwrap();
     sc.duration_us = 2400;
     sc
@@ -135,7 +135,7 @@ fn ibcycle() -> Command {
 
 #[test]
 fn run_names_an_observation_option_that_matches_nothing_and_writes_nothing() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on.toml");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on-quick.toml");
     for (opt, val, says) in [
         (
             "--pcap",

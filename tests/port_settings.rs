@@ -156,10 +156,12 @@ fn threshold_zero_on_one_switch_stops_marking_there_only() {
 fn the_fill_comparison_changes_when_the_hot_port_is_congested() {
     // Two inputs fill their VoQs for S:3 together (5 us, the first 128-block buffers filling): their sum
     // crosses a fill before either VoQ alone does, and the sum against the threshold divided by the two
-    // contributors sooner still. (cong_detect orders them per_voq <= sum_voqs <= sum_per_contributor.)
+    // contributors sooner still. (cong_detect orders them per_voq <= sum_voqs <= sum_per_contributor.) The
+    // linear mapping's fills are used: beyond one packet, a lone VoQ of a 128-block buffer reaches none of
+    // thresholds 1-4.
     let cong = |t: u8, cmp: &str| {
         let sc = hot_spot(&format!(
-            "{TWO_FLOWS}[switch_cc]\nthreshold = {t}\nfill_comparison = \"{cmp}\"\n"
+            "{TWO_FLOWS}[switch_cc]\nthreshold = {t}\nfill_comparison = \"{cmp}\"\nthreshold_map = \"linear_sixteenths\"\n"
         ));
         let f = run(&sc, 5);
         // Only the hot output (S:3, index 2) may be congested.

@@ -1,4 +1,4 @@
-//! Port traces recorded from fabric runs of scenarios/gran-s1-cc-on.toml drive the `switch_core`
+//! Port traces recorded from fabric runs of scenarios/gran-s1-cc-on-quick.toml drive the `switch_core`
 //! co-simulation: the clean RTL matches its Rust twin on every cycle, and every bug variant of `switch_core`
 //! is caught on real traffic, both on the shipped 1-VL scenario and on a 2-VL variant. Needs Verilator
 //! (feature `cosim`).
@@ -22,7 +22,7 @@ const CYCLES: u64 = 60_000;
 /// debug build: the five flows start 5 us apart instead of 400 us (so S1's trunk to S2 is shared by F1-F3
 /// within the trace) and 60 us are recorded.
 fn record(dir: &Path, two_vls: bool) -> PathBuf {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on.toml");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on-quick.toml");
     let mut text = std::fs::read_to_string(&file).unwrap();
     if two_vls {
         text = text.replacen("[settings]\n", "[settings]\ndata_vls = 2\n", 1);
@@ -154,7 +154,7 @@ fn two_vl_gran_s1_trace_replays_and_catches_every_switch_core_bug() {
 
 #[test]
 fn an_unknown_switch_is_named() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on.toml");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on-quick.toml");
     let sc = ibcycle::scenario::load(&file).unwrap();
     let e = port_trace::record(&sc, "S9", 10, Path::new("/nonexistent/x")).unwrap_err();
     assert_eq!(

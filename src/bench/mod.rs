@@ -9,7 +9,7 @@
 //! # Benches
 //! - `clos648-shift`: 36 leaf + 18 spine 36-port switches, 648 HCAs, 4x QDR everywhere, 100 ns wires; HCA
 //!   `k` sends saturating 1 MiB messages (2048-byte MTU) to HCA `k + 18` (always the next leaf). CC off.
-//! - `clos648-shift-cc`: the same with IB CC on at the settings of the shipped `gran-s1-cc-on` scenario
+//! - `clos648-shift-cc`: the same with IB CC on at the settings of the shipped `gran-s1-cc-on-quick` scenario
 //!   ([`validation_cc`]).
 //! - `ft18x2-uniform`: BookSim2's 18-ary 2-tree (18 leaf + 18 spine routers, 324 nodes), 4x QDR, one VL, IB
 //!   credits; every node injects 2048-byte packets at 0.4 of its link rate to uniformly random other nodes
@@ -104,7 +104,7 @@ pub struct BenchResult {
     pub mpi_rank: usize,
 }
 
-/// The IB CC settings of the shipped `gran-s1-cc-on` scenario (switch side, HCA side).
+/// The IB CC settings of the shipped `gran-s1-cc-on-quick` scenario (switch side, HCA side).
 pub fn validation_cc() -> (SwitchCc, HcaCc) {
     (
         SwitchCc {

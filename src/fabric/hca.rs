@@ -330,6 +330,10 @@ pub struct Hca {
     last_cnp: Vec<Option<u64>>,
     /// SL -> VL of everything this HCA sends (`[settings] sl2vl`); `None`: SL s on VL s mod vls.
     sl2vl: Option<[u8; 16]>,
+    /// Host injection cap ([`Hca::set_host_cap`]): `(8 * clock_mhz, cap_mbps)`, cycles per byte as a ratio.
+    host_cap: Option<(u64, u64)>,
+    /// The first cycle the host cap lets a data packet start.
+    host_next: u64,
 }
 
 impl Hca {
@@ -369,7 +373,18 @@ impl Hca {
             cnp_interval: 0,
             last_cnp: vec![None; nflows],
             sl2vl: None,
+            host_cap: None,
+            host_next: 0,
         })
+    }
+
+    /// Caps what the host can feed the HCA at `cap_mbps` (a PCIe slot slower than the link, as in Gran &
+    /// Reinemo's testbed): a data packet of `b` bytes on the wire starting at `t` lets the next one start
+    /// no earlier than `t + ceil(b * 8 * clock_mhz / cap_mbps)`, so data leave at most at the cap on
+    /// average, each at the link's rate. CNPs are the HCA's own and are not capped. A cap at or above the
+    /// link rate changes nothing but the check.
+    pub fn set_host_cap(&mut self, cap_mbps: u64, clock_mhz: u32) {
+        self.host_cap = (cap_mbps > 0).then_some((8 * u64::from(clock_mhz), cap_mbps));
     }
 
     /// Maps SL `s` to VL `t[s]` on this HCA's link, as the switches do with the same table (every VL below
@@ -591,6 +606,8 @@ impl Hca {
                             (true, Some(s)) if s.end > now => at = at.min(s.end.max(f.cc_wake)),
                             // Held back by the reaction point until then.
                             (true, None) if f.cc_wake > now => at = at.min(f.cc_wake),
+                            // Ready, once the host cap lets a packet start.
+                            _ if self.host_next > now => at = at.min(self.host_next),
                             _ => return now,
                         }
                     } else if f.start > now {
@@ -712,7 +729,7 @@ impl Hca {
                 self.loaded = Some(Loaded::Cnp);
             }
         }
-        if self.loaded.is_none() && !self.flows.is_empty() {
+        if self.loaded.is_none() && !self.flows.is_empty() && now >= self.host_next {
             let n = self.flows.len();
             for j in 0..n {
                 let k = (self.rr + j) % n;
@@ -746,6 +763,10 @@ impl Hca {
                     }
                     let start = self.rate.tick_of(now) + u64::from(p.offset);
                     let bytes = u64::from(p.desc.wire_len);
+                    if let Some((num, cap)) = self.host_cap {
+                        // Wire bytes of at most 8 KiB times 8 * clock_mhz (u32): far below u64's range.
+                        self.host_next = now + (bytes * num).div_ceil(cap);
+                    }
                     let s = Sent {
                         start: now,
                         end: self.rate.cycle_of_byte_end(start, bytes),

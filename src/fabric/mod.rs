@@ -307,6 +307,9 @@ impl Fabric {
             if let Some(t) = sc.sl2vl() {
                 hc.set_sl2vl(t);
             }
+            if let Some(cap) = sc.host_cap_mbps(h) {
+                hc.set_host_cap(cap, clock);
+            }
             if let (Some(ro), Some(fb)) = (&sc.roce, roce_frame_blocks) {
                 hc.set_roce(
                     roce::pfc_config(ro, r, lat, fb, clock),

@@ -236,7 +236,7 @@ mod tests {
         kind: LinkKind,
         events: &[Tapped],
     ) -> (DataLink, Vec<(std::time::Duration, Vec<u8>)>) {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on.toml");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on-quick.toml");
         let sc = crate::scenario::load(&path).unwrap();
         let out = std::env::temp_dir().join(format!(
             "ibcycle-capture-unit-{}-{kind:?}",

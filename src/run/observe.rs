@@ -297,7 +297,7 @@ mod tests {
     use super::*;
 
     fn sc() -> Scenario {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on.toml");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cao-cc-on-quick.toml");
         crate::scenario::load(&path).unwrap()
     }
 

@@ -34,8 +34,9 @@
 //!   outgoing flow-control packets is not counted (they are 6 bytes). [`Readiness::Always`] (`--port-trace-ready
 //!   always`) instead keeps every output ready, the mapping before readiness was recorded; each catches a
 //!   `switch_core` bug the other misses on the full-length gran-s1 trace (numbers in `hdl/README.md`).
-//! - Configuration: the switch's buffer size and flow-control interval, `[switch_cc]` threshold (linear
-//!   threshold table of the buffer), Marking_Rate, Packet_Size and Victim_Mask; both VLs in the low VL
+//! - Configuration: the switch's buffer size and flow-control interval, `[switch_cc]` threshold (the table
+//!   of its `threshold_map` for the buffer and the flows' largest MTU, as the fabric switch builds it) and
+//!   fill comparison, Marking_Rate, Packet_Size and Victim_Mask; both VLs in the low VL
 //!   arbitration table with weight 255 (not the scenario's `vl_arb`, whose 64-entry tables do not fit the
 //!   core's 4), no high-priority entries; `fecn_marker` in counter mode.
 //!
@@ -45,9 +46,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rtl_model::blocks::cong_detect::linear_thr_table;
 use rtl_model::blocks::fecn_marker::FecnMarker;
 use rtl_model::blocks::switch_core::{set_lane, N_PORTS, N_VL};
+use switch_asic::config::{mtu_packet_blocks, FillCompare};
 use switch_asic::LinkRate;
 
 use crate::fabric::tap::{TapEvent, Tapped, WireEnd};
@@ -336,7 +337,10 @@ fn config_line(sc: &Scenario) -> String {
     let buf = s.switch_vl_buf_blocks;
     let mut table = 0u128;
     let mut hi = 0u128;
-    for (t, e) in linear_thr_table(buf).iter().enumerate() {
+    // The fabric switch's own table: its Threshold mapping for this buffer and the fabric's MTU.
+    let mtu = sc.flows.iter().map(|f| f.mtu).max().unwrap_or(256);
+    let map = rtl_model::blocks::cong_detect::ThresholdMap::from(cc.threshold_map);
+    for (t, e) in map.table(buf, mtu_packet_blocks(mtu)).iter().enumerate() {
         if t < 8 {
             set_lane(&mut table, t, 16, u64::from(*e));
         } else {
@@ -370,7 +374,14 @@ fn config_line(sc: &Scenario) -> String {
         "vl_high_limit_i=255".into(),
         format!("threshold_i={}", cc.threshold),
         format!("thr_table_i=0x{hi:032x}{table:032x}"),
-        "compare_i=0".into(),
+        format!(
+            "compare_i={}",
+            match cc.fill_comparison {
+                FillCompare::PerVoq => 0,
+                FillCompare::SumVoqs => 1,
+                FillCompare::SumPerContributor => 2,
+            }
+        ),
         format!("root_min_credits_i={}", cong.root_min_credits),
         format!("victim_mask_i={}", u8::from(cc.victim_mask)),
         format!("packet_size_i={}", cc.packet_size),
@@ -481,7 +492,7 @@ mod tests {
     use switch_asic::{FcPacket, PacketDesc, PacketStart};
 
     fn gran_s1() -> Scenario {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on.toml");
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on-quick.toml");
         crate::scenario::load(&file).unwrap()
     }
 

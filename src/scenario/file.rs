@@ -49,6 +49,7 @@ pub(super) struct SwitchEntry {
 pub(super) struct HcaEntry {
     pub(super) name: Spanned<String>,
     pub(super) cc: Option<Spanned<ports::HcaCcOverride>>,
+    pub(super) host_cap: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

@@ -26,7 +26,7 @@
 //! node and only carry its settings.
 
 use serde::Deserialize;
-use switch_asic::config::{FillCompare, MarkMode};
+use switch_asic::config::{FillCompare, MarkMode, MarkPoint, ThresholdMap};
 use switch_asic::PortCc;
 
 use rtl_model::mad::vlarb::{VlArbEntry, VlArbTable};
@@ -131,6 +131,10 @@ pub struct SwitchCcOverride {
     pub fill_comparison: Option<FillCompare>,
     /// Credit (blocks) from which a congested port-VL is a root.
     pub root_min_credits: Option<u16>,
+    /// Threshold mapping.
+    pub threshold_map: Option<ThresholdMap>,
+    /// When FECN is decided.
+    pub mark_point: Option<MarkPoint>,
     /// Ports (1-based) whose Victim_Mask bit is set (in addition to `victim_mask`).
     pub victim_ports: Vec<u8>,
     /// `[port, threshold]` pairs: the threshold of single ports (1-based).
@@ -148,6 +152,8 @@ impl SwitchCcOverride {
             mark_mode: self.mark_mode.unwrap_or(base.mark_mode),
             fill_comparison: self.fill_comparison.unwrap_or(base.fill_comparison),
             root_min_credits: self.root_min_credits.unwrap_or(base.root_min_credits),
+            threshold_map: self.threshold_map.unwrap_or(base.threshold_map),
+            mark_point: self.mark_point.unwrap_or(base.mark_point),
         }
     }
 
@@ -242,6 +248,8 @@ impl SwitchSettings {
             victim_mask: self.cc.victim_mask || self.victim_ports.contains(&port),
             compare: self.cc.fill_comparison,
             root_min_credits: self.cc.root_min_credits,
+            threshold_map: self.cc.threshold_map,
+            mark_point: self.cc.mark_point,
             ..PortCc::default()
         }
     }
@@ -254,6 +262,8 @@ pub struct Overrides {
     pub switches: Vec<Option<SwitchSettings>>,
     /// Per HCA: the `[hca_cc]` of the flows it sends.
     pub hca_cc: Vec<Option<HcaCc>>,
+    /// Per HCA: its host injection cap (`host_cap`), Mbit/s of packets on the wire.
+    pub host_cap_mbps: Vec<Option<u64>>,
 }
 
 impl super::Scenario {
@@ -277,6 +287,11 @@ impl super::Scenario {
             Some(Some(c)) => Some(*c),
             _ => self.hca_cc,
         }
+    }
+
+    /// The host injection cap of HCA `h` in Mbit/s (`[[hca]] host_cap`; `None`: only its link limits it).
+    pub fn host_cap_mbps(&self, h: usize) -> Option<u64> {
+        self.overrides.host_cap_mbps.get(h).copied().flatten()
     }
 
     /// The global SL2VL table (`[settings] sl2vl`), checked at parse time.
@@ -360,6 +375,30 @@ pub(super) fn resolve(
             out.switches.resize(s + 1, None);
         }
         out.switches[s] = Some(ss);
+    }
+    for (i, e) in file.hca.iter().enumerate() {
+        let Some(cap) = &e.host_cap else { continue };
+        let Some(End::Hca { hca: h }) = topo.find(e.name.get_ref()) else {
+            return Err(at(
+                e.name.span(),
+                format!("hca[{i}].name: no HCA named {:?}", e.name.get_ref()),
+            ));
+        };
+        let mbps = super::rate_mbps(cap.get_ref())
+            .filter(|&m| m > 0)
+            .ok_or_else(|| {
+                at(
+                    cap.span(),
+                    format!(
+                        "hca[{i}].host_cap: {:?} is not a rate above 0 (e.g. \"13200Mbps\")",
+                        cap.get_ref()
+                    ),
+                )
+            })?;
+        if out.host_cap_mbps.len() <= h {
+            out.host_cap_mbps.resize(h + 1, None);
+        }
+        out.host_cap_mbps[h] = Some(mbps);
     }
     for (i, e) in file.hca.iter().enumerate() {
         let Some(c) = &e.cc else { continue };

@@ -1,6 +1,6 @@
 //! Switch-level congestion-control tests: fill-comparison onsets, Marking_Rate, Packet_Size, root/victim.
 
-use crate::config::{FillCompare, MarkMode, PortCc};
+use crate::config::{FillCompare, MarkMode, MarkPoint, PortCc, ThresholdMap};
 use crate::endpoint::Rig;
 use crate::rate::LinkRate;
 use crate::switch_tests::{cfg, pkt};
@@ -46,11 +46,13 @@ fn drive(
     }
 }
 
-/// First cycle at which port 4 VL0 shows `cong_o` under `compare` (Threshold 1: 15/16 of 132 = 123 blocks).
+/// First cycle at which port 4 VL0 shows `cong_o` under `compare` (Threshold 1 of the linear mapping: 15/16
+/// of 132 = 123 blocks).
 fn onset(compare: FillCompare) -> Option<u64> {
     let cc = PortCc {
         threshold: 1,
         compare,
+        threshold_map: ThresholdMap::LinearSixteenths,
         ..PortCc::default()
     };
     let payload = [2048; 4];
@@ -86,8 +88,13 @@ fn fill_comparisons_give_different_onsets() {
 }
 
 /// Records, for every packet leaving port 4, whether it was eligible (marking state at its start and at least
-/// Packet_Size long) and whether it was marked.
+/// Packet_Size long) and whether it was marked. The decision is taken at the start (`MarkPoint::Dequeue`), so
+/// that the state it used is observable here; `enqueue_marking_counts_alike` covers the other point.
 fn marks(cc: PortCc, payload: [u16; 4], cycles: u64) -> (Vec<bool>, u64, Rig) {
+    let cc = PortCc {
+        mark_point: MarkPoint::Dequeue,
+        ..cc
+    };
     let start = [0, 0, 0, 0];
     let (mut r, _) = rig(cc, payload, start);
     let mut seq = Vec::new();
@@ -259,4 +266,68 @@ fn congested_cycles_are_counted() {
         0,
         "input ports are not congested outputs"
     );
+}
+
+/// Marking at enqueue (the default point) counts Marking_Rate alike: the eligible packets are those that
+/// joined a VoQ while the port-VL was in the marking state, exactly the first of every `k + 1` of them is
+/// marked (the counters agree), the marks reach the sink as FECN bits, and short packets are never marked.
+/// A packet that joins an uncongested port-VL leaves unmarked even if the state has turned on by its start.
+#[test]
+fn enqueue_marking_counts_alike() {
+    for k in [0u16, 1, 3] {
+        let cc = PortCc {
+            threshold: 15,
+            packet_size: 8,
+            marking_rate: k,
+            mark_mode: MarkMode::Counter,
+            mark_point: MarkPoint::Enqueue,
+            ..PortCc::default()
+        };
+        let payload = [2048, 1024, 256, 2048];
+        let (mut r, start) = rig(cc, payload, [0; 4]);
+        drive(&mut r, start, payload, 200_000, |_, _| {});
+        let c = r.sw.counters(OUT, 0);
+        assert!(c.eligible > 500, "k {k}: {c:?}");
+        assert_eq!(
+            c.marked,
+            c.eligible.div_ceil(u64::from(k) + 1),
+            "k {k}: one in k + 1 of the eligible packets"
+        );
+        // Marks not yet at the sink are on packets still queued in the switch or on the wire (at most 2).
+        let st = r.eps[OUT].stats();
+        let held = r.sw.packets_held() as u64;
+        assert!(
+            st.recv_fecn <= c.marked && c.marked - st.recv_fecn <= held + 2,
+            "k {k}: {} of {} marks arrived",
+            st.recv_fecn,
+            c.marked
+        );
+    }
+    // Only short packets (282 bytes, below Packet_Size's 512): congested, yet nothing is eligible.
+    let cc = PortCc {
+        threshold: 15,
+        packet_size: 8,
+        marking_rate: 0,
+        mark_point: MarkPoint::Enqueue,
+        ..PortCc::default()
+    };
+    let payload = [256; 4];
+    let (mut r, start) = rig(cc, payload, [0; 4]);
+    drive(&mut r, start, payload, 50_000, |_, _| {});
+    let c = r.sw.counters(OUT, 0);
+    assert!(c.cong_cycles > 0, "{c:?}");
+    assert_eq!((c.eligible, c.marked), (0, 0));
+    // Threshold 0: no state, no marks at either point.
+    for mark_point in [MarkPoint::Enqueue, MarkPoint::Dequeue] {
+        let cc = PortCc {
+            threshold: 0,
+            mark_point,
+            ..PortCc::default()
+        };
+        let payload = [2048; 4];
+        let (mut r, start) = rig(cc, payload, [0; 4]);
+        drive(&mut r, start, payload, 50_000, |_, _| {});
+        assert_eq!(r.sw.counters(OUT, 0).marked, 0);
+        assert_eq!(r.eps[OUT].stats().recv_fecn, 0);
+    }
 }

@@ -83,9 +83,9 @@ impl From<FcPolicy> for credit_rx::FcPolicy {
 #[serde(rename_all = "snake_case")]
 pub enum FillCompare {
     /// Any single input's VoQ above the threshold.
-    #[default]
     PerVoq,
-    /// The sum of the inputs' VoQs above the threshold.
+    /// The sum of the inputs' VoQs above the threshold (the default, see `cong_detect::FillCompare`).
+    #[default]
     SumVoqs,
     /// The sum above the threshold divided by the number of contributing inputs.
     SumPerContributor,
@@ -99,6 +99,48 @@ impl From<FillCompare> for cong_detect::FillCompare {
             FillCompare::SumPerContributor => cong_detect::FillCompare::SumPerContributor,
         }
     }
+}
+
+/// How Threshold maps to a fill in blocks (mirror of `cong_detect::ThresholdMap` for serde).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdMap {
+    /// Sixteenths of the buffer beyond one maximum packet: one packet queued is never congestion.
+    #[default]
+    BeyondOnePacket,
+    /// Sixteenths of the whole buffer.
+    LinearSixteenths,
+}
+
+impl From<ThresholdMap> for cong_detect::ThresholdMap {
+    fn from(m: ThresholdMap) -> Self {
+        match m {
+            ThresholdMap::BeyondOnePacket => cong_detect::ThresholdMap::BeyondOnePacket,
+            ThresholdMap::LinearSixteenths => cong_detect::ThresholdMap::LinearSixteenths,
+        }
+    }
+}
+
+/// When an IB output port-VL decides a packet's FECN (`fecn_marker` is stepped once per packet, at this
+/// point, with `cong_detect`'s registered marking state of the packet's output port-VL).
+///
+/// The IB specification says only that packets leaving a port-VL in the congestion state may be marked.
+/// Deciding at dequeue makes a packet's mark depend on which VoQ it waits in: round-robin arbitration
+/// serves a backlogged VoQ more often while the port is congested, so the flows of the longest VoQ are
+/// marked more per packet (the parking lot's merged flows at per-VoQ comparison), and a sparse flow's own
+/// packet, counted in the fill until it leaves, makes its departures look congested (under the summed
+/// comparisons). Deciding at enqueue, a packet sees the port-VL's state when it joins its VoQ, before it is
+/// counted, so every flow's packets sample the same state at their arrival times and are marked alike; the
+/// hardware's contributors share the bottleneck fairly with its own settings (seed 000 figures 7b and 9,
+/// seed 004 figure 5), which only enqueue marking reproduces (docs/cc-fidelity.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkPoint {
+    /// When the packet joins its VoQ (a store-and-forwarded packet: when its tail is in).
+    #[default]
+    Enqueue,
+    /// When the packet starts at the output.
+    Dequeue,
 }
 
 /// How Marking_Rate is counted (mirror of `fecn_marker::MarkMode` for serde).
@@ -151,9 +193,14 @@ pub struct PortCc {
     pub victim_mask: bool,
     /// Which fill is compared.
     pub compare: FillCompare,
-    /// Threshold -> fill in blocks; `None` takes `cong_detect::linear_thr_table` of the VL's buffer size at
-    /// this port (the switch is assumed to have like buffers at every input).
+    /// Threshold -> fill in blocks; `None` takes the table of `threshold_map` for the VL's buffer size at
+    /// this port (the switch is assumed to have like buffers at every input) and the switch's MTU.
     pub thr_table: Option<[u16; 16]>,
+    /// The Threshold mapping used when `thr_table` is `None`.
+    pub threshold_map: ThresholdMap,
+    /// When an IB port decides FECN (RoCEv2-mode ports decide ECN CE at dequeue, at arbitration, as seed
+    /// 001 defines its detections).
+    pub mark_point: MarkPoint,
     /// Credit (blocks) at or above which a congested port-VL is a root.
     pub root_min_credits: u16,
     /// Counting method of Marking_Rate.
@@ -173,8 +220,10 @@ impl Default for PortCc {
             packet_size: 8,
             marking_rate: 10,
             victim_mask: false,
-            compare: FillCompare::PerVoq,
+            compare: FillCompare::SumVoqs,
             thr_table: None,
+            threshold_map: ThresholdMap::BeyondOnePacket,
+            mark_point: MarkPoint::Enqueue,
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
             mark_mode: MarkMode::Counter,
             lfsr_seed: fecn_marker::LFSR_SEED_DEFAULT,
@@ -192,13 +241,14 @@ impl PortCc {
         }
     }
 
-    /// The detector configuration for a VL whose reference buffer is `buf_blocks`.
-    pub fn detect_config(&self, buf_blocks: u16) -> cong_detect::Config {
+    /// The detector configuration for a VL whose reference buffer is `buf_blocks`, on a switch whose MTU
+    /// packet is `pkt_blocks` ([`mtu_packet_blocks`]).
+    pub fn detect_config(&self, buf_blocks: u16, pkt_blocks: u16) -> cong_detect::Config {
         let mut c = cong_detect::Config::new(buf_blocks);
         c.threshold = self.threshold;
-        if let Some(t) = self.thr_table {
-            c.thr_table = t;
-        }
+        c.thr_table = self.thr_table.unwrap_or_else(|| {
+            cong_detect::ThresholdMap::from(self.threshold_map).table(buf_blocks, pkt_blocks)
+        });
         c.compare = self.compare.into();
         c.root_min_credits = self.root_min_credits;
         c.victim_mask = self.victim_mask;
@@ -482,7 +532,7 @@ impl SwitchConfig {
             ));
         }
         for (v, &b) in pc.vl_buf_blocks.iter().enumerate() {
-            cong_detect::CongDetect::new(pc.cc.detect_config(b))
+            cong_detect::CongDetect::new(pc.cc.detect_config(b, mtu_packet_blocks(self.mtu)))
                 .map_err(|e| ConfigError::new(at(&format!("cc (VL {v})")), "", e.to_string()))?;
         }
         fecn_marker::FecnMarker::new(pc.cc.marker_config())

@@ -21,9 +21,17 @@
 //! is in the RTL too. Counters of congested cycles are kept by the switch, not here.
 //!
 //! Designer choices, named:
-//! - [`Config::thr_table`]: Threshold -> fill threshold in 64-byte blocks. The default
-//!   ([`linear_thr_table`], "linear sixteenths") is `entry t = buf_blocks * (16 - t) / 16` (at least 1), so
-//!   Threshold 1 fires at 15/16 of the buffer and 15, the most aggressive, at 1/16. Entry 0 is never used.
+//! - [`Config::thr_table`]: Threshold -> fill threshold in 64-byte blocks, a held-constant table (the RTL's
+//!   `thr_table_i`), built by one of the named mappings of [`ThresholdMap`]. The default,
+//!   [`ThresholdMap::BeyondOnePacket`] ([`beyond_one_packet_thr_table`]), spreads the sixteenths over the
+//!   buffer beyond one packet of the port's MTU: `entry t = P + (buf_blocks - P) * (16 - t) / 16` with `P =
+//!   min(pkt_blocks, buf_blocks)`, so even Threshold 15 needs more than one MTU packet queued: a VoQ
+//!   holding only the packet a port is about to forward is never congested, whatever the buffer (the
+//!   hardware's lone flow runs unmarked at Threshold 15, seed 000 figure 7b and seed 004 figure 5; seed 004
+//!   section 2: Threshold 15 "must take the VL's credits into account", i.e. it sits just above what one
+//!   packet in flight holds). [`ThresholdMap::LinearSixteenths`] ([`linear_thr_table`]) is the plain
+//!   `buf_blocks * (16 - t) / 16` (at least 1): Threshold 15 fires at 1/16 of the buffer, which is below one
+//!   2 KiB packet in a 512-block buffer. Entry 0 is never used.
 //! - [`FillCompare`]: which fill is compared, the three variants of Gran & Reinemo. Congested means strictly
 //!   above the threshold (`fill > thr`).
 //! - Root rule: root when `credit_avail_i >= root_min_credits` ([`Config::root_min_credits`], default
@@ -45,17 +53,56 @@ pub const CREDIT_WIDTH: u32 = 12;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FillCompare {
     /// Congested when any single VoQ is above the threshold.
-    #[default]
     PerVoq,
-    /// Congested when the sum of the VoQs is above the threshold.
+    /// Congested when the sum of the VoQs is above the threshold: the port-VL's whole queue, whichever
+    /// inputs hold it. The default: with the hardware's CC settings it gives the contributors the fair
+    /// shares the hardware shows in all three of seed 000's and seed 004's scenarios, with the widest margin
+    /// of the three comparisons (docs/cc-fidelity.md).
+    #[default]
     SumVoqs,
     /// Congested when the sum is above the threshold divided by the number of contributing inputs (VoQs with
     /// fill > 0). Integer division, rounding down; the RTL has a small divider for this variant only.
     SumPerContributor,
 }
 
-/// The default Threshold mapping: entry `t` is `buf_blocks * (16 - t) / 16`, at least 1 (entry 0 unused,
-/// set to `buf_blocks`).
+/// How the 4-bit Threshold maps to a fill threshold in blocks (the IB specification says only that 1..=15
+/// are uniformly decreasing thresholds, seed 000 section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ThresholdMap {
+    /// Sixteenths of the buffer beyond one maximum packet ([`beyond_one_packet_thr_table`]).
+    #[default]
+    BeyondOnePacket,
+    /// Sixteenths of the whole buffer ([`linear_thr_table`]).
+    LinearSixteenths,
+}
+
+impl ThresholdMap {
+    /// The table of this mapping for a VoQ buffer of `buf_blocks` and packets of at most `pkt_blocks`.
+    pub fn table(self, buf_blocks: u16, pkt_blocks: u16) -> [u16; 16] {
+        match self {
+            ThresholdMap::BeyondOnePacket => beyond_one_packet_thr_table(buf_blocks, pkt_blocks),
+            ThresholdMap::LinearSixteenths => linear_thr_table(buf_blocks),
+        }
+    }
+}
+
+/// The default Threshold mapping: entry `t` is `P + (buf_blocks - P) * (16 - t) / 16` with `P =
+/// min(pkt_blocks, buf_blocks)`, at least 1 (entry 0 unused, set to `buf_blocks`). Every entry is at least
+/// one packet of `pkt_blocks` (the largest the port's MTU allows; or the whole buffer, if smaller), so a fill
+/// of one packet never exceeds it.
+pub fn beyond_one_packet_thr_table(buf_blocks: u16, pkt_blocks: u16) -> [u16; 16] {
+    let b = u32::from(buf_blocks);
+    let p = b.min(u32::from(pkt_blocks));
+    let mut t = [0u16; 16];
+    for (i, e) in t.iter_mut().enumerate() {
+        // p + (b - p) * 16 / 16 = b at most: fits 16 bits.
+        *e = ((p + (b - p) * (16 - i as u32) / 16) as u16).max(1);
+    }
+    t
+}
+
+/// The plain mapping: entry `t` is `buf_blocks * (16 - t) / 16`, at least 1 (entry 0 unused, set to
+/// `buf_blocks`).
 pub fn linear_thr_table(buf_blocks: u16) -> [u16; 16] {
     let mut t = [0u16; 16];
     for (i, e) in t.iter_mut().enumerate() {
@@ -80,13 +127,15 @@ pub struct Config {
 }
 
 impl Config {
-    /// Defaults for a VoQ buffer of `buf_blocks`: the linear mapping, per-VoQ comparison, root at one
-    /// maximum packet of credit, Victim_Mask clear, and the Mellanox CC manager's Threshold 15.
+    /// Defaults for a VoQ buffer of `buf_blocks`: the default mapping ([`ThresholdMap::BeyondOnePacket`],
+    /// beyond one packet of the largest MTU),
+    /// the summed comparison, root at one maximum packet of credit, Victim_Mask clear, and the Mellanox CC
+    /// manager's Threshold 15.
     pub fn new(buf_blocks: u16) -> Self {
         Config {
             threshold: 15,
-            thr_table: linear_thr_table(buf_blocks),
-            compare: FillCompare::PerVoq,
+            thr_table: ThresholdMap::default().table(buf_blocks, MAX_PKT_BLOCKS.into()),
+            compare: FillCompare::SumVoqs,
             root_min_credits: MAX_PKT_BLOCKS.into(),
             victim_mask: false,
         }
@@ -252,8 +301,9 @@ mod tests {
     use proptest::prelude::*;
 
     fn det(compare: FillCompare) -> CongDetect {
-        // Threshold 1 of a 107-block buffer: 107 * 15 / 16 = 100 blocks.
+        // Threshold 1 of a 107-block buffer, linear sixteenths: 107 * 15 / 16 = 100 blocks.
         let mut cfg = Config::new(107);
+        cfg.thr_table = linear_thr_table(107);
         cfg.threshold = 1;
         cfg.compare = compare;
         cfg.root_min_credits = 1;
@@ -277,6 +327,19 @@ mod tests {
         assert_eq!(t[15], 16);
         assert_eq!(linear_thr_table(8)[15], 1, "at least one block");
         assert_eq!(det(FillCompare::PerVoq).cfg.thr_table[1], 100);
+        // Beyond one packet: 66 + (512 - 66) * (16 - t) / 16.
+        let b = beyond_one_packet_thr_table(512, 66);
+        assert_eq!((b[0], b[1], b[8], b[15]), (512, 484, 289, 93));
+        // A 2 KiB MTU's packet (34 blocks) in a 128-block buffer: 34 + 94 / 16 = 39 at Threshold 15.
+        assert_eq!(beyond_one_packet_thr_table(128, 34)[15], 39);
+        assert_eq!(
+            beyond_one_packet_thr_table(40, 66),
+            [40; 16],
+            "a buffer below one packet"
+        );
+        assert_eq!(beyond_one_packet_thr_table(0, 66)[15], 1);
+        assert_eq!(Config::new(512).thr_table, b, "the default mapping");
+        assert_eq!(ThresholdMap::LinearSixteenths.table(256, 66), t);
     }
 
     /// Three inputs fill up at different rates; the onset cycle differs for each comparison (threshold 100).
@@ -313,6 +376,7 @@ mod tests {
     #[test]
     fn registered_one_cycle_latency_and_root_victim() {
         let mut cfg = Config::new(107);
+        cfg.thr_table = linear_thr_table(107);
         cfg.threshold = 1;
         let mut d = CongDetect::new(cfg).unwrap();
         let o = d.step_with(&at(&[101], 66));
@@ -411,8 +475,32 @@ mod tests {
             let c = mk(FillCompare::SumPerContributor).over_threshold(&fill);
             prop_assert!(!p || s);
             prop_assert!(!s || c);
-            let t = u32::from(linear_thr_table(300)[usize::from(thr)]);
+            let t = u32::from(beyond_one_packet_thr_table(300, 66)[usize::from(thr)]);
             prop_assert_eq!(p, fill.iter().any(|&f| u32::from(f) > t));
+        }
+
+        /// A fill of at most one maximum packet is never over any Threshold of the default mapping, for any
+        /// buffer and any comparison: a VoQ holding only the packet about to be forwarded is not congested.
+        #[test]
+        fn one_packet_is_never_congested(
+            buf in 0u16..=u16::MAX,
+            mtu_pkt in 1u16..=MAX_PKT_BLOCKS.into(),
+            pkt in 0u16..=MAX_PKT_BLOCKS.into(),
+            thr in 1u8..=15,
+        ) {
+            // A packet of at most the MTU's blocks, in a buffer that holds it.
+            let pkt = pkt.min(mtu_pkt).min(buf);
+            for c in [FillCompare::PerVoq, FillCompare::SumVoqs, FillCompare::SumPerContributor] {
+                let mut cfg = Config::new(buf);
+                cfg.thr_table = ThresholdMap::BeyondOnePacket.table(buf, mtu_pkt);
+                cfg.threshold = thr;
+                cfg.compare = c;
+                prop_assert!(!CongDetect::new(cfg).unwrap().over_threshold(&[pkt]), "{:?}", c);
+            }
+            let t = beyond_one_packet_thr_table(buf, mtu_pkt);
+            for w in t[1..].windows(2) {
+                prop_assert!(w[0] >= w[1], "uniformly decreasing: {:?}", t);
+            }
         }
 
         /// The branch-free folds of `over_threshold` equal the plain forms (any lane over; sum over; sum over
@@ -424,7 +512,7 @@ mod tests {
             table_top in 1u16..=u16::MAX,
         ) {
             let lanes = &fill[..fill.len().min(MAX_INPUTS)];
-            let t = u32::from(linear_thr_table(table_top)[usize::from(thr)]);
+            let t = u32::from(beyond_one_packet_thr_table(table_top, 66)[usize::from(thr)]);
             let sum: u32 = lanes.iter().map(|&f| u32::from(f)).sum();
             let n = lanes.iter().filter(|&&f| f != 0).count() as u32;
             for (c, want) in [

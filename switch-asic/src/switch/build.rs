@@ -44,7 +44,7 @@ impl Switch {
                         .map_err(block_err(format!("ports[{p}]")))?,
                 );
                 cong.push(
-                    CongDetect::new(pc.cc.detect_config(buf))
+                    CongDetect::new(pc.cc.detect_config(buf, mtu_packet_blocks(cfg.mtu)))
                         .map_err(block_err(format!("ports[{p}].cc")))?,
                 );
                 mark.push(
@@ -140,6 +140,7 @@ impl Switch {
                     in_vl: 0,
                     out: 0,
                     out_vl: 0,
+                    marked: false,
                 };
                 slab_cap
             ],
@@ -171,6 +172,12 @@ impl Switch {
             work_cycles: 0,
             eager: false,
             pfc_on: cfg.ports.iter().map(|p| p.pfc.is_some()).collect(),
+            mark_at_enqueue: cfg
+                .ports
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.pfc.is_none() && p.cc.mark_point == MarkPoint::Enqueue)
+                .fold(0, |m, (i, _)| m | bit(i)),
             roce_detect: cfg.ports.iter().map(|p| p.cc.roce_detect).collect(),
             wm,
             pfc_quanta: cfg

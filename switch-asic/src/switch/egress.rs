@@ -163,18 +163,27 @@ impl Switch {
                     self.counters[k].credit_err += 1;
                 }
             }
+            let at_enqueue = self.mark_at_enqueue & bit(p) != 0;
             let mark_state = match (pfc_on, self.roce_detect[p]) {
+                _ if at_enqueue => false,
                 (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
                     self.oversubscribed(vl, self.voq_mask[k] | (1u64 << i), in_buf_blocks)
                 }
                 _ => self.cong[k].outputs().mark_state_o,
             };
-            let mut mo = self.mark[k].step(&fecn_marker::In {
-                rst_ni: true,
-                pkt_valid_i: true,
-                pkt_bytes_i: slot.desc.wire_len,
-                mark_state_i: mark_state,
-            });
+            let mut mo = if at_enqueue {
+                // Decided, and counted, when the packet joined its VoQ (its FECN is set already).
+                fecn_marker::Out {
+                    mark_o: slot.marked,
+                }
+            } else {
+                self.mark[k].step(&fecn_marker::In {
+                    rst_ni: true,
+                    pkt_valid_i: true,
+                    pkt_bytes_i: slot.desc.wire_len,
+                    mark_state_i: mark_state,
+                })
+            };
             let mut desc = slot.desc;
             desc.vl = vl as u8;
             if pfc_on {
@@ -194,7 +203,7 @@ impl Switch {
             {
                 c.eligible += 1;
             }
-            if mo.mark_o {
+            if mo.mark_o && !at_enqueue {
                 c.marked += 1;
             }
             self.last_start[k] = (t, mo.mark_o);

@@ -226,6 +226,7 @@ impl Switch {
                 in_vl: vl as u8,
                 out,
                 out_vl,
+                marked: false,
             };
             if self.store_forward[p * self.n + usize::from(out)] && !ar.a.is_done() {
                 ar.deferred = slot;
@@ -260,9 +261,36 @@ impl Switch {
         }
         self.voq_tail[q] = slot;
         let k = out * self.v + vl;
+        if self.mark_at_enqueue & bit(out) != 0 {
+            self.mark_on_enqueue(k, slot);
+        }
         self.voq_mask[k] |= 1u64 << inp;
         self.voq_fill[k * self.n + inp] += s.desc.blocks();
         self.eg_wake.lower(out, t + 1);
         self.mark_dirty(k);
+    }
+
+    /// The FECN decision of a packet joining the VoQs of output port-VL `k` (`MarkPoint::Enqueue`): the
+    /// marker is stepped with the registered marking state, as the dequeue decision would be at the start.
+    fn mark_on_enqueue(&mut self, k: usize, slot: u32) {
+        let s = &mut self.slab[slot as usize];
+        let mark_state = self.cong[k].outputs().mark_state_o;
+        let mo = self.mark[k].step(&fecn_marker::In {
+            rst_ni: true,
+            pkt_valid_i: true,
+            pkt_bytes_i: s.desc.wire_len,
+            mark_state_i: mark_state,
+        });
+        s.marked = mo.mark_o;
+        s.desc.fecn |= mo.mark_o;
+        let c = &mut self.counters[k];
+        if mark_state
+            && u32::from(s.desc.wire_len) >= u32::from(self.mark[k].config().packet_size) * 64
+        {
+            c.eligible += 1;
+        }
+        if mo.mark_o {
+            c.marked += 1;
+        }
     }
 }

@@ -29,6 +29,8 @@
 //!   the input: [`Switch`] store-and-forwards exactly then).
 //! - A packet's input-buffer blocks are released when its last byte has left the output (not block by block).
 //! - VoQ fill counts a packet's whole length from the time it joins the VoQ until it starts at the output.
+//! - FECN is decided when a packet joins its VoQ (`MarkPoint::Enqueue`, the default) or when it starts at the
+//!   output (`MarkPoint::Dequeue`), from `cong_detect`'s registered state either way (config.rs gives why).
 //! - Internal speed-up (`PortConfig::speedup`): how many outputs one input can feed at once.
 //! - Flow-control packets occupy the wire (6 bytes), start on a cycle boundary after the previous packet's
 //!   last byte, and go before waiting data; one per cycle per port, lowest VL first.
@@ -59,7 +61,7 @@ use rtl_model::blocks::vl_arb::{self, ArbEntry, VlArb};
 use rtl_model::clocked::Clocked;
 use rtl_model::mad::sl2vl::Sl2VlTable;
 
-use crate::config::{mtu_packet_blocks, ConfigError, RoceDetect, SwitchConfig};
+use crate::config::{mtu_packet_blocks, ConfigError, MarkPoint, RoceDetect, SwitchConfig};
 use crate::link::{Arrival, Serializer};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
@@ -124,6 +126,8 @@ struct Slot {
     in_vl: u8,
     out: u8,
     out_vl: u8,
+    /// FECN set by this switch when the packet joined its VoQ (`MarkPoint::Enqueue`).
+    marked: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -222,6 +226,8 @@ pub struct Switch {
     eager: bool,
 
     pfc_on: Vec<bool>,
+    /// Outputs (IB ports with `MarkPoint::Enqueue`) whose FECN is decided when a packet joins its VoQ.
+    mark_at_enqueue: u64,
     roce_detect: Vec<RoceDetect>,
     wm: Vec<Watermarks>,
     pfc_quanta: Vec<u16>,

@@ -1,0 +1,63 @@
+//! Helpers shared by the validation tests: window means of the throughput samples, CNP counts, Jain's index,
+//! and the phases of a scenario whose flows join one by one.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use ibcycle::run::RunResult;
+use ibcycle::scenario::{load, Scenario};
+
+/// A shipped scenario file by name (without `.toml`).
+pub fn scenario(name: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
+    load(&path).unwrap_or_else(|e| panic!("shipped scenario {name} loads: {e}"))
+}
+
+/// Mean of flow `f`'s throughput samples whose interval ends in `(from, to]` microseconds.
+pub fn mean(r: &RunResult, f: usize, from: u64, to: u64) -> f64 {
+    let v: Vec<f64> = r
+        .samples
+        .iter()
+        .filter(|(t, _)| *t > from && *t <= to)
+        .map(|(_, g)| g[f])
+        .collect();
+    assert!(!v.is_empty(), "no samples in ({from}, {to}]");
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// CNPs flow `f`'s source received in the sampling intervals ending in `(from, to]` microseconds.
+pub fn cnps(r: &RunResult, f: usize, from: u64, to: u64) -> u64 {
+    r.cnp_samples
+        .iter()
+        .filter(|(t, _)| *t > from && *t <= to)
+        .map(|(_, n)| n[f])
+        .sum()
+}
+
+/// Jain's fairness index of `v`: 1 when all are equal, 1/n when one takes everything.
+pub fn jain(v: &[f64]) -> f64 {
+    let s: f64 = v.iter().sum();
+    s * s / (v.len() as f64 * v.iter().map(|x| x * x).sum::<f64>())
+}
+
+/// The smallest of `v` over the largest.
+pub fn min_over_max(v: &[f64]) -> f64 {
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    lo / hi
+}
+
+/// The last third of phase `i` of a scenario whose phases last `len_us` each: `(from, to)` in microseconds.
+/// The validation targets read each phase there, after several CCTI recovery times.
+pub fn last_third(i: u64, len_us: u64) -> (u64, u64) {
+    let end = (i + 1) * len_us;
+    (end - len_us / 3, end)
+}
+
+/// Payload throughput of a saturating IB flow of 2048-byte packets on a link of `data_gbps`: LRH 8, BTH 12,
+/// ICRC 4 and VCRC 2 bytes ride with every 2048 payload bytes.
+pub fn ib_payload_gbps(data_gbps: f64) -> f64 {
+    data_gbps * 2048.0 / 2074.0
+}
