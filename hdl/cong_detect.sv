@@ -26,12 +26,17 @@
 // | `victim_o`           | out | 1         | congested without credit (`victim_q`)                             |
 // | `mark_state_o`       | out | 1         | `root_q || (victim_q && victim_mask_i)`                           |
 //
+// `thr_table_i` is the Threshold mapping, a designer choice made where the table is built (the Rust
+// `ThresholdMap`): `BeyondOnePacket`, the default (entry t = P + (buf - P) * (16 - t) / 16, P one MTU
+// packet: one packet queued is never congestion), or `LinearSixteenths` (entry t = buf * (16 - t) / 16). The
+// RTL compares against whichever table it is given, so both mappings are the same in Rust and RTL.
+//
 // `compare_i` encoding (the Rust `FillCompare` has no numeric form; this is it):
 //   0 PerVoq            congested when any valid lane is above the threshold
 //   1 SumVoqs           congested when the sum of the valid lanes is above the threshold
 //   2 SumPerContributor congested when the sum is above floor(threshold / n), n = valid lanes with fill > 0
 //                       (n = 0: not congested)
-//   3 reserved, behaves as PerVoq (the Rust default)
+//   3 reserved, behaves as PerVoq
 //
 // The Rust block takes a slice; the RTL takes NIn lanes and the count of valid ones, `voq_cnt_i`. Lanes at or
 // above the count are ignored whatever they hold; a count above NIn means NIn, as the Rust block ignores slice
