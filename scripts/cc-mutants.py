@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = ROOT / "target" / "mutants"
 TREE = SCRATCH / "tree"
 
-# (name, what the bug is, file, exact text, replacement). Each text must occur exactly once.
+# (name, what the bug is, file, exact text, replacement, [more (file, text, replacement)]). Each text must
+# occur exactly once.
 MUTANTS = [
     (
         "marking-counter-off-by-one",
@@ -94,6 +95,18 @@ MUTANTS = [
         "ThresholdMap::BeyondOnePacket => beyond_one_packet_thr_table(buf_blocks, pkt_blocks),",
         "ThresholdMap::BeyondOnePacket => linear_thr_table(buf_blocks.max(pkt_blocks & 0)),",
     ),
+    (
+        "old-detection",
+        "both of the last two: the detection before the hardware's settings were reproduced",
+        "switch-asic/src/switch/build.rs",
+        ".fold(0, |m, (i, _)| m | bit(i)),",
+        ".fold(0, |m, (_i, _)| m),",
+        [(
+            "rtl-model/src/blocks/cong_detect.rs",
+            "ThresholdMap::BeyondOnePacket => beyond_one_packet_thr_table(buf_blocks, pkt_blocks),",
+            "ThresholdMap::BeyondOnePacket => linear_thr_table(buf_blocks.max(pkt_blocks & 0)),",
+        )],
+    ),
 ]
 
 # The validation tests: the paper targets and the lone-flow invariant (ibcycle), and the CC blocks' and the
@@ -156,18 +169,20 @@ def main():
         if bad:
             sys.exit(f"cc-mutants: the unmutated model fails {bad}")
         rows = []
-        for name, what, path, old, new in MUTANTS:
+        for name, what, path, old, new, *more in MUTANTS:
             if a.only and name not in a.only:
                 continue
-            f = TREE / path
-            text = f.read_text()
-            n = text.count(old)
-            if n != 1:
-                sys.exit(f"cc-mutants: {name}: the text occurs {n} times in {path}")
-            f.write_text(text.replace(old, new))
+            edits = [(path, old, new), *(more[0] if more else [])]
+            for p, o, nw in edits:
+                f = TREE / p
+                text = f.read_text()
+                n = text.count(o)
+                if n != 1:
+                    sys.exit(f"cc-mutants: {name}: the text occurs {n} times in {p}")
+                f.write_text(text.replace(o, nw))
             print(f"{name} ...", flush=True)
             res = run_tests(env)
-            sh("git", "checkout", "--", path, cwd=TREE)
+            sh("git", "checkout", "--", *sorted({p for p, _, _ in edits}), cwd=TREE)
             killers = sorted(t for t, ok in res.items() if not ok)
             rows.append((name, what, killers))
             print(f"  killed by {len(killers)}: {', '.join(killers) or 'NONE'}", flush=True)

@@ -1,6 +1,7 @@
 //! The lone-flow invariant of congestion control: in every shipped scenario with its topology and CC
 //! settings, each flow, alone and saturating, on a path with no link slower than its source's, is never
-//! marked (FECN, or ECN CE in RoCEv2 mode) and runs at its source link's rate. Where its path narrows, the
+//! marked (FECN, or ECN CE in RoCEv2 mode), leaves no port in the congestion state, and runs at its source
+//! link's rate. Where its path narrows, the
 //! flow is held to the narrowest link's rate (and marking it is CC doing its job). A source's rate is its
 //! link's, or its host cap where that is lower.
 //!
@@ -98,6 +99,10 @@ fn a_lone_saturating_flow_is_never_marked_and_runs_at_its_links_rate() {
             eprintln!("{what}");
             if narrowest >= rates[0] {
                 assert_eq!((s.fecn_marked_rx, s.ecn_marked_rx), (0, 0), "{what}");
+                // Not even in the congestion state, anywhere: no port holds more than the packet it forwards.
+                for p in &r.summary.ports {
+                    assert_eq!(p.congested_cycles, 0, "{what}: {p:?}");
+                }
                 let want = payload(rates[0]);
                 assert!(
                     s.avg_gbps >= 0.97 * want,

@@ -198,13 +198,8 @@ impl Switch {
             let c = &mut self.counters[k];
             c.xmit_pkts += 1;
             c.xmit_bytes += u64::from(desc.wire_len);
-            if mark_state
-                && u32::from(desc.wire_len) >= u32::from(self.mark[k].config().packet_size) * 64
-            {
-                c.eligible += 1;
-            }
-            if mo.mark_o && !at_enqueue {
-                c.marked += 1;
+            if !at_enqueue {
+                self.count_decision(k, mark_state, desc.wire_len, mo.mark_o);
             }
             self.last_start[k] = (t, mo.mark_o);
             self.last_desc[k] = Some(desc);

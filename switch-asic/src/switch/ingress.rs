@@ -283,14 +283,22 @@ impl Switch {
         });
         s.marked = mo.mark_o;
         s.desc.fecn |= mo.mark_o;
+        let len = s.desc.wire_len;
+        self.count_decision(k, mark_state, len, mo.mark_o);
+    }
+
+    /// Counts a marking decision of output port-VL `k` (at whichever point it is taken): eligible when the
+    /// port-VL was in the marking state and the packet at least Packet_Size long, and whether it was marked.
+    pub(super) fn count_decision(
+        &mut self,
+        k: usize,
+        mark_state: bool,
+        wire_len: u16,
+        marked: bool,
+    ) {
+        let min = u32::from(self.mark[k].config().packet_size) * 64;
         let c = &mut self.counters[k];
-        if mark_state
-            && u32::from(s.desc.wire_len) >= u32::from(self.mark[k].config().packet_size) * 64
-        {
-            c.eligible += 1;
-        }
-        if mo.mark_o {
-            c.marked += 1;
-        }
+        c.eligible += u64::from(mark_state && u32::from(wire_len) >= min);
+        c.marked += u64::from(marked);
     }
 }
