@@ -16,10 +16,13 @@
 // | take_i         | in  | 1     | the sender commits: the requested blocks are consumed                |
 // | fctbs_o        | out | 12    | total blocks sent, mod 4096 (fctbs_q)                                |
 // | fccl_o         | out | 12    | last FCCL received (fccl_q)                                          |
-// | avail_o        | out | 12    | (fccl_q - fctbs_q) mod 4096: blocks of credit left                   |
+// | avail_o        | out | 12    | d = (fccl_q - fctbs_q) mod 4096 if d <= 2048, else 0: credit left    |
 // | send_ok_o      | out | 1     | req_valid_i and the packet fits the credit held before this cycle    |
 // | err_o          | out | 1     | take_i without send_ok_o: a lossless-flow-control violation          |
 //
+// avail_o reads a trailing FCCL (the receiver's limit behind the blocks already sent: d above the 2048 window,
+// legal while blocks are in flight) as no credit, not as about 4,000 blocks, so cong_detect never takes a port
+// without credit for a root.
 // While rst_ni is low the value outputs show the reset values and the strobes are 0.
 // The configuration is an input port, not a parameter, so one Verilated model covers every configuration.
 //
@@ -47,10 +50,8 @@ module credit_tx (
 );
 
   // Largest modular distance that still reads as "FCCL at or ahead of FCTBS + b".
-  // The BUG_CREDIT_WRAP variant bypasses the modular check, leaving CreditWindow and distance unread there.
-  /* verilator lint_off UNUSEDPARAM */
+  // The BUG_CREDIT_WRAP variant bypasses the modular check, leaving distance unread there.
   localparam logic [11:0] CreditWindow = 12'd2048;
-  /* verilator lint_on UNUSEDPARAM */
 
   logic [11:0] fctbs_q, fctbs_d;
   logic [11:0] fccl_q, fccl_d;
@@ -62,6 +63,8 @@ module credit_tx (
   logic [11:0] distance;
   /* verilator lint_on UNUSEDSIGNAL */
   logic        fits;
+  // (fccl_q - fctbs_q) mod 4096, before the window check of avail_o.
+  logic [11:0] credit;
 
   always_comb begin
     fctbs_d   = fctbs_q;
@@ -81,14 +84,15 @@ module credit_tx (
     err_o     = 1'b0;
     fctbs_o   = 12'd0;
     fccl_o    = fccl_reset_i;
-    avail_o   = fccl_reset_i;
+    avail_o   = (fccl_reset_i <= CreditWindow) ? fccl_reset_i : 12'd0;
+    credit    = fccl_q - fctbs_q;
     if (!rst_ni) begin
       fctbs_d = 12'd0;
       fccl_d  = fccl_reset_i;
     end else begin
       fctbs_o   = fctbs_q;
       fccl_o    = fccl_q;
-      avail_o   = fccl_q - fctbs_q;
+      avail_o   = (credit <= CreditWindow) ? credit : 12'd0;
       send_ok_o = req_valid_i && fits;
       err_o     = take_i && !send_ok_o;
       // An erroneous take still advances FCTBS: the blocks did leave.

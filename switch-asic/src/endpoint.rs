@@ -212,9 +212,9 @@ impl Endpoint {
 
     /// Credit of `vl` towards the switch in blocks (`credit_tx` `avail_o`).
     pub fn credits_avail(&self, vl: usize) -> u16 {
-        self.ctx.get(vl).map_or(0, |t| {
-            t.fccl_q.wrapping_sub(t.fctbs_q) & (credit_tx::FC_MOD as u16 - 1)
-        })
+        self.ctx
+            .get(vl)
+            .map_or(0, |t| credit_tx::avail(t.fccl_q, t.fctbs_q))
     }
 
     /// Free blocks of the receive buffer of `vl` (`credit_rx` `free_q`).

@@ -16,7 +16,7 @@
 //! | `take_i`        | in  | 1     | the sender commits: the requested blocks are consumed                |
 //! | `fctbs_o`       | out | 12    | total blocks sent, mod 4096 (`fctbs_q`)                              |
 //! | `fccl_o`        | out | 12    | last FCCL received (`fccl_q`)                                        |
-//! | `avail_o`       | out | 12    | `(fccl_q - fctbs_q) mod 4096`: blocks of credit left                 |
+//! | `avail_o`       | out | 12    | [`avail`]: `d = (fccl_q - fctbs_q) mod 4096` if `d <= 2048`, else 0  |
 //! | `send_ok_o`     | out | 1     | `req_valid_i` and the packet fits the credit (check above)           |
 //! | `err_o`         | out | 1     | `take_i` without `send_ok_o`: a lossless-flow-control violation      |
 //!
@@ -36,6 +36,20 @@ pub const FC_WIDTH: u32 = 12;
 pub const FC_MOD: u32 = 1 << FC_WIDTH;
 /// A packet fits when `(FCCL - (FCTBS + blocks)) mod 4096` is at most this (half the counter range).
 pub const CREDIT_WINDOW: u32 = 2048;
+
+/// The credit left, in blocks: `d = (fccl - fctbs) mod 4096` when `d` is within the [`CREDIT_WINDOW`], else 0.
+/// A receiver never advertises more than the window ahead, so a larger `d` is an FCCL that trails the blocks
+/// already sent (legal on the wire while blocks are in flight): no credit, not about 4,000 blocks of it, which
+/// `cong_detect` would take for a root.
+#[inline]
+pub fn avail(fccl: u16, fctbs: u16) -> u16 {
+    let d = fccl.wrapping_sub(fctbs) & (FC_MOD - 1) as u16;
+    if u32::from(d) <= CREDIT_WINDOW {
+        d
+    } else {
+        0
+    }
+}
 /// Width of `req_blocks_i`, bits.
 pub const BLOCKS_WIDTH: u32 = 7;
 
@@ -132,7 +146,7 @@ impl Clocked for CreditTx {
             return Out {
                 fctbs_o: 0,
                 fccl_o: self.cfg.fccl_reset,
-                avail_o: self.cfg.fccl_reset,
+                avail_o: avail(self.cfg.fccl_reset, 0),
                 send_ok_o: false,
                 err_o: false,
             };
@@ -142,7 +156,7 @@ impl Clocked for CreditTx {
         let out = Out {
             fctbs_o: self.fctbs_q,
             fccl_o: self.fccl_q,
-            avail_o: self.fccl_q.wrapping_sub(self.fctbs_q) & m,
+            avail_o: avail(self.fccl_q, self.fctbs_q),
             send_ok_o: send_ok,
             err_o: i.take_i && !send_ok,
         };
@@ -237,6 +251,26 @@ mod tests {
         });
         assert!(!o.send_ok_o && o.err_o);
         assert_eq!((tx.fctbs_q, tx.fccl_q), (105, 400));
+    }
+
+    /// A trailing FCCL (behind the blocks already sent) is no credit, not a wrapped 4,000 blocks; the window
+    /// edge itself (2048 ahead) is still credit.
+    #[test]
+    fn a_trailing_fccl_reads_as_no_credit() {
+        assert_eq!(avail(5, 10), 0, "FCCL 5 blocks behind FCTBS");
+        assert_eq!(avail(4, 4090), 10, "ahead across the wrap");
+        assert_eq!(avail(2048, 0), 2048);
+        assert_eq!(avail(2049, 0), 0);
+        let mut tx = tx_at(100, 90);
+        let o = tx.step(&req(1, false));
+        assert_eq!((o.avail_o, o.send_ok_o), (0, false));
+        // A reset FCCL beyond the window reads the same way.
+        let mut tx = CreditTx::new(Config { fccl_reset: 3000 }).unwrap();
+        let o = tx.step(&In {
+            rst_ni: false,
+            ..In::default()
+        });
+        assert_eq!(o.avail_o, 0);
     }
 
     #[test]

@@ -376,8 +376,8 @@ impl Switch {
         fits(tx.fccl_q, tx.fctbs_q, blocks)
     }
 
-    /// Credit of output port-VL `k` as `cong_detect` sees it: `credit_tx`'s `avail_o` ((FCCL - FCTBS) mod 4096,
-    /// from its registers) on an IB port; on a PFC port all of it unless the priority is paused (RCM-1a: a
+    /// Credit of output port-VL `k` as `cong_detect` sees it: `credit_tx`'s `avail_o` (`credit_tx::avail` of
+    /// its registers: (FCCL - FCTBS) mod 4096, 0 when FCCL trails) on an IB port; on a PFC port all of it unless the priority is paused (RCM-1a: a
     /// paused priority is one without credit).
     pub(super) fn credit_avail(&self, k: usize, t: u64) -> u16 {
         let full = credit_tx::FC_MOD as u16 - 1;
@@ -389,7 +389,7 @@ impl Switch {
             }
         } else {
             let tx = &self.ctx[k];
-            tx.fccl_q.wrapping_sub(tx.fctbs_q) & full
+            credit_tx::avail(tx.fccl_q, tx.fctbs_q)
         }
     }
 
