@@ -131,13 +131,7 @@ fn flows(fab: &mut Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary>
         .map(|(i, f)| {
             let c = &v[K * i..K * i + K];
             // The same figures as `summary::flows` (compared byte for byte by tests/mpi.rs).
-            let end = f.stop_us.unwrap_or(sc.duration_us).min(sc.duration_us);
-            let active_us = end.saturating_sub(f.start_us);
-            let avg = if active_us == 0 {
-                0.0
-            } else {
-                delivered[i] as f64 * 8.0 / (active_us as f64 * 1000.0)
-            };
+            let avg = super::summary::avg_gbps(sc, i, delivered[i]);
             FlowSummary {
                 id: f.id.clone(),
                 src: names[f.src].name.clone(),
@@ -305,6 +299,7 @@ pub fn run(sc: &Scenario, universe: &Universe) -> Result<(RunResult, f64), Fabri
             flows,
             ports,
             invariants,
+            warnings: sc.warnings.clone(),
         },
         samples,
         cnp_samples,

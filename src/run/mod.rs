@@ -163,6 +163,7 @@ fn run_with(
             flows,
             ports,
             invariants,
+            warnings: sc.warnings.clone(),
         },
         samples,
         cnp_samples,
@@ -254,6 +255,9 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             return ExitCode::FAILURE;
         }
     };
+    for w in &sc.warnings {
+        eprintln!("ibcycle run: warning: {w}");
+    }
     // Under `mpirun` with more than one rank: the fabric split across the ranks (same outputs).
     #[cfg(feature = "mpi")]
     if let Some(u) = dist::universe() {

@@ -25,6 +25,9 @@ pub struct Summary {
     pub ports: Vec<PortSummary>,
     /// Integrity.
     pub invariants: Invariants,
+    /// The scenario's warnings (values allowed but probably not meant); absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One flow's figures over the run time.
@@ -36,7 +39,9 @@ pub struct FlowSummary {
     pub src: String,
     /// Destination HCA name.
     pub dst: String,
-    /// Payload throughput over the flow's active time (start to stop or end of run), Gbit/s.
+    /// Payload throughput over the flow's active time (start to stop or end of run), Gbit/s; the time is at
+    /// least what the source's link needs to carry the delivered bytes (bytes sent just before `stop_us`
+    /// arrive after it), so the figure never exceeds the link rate.
     pub avg_gbps: f64,
     /// Payload bytes delivered during the run.
     pub delivered_bytes: u64,
@@ -127,13 +132,7 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
         .enumerate()
         .map(|(i, f)| {
             let rx = fab.hcas[f.dst].rx[i];
-            let end = f.stop_us.unwrap_or(sc.duration_us).min(sc.duration_us);
-            let active_us = end.saturating_sub(f.start_us);
-            let avg = if active_us == 0 {
-                0.0
-            } else {
-                delivered[i] as f64 * 8.0 / (active_us as f64 * 1000.0)
-            };
+            let avg = avg_gbps(sc, i, delivered[i]);
             FlowSummary {
                 id: f.id.clone(),
                 src: names[f.src].name.clone(),
@@ -154,6 +153,21 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
             }
         })
         .collect()
+}
+
+/// Flow `i`'s payload throughput in Gbit/s for `bytes` delivered: over its active time, or over the time its
+/// source's link needs to carry them when that is longer.
+pub(super) fn avg_gbps(sc: &Scenario, i: usize, bytes: u64) -> f64 {
+    let f = &sc.flows[i];
+    let end = f.stop_us.unwrap_or(sc.duration_us).min(sc.duration_us);
+    let active_us = end.saturating_sub(f.start_us);
+    if active_us == 0 {
+        return 0.0;
+    }
+    let bits = bytes as f64 * 8.0;
+    let link_mbps = sc.topology.links[sc.topology.hca_link[f.src]].rate_mbps;
+    let carry_ns = bits * 1000.0 / link_mbps as f64;
+    bits / (active_us as f64 * 1000.0).max(carry_ns)
 }
 
 /// Every connected switch output port-VL's counters now.
