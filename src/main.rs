@@ -107,20 +107,13 @@ fn main() -> ExitCode {
             threads,
             port_trace,
             port_trace_ready,
-        } => {
-            let code = ibcycle::run::cli_with(
-                &file,
-                &out,
-                &ibcycle::run::ObserveOpts { pcap, vcd, trace },
-                threads as usize,
-            );
-            match port_trace {
-                Some(name) if code == ExitCode::SUCCESS => {
-                    ibcycle::run::port_trace::cli(&file, &out, &name, port_trace_ready)
-                }
-                _ => code,
-            }
-        }
+        } => ibcycle::run::cli_full(
+            &file,
+            &out,
+            &ibcycle::run::ObserveOpts { pcap, vcd, trace },
+            threads as usize,
+            port_trace.as_deref().map(|n| (n, port_trace_ready)),
+        ),
         Command::Bench(a) => cli_bench::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {

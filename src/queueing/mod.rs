@@ -429,10 +429,13 @@ pub fn cli(file: &Path, out: &Path) -> Option<ExitCode> {
             e.p_full
         );
     }
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(out)?;
-        let json = serde_json::to_string_pretty(&s).map_err(std::io::Error::other)?;
-        std::fs::write(out.join("summary.json"), json + "\n")
+    // Staged beside `out` and renamed into place, as a fabric run's outputs are.
+    let write = || -> Result<(), String> {
+        let staging = crate::run::output::Staging::new(out)?;
+        let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+        std::fs::write(staging.dir().join("summary.json"), json + "\n")
+            .map_err(|e| e.to_string())?;
+        staging.commit().map_err(|e| e.to_string())
     };
     if let Err(e) = write() {
         eprintln!("ibcycle run: writing {}: {e}", out.display());

@@ -12,6 +12,7 @@ pub mod capture;
 #[cfg(feature = "mpi")]
 pub mod dist;
 pub mod observe;
+pub mod output;
 mod plot;
 pub mod port_trace;
 pub mod summary;
@@ -244,6 +245,21 @@ pub fn cli_threads(file: &Path, out: &Path, threads: usize) -> ExitCode {
 /// [`cli`] with the observation outputs `opts` (`--pcap`, `--vcd`, `--trace`) on `threads` threads; a name
 /// that is not in the scenario fails before the run.
 pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> ExitCode {
+    cli_full(file, out, opts, threads, None)
+}
+
+/// [`cli_with`] and, with `port_trace` (`--port-trace SWITCH`, its readiness), the port trace of that
+/// switch recorded by a second run after a successful first one. Every option is checked against the
+/// scenario before anything runs; the outputs are written into a staging directory beside `out` and
+/// renamed into place when all are complete (see [`output`]), so a failure leaves the previous outputs or
+/// none.
+pub fn cli_full(
+    file: &Path,
+    out: &Path,
+    opts: &ObserveOpts,
+    threads: usize,
+    port_trace: Option<(&str, port_trace::Readiness)>,
+) -> ExitCode {
     // A queueing model file (thesis models, `[tandem]` / `[ge_queue]`) runs in its own mode.
     if let Some(code) = crate::queueing::cli(file, out) {
         return code;
@@ -258,15 +274,28 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
     for w in &sc.warnings {
         eprintln!("ibcycle run: warning: {w}");
     }
+    if let Some((name, _)) = port_trace {
+        if let Err(e) = port_trace::switch_index(&sc, name) {
+            eprintln!("ibcycle run: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     // Under `mpirun` with more than one rank: the fabric split across the ranks (same outputs).
     #[cfg(feature = "mpi")]
     if let Some(u) = dist::universe() {
         return dist::cli(&sc, file, out, opts, &u);
     }
+    let staging = match output::Staging::new(out) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ibcycle run: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let obs = if opts.is_empty() {
         None
     } else {
-        match Observers::open(opts, &sc, out) {
+        match Observers::open(opts, &sc, staging.dir()) {
             Ok(o) => Some(o),
             Err(e) => {
                 eprintln!("ibcycle run: {e}");
@@ -285,8 +314,26 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = write_outputs(&r, &sc, out) {
+    if let Err(e) = write_outputs(&r, &sc, staging.dir()) {
         eprintln!("ibcycle run: writing {}: {e}", out.display());
+        return ExitCode::FAILURE;
+    }
+    let inv = &r.summary.invariants;
+    let mut traced = None;
+    if let (Some((name, readiness)), None) = (port_trace, inv.broken()) {
+        match port_trace::record_into(&sc, name, readiness, staging.dir()) {
+            Ok(line) => traced = Some(line),
+            Err(e) => {
+                eprintln!("ibcycle run: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Err(e) = staging.commit() {
+        eprintln!(
+            "ibcycle run: moving the outputs into {}: {e}",
+            out.display()
+        );
         return ExitCode::FAILURE;
     }
     // The report is a courtesy: a closed stdout (`ibcycle run ... | head -1`) must not fail a finished run.
@@ -298,7 +345,6 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             f.id, f.src, f.dst, f.avg_gbps
         );
     }
-    let inv = &r.summary.invariants;
     if let Some(why) = inv.broken() {
         eprintln!(
             "ibcycle run: {}: integrity check failed: {why} (outputs kept in {})",
@@ -306,6 +352,9 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             out.display()
         );
         return ExitCode::FAILURE;
+    }
+    if let Some(line) = traced {
+        let _ = writeln!(so, "{line}");
     }
     let _ = writeln!(so, "wrote {}", out.display());
     ExitCode::SUCCESS
