@@ -225,7 +225,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     };
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
     fab.run_until(stop + settle);
-    let mut v = [0u64; 5];
+    let mut v = [0u64; 6];
     for h in 0..fab.hcas.len() {
         if fab.owns_hca(h) {
             let h = &fab.hcas[h];
@@ -235,16 +235,19 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     }
     // Shares can be negative; u64 sums wrap, so the total is exact.
     v[2] = fab.owned_packets_in_flight() as u64;
-    v[3] = if drained { fab.credits_leaked() } else { 0 };
+    v[3] = fab.credits_leaked();
     v[4] = fab.violations();
+    v[5] = fab.credits_gained();
     sum(fab, &mut v);
-    let [injected, delivered, in_flight, credits_leaked, violations] = v;
+    let [injected, delivered, in_flight, credits_leaked, violations, credits_gained] = v;
     Invariants {
         packets_injected: injected,
         packets_delivered: delivered,
         packets_in_flight: in_flight,
         packets_lost: injected.saturating_sub(delivered + in_flight),
+        packets_duplicated: (delivered + in_flight).saturating_sub(injected),
         credits_leaked,
+        credits_gained,
         violations,
         drained,
         drain_cycles: fab.now() - now,

@@ -23,7 +23,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::fabric::{Fabric, FabricError};
+use crate::fabric::{Fabric, FabricError, Fault};
 use crate::scenario::Scenario;
 pub use observe::{ObserveError, ObserveOpts, Observers};
 pub use summary::{FlowSummary, Invariants, PortSummary, Summary};
@@ -74,7 +74,14 @@ pub fn run_threads(
     progress: bool,
     threads: usize,
 ) -> Result<RunResult, FabricError> {
-    run_with(sc, progress, None, threads).map(|(r, _)| r)
+    run_with(sc, progress, None, threads, None).map(|(r, _)| r)
+}
+
+/// Test hook: [`run`] with `fault` injected as the run ends (see [`Fabric::inject_fault`]), to show that
+/// the integrity check reports it. Panics when the fabric gives the fault nothing to act on.
+#[doc(hidden)]
+pub fn run_with_fault(sc: &Scenario, fault: Fault) -> Result<RunResult, FabricError> {
+    run_with(sc, false, None, 1, Some(fault)).map(|(r, _)| r)
 }
 
 /// Runs `sc` with observation outputs: `obs` sees every cycle of the run time (not the drain after it) and
@@ -84,7 +91,7 @@ pub fn run_observed(
     progress: bool,
     obs: Observers,
 ) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
-    run_with(sc, progress, Some(obs), 1)
+    run_with(sc, progress, Some(obs), 1, None)
 }
 
 fn run_with(
@@ -92,6 +99,7 @@ fn run_with(
     progress: bool,
     mut obs: Option<Observers>,
     threads: usize,
+    fault: Option<Fault>,
 ) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
     let mut fab = Fabric::new(sc)?;
     fab.set_threads(threads);
@@ -154,7 +162,7 @@ fn run_with(
     let ports = summary::ports(&fab, sc);
     let observed = obs.map_or(Ok(()), |o| o.finish(&mut fab));
     fab.set_tap(&[]);
-    let invariants = drain(&mut fab, sc);
+    let invariants = drain(&mut fab, sc, fault);
     let r = RunResult {
         summary: Summary {
             scenario: sc.name.clone(),
@@ -173,19 +181,44 @@ fn run_with(
 }
 
 /// Stops every source, runs until the fabric is quiet and flow control has settled, and checks integrity.
-fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
+/// `fault` (tests only) is injected on the way.
+fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
     let now = fab.now();
+    let expect = "the fabric gives the fault something to act on";
     for h in &mut fab.hcas {
         h.stop_all(now);
     }
     let limit = now + sc.settings.drain_limit_us * fab.cycles_per_us;
+    let mut resend = None;
+    if let Some(f @ (Fault::DropPacket | Fault::DuplicatePacket)) = fault {
+        // Stepped until a packet head is on a wire to an HCA.
+        resend = loop {
+            match fab.inject_fault(f) {
+                Ok(r) => break r,
+                Err(_) if !fab.quiet() => fab.step(),
+                Err(e) => panic!("{expect}: {e}"),
+            }
+        };
+    }
     while !fab.quiet() && fab.now() < limit {
         fab.step();
+    }
+    if let Some((h, p)) = resend {
+        fab.fault_resend(h, p);
+        while !fab.quiet() && fab.now() < limit {
+            fab.step();
+        }
     }
     let drained = fab.quiet();
     // Two flow-control periods plus the longest wire let every receiver's latest FCCL reach its sender.
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
     fab.run_until(fab.now() + settle);
+    if let Some(f @ (Fault::LeakCredit | Fault::ExtraCredit)) = fault {
+        fab.inject_fault(f).expect(expect);
+        fab.run_until(fab.now() + settle);
+    }
+    // Each side counted on its own: the sources' injections against the destinations' deliveries and what
+    // is still in flight, so that a duplicate shows as well as a loss.
     let injected: u64 = fab
         .hcas
         .iter()
@@ -197,12 +230,31 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
         .map(|h| h.rx.iter().map(|c| c.packets).sum::<u64>() + h.ctl_delivered)
         .sum();
     let in_flight = fab.packets_in_flight();
+    let mut lost = injected.saturating_sub(delivered + in_flight);
+    let mut duplicated = (delivered + in_flight).saturating_sub(injected);
+    if drained {
+        // Nothing in flight: every flow's own count must balance, so a loss in one flow and a duplicate in
+        // another do not cancel out.
+        let (mut l, mut d) = (0u64, 0u64);
+        for (i, f) in sc.flows.iter().enumerate() {
+            let sent = fab.hcas[f.src].injected[i];
+            let got = fab.hcas[f.dst].rx[i].packets;
+            l += sent.saturating_sub(got);
+            d += got.saturating_sub(sent);
+        }
+        let ctl_sent: u64 = fab.hcas.iter().map(|h| h.ctl_injected).sum();
+        let ctl_got: u64 = fab.hcas.iter().map(|h| h.ctl_delivered).sum();
+        lost = lost.max(l + ctl_sent.saturating_sub(ctl_got));
+        duplicated = duplicated.max(d + ctl_got.saturating_sub(ctl_sent));
+    }
     Invariants {
         packets_injected: injected,
         packets_delivered: delivered,
         packets_in_flight: in_flight,
-        packets_lost: injected.saturating_sub(delivered + in_flight),
-        credits_leaked: if drained { fab.credits_leaked() } else { 0 },
+        packets_lost: lost,
+        packets_duplicated: duplicated,
+        credits_leaked: fab.credits_leaked(),
+        credits_gained: fab.credits_gained(),
         violations: fab.violations(),
         drained,
         drain_cycles: fab.now() - now,
@@ -303,7 +355,7 @@ pub fn cli_full(
             }
         }
     };
-    let r = match run_with(&sc, std::io::stderr().is_terminal(), obs, threads) {
+    let r = match run_with(&sc, std::io::stderr().is_terminal(), obs, threads, None) {
         Ok((r, Ok(()))) => r,
         Ok((_, Err(e))) => {
             eprintln!("ibcycle run: writing {e}");

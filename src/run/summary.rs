@@ -89,10 +89,20 @@ pub struct Invariants {
     pub packets_delivered: u64,
     /// Packets still on wires, in switches or arriving (0 when drained).
     pub packets_in_flight: u64,
-    /// Injected minus delivered minus in flight.
+    /// Packets injected and neither delivered nor in flight: injected minus delivered minus in flight, and
+    /// once drained the sum over flows of each flow's shortfall (so a loss in one flow is not hidden by a
+    /// duplicate in another).
     pub packets_lost: u64,
-    /// Credit blocks lost or gained over all link directions after the drain.
+    /// Packets delivered more often than injected (the counterpart of `packets_lost`); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub packets_duplicated: u64,
+    /// Credit blocks lost or gained over all link directions after the drain (computed whether or not the
+    /// fabric drained; with packets still in flight it includes the blocks they hold).
     pub credits_leaked: u64,
+    /// Of `credits_leaked`, the blocks gained (a sender holding more credit than the receiver's buffer has,
+    /// or a buffer with more free blocks than it holds); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub credits_gained: u64,
     /// Drops, overflows, credit errors and refused hand-ins the blocks flagged.
     pub violations: u64,
     /// The fabric emptied within the drain limit.
@@ -108,8 +118,21 @@ impl Invariants {
         if self.packets_lost != 0 {
             v.push(format!("{} packets lost", self.packets_lost));
         }
+        if self.packets_duplicated != 0 {
+            v.push(format!(
+                "{} packets duplicated (delivered more often than injected)",
+                self.packets_duplicated
+            ));
+        }
         if self.credits_leaked != 0 {
-            v.push(format!("{} credit blocks leaked", self.credits_leaked));
+            if self.credits_gained != 0 {
+                v.push(format!(
+                    "{} credit blocks leaked ({} gained: credit returned for blocks never received or freed)",
+                    self.credits_leaked, self.credits_gained
+                ));
+            } else {
+                v.push(format!("{} credit blocks leaked", self.credits_leaked));
+            }
         }
         if self.violations != 0 {
             v.push(format!("{} lossless violations flagged", self.violations));
@@ -122,6 +145,10 @@ impl Invariants {
         }
         (!v.is_empty()).then(|| v.join(", "))
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The flows' figures; `delivered` holds each flow's payload bytes at the end of the run.

@@ -240,6 +240,12 @@ impl<T: Copy> Wire<T> {
         self.q.iter().copied()
     }
 
+    /// Removes the first item in flight that `pred` accepts (a fault a test injects: a link that loses it).
+    pub fn remove_first(&mut self, pred: impl Fn(&T) -> bool) -> Option<T> {
+        let i = self.q.iter().position(|(_, v)| pred(v))?;
+        self.q.remove(i).map(|(_, v)| v)
+    }
+
     /// Drops everything in flight.
     pub fn clear(&mut self) {
         self.q.clear();
