@@ -99,6 +99,9 @@ enum Rx {
     Hca(usize),
 }
 
+/// Bytes of one item on a wire (its due cycle and the item), for memory estimates.
+pub const WIRE_ITEM_BYTES: usize = std::mem::size_of::<(u64, Ev)>();
+
 /// A fault [`Fabric::inject_fault`] makes (tests of the integrity check only).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

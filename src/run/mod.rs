@@ -11,6 +11,7 @@
 pub mod capture;
 #[cfg(feature = "mpi")]
 pub mod dist;
+pub mod memory;
 pub mod observe;
 pub mod output;
 mod plot;
@@ -297,20 +298,22 @@ pub fn cli_threads(file: &Path, out: &Path, threads: usize) -> ExitCode {
 /// [`cli`] with the observation outputs `opts` (`--pcap`, `--vcd`, `--trace`) on `threads` threads; a name
 /// that is not in the scenario fails before the run.
 pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> ExitCode {
-    cli_full(file, out, opts, threads, None)
+    cli_full(file, out, opts, threads, None, None)
 }
 
 /// [`cli_with`] and, with `port_trace` (`--port-trace SWITCH`, its readiness), the port trace of that
 /// switch recorded by a second run after a successful first one. Every option is checked against the
 /// scenario before anything runs; the outputs are written into a staging directory beside `out` and
 /// renamed into place when all are complete (see [`output`]), so a failure leaves the previous outputs or
-/// none.
+/// none. A run whose estimated memory ([`memory`]) exceeds `max_memory` (default
+/// [`memory::default_limit`]) is refused before the fabric is built.
 pub fn cli_full(
     file: &Path,
     out: &Path,
     opts: &ObserveOpts,
     threads: usize,
     port_trace: Option<(&str, port_trace::Readiness)>,
+    max_memory: Option<u64>,
 ) -> ExitCode {
     // A queueing model file (thesis models, `[tandem]` / `[ge_queue]`) runs in its own mode.
     if let Some(code) = crate::queueing::cli(file, out) {
@@ -331,6 +334,10 @@ pub fn cli_full(
             eprintln!("ibcycle run: {e}");
             return ExitCode::FAILURE;
         }
+    }
+    if let Err(e) = memory::check(&sc, max_memory.unwrap_or_else(memory::default_limit)) {
+        eprintln!("ibcycle run: {}: {e}", file.display());
+        return ExitCode::FAILURE;
     }
     // Under `mpirun` with more than one rank: the fabric split across the ranks (same outputs).
     #[cfg(feature = "mpi")]
