@@ -53,19 +53,6 @@ fn shown_name(name: &str) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn long_names_are_cut_for_the_title() {
-        assert_eq!(super::shown_name("gran-s1"), "gran-s1");
-        let long = "x".repeat(50 << 20);
-        let shown = super::shown_name(&long);
-        assert_eq!(shown.chars().count(), super::TITLE_NAME_CHARS + 1);
-        assert!(shown.ends_with('…'));
-        assert_eq!(super::shown_name("a\nb"), "ab");
-    }
-}
-
 /// Draws the plot of `r` into `path`.
 pub(super) fn throughput_png(path: &Path, r: &RunResult, sc: &Scenario) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
@@ -136,4 +123,17 @@ pub(super) fn throughput_png(path: &Path, r: &RunResult, sc: &Scenario) -> Resul
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_names_are_cut_for_the_title() {
+        assert_eq!(super::shown_name("gran-s1"), "gran-s1");
+        let long = "x".repeat(50 << 20);
+        let shown = super::shown_name(&long);
+        assert_eq!(shown.chars().count(), super::TITLE_NAME_CHARS + 1);
+        assert!(shown.ends_with('…'));
+        assert_eq!(super::shown_name("a\nb"), "ab");
+    }
 }
