@@ -396,9 +396,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         message,
     };
     let file: File = toml::from_str(text).map_err(|e| {
-        // The parser's message already says where; keep its first line (the caret drawing follows).
+        // The parser's message already says where; keep its first line (the caret drawing follows), and
+        // name the key when the error is at a `key = value` line (a type error names no field itself).
         let line = e.span().map_or(0, |s| line_of(text, s.start));
-        let message = e.message().to_string();
+        let mut message = e.message().to_string();
+        if let Some(key) = e.span().and_then(|s| key_at(text, s.start)) {
+            if !message.contains(&format!("`{}`", key.rsplit('.').next().unwrap_or(&key))) {
+                message = format!("{key}: {message}");
+            }
+        }
         ScenarioError {
             file: path.to_path_buf(),
             line,
@@ -756,6 +762,31 @@ fn key_span(text: &str, table: Range<usize>, key: &str) -> Range<usize> {
         pos += line.len();
     }
     table
+}
+
+/// The key written at the line holding byte `pos`, as `table.key` under the nearest `[table]` or
+/// `[[table]]` header above it (`link.latency_ns`); `None` when that line is not a `key = value` line.
+fn key_at(text: &str, pos: usize) -> Option<String> {
+    let pos = pos.min(text.len());
+    let start = text[..pos].rfind('\n').map_or(0, |n| n + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if key.is_empty() || !key.chars().all(ok) {
+        return None;
+    }
+    let table = text[..start].lines().rev().find_map(|l| {
+        let t = l.trim();
+        t.strip_prefix("[[")
+            .and_then(|r| r.strip_suffix("]]"))
+            .or_else(|| t.strip_prefix('[').and_then(|r| r.strip_suffix(']')))
+            .map(str::trim)
+    });
+    Some(match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    })
 }
 
 /// A generator's error: its own messages already name the generator.
