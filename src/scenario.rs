@@ -719,6 +719,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         }
     };
     checks::check_links(&topo, &flows, &settings, roce.as_ref(), &file, text, &at)?;
+    checks::check_converted_cc(&file, hca_cc.as_ref(), roce.as_ref(), clock, text, &at)?;
     let overrides = ports::resolve(&file, &topo, &settings, &switch_cc, hca_cc, &at)?;
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()

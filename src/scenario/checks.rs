@@ -338,3 +338,71 @@ pub(super) fn check_links(
     }
     Ok(())
 }
+
+/// The `[hca_cc]` and `[roce]` values that become cycles or bits per second: their ranges keep the
+/// conversions inside 64 bits and the model's cycle horizon (README, "Limits"). Only checked, never changed.
+pub(super) fn check_converted_cc(
+    file: &File,
+    hca_cc: Option<&HcaCc>,
+    roce: Option<&RoceSettings>,
+    clock_mhz: u32,
+    text: &str,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let max_ns = limits::MAX_DURATION_US * 1000;
+    let max_rate = limits::max_rate_mbps(clock_mhz);
+    let bad = |span: Range<usize>, key: &str, v: u64, lo: u64, hi: u64| {
+        Err(at(span, limits::out_of_range(key, v, lo, hi)))
+    };
+    if let (Some(c), Some(sp)) = (hca_cc, &file.hca_cc) {
+        let span = |k: &str| key_span(text, sp.span(), k);
+        if c.rrcc_period_ns > max_ns {
+            return bad(
+                span("rrcc_period_ns"),
+                "hca_cc.rrcc_period_ns",
+                c.rrcc_period_ns,
+                1,
+                max_ns,
+            );
+        }
+        for (k, v) in [
+            ("rrcc_rate_ai_mbps", c.rrcc_rate_ai_mbps),
+            ("rrcc_min_rate_mbps", c.rrcc_min_rate_mbps),
+        ] {
+            if v > max_rate {
+                return bad(span(k), &format!("hca_cc.{k}"), v, 1, max_rate);
+            }
+        }
+    }
+    if let (Some(r), Some(sp)) = (roce, &file.roce) {
+        let span = |k: &str| key_span(text, sp.span(), k);
+        if r.victim_hold_ns > max_ns {
+            return bad(
+                span("victim_hold_ns"),
+                "roce.victim_hold_ns",
+                r.victim_hold_ns,
+                0,
+                max_ns,
+            );
+        }
+        if let Some(v) = r.rcm_recovery_us.filter(|&v| v > limits::MAX_DURATION_US) {
+            return bad(
+                span("rcm_recovery_us"),
+                "roce.rcm_recovery_us",
+                v,
+                1,
+                limits::MAX_DURATION_US,
+            );
+        }
+        if r.cnp_interval_us > limits::MAX_DURATION_US {
+            return bad(
+                span("cnp_interval_us"),
+                "roce.cnp_interval_us",
+                r.cnp_interval_us,
+                0,
+                limits::MAX_DURATION_US,
+            );
+        }
+    }
+    Ok(())
+}
