@@ -57,6 +57,13 @@ impl Staging {
     /// staging directory beside it.
     pub fn new(out: &Path) -> Result<Self, String> {
         let shown = out.display();
+        // The directory is renamed into place as a whole, so it must have a name of its own.
+        let Some(base) = out.file_name() else {
+            return Err(format!(
+                "--out {shown}: give the output directory by name (not `.`, `..` or `/`)"
+            ));
+        };
+        let base = base.to_string_lossy().into_owned();
         match std::fs::symlink_metadata(out) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(format!("--out {shown}: {e}")),
@@ -84,9 +91,6 @@ impl Staging {
             _ => PathBuf::from("."),
         };
         std::fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        let base = out
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -182,6 +186,10 @@ mod tests {
             "newer"
         );
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 1);
+        assert!(Staging::new(Path::new("."))
+            .unwrap_err()
+            .contains("by name"));
+        assert!(Staging::new(&root.join("..")).is_err());
         // A directory holding the user's own files is never replaced.
         std::fs::write(out.join("notes.txt"), "mine").unwrap();
         let e = Staging::new(&out).unwrap_err();
