@@ -82,6 +82,10 @@ pub enum FabricError {
     /// Routing failed.
     #[error("routing: {0}")]
     Routes(#[from] crate::topology::TopologyError),
+    /// A time that does not fit the model's cycle count (a scenario built in code, past the parser's
+    /// ranges).
+    #[error("{0} does not fit the model's 2^40-cycle horizon (README, Limits)")]
+    Limit(String),
 }
 
 /// What travels on a wire.
@@ -164,9 +168,12 @@ pub fn link_rate(rate_mbps: u64, clock_mhz: u32) -> Result<LinkRate, String> {
         .map_err(|e| format!("rate {rate_mbps} Mbit/s at {clock_mhz} MHz: {}", e.reason))
 }
 
-/// Cycles of `latency_ns` at `clock_mhz`, rounded up, at least 1 (a wire's minimum).
+/// Cycles of `latency_ns` at `clock_mhz`, rounded up, at least 1 (a wire's minimum). Saturates where the
+/// product would not fit (the scenario's ranges keep it far below; [`Fabric::new`] refuses such a link).
 pub fn latency_cycles(latency_ns: u64, clock_mhz: u32) -> u64 {
-    (latency_ns * u64::from(clock_mhz)).div_ceil(1000).max(1)
+    crate::scenario::limits::ns_to_cycles(latency_ns, clock_mhz)
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
 /// Hands an item due on switch port `p`'s wire to the switch; whether it was a packet head. A refusal is
@@ -226,7 +233,11 @@ impl Fabric {
                 b: name_of(l.b),
                 why,
             })?;
-            rates.push((r, latency_cycles(l.latency_ns, clock)));
+            let lat =
+                crate::scenario::limits::ns_to_cycles(l.latency_ns, clock).ok_or_else(|| {
+                    FabricError::Limit(format!("link {i}: latency_ns = {}", l.latency_ns))
+                })?;
+            rates.push((r, lat.max(1)));
         }
         let lfts = topo.routes()?;
         let mtu = sc.flows.iter().map(|f| f.mtu).max().unwrap_or(256);
@@ -344,22 +355,31 @@ impl Fabric {
             });
         }
         let cycles_per_us = u64::from(clock);
+        let cycles = |what: &str, us: u64| {
+            crate::scenario::limits::us_to_cycles(us, clock)
+                .ok_or_else(|| FabricError::Limit(format!("{what} = {us}")))
+        };
+        cycles("duration_us", sc.duration_us)?;
         for (i, f) in sc.flows.iter().enumerate() {
-            let stop = f.stop_us.map_or(u64::MAX, |s| s * cycles_per_us);
+            let start = cycles(&format!("flow {} start_us", f.id), f.start_us)?;
+            let stop = match f.stop_us {
+                Some(s) => cycles(&format!("flow {} stop_us", f.id), s)?,
+                None => u64::MAX,
+            };
             let mut tf = TxFlow::new(
                 i as u32,
                 topo.hca_lid(f.dst),
                 f.sl,
                 f.mtu,
                 f.message_bytes,
-                f.start_us * cycles_per_us,
+                start,
                 stop,
             );
             let src = traffic::MsgSource::new(
                 f.pattern,
                 clock,
                 f.message_bytes,
-                f.start_us * cycles_per_us,
+                start,
                 stop,
                 traffic::flow_seed(sc.seed, i),
                 set.max_queued_messages,

@@ -110,7 +110,7 @@ fn run_with(
     let cpu = fab.cycles_per_us;
     let total = sc.duration_us * cpu;
     let interval_us = sc.settings.sample_interval_us;
-    let interval = interval_us * cpu;
+    let interval = interval_us.saturating_mul(cpu).max(1);
     let bar = progress.then(|| {
         let b = indicatif::ProgressBar::new(sc.duration_us);
         b.set_message("simulated us");
@@ -189,7 +189,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
     for h in &mut fab.hcas {
         h.stop_all(now);
     }
-    let limit = now + sc.settings.drain_limit_us * fab.cycles_per_us;
+    let limit = now.saturating_add(sc.settings.drain_limit_us.saturating_mul(fab.cycles_per_us));
     let mut resend = None;
     if let Some(f @ (Fault::DropPacket | Fault::DuplicatePacket)) = fault {
         // Stepped until a packet head is on a wire to an HCA.
