@@ -11,8 +11,8 @@ pub struct Args {
     /// The bench.
     #[arg(value_enum)]
     name: BenchName,
-    /// Simulated microseconds (default: 200; idle: 1 000 000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Simulated microseconds (default: 200; idle: 1 000 000; at most 100 000 000, the scenarios' limit).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=ibcycle::scenario::limits::MAX_DURATION_US))]
     sim_us: Option<u64>,
     /// Threads for stepping the fabric.
     #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]

@@ -85,6 +85,17 @@ fn go(a: Args) -> Result<ExitCode, String> {
     if a.slurm || a.slurm_dry_run {
         return slurm_script(&a, &plan, file, out);
     }
+    // `jobs` points run at once: the largest point times the jobs must fit the machine's share.
+    let limit = ibcycle::run::memory::default_limit() / jobs.min(plan.points.len()).max(1) as u64;
+    for (p, sc) in plan.points.iter().zip(&plan.scenarios) {
+        ibcycle::run::memory::check(sc, limit).map_err(|e| {
+            format!(
+                "point {} with --jobs {jobs}: {}",
+                p.index,
+                e.replace("--max-memory", "its share of the memory")
+            )
+        })?;
+    }
     let o = sweep::run(&plan, out, shard, jobs, std::io::stderr().is_terminal())
         .map_err(|e| e.to_string())?;
     println!(

@@ -85,6 +85,11 @@ enum Command {
             requires = "port_trace"
         )]
         port_trace_ready: ibcycle::run::port_trace::Readiness,
+        /// Refuse, before building the fabric, a run whose estimated memory exceeds SIZE (bytes, or with
+        /// K, M, G or T; default: half of the machine's memory). The estimate counts the switches, HCAs
+        /// and wires, the samples and the message latencies the run keeps (src/run/memory.rs).
+        #[arg(long = "max-memory", value_name = "SIZE", value_parser = ibcycle::run::memory::parse_size)]
+        max_memory: Option<u64>,
     },
     /// Measure the simulator's speed on a fixed fabric (see README, Performance).
     Bench(cli_bench::Args),
@@ -107,20 +112,15 @@ fn main() -> ExitCode {
             threads,
             port_trace,
             port_trace_ready,
-        } => {
-            let code = ibcycle::run::cli_with(
-                &file,
-                &out,
-                &ibcycle::run::ObserveOpts { pcap, vcd, trace },
-                threads as usize,
-            );
-            match port_trace {
-                Some(name) if code == ExitCode::SUCCESS => {
-                    ibcycle::run::port_trace::cli(&file, &out, &name, port_trace_ready)
-                }
-                _ => code,
-            }
-        }
+            max_memory,
+        } => ibcycle::run::cli_full(
+            &file,
+            &out,
+            &ibcycle::run::ObserveOpts { pcap, vcd, trace },
+            threads as usize,
+            port_trace.as_deref().map(|n| (n, port_trace_ready)),
+            max_memory,
+        ),
         Command::Bench(a) => cli_bench::run(a),
         Command::Samples { out } => match ibcycle::rtl_model::samples::write_samples(&out) {
             Ok(set) => {

@@ -43,10 +43,14 @@ use file::File;
 mod checks;
 mod explicit;
 mod file;
+pub mod limits;
 pub mod ports;
 pub mod roce;
 pub use ports::{Overrides, SwitchSettings, VlArb};
 pub use roce::RoceSettings;
+
+/// Largest `root_min_credits`: the congestion detector compares it with a 12-bit credit count.
+pub const ROOT_MIN_CREDITS_MAX: u16 = (1 << rtl_model::blocks::cong_detect::CREDIT_WIDTH) - 1;
 
 /// A scenario error: where (file, line) and what.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +88,9 @@ pub struct Scenario {
     /// Settings of single switches and HCAs (`cc`, `sl2vl`, `vl_arb` on `[[switch]]`/`[[hca]]`; see
     /// [`ports`]).
     pub overrides: Overrides,
+    /// Values that are allowed but probably not meant (a flow that starts after the end): each names the
+    /// file, line and key; `run` prints them and keeps them in `summary.json`.
+    pub warnings: Vec<String>,
 }
 
 /// IB CC at the HCAs (`[hca_cc]`): every flow gets a CCT reaction point (QP-based, one per flow) and every
@@ -336,12 +343,57 @@ pub fn rate_mbps(name: &str) -> Option<u64> {
 
 /// Reads and validates a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        line: 0,
-        message: format!("cannot read: {e}"),
-    })?;
+    let text = read_input(path)?;
     parse(path, &text)
+}
+
+/// Reads an input file: a regular file (not a device, FIFO or directory, which could be read without end)
+/// of at most [`limits::MAX_FILE_BYTES`] bytes of UTF-8 text.
+pub fn read_input(path: &Path) -> Result<String, ScenarioError> {
+    use std::io::Read;
+    let err = |line: usize, message: String| ScenarioError {
+        file: path.to_path_buf(),
+        line,
+        message,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| err(0, format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(err(
+            0,
+            "cannot read: not a regular file (a scenario is a TOML file, not a directory, device or FIFO)"
+                .into(),
+        ));
+    }
+    let max = limits::MAX_FILE_BYTES;
+    if meta.len() > max {
+        return Err(err(
+            0,
+            format!(
+                "cannot read: {} bytes; a scenario file has at most {max}",
+                meta.len()
+            ),
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| err(0, format!("cannot read: {e}")))?;
+    let mut bytes = Vec::new();
+    // `take`: a file that grows while it is read is still read no further than the limit.
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(0, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > max {
+        return Err(err(
+            0,
+            format!("cannot read: more than {max} bytes; a scenario file has at most {max}"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        err(
+            line,
+            format!("not UTF-8 text (byte {at} is not; a binary file?): a scenario is a TOML file"),
+        )
+    })
 }
 
 /// Parses and validates scenario text; `path` is only used in errors and for the default name.
@@ -352,23 +404,38 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         message,
     };
     let file: File = toml::from_str(text).map_err(|e| {
-        // The parser's message already says where; keep its first line (the caret drawing follows).
+        // The parser's message already says where; keep its first line (the caret drawing follows), and
+        // name the key when the error is at a `key = value` line (a type error names no field itself).
         let line = e.span().map_or(0, |s| line_of(text, s.start));
-        let message = e.message().to_string();
+        let mut message = e.message().to_string();
+        if let Some(key) = e.span().and_then(|s| key_at(text, s.start)) {
+            if !message.contains(&format!("`{}`", key.rsplit('.').next().unwrap_or(&key))) {
+                message = format!("{key}: {message}");
+            }
+        }
         ScenarioError {
             file: path.to_path_buf(),
             line,
             message,
         }
     })?;
-    if *file.duration_us.get_ref() == 0 {
+    let duration_us = *file.duration_us.get_ref();
+    if duration_us == 0 {
         return Err(at(
             file.duration_us.span(),
             "duration_us: must be above 0".into(),
         ));
     }
+    if duration_us > limits::MAX_DURATION_US {
+        return Err(at(
+            file.duration_us.span(),
+            limits::out_of_range("duration_us", duration_us, 1, limits::MAX_DURATION_US),
+        ));
+    }
+    let settings = check_settings(&file, text, &at)?;
+    let clock = settings.clock_mhz;
     let rate = |r: &Spanned<String>, field: &str| {
-        rate_mbps(r.get_ref()).ok_or_else(|| {
+        let mbps = rate_mbps(r.get_ref()).ok_or_else(|| {
             at(
                 r.span(),
                 format!(
@@ -376,7 +443,35 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                     r.get_ref()
                 ),
             )
-        })
+        })?;
+        // A link moves at most 64 bytes per cycle, as an exact fraction of bounded size.
+        let max = limits::max_rate_mbps(clock);
+        if mbps == 0 {
+            // The topology reports it, naming the link.
+            return Ok(0);
+        }
+        if mbps > max {
+            return Err(at(
+                r.span(),
+                format!(
+                    "{field}: {:?} is {mbps} Mbit/s, not in 1..={max} Mbit/s (64 bytes per cycle at settings.clock_mhz = {clock})",
+                    r.get_ref()
+                ),
+            ));
+        }
+        crate::fabric::link_rate(mbps, clock)
+            .map_err(|why| at(r.span(), format!("{field}: {:?}: {why}", r.get_ref())))?;
+        Ok(mbps)
+    };
+    let latency = |ns: &Spanned<u64>, field: &str| {
+        let v = *ns.get_ref();
+        if v > limits::MAX_LATENCY_NS {
+            return Err(at(
+                ns.span(),
+                limits::out_of_range(field, v, 0, limits::MAX_LATENCY_NS),
+            ));
+        }
+        Ok(v)
     };
     // With a generator, `[[switch]]` entries without `ports` and `[[hca]]` entries with `cc` only carry the
     // settings of generated nodes (see [`ports`]).
@@ -393,6 +488,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     }
     let topo = if let Some(ft) = &file.fat_tree {
         let f = ft.get_ref();
+        // Bounded before the generator allocates: each count is at most a switch's ports.
+        for (key, v) in [
+            ("leaves", f.leaves),
+            ("spines", f.spines),
+            ("hosts_per_leaf", f.hosts_per_leaf),
+            ("uplinks_per_spine", f.uplinks_per_spine),
+        ] {
+            let max = usize::from(topology::MAX_SWITCH_PORTS);
+            if v > max {
+                return Err(at(
+                    key_span(text, ft.span(), key),
+                    limits::out_of_range(&format!("fat_tree.{key}"), v, 1, max as u64),
+                ));
+            }
+        }
         topology::fat_tree(
             f.leaves,
             f.spines,
@@ -400,22 +510,39 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             f.uplinks_per_spine,
             rate(&f.host_rate, "fat_tree.host_rate")?,
             rate(&f.fabric_rate, "fat_tree.fabric_rate")?,
-            f.latency_ns,
+            latency(&f.latency_ns, "fat_tree.latency_ns")?,
         )
         .map_err(|e| at(ft.span(), generator_error("fat_tree", e)))?
     } else if let Some(ch) = &file.chain {
         let c = ch.get_ref();
+        // Bounded before the generator allocates: every switch and HCA needs a LID.
+        let nodes = (c.hosts_per_switch as u64)
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(c.switches as u64));
+        if c.switches > 0 && nodes.is_none_or(|n| n > limits::MAX_NODES) {
+            let max = limits::MAX_NODES / (c.hosts_per_switch as u64).saturating_add(1);
+            return Err(at(
+                key_span(text, ch.span(), "switches"),
+                format!(
+                    "{} ({} switches and their hosts need a LID each; at most {} nodes)",
+                    limits::out_of_range("chain.switches", c.switches, 1, max),
+                    c.switches,
+                    limits::MAX_NODES
+                ),
+            ));
+        }
         topology::chain(
             c.switches,
             c.hosts_per_switch,
             rate(&c.host_rate, "chain.host_rate")?,
             rate(&c.trunk_rate, "chain.trunk_rate")?,
-            c.latency_ns,
+            latency(&c.latency_ns, "chain.latency_ns")?,
         )
         .map_err(|e| at(ch.span(), generator_error("chain", e)))?
     } else {
-        explicit_topology(&file, &at, &rate)?
+        explicit_topology(&file, &at, &rate, &latency)?
     };
+    let mut warnings = Vec::new();
     let mut flows = Vec::with_capacity(file.flow.len());
     for (i, f) in file.flow.iter().enumerate() {
         let host = |name: &Spanned<String>, field: &str| match topo.find(name.get_ref()) {
@@ -463,15 +590,75 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                 format!("flow[{i}].message_bytes: must be above 0"),
             ));
         }
+        if let Err(why) = limits::check_name(f.id.get_ref()) {
+            return Err(at(f.id.span(), format!("flow[{i}].id: {why}")));
+        }
+        let start_us = *f.start_us.get_ref();
+        if start_us > limits::MAX_DURATION_US {
+            return Err(at(
+                f.start_us.span(),
+                limits::out_of_range(
+                    &format!("flow[{i}].start_us"),
+                    start_us,
+                    0,
+                    limits::MAX_DURATION_US,
+                ),
+            ));
+        }
         if let Some(stop) = &f.stop_us {
-            if *stop.get_ref() <= f.start_us {
+            if *stop.get_ref() <= start_us {
                 return Err(at(
                     stop.span(),
-                    format!("flow[{i}].stop_us: not after start_us ({})", f.start_us),
+                    format!("flow[{i}].stop_us: not after start_us ({start_us})"),
+                ));
+            }
+            if *stop.get_ref() > limits::MAX_DURATION_US {
+                return Err(at(
+                    stop.span(),
+                    limits::out_of_range(
+                        &format!("flow[{i}].stop_us"),
+                        stop.get_ref(),
+                        start_us + 1,
+                        limits::MAX_DURATION_US,
+                    ),
                 ));
             }
         }
-        let pattern = flow_pattern(i, f, &at)?;
+        if start_us >= duration_us {
+            // Allowed (a sweep over duration_us may cross it), but the flow sends nothing.
+            warnings.push(format!(
+                "{}:{}: flow[{i}].start_us: {start_us} is not before duration_us ({duration_us}): flow {:?} sends nothing",
+                path.display(),
+                line_of(text, f.start_us.span().start),
+                f.id.get_ref()
+            ));
+        }
+        let pattern = flow_pattern(i, f, clock, &at)?;
+        if let FlowPattern::Constant { rate_mbps }
+        | FlowPattern::Poisson { rate_mbps }
+        | FlowPattern::Ge { rate_mbps, .. } = pattern
+        {
+            // One message takes longer to offer than the flow is active: the first arrives at start_us
+            // and counts in full, so the flow's throughput says nothing about its rate.
+            let active = f
+                .stop_us
+                .as_ref()
+                .map_or(duration_us, |s| *s.get_ref())
+                .min(duration_us)
+                .saturating_sub(start_us);
+            let msg_bits = u128::from(*f.message_bytes.get_ref()) * 8;
+            if active > 0 && msg_bits > u128::from(rate_mbps) * u128::from(active) {
+                let r = f.rate.as_ref().expect("a patterned flow has a rate");
+                warnings.push(format!(
+                    "{}:{}: flow[{i}].rate: {} Mbit/s offers one {}-byte message per {:.3} us, longer than the flow is active ({active} us): its throughput is that of whole messages, not of the rate",
+                    path.display(),
+                    line_of(text, r.span().start),
+                    rate_mbps,
+                    f.message_bytes.get_ref(),
+                    msg_bits as f64 / rate_mbps as f64
+                ));
+            }
+        }
         flows.push(Flow {
             id: f.id.get_ref().clone(),
             src,
@@ -479,17 +666,25 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             sl: *f.sl.get_ref(),
             mtu: *f.mtu.get_ref(),
             message_bytes: *f.message_bytes.get_ref(),
-            start_us: f.start_us,
+            start_us,
             stop_us: f.stop_us.as_ref().map(|s| *s.get_ref()),
             pattern,
         });
     }
-    let settings = check_settings(&file, text, &at)?;
     let switch_cc = match &file.switch_cc {
         Some(c) if c.get_ref().threshold > 15 => {
             return Err(at(
                 key_span(text, c.span(), "threshold"),
                 format!("switch_cc.threshold: {} is above 15", c.get_ref().threshold),
+            ))
+        }
+        Some(c) if c.get_ref().root_min_credits > ROOT_MIN_CREDITS_MAX => {
+            return Err(at(
+                key_span(text, c.span(), "root_min_credits"),
+                format!(
+                    "switch_cc.root_min_credits: {} is not in 0..={ROOT_MIN_CREDITS_MAX} (the 12-bit credit count)",
+                    c.get_ref().root_min_credits
+                ),
             ))
         }
         Some(c) => *c.get_ref(),
@@ -531,6 +726,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             Some(*r.get_ref())
         }
     };
+    checks::check_links(&topo, &flows, &settings, roce.as_ref(), &file, text, &at)?;
+    checks::check_converted_cc(&file, hca_cc.as_ref(), roce.as_ref(), clock, text, &at)?;
     let overrides = ports::resolve(&file, &topo, &settings, &switch_cc, hca_cc, &at)?;
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()
@@ -547,6 +744,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         hca_cc,
         roce,
         overrides,
+        warnings,
     })
 }
 
@@ -573,6 +771,31 @@ fn key_span(text: &str, table: Range<usize>, key: &str) -> Range<usize> {
         pos += line.len();
     }
     table
+}
+
+/// The key written at the line holding byte `pos`, as `table.key` under the nearest `[table]` or
+/// `[[table]]` header above it (`link.latency_ns`); `None` when that line is not a `key = value` line.
+fn key_at(text: &str, pos: usize) -> Option<String> {
+    let pos = pos.min(text.len());
+    let start = text[..pos].rfind('\n').map_or(0, |n| n + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if key.is_empty() || !key.chars().all(ok) {
+        return None;
+    }
+    let table = text[..start].lines().rev().find_map(|l| {
+        let t = l.trim();
+        t.strip_prefix("[[")
+            .and_then(|r| r.strip_suffix("]]"))
+            .or_else(|| t.strip_prefix('[').and_then(|r| r.strip_suffix(']')))
+            .map(str::trim)
+    });
+    Some(match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    })
 }
 
 /// A generator's error: its own messages already name the generator.

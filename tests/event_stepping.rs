@@ -105,8 +105,28 @@ fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
     b
 }
 
+/// The property test's cases: `EVENT_STEPPING_CASES` of them (default 12), drawn from `EVENT_STEPPING_SEED`
+/// when it is set (scripts/test sets it from the commit, so every commit runs other cases and a failure is
+/// reproduced by setting the seed it prints), else from proptest's own seed (`PROPTEST_RNG_SEED`, or a
+/// fresh one).
+fn stepping_config() -> ProptestConfig {
+    let cases = std::env::var("EVENT_STEPPING_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    let mut c = ProptestConfig::with_cases(cases);
+    if let Some(seed) = std::env::var("EVENT_STEPPING_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        eprintln!("run_until_equals_single_steps: {cases} cases from EVENT_STEPPING_SEED={seed}");
+        c.rng_seed = proptest::test_runner::RngSeed::Fixed(seed);
+    }
+    c
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
+    #![proptest_config(stepping_config())]
 
     #[test]
     fn run_until_equals_single_steps(

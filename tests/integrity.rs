@@ -124,3 +124,51 @@ fn ibcycle_run_fails_with_the_reason() {
     assert!(summary.contains("\"drained\": false"), "{summary}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A switch that misbehaves in each way the integrity check must see: each fault alone fails the run with
+/// a message naming it (`ibcycle run` prints that message and exits 1: `ibcycle_run_fails_with_the_reason`).
+#[test]
+fn every_injected_fault_is_reported_by_name() {
+    use ibcycle::fabric::Fault;
+    let sc = scenario();
+    for (fault, want) in [
+        (Fault::DropPacket, "1 packets lost"),
+        (Fault::DuplicatePacket, "1 packets duplicated"),
+        (Fault::LeakCredit, "1 credit blocks leaked"),
+        (Fault::ExtraCredit, "1 credit blocks leaked (1 gained"),
+    ] {
+        let r = ibcycle::run::run_with_fault(&sc, fault).unwrap();
+        let inv = &r.summary.invariants;
+        let why = inv
+            .broken()
+            .unwrap_or_else(|| panic!("{fault:?} went unseen: {inv:?}"));
+        assert!(why.contains(want), "{fault:?}: {why}");
+        // The summary says it too: the field is written when not 0.
+        let json = serde_json::to_string(&r.summary).unwrap();
+        let field = match fault {
+            Fault::DropPacket => "\"packets_lost\":1",
+            Fault::DuplicatePacket => "\"packets_duplicated\":1",
+            Fault::LeakCredit => "\"credits_leaked\":1",
+            Fault::ExtraCredit => "\"credits_gained\":1",
+        };
+        assert!(json.contains(field), "{fault:?}: {json}");
+    }
+}
+
+/// A good run balances exactly, and writes neither of the fields that appear only when not 0.
+#[test]
+fn a_good_run_balances_exactly() {
+    let r = ibcycle::run::run(&scenario(), false).unwrap();
+    let inv = &r.summary.invariants;
+    assert_eq!(
+        inv.packets_injected,
+        inv.packets_delivered + inv.packets_in_flight,
+        "{inv:?}"
+    );
+    let json = serde_json::to_string(&r.summary).unwrap();
+    // A good run writes neither of the fields that are written only when not 0.
+    assert!(
+        !json.contains("packets_duplicated") && !json.contains("credits_gained"),
+        "{json}"
+    );
+}

@@ -284,7 +284,8 @@ fn a_sweep_over_the_fill_comparison_runs_every_choice() {
             r[marked].parse().unwrap()
         })
         .collect();
-    // The sum crosses the threshold first, so it marks at least as often as one VoQ alone.
-    assert!(m[1] >= m[0], "{m:?}");
+    // The sum of the two VoQs crosses the threshold before either VoQ alone, so it marks strictly more
+    // often here; equal counts would mean the override never reached the switch.
+    assert!(m[1] > m[0], "{m:?}");
     std::fs::remove_dir_all(&d).ok();
 }

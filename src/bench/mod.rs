@@ -163,6 +163,7 @@ pub fn scenario(b: BenchName, sim_us: u64) -> Scenario {
         hca_cc: None,
         roce: None,
         overrides: Default::default(),
+        warnings: Vec::new(),
     };
     match b {
         BenchName::Clos648Shift | BenchName::Clos648ShiftCc => {

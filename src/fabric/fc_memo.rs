@@ -102,6 +102,19 @@ impl FcMemo {
             Ev::Pause(_) => true,
         }
     }
+
+    /// The last flow-control packet for `vl` recorded on the wire into `rx`, unless a packet head followed it.
+    pub(super) fn last_fc(&self, rx: Rx, vl: u8) -> Option<switch_asic::FcPacket> {
+        let k = self
+            .last
+            .get(self.wire(rx) + usize::from(vl))?
+            .load(Relaxed);
+        (k & HELD != 0).then_some(switch_asic::FcPacket {
+            vl,
+            fctbs: (k >> 12 & 0xfff) as u16,
+            fccl: (k & 0xfff) as u16,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -82,6 +82,10 @@ pub enum FabricError {
     /// Routing failed.
     #[error("routing: {0}")]
     Routes(#[from] crate::topology::TopologyError),
+    /// A time that does not fit the model's cycle count (a scenario built in code, past the parser's
+    /// ranges).
+    #[error("{0} does not fit the model's 2^40-cycle horizon (README, Limits)")]
+    Limit(String),
 }
 
 /// What travels on a wire.
@@ -97,6 +101,23 @@ enum Ev {
 enum Rx {
     Switch(usize, usize),
     Hca(usize),
+}
+
+/// Bytes of one item on a wire (its due cycle and the item), for memory estimates.
+pub const WIRE_ITEM_BYTES: usize = std::mem::size_of::<(u64, Ev)>();
+
+/// A fault [`Fabric::inject_fault`] makes (tests of the integrity check only).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// A switch delivers a packet twice.
+    DuplicatePacket,
+    /// A switch drops a packet.
+    DropPacket,
+    /// A switch returns one credit block too few.
+    LeakCredit,
+    /// A switch returns one credit block too many.
+    ExtraCredit,
 }
 
 /// The assembled fabric. See the module documentation.
@@ -147,9 +168,12 @@ pub fn link_rate(rate_mbps: u64, clock_mhz: u32) -> Result<LinkRate, String> {
         .map_err(|e| format!("rate {rate_mbps} Mbit/s at {clock_mhz} MHz: {}", e.reason))
 }
 
-/// Cycles of `latency_ns` at `clock_mhz`, rounded up, at least 1 (a wire's minimum).
+/// Cycles of `latency_ns` at `clock_mhz`, rounded up, at least 1 (a wire's minimum). Saturates where the
+/// product would not fit (the scenario's ranges keep it far below; [`Fabric::new`] refuses such a link).
 pub fn latency_cycles(latency_ns: u64, clock_mhz: u32) -> u64 {
-    (latency_ns * u64::from(clock_mhz)).div_ceil(1000).max(1)
+    crate::scenario::limits::ns_to_cycles(latency_ns, clock_mhz)
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
 /// Hands an item due on switch port `p`'s wire to the switch; whether it was a packet head. A refusal is
@@ -209,7 +233,11 @@ impl Fabric {
                 b: name_of(l.b),
                 why,
             })?;
-            rates.push((r, latency_cycles(l.latency_ns, clock)));
+            let lat =
+                crate::scenario::limits::ns_to_cycles(l.latency_ns, clock).ok_or_else(|| {
+                    FabricError::Limit(format!("link {i}: latency_ns = {}", l.latency_ns))
+                })?;
+            rates.push((r, lat.max(1)));
         }
         let lfts = topo.routes()?;
         let mtu = sc.flows.iter().map(|f| f.mtu).max().unwrap_or(256);
@@ -330,22 +358,31 @@ impl Fabric {
             });
         }
         let cycles_per_us = u64::from(clock);
+        let cycles = |what: &str, us: u64| {
+            crate::scenario::limits::us_to_cycles(us, clock)
+                .ok_or_else(|| FabricError::Limit(format!("{what} = {us}")))
+        };
+        cycles("duration_us", sc.duration_us)?;
         for (i, f) in sc.flows.iter().enumerate() {
-            let stop = f.stop_us.map_or(u64::MAX, |s| s * cycles_per_us);
+            let start = cycles(&format!("flow {} start_us", f.id), f.start_us)?;
+            let stop = match f.stop_us {
+                Some(s) => cycles(&format!("flow {} stop_us", f.id), s)?,
+                None => u64::MAX,
+            };
             let mut tf = TxFlow::new(
                 i as u32,
                 topo.hca_lid(f.dst),
                 f.sl,
                 f.mtu,
                 f.message_bytes,
-                f.start_us * cycles_per_us,
+                start,
                 stop,
             );
             let src = traffic::MsgSource::new(
                 f.pattern,
                 clock,
                 f.message_bytes,
-                f.start_us * cycles_per_us,
+                start,
                 stop,
                 traffic::flow_seed(sc.seed, i),
                 set.max_queued_messages,
@@ -607,6 +644,106 @@ impl Fabric {
             }
         }
         leak
+    }
+
+    /// Of [`Fabric::credits_leaked`], the blocks gained rather than lost: a sender with more credit than its
+    /// receiver's buffer, a receive buffer with more free blocks than it has. Split across MPI ranks: this
+    /// rank's share.
+    pub fn credits_gained(&self) -> u64 {
+        if self.roce {
+            return 0;
+        }
+        let over = |a: u16, b: u16| u64::from(a.saturating_sub(b));
+        let mut gained = 0u64;
+        for (s, sw) in self.switches.iter().enumerate() {
+            if !self.owns_sw(s) {
+                continue;
+            }
+            for (p, out) in self.sw_out[s].iter().enumerate() {
+                let Some(rx) = out else { continue };
+                let far_buf = match rx {
+                    Rx::Switch(..) => self.switch_buf,
+                    Rx::Hca(_) => self.hca_buf,
+                };
+                for vl in 0..usize::from(self.vls) {
+                    gained += over(sw.observe(p, vl).credits_avail, far_buf);
+                }
+            }
+        }
+        for (_, h) in self
+            .hcas
+            .iter()
+            .enumerate()
+            .filter(|(h, _)| self.owns_hca(*h))
+        {
+            for vl in 0..usize::from(self.vls) {
+                gained +=
+                    over(h.credits_avail(vl), self.switch_buf) + over(h.rx_free(vl), self.hca_buf);
+            }
+        }
+        gained
+    }
+
+    /// Test hook: makes the fabric misbehave as a faulty switch would, so that a test can show the
+    /// integrity check sees it. Never called by a run.
+    ///
+    /// - [`Fault::DropPacket`]: the first packet head on a wire from a switch to an HCA vanishes.
+    /// - [`Fault::DuplicatePacket`]: returns a copy of that packet head and its HCA, for
+    ///   [`Fabric::fault_resend`] to send again once the fabric is quiet.
+    /// - [`Fault::LeakCredit`], [`Fault::ExtraCredit`]: the switch sends an HCA a flow-control packet
+    ///   repeating its last one with the credit limit one block lower (higher).
+    ///
+    /// `Err` when there is nothing to act on (no packet on such a wire, no flow-control packet sent yet).
+    #[doc(hidden)]
+    pub fn inject_fault(
+        &mut self,
+        fault: Fault,
+    ) -> Result<Option<(usize, PacketStart)>, &'static str> {
+        match fault {
+            Fault::DropPacket | Fault::DuplicatePacket => {
+                for h in 0..self.hca_in.len() {
+                    if !matches!(self.hca_out[h], Rx::Switch(..)) {
+                        continue;
+                    }
+                    let first = self.hca_in[h].items().find_map(|(_, e)| match e {
+                        Ev::Pkt(p) => Some(p),
+                        _ => None,
+                    });
+                    if let Some(p) = first {
+                        if fault == Fault::DropPacket {
+                            self.hca_in[h].remove_first(|e| matches!(e, Ev::Pkt(_)));
+                            self.wire_pkts -= 1;
+                            return Ok(None);
+                        }
+                        return Ok(Some((h, p)));
+                    }
+                }
+                Err("no packet on a wire from a switch to an HCA")
+            }
+            Fault::LeakCredit | Fault::ExtraCredit => {
+                for h in 0..self.hca_in.len() {
+                    if !matches!(self.hca_out[h], Rx::Switch(..)) {
+                        continue;
+                    }
+                    if let Some(mut fc) = self.fc_memo.last_fc(Rx::Hca(h), 0) {
+                        let d: u16 = if fault == Fault::LeakCredit { 4095 } else { 1 };
+                        fc.fccl = fc.fccl.wrapping_add(d) & 0xFFF;
+                        // Not recorded in the memo: the switch's own next packets, equal to its last one,
+                        // are left off as changing nothing, so the wrong limit stays.
+                        self.hca_in[h].push(self.now, Ev::Fc(fc));
+                        return Ok(None);
+                    }
+                }
+                Err("no flow-control packet sent to an HCA yet")
+            }
+        }
+    }
+
+    /// Test hook: sends packet `p` to HCA `h` again now (see [`Fabric::inject_fault`]).
+    #[doc(hidden)]
+    pub fn fault_resend(&mut self, h: usize, p: PacketStart) {
+        self.hca_in[h].push(self.now, Ev::Pkt(p));
+        self.wire_pkts += 1;
     }
 
     /// RoCEv2 mode has no credits to compare: the blocks a quiet fabric still holds in any receive buffer.

@@ -49,6 +49,8 @@ use crate::scenario::ScenarioError;
 
 /// Cycles per model time unit (1 ms at 1 GHz).
 pub const UNIT_CYCLES: u64 = 1_000_000;
+/// Most time units of a run (warm-up and measured time together): 10^12 cycles, below the model's 2^40.
+pub const MAX_UNITS: u64 = 1_000_000;
 
 /// How long a queueing run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +162,23 @@ pub fn parse(path: &Path, text: &str) -> Result<QueueingFile, ScenarioError> {
         return Err(at(
             f.duration_units.span(),
             "duration_units: must be above 0".into(),
+        ));
+    }
+    // Both in cycles must stay below the model's 2^40-cycle horizon (README, "Limits").
+    let (warm, dur) = (*f.warmup_units.get_ref(), *f.duration_units.get_ref());
+    if warm > MAX_UNITS {
+        return Err(at(
+            f.warmup_units.span(),
+            format!("warmup_units: {warm} is not in 0..={MAX_UNITS}"),
+        ));
+    }
+    if dur > MAX_UNITS - warm {
+        return Err(at(
+            f.duration_units.span(),
+            format!(
+                "duration_units: {dur} is not in 1..={} (warmup_units + duration_units at most {MAX_UNITS})",
+                MAX_UNITS - warm
+            ),
         ));
     }
     let batches = *f.batches.get_ref();
@@ -367,7 +386,9 @@ pub fn run(q: &QueueingFile) -> Result<QueueingSummary, String> {
 /// `ibcycle run` on a queueing file: `None` when `file` is not one (or unreadable: the scenario loader
 /// reports that), else the exit status after writing `summary.json` into `out`.
 pub fn cli(file: &Path, out: &Path) -> Option<ExitCode> {
-    let text = std::fs::read_to_string(file).ok()?;
+    // An unreadable file, or one that is not a regular file of bounded size, is left to the scenario loader,
+    // which reports why.
+    let text = crate::scenario::read_input(file).ok()?;
     if !is_queueing(&text) {
         return None;
     }
@@ -408,10 +429,13 @@ pub fn cli(file: &Path, out: &Path) -> Option<ExitCode> {
             e.p_full
         );
     }
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(out)?;
-        let json = serde_json::to_string_pretty(&s).map_err(std::io::Error::other)?;
-        std::fs::write(out.join("summary.json"), json + "\n")
+    // Staged beside `out` and renamed into place, as a fabric run's outputs are.
+    let write = || -> Result<(), String> {
+        let staging = crate::run::output::Staging::new(out)?;
+        let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+        std::fs::write(staging.dir().join("summary.json"), json + "\n")
+            .map_err(|e| e.to_string())?;
+        staging.commit().map_err(|e| e.to_string())
     };
     if let Err(e) = write() {
         eprintln!("ibcycle run: writing {}: {e}", out.display());
@@ -451,6 +475,8 @@ mod tests {
             (CTMC.replace("m = [2, 3]", "m = [0]"), "q.toml:4: tandem.m: [0]"),
             (CTMC.replace("mu1 = 6.0", "mu1 = 0.0"), "q.toml:4: tandem.mu1: 0"),
             (CTMC.replace("duration_units = 100", "duration_units = 0"), "q.toml:3: duration_units"),
+            (CTMC.replace("duration_units = 100", "duration_units = 18446744073709551"), "q.toml:3: duration_units: 18446744073709551 is not in 1..=999990"),
+            (CTMC.replace("warmup_units = 10", "warmup_units = 18446744073709551"), "q.toml:2: warmup_units: 18446744073709551 is not in 0..=1000000"),
             (CTMC.replace("n = 12", "n = 12\nk = 1"), "q.toml:9: unknown field `k`"),
             (format!("{CTMC}batches = 1\n"), "unknown field `batches`"),
             (ge.replace("ca2 = 5.0", "ca2 = 0.5"), "q.toml:3: ge_queue.ca2: 0.5"),

@@ -131,13 +131,7 @@ fn flows(fab: &mut Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary>
         .map(|(i, f)| {
             let c = &v[K * i..K * i + K];
             // The same figures as `summary::flows` (compared byte for byte by tests/mpi.rs).
-            let end = f.stop_us.unwrap_or(sc.duration_us).min(sc.duration_us);
-            let active_us = end.saturating_sub(f.start_us);
-            let avg = if active_us == 0 {
-                0.0
-            } else {
-                delivered[i] as f64 * 8.0 / (active_us as f64 * 1000.0)
-            };
+            let avg = super::summary::avg_gbps(sc, i, delivered[i]);
             FlowSummary {
                 id: f.id.clone(),
                 src: names[f.src].name.clone(),
@@ -231,7 +225,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     };
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
     fab.run_until(stop + settle);
-    let mut v = [0u64; 5];
+    let mut v = [0u64; 6];
     for h in 0..fab.hcas.len() {
         if fab.owns_hca(h) {
             let h = &fab.hcas[h];
@@ -241,16 +235,19 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     }
     // Shares can be negative; u64 sums wrap, so the total is exact.
     v[2] = fab.owned_packets_in_flight() as u64;
-    v[3] = if drained { fab.credits_leaked() } else { 0 };
+    v[3] = fab.credits_leaked();
     v[4] = fab.violations();
+    v[5] = fab.credits_gained();
     sum(fab, &mut v);
-    let [injected, delivered, in_flight, credits_leaked, violations] = v;
+    let [injected, delivered, in_flight, credits_leaked, violations, credits_gained] = v;
     Invariants {
         packets_injected: injected,
         packets_delivered: delivered,
         packets_in_flight: in_flight,
         packets_lost: injected.saturating_sub(delivered + in_flight),
+        packets_duplicated: (delivered + in_flight).saturating_sub(injected),
         credits_leaked,
+        credits_gained,
         violations,
         drained,
         drain_cycles: fab.now() - now,
@@ -305,6 +302,7 @@ pub fn run(sc: &Scenario, universe: &Universe) -> Result<(RunResult, f64), Fabri
             flows,
             ports,
             invariants,
+            warnings: sc.warnings.clone(),
         },
         samples,
         cnp_samples,

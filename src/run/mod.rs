@@ -11,7 +11,9 @@
 pub mod capture;
 #[cfg(feature = "mpi")]
 pub mod dist;
+pub mod memory;
 pub mod observe;
+pub mod output;
 mod plot;
 pub mod port_trace;
 pub mod summary;
@@ -22,7 +24,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::fabric::{Fabric, FabricError};
+use crate::fabric::{Fabric, FabricError, Fault};
 use crate::scenario::Scenario;
 pub use observe::{ObserveError, ObserveOpts, Observers};
 pub use summary::{FlowSummary, Invariants, PortSummary, Summary};
@@ -73,7 +75,14 @@ pub fn run_threads(
     progress: bool,
     threads: usize,
 ) -> Result<RunResult, FabricError> {
-    run_with(sc, progress, None, threads).map(|(r, _)| r)
+    run_with(sc, progress, None, threads, None).map(|(r, _)| r)
+}
+
+/// Test hook: [`run`] with `fault` injected as the run ends (see [`Fabric::inject_fault`]), to show that
+/// the integrity check reports it. Panics when the fabric gives the fault nothing to act on.
+#[doc(hidden)]
+pub fn run_with_fault(sc: &Scenario, fault: Fault) -> Result<RunResult, FabricError> {
+    run_with(sc, false, None, 1, Some(fault)).map(|(r, _)| r)
 }
 
 /// Runs `sc` with observation outputs: `obs` sees every cycle of the run time (not the drain after it) and
@@ -83,7 +92,7 @@ pub fn run_observed(
     progress: bool,
     obs: Observers,
 ) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
-    run_with(sc, progress, Some(obs), 1)
+    run_with(sc, progress, Some(obs), 1, None)
 }
 
 fn run_with(
@@ -91,6 +100,7 @@ fn run_with(
     progress: bool,
     mut obs: Option<Observers>,
     threads: usize,
+    fault: Option<Fault>,
 ) -> Result<(RunResult, Result<(), ObserveError>), FabricError> {
     let mut fab = Fabric::new(sc)?;
     fab.set_threads(threads);
@@ -100,7 +110,7 @@ fn run_with(
     let cpu = fab.cycles_per_us;
     let total = sc.duration_us * cpu;
     let interval_us = sc.settings.sample_interval_us;
-    let interval = interval_us * cpu;
+    let interval = interval_us.saturating_mul(cpu).max(1);
     let bar = progress.then(|| {
         let b = indicatif::ProgressBar::new(sc.duration_us);
         b.set_message("simulated us");
@@ -153,7 +163,7 @@ fn run_with(
     let ports = summary::ports(&fab, sc);
     let observed = obs.map_or(Ok(()), |o| o.finish(&mut fab));
     fab.set_tap(&[]);
-    let invariants = drain(&mut fab, sc);
+    let invariants = drain(&mut fab, sc, fault);
     let r = RunResult {
         summary: Summary {
             scenario: sc.name.clone(),
@@ -163,6 +173,7 @@ fn run_with(
             flows,
             ports,
             invariants,
+            warnings: sc.warnings.clone(),
         },
         samples,
         cnp_samples,
@@ -171,19 +182,44 @@ fn run_with(
 }
 
 /// Stops every source, runs until the fabric is quiet and flow control has settled, and checks integrity.
-fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
+/// `fault` (tests only) is injected on the way.
+fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
     let now = fab.now();
+    let expect = "the fabric gives the fault something to act on";
     for h in &mut fab.hcas {
         h.stop_all(now);
     }
-    let limit = now + sc.settings.drain_limit_us * fab.cycles_per_us;
+    let limit = now.saturating_add(sc.settings.drain_limit_us.saturating_mul(fab.cycles_per_us));
+    let mut resend = None;
+    if let Some(f @ (Fault::DropPacket | Fault::DuplicatePacket)) = fault {
+        // Stepped until a packet head is on a wire to an HCA.
+        resend = loop {
+            match fab.inject_fault(f) {
+                Ok(r) => break r,
+                Err(_) if !fab.quiet() => fab.step(),
+                Err(e) => panic!("{expect}: {e}"),
+            }
+        };
+    }
     while !fab.quiet() && fab.now() < limit {
         fab.step();
+    }
+    if let Some((h, p)) = resend {
+        fab.fault_resend(h, p);
+        while !fab.quiet() && fab.now() < limit {
+            fab.step();
+        }
     }
     let drained = fab.quiet();
     // Two flow-control periods plus the longest wire let every receiver's latest FCCL reach its sender.
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
     fab.run_until(fab.now() + settle);
+    if let Some(f @ (Fault::LeakCredit | Fault::ExtraCredit)) = fault {
+        fab.inject_fault(f).expect(expect);
+        fab.run_until(fab.now() + settle);
+    }
+    // Each side counted on its own: the sources' injections against the destinations' deliveries and what
+    // is still in flight, so that a duplicate shows as well as a loss.
     let injected: u64 = fab
         .hcas
         .iter()
@@ -195,12 +231,31 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
         .map(|h| h.rx.iter().map(|c| c.packets).sum::<u64>() + h.ctl_delivered)
         .sum();
     let in_flight = fab.packets_in_flight();
+    let mut lost = injected.saturating_sub(delivered + in_flight);
+    let mut duplicated = (delivered + in_flight).saturating_sub(injected);
+    if drained {
+        // Nothing in flight: every flow's own count must balance, so a loss in one flow and a duplicate in
+        // another do not cancel out.
+        let (mut l, mut d) = (0u64, 0u64);
+        for (i, f) in sc.flows.iter().enumerate() {
+            let sent = fab.hcas[f.src].injected[i];
+            let got = fab.hcas[f.dst].rx[i].packets;
+            l += sent.saturating_sub(got);
+            d += got.saturating_sub(sent);
+        }
+        let ctl_sent: u64 = fab.hcas.iter().map(|h| h.ctl_injected).sum();
+        let ctl_got: u64 = fab.hcas.iter().map(|h| h.ctl_delivered).sum();
+        lost = lost.max(l + ctl_sent.saturating_sub(ctl_got));
+        duplicated = duplicated.max(d + ctl_got.saturating_sub(ctl_sent));
+    }
     Invariants {
         packets_injected: injected,
         packets_delivered: delivered,
         packets_in_flight: in_flight,
-        packets_lost: injected.saturating_sub(delivered + in_flight),
-        credits_leaked: if drained { fab.credits_leaked() } else { 0 },
+        packets_lost: lost,
+        packets_duplicated: duplicated,
+        credits_leaked: fab.credits_leaked(),
+        credits_gained: fab.credits_gained(),
         violations: fab.violations(),
         drained,
         drain_cycles: fab.now() - now,
@@ -243,6 +298,23 @@ pub fn cli_threads(file: &Path, out: &Path, threads: usize) -> ExitCode {
 /// [`cli`] with the observation outputs `opts` (`--pcap`, `--vcd`, `--trace`) on `threads` threads; a name
 /// that is not in the scenario fails before the run.
 pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> ExitCode {
+    cli_full(file, out, opts, threads, None, None)
+}
+
+/// [`cli_with`] and, with `port_trace` (`--port-trace SWITCH`, its readiness), the port trace of that
+/// switch recorded by a second run after a successful first one. Every option is checked against the
+/// scenario before anything runs; the outputs are written into a staging directory beside `out` and
+/// renamed into place when all are complete (see [`output`]), so a failure leaves the previous outputs or
+/// none. A run whose estimated memory ([`memory`]) exceeds `max_memory` (default
+/// [`memory::default_limit`]) is refused before the fabric is built.
+pub fn cli_full(
+    file: &Path,
+    out: &Path,
+    opts: &ObserveOpts,
+    threads: usize,
+    port_trace: Option<(&str, port_trace::Readiness)>,
+    max_memory: Option<u64>,
+) -> ExitCode {
     // A queueing model file (thesis models, `[tandem]` / `[ge_queue]`) runs in its own mode.
     if let Some(code) = crate::queueing::cli(file, out) {
         return code;
@@ -254,15 +326,35 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             return ExitCode::FAILURE;
         }
     };
+    for w in &sc.warnings {
+        eprintln!("ibcycle run: warning: {w}");
+    }
+    if let Some((name, _)) = port_trace {
+        if let Err(e) = port_trace::switch_index(&sc, name) {
+            eprintln!("ibcycle run: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Err(e) = memory::check(&sc, max_memory.unwrap_or_else(memory::default_limit)) {
+        eprintln!("ibcycle run: {}: {e}", file.display());
+        return ExitCode::FAILURE;
+    }
     // Under `mpirun` with more than one rank: the fabric split across the ranks (same outputs).
     #[cfg(feature = "mpi")]
     if let Some(u) = dist::universe() {
         return dist::cli(&sc, file, out, opts, &u);
     }
+    let staging = match output::Staging::new(out) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ibcycle run: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let obs = if opts.is_empty() {
         None
     } else {
-        match Observers::open(opts, &sc, out) {
+        match Observers::open(opts, &sc, staging.dir()) {
             Ok(o) => Some(o),
             Err(e) => {
                 eprintln!("ibcycle run: {e}");
@@ -270,7 +362,7 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             }
         }
     };
-    let r = match run_with(&sc, std::io::stderr().is_terminal(), obs, threads) {
+    let r = match run_with(&sc, std::io::stderr().is_terminal(), obs, threads, None) {
         Ok((r, Ok(()))) => r,
         Ok((_, Err(e))) => {
             eprintln!("ibcycle run: writing {e}");
@@ -281,8 +373,26 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = write_outputs(&r, &sc, out) {
+    if let Err(e) = write_outputs(&r, &sc, staging.dir()) {
         eprintln!("ibcycle run: writing {}: {e}", out.display());
+        return ExitCode::FAILURE;
+    }
+    let inv = &r.summary.invariants;
+    let mut traced = None;
+    if let (Some((name, readiness)), None) = (port_trace, inv.broken()) {
+        match port_trace::record_into(&sc, name, readiness, staging.dir()) {
+            Ok(line) => traced = Some(line),
+            Err(e) => {
+                eprintln!("ibcycle run: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Err(e) = staging.commit() {
+        eprintln!(
+            "ibcycle run: moving the outputs into {}: {e}",
+            out.display()
+        );
         return ExitCode::FAILURE;
     }
     // The report is a courtesy: a closed stdout (`ibcycle run ... | head -1`) must not fail a finished run.
@@ -294,7 +404,6 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             f.id, f.src, f.dst, f.avg_gbps
         );
     }
-    let inv = &r.summary.invariants;
     if let Some(why) = inv.broken() {
         eprintln!(
             "ibcycle run: {}: integrity check failed: {why} (outputs kept in {})",
@@ -302,6 +411,9 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
             out.display()
         );
         return ExitCode::FAILURE;
+    }
+    if let Some(line) = traced {
+        let _ = writeln!(so, "{line}");
     }
     let _ = writeln!(so, "wrote {}", out.display());
     ExitCode::SUCCESS

@@ -5,8 +5,9 @@
 //! Names on the command line are the scenario's: a switch port is `S2:2` (1-based port, as in `[[link]]
 //! ends`), an HCA `H4`, a link either of its ends' names joined by `-` (`S1:8-S2:8`, `S2:2-H4`, in either
 //! order), an HCA's name alone (its only link) or a switch port alone (the link on it), or `all`. File names
-//! use the scenario's names with `:` replaced by `_` (`S1_8-S2_8.pcap`, `trace-S2_2-vl0.csv`) so that they
-//! are portable and shell-safe.
+//! use the scenario's names through [`super::output::file_component`] (`:` and every character other than
+//! ASCII letters, digits, `.`, `-` and `+` replaced by `_`: `S1_8-S2_8.pcap`, `trace-S2_2-vl0.csv`), so
+//! that they are portable, shell-safe and never leave the output directory.
 
 use std::path::Path;
 
@@ -76,6 +77,12 @@ pub fn end_name(topo: &Topology, e: End) -> String {
     }
 }
 
+/// The scenario's name of link `l` (`S1:8-S2:8`).
+fn link_name(topo: &Topology, l: usize) -> String {
+    let link = &topo.links[l];
+    format!("{}-{}", end_name(topo, link.a), end_name(topo, link.b))
+}
+
 /// The file-name stem of link `l`: its HCA's name for a host link, else `A-B` in scenario order, with `:`
 /// as `_`.
 pub fn link_file_stem(topo: &Topology, l: usize) -> String {
@@ -84,7 +91,7 @@ pub fn link_file_stem(topo: &Topology, l: usize) -> String {
         (End::Hca { hca }, _) | (_, End::Hca { hca }) => topo.hcas[hca].name.clone(),
         (a, b) => format!("{}-{}", end_name(topo, a), end_name(topo, b)),
     };
-    name.replace(':', "_")
+    super::output::file_component(&name)
 }
 
 /// The wire end (receiver) of a topology end.
@@ -222,6 +229,24 @@ impl Observers {
                 if !links.contains(&l) {
                     links.push(l);
                 }
+            }
+        }
+        // Two links whose names differ only in characters the file names replace would share a file.
+        for (i, &l) in links.iter().enumerate() {
+            let stem = link_file_stem(&sc.topology, l);
+            if let Some(&m) = links[..i]
+                .iter()
+                .find(|&&m| link_file_stem(&sc.topology, m) == stem)
+            {
+                return Err(spec_err(
+                    "pcap",
+                    &opts.pcap.join(","),
+                    format!(
+                        "links {} and {} would both be written to {stem}.pcap; capture one of them",
+                        link_name(&sc.topology, m),
+                        link_name(&sc.topology, l)
+                    ),
+                ));
             }
         }
         let mut blocks = Vec::new();

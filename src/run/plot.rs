@@ -39,6 +39,20 @@ fn font_available() -> bool {
     })
 }
 
+/// Most characters of the scenario name in the plot's title (text layout costs time per character, and a
+/// longer title does not fit the image anyway).
+const TITLE_NAME_CHARS: usize = 80;
+
+/// `name` as the title shows it: control characters left out, cut at [`TITLE_NAME_CHARS`] with an ellipsis.
+fn shown_name(name: &str) -> String {
+    let mut chars = name.chars().filter(|c| !c.is_control());
+    let mut s: String = chars.by_ref().take(TITLE_NAME_CHARS).collect();
+    if chars.next().is_some() {
+        s.push('…');
+    }
+    s
+}
+
 /// Draws the plot of `r` into `path`.
 pub(super) fn throughput_png(path: &Path, r: &RunResult, sc: &Scenario) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
@@ -57,7 +71,7 @@ pub(super) fn throughput_png(path: &Path, r: &RunResult, sc: &Scenario) -> Resul
     if text {
         builder
             .caption(
-                format!("{}: throughput per flow", sc.name),
+                format!("{}: throughput per flow", shown_name(&sc.name)),
                 ("sans-serif", 20),
             )
             .x_label_area_size(40)
@@ -109,4 +123,17 @@ pub(super) fn throughput_png(path: &Path, r: &RunResult, sc: &Scenario) -> Resul
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_names_are_cut_for_the_title() {
+        assert_eq!(super::shown_name("gran-s1"), "gran-s1");
+        let long = "x".repeat(50 << 20);
+        let shown = super::shown_name(&long);
+        assert_eq!(shown.chars().count(), super::TITLE_NAME_CHARS + 1);
+        assert!(shown.ends_with('…'));
+        assert_eq!(super::shown_name("a\nb"), "ab");
+    }
 }

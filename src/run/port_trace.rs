@@ -134,19 +134,7 @@ impl Recorder {
     /// A recorder of switch `name` of `sc`, with the tap it needs set on `fab`.
     pub fn new(sc: &Scenario, name: &str, fab: &mut Fabric) -> Result<Self, PortTraceError> {
         let topo = &sc.topology;
-        let switch = topo
-            .switches
-            .iter()
-            .position(|s| s.name == name)
-            .ok_or_else(|| PortTraceError::NoSwitch {
-                name: name.to_string(),
-                known: topo
-                    .switches
-                    .iter()
-                    .map(|s| s.name.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+        let switch = switch_index(sc, name)?;
         let links = &topo.switch_port_link[switch];
         let clock = sc.settings.clock_mhz;
         let mut core = vec![None; links.len()];
@@ -445,9 +433,48 @@ pub fn record_with(
     })
 }
 
-/// The file `--port-trace NAME` writes into `out`.
+/// The file `--port-trace NAME` writes into `out` (the name made safe as a file name).
 pub fn file_name(out: &Path, name: &str) -> PathBuf {
-    out.join(format!("port-trace-{name}.txt"))
+    out.join(format!(
+        "port-trace-{}.txt",
+        super::output::file_component(name)
+    ))
+}
+
+/// The index of switch `name` of `sc`: `ibcycle run` checks `--port-trace` with it before the run.
+pub fn switch_index(sc: &Scenario, name: &str) -> Result<usize, PortTraceError> {
+    let topo = &sc.topology;
+    topo.switches
+        .iter()
+        .position(|s| s.name == name)
+        .ok_or_else(|| PortTraceError::NoSwitch {
+            name: name.to_string(),
+            known: topo
+                .switches
+                .iter()
+                .map(|s| s.name.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+/// Records the port trace of switch `name` over the whole run of `sc` into `dir`; the line `run` prints.
+pub fn record_into(
+    sc: &Scenario,
+    name: &str,
+    readiness: Readiness,
+    dir: &Path,
+) -> Result<String, PortTraceError> {
+    let cycles = crate::scenario::limits::us_to_cycles(sc.duration_us, sc.settings.clock_mhz)
+        .expect("a checked scenario's duration fits");
+    let path = file_name(dir, name);
+    let left = record_with(sc, name, cycles, readiness, &path)?;
+    Ok(format!(
+        "port trace of {name}: {cycles} cycles, {} events left out: {} collisions, {} on VLs above 1",
+        left.collisions + left.other_vl,
+        left.collisions,
+        left.other_vl
+    ))
 }
 
 /// `ibcycle run FILE --out DIR --port-trace NAME [--port-trace-ready R]`: records the whole run of the

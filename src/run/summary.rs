@@ -25,6 +25,9 @@ pub struct Summary {
     pub ports: Vec<PortSummary>,
     /// Integrity.
     pub invariants: Invariants,
+    /// The scenario's warnings (values allowed but probably not meant); absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One flow's figures over the run time.
@@ -36,7 +39,9 @@ pub struct FlowSummary {
     pub src: String,
     /// Destination HCA name.
     pub dst: String,
-    /// Payload throughput over the flow's active time (start to stop or end of run), Gbit/s.
+    /// Payload throughput over the flow's active time (start to stop or end of run), Gbit/s; the time is at
+    /// least what the source's link needs to carry the delivered bytes (bytes sent just before `stop_us`
+    /// arrive after it), so the figure never exceeds the link rate.
     pub avg_gbps: f64,
     /// Payload bytes delivered during the run.
     pub delivered_bytes: u64,
@@ -84,10 +89,20 @@ pub struct Invariants {
     pub packets_delivered: u64,
     /// Packets still on wires, in switches or arriving (0 when drained).
     pub packets_in_flight: u64,
-    /// Injected minus delivered minus in flight.
+    /// Packets injected and neither delivered nor in flight: injected minus delivered minus in flight, and
+    /// once drained the sum over flows of each flow's shortfall (so a loss in one flow is not hidden by a
+    /// duplicate in another).
     pub packets_lost: u64,
-    /// Credit blocks lost or gained over all link directions after the drain.
+    /// Packets delivered more often than injected (the counterpart of `packets_lost`); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub packets_duplicated: u64,
+    /// Credit blocks lost or gained over all link directions after the drain (computed whether or not the
+    /// fabric drained; with packets still in flight it includes the blocks they hold).
     pub credits_leaked: u64,
+    /// Of `credits_leaked`, the blocks gained (a sender holding more credit than the receiver's buffer has,
+    /// or a buffer with more free blocks than it holds); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub credits_gained: u64,
     /// Drops, overflows, credit errors and refused hand-ins the blocks flagged.
     pub violations: u64,
     /// The fabric emptied within the drain limit.
@@ -103,8 +118,21 @@ impl Invariants {
         if self.packets_lost != 0 {
             v.push(format!("{} packets lost", self.packets_lost));
         }
+        if self.packets_duplicated != 0 {
+            v.push(format!(
+                "{} packets duplicated (delivered more often than injected)",
+                self.packets_duplicated
+            ));
+        }
         if self.credits_leaked != 0 {
-            v.push(format!("{} credit blocks leaked", self.credits_leaked));
+            if self.credits_gained != 0 {
+                v.push(format!(
+                    "{} credit blocks leaked ({} gained: credit returned for blocks never received or freed)",
+                    self.credits_leaked, self.credits_gained
+                ));
+            } else {
+                v.push(format!("{} credit blocks leaked", self.credits_leaked));
+            }
         }
         if self.violations != 0 {
             v.push(format!("{} lossless violations flagged", self.violations));
@@ -119,6 +147,10 @@ impl Invariants {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The flows' figures; `delivered` holds each flow's payload bytes at the end of the run.
 pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary> {
     let names = &sc.topology.hcas;
@@ -127,13 +159,7 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
         .enumerate()
         .map(|(i, f)| {
             let rx = fab.hcas[f.dst].rx[i];
-            let end = f.stop_us.unwrap_or(sc.duration_us).min(sc.duration_us);
-            let active_us = end.saturating_sub(f.start_us);
-            let avg = if active_us == 0 {
-                0.0
-            } else {
-                delivered[i] as f64 * 8.0 / (active_us as f64 * 1000.0)
-            };
+            let avg = avg_gbps(sc, i, delivered[i]);
             FlowSummary {
                 id: f.id.clone(),
                 src: names[f.src].name.clone(),
@@ -154,6 +180,21 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
             }
         })
         .collect()
+}
+
+/// Flow `i`'s payload throughput in Gbit/s for `bytes` delivered: over its active time, or over the time its
+/// source's link needs to carry them when that is longer.
+pub(super) fn avg_gbps(sc: &Scenario, i: usize, bytes: u64) -> f64 {
+    let f = &sc.flows[i];
+    let end = f.stop_us.unwrap_or(sc.duration_us).min(sc.duration_us);
+    let active_us = end.saturating_sub(f.start_us);
+    if active_us == 0 {
+        return 0.0;
+    }
+    let bits = bytes as f64 * 8.0;
+    let link_mbps = sc.topology.links[sc.topology.hca_link[f.src]].rate_mbps;
+    let carry_ns = bits * 1000.0 / link_mbps as f64;
+    bits / (active_us as f64 * 1000.0).max(carry_ns)
 }
 
 /// Every connected switch output port-VL's counters now.

@@ -56,7 +56,7 @@ impl Traces {
         for &(switch, port, vl) in ports {
             let name = format!(
                 "trace-{}_{}-vl{vl}.csv",
-                sc.topology.switches[switch].name,
+                super::output::file_component(&sc.topology.switches[switch].name),
                 port + 1
             );
             let path = out.join(name);

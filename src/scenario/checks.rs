@@ -4,7 +4,11 @@
 use std::ops::Range;
 
 use super::file::{File, FlowEntry};
-use super::{key_span, ports, rate_mbps, FlowPattern, HcaCc, ScenarioError, Settings};
+use super::{
+    key_span, limits, ports, rate_mbps, Flow, FlowPattern, HcaCc, RoceSettings, ScenarioError,
+    Settings,
+};
+use crate::topology::{End, Topology};
 
 /// Checks `[hca_cc]` values (also after a per-HCA override): the failing key, its value and why.
 pub(super) fn check_hca_cc(v: &HcaCc) -> Result<(), (&'static str, String, &'static str)> {
@@ -58,6 +62,7 @@ pub(super) fn check_hca_cc(v: &HcaCc) -> Result<(), (&'static str, String, &'sta
 pub(super) fn flow_pattern(
     i: usize,
     f: &FlowEntry,
+    clock_mhz: u32,
     at: &impl Fn(Range<usize>, String) -> ScenarioError,
 ) -> Result<FlowPattern, ScenarioError> {
     let Some(p) = &f.pattern else {
@@ -76,7 +81,23 @@ pub(super) fn flow_pattern(
                 format!("flow[{i}].pattern: {:?} needs a rate", p.get_ref()),
             )
         })?;
+        // At most the fastest link the model carries, and at most one message per cycle on average (a
+        // faster rate only makes arrivals the source refuses, one by one).
+        let max = limits::max_rate_mbps(clock_mhz).min(
+            f.message_bytes
+                .get_ref()
+                .saturating_mul(8)
+                .saturating_mul(u64::from(clock_mhz)),
+        );
         match rate_mbps(r.get_ref()) {
+            Some(v) if v > max => Err(at(
+                r.span(),
+                format!(
+                    "flow[{i}].rate: {:?} is {v} Mbit/s, not in 1..={max} Mbit/s (64 bytes per cycle, and one {}-byte message per cycle, at settings.clock_mhz = {clock_mhz})",
+                    r.get_ref(),
+                    f.message_bytes.get_ref()
+                ),
+            )),
             Some(v) if v > 0 => Ok(v),
             _ => Err(at(
                 r.span(),
@@ -146,11 +167,29 @@ pub(super) fn check_settings(
             format!("settings.{field}: {value} {why}"),
         ))
     };
-    if s.clock_mhz == 0 || s.clock_mhz > 8192 {
-        return bad("clock_mhz", s.clock_mhz.to_string(), "is not in 1..=8192");
+    if s.clock_mhz == 0 || s.clock_mhz > limits::MAX_CLOCK_MHZ {
+        return bad(
+            "clock_mhz",
+            s.clock_mhz.to_string(),
+            &format!("is not in 1..={}", limits::MAX_CLOCK_MHZ),
+        );
     }
     if s.sample_interval_us == 0 {
         return bad("sample_interval_us", "0".into(), "must be above 0");
+    }
+    if s.sample_interval_us > limits::MAX_DURATION_US {
+        return bad(
+            "sample_interval_us",
+            s.sample_interval_us.to_string(),
+            &format!("is not in 1..={}", limits::MAX_DURATION_US),
+        );
+    }
+    if s.drain_limit_us > limits::MAX_DRAIN_LIMIT_US {
+        return bad(
+            "drain_limit_us",
+            s.drain_limit_us.to_string(),
+            &format!("is not in 0..={}", limits::MAX_DRAIN_LIMIT_US),
+        );
     }
     if !(1..=15).contains(&s.data_vls) {
         return bad("data_vls", s.data_vls.to_string(), "is not in 1..=15");
@@ -199,4 +238,171 @@ pub(super) fn check_settings(
         }
     }
     Ok(s.clone())
+}
+
+/// Checks what depends on the links: flow-control packets must leave the links room for data (IB), and the
+/// PFC headroom must cover each link's round trip and fit the buffers (RoCEv2). Errors point at the
+/// setting's line, or at the link's when the setting is computed from it.
+pub(super) fn check_links(
+    topo: &Topology,
+    flows: &[Flow],
+    settings: &Settings,
+    roce: Option<&RoceSettings>,
+    file: &File,
+    text: &str,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let clock = settings.clock_mhz;
+    let settings_span = file.settings.as_ref().map_or(0..0, |s| s.span());
+    let link_span = |i: usize| file.link.get(i).map_or(0..0, |l| l.rate.span());
+    let end_name = |e: End| match e {
+        End::Switch { switch, port } => format!("{}:{port}", topo.switches[switch].name),
+        End::Hca { hca } => topo.hcas[hca].name.clone(),
+    };
+    let mtu = flows.iter().map(|f| f.mtu).max().unwrap_or(256);
+    for (i, l) in topo.links.iter().enumerate() {
+        let rate = crate::fabric::link_rate(l.rate_mbps, clock)
+            .map_err(|why| at(link_span(i), format!("link[{i}].rate: {why}")))?;
+        let lat = limits::ns_to_cycles(l.latency_ns, clock)
+            .ok_or_else(|| {
+                at(
+                    link_span(i),
+                    format!("link[{i}].latency_ns: {} does not fit", l.latency_ns),
+                )
+            })?
+            .max(1);
+        let name = format!("link[{i}] ({} - {})", end_name(l.a), end_name(l.b));
+        if let Some(r) = roce {
+            let fb = crate::fabric::roce::frame_bytes(mtu, r.frame_overhead_bytes).div_ceil(64);
+            let pfc = crate::fabric::roce::pfc_config(r, rate, lat, fb, clock);
+            let roce_span = file.roce.as_ref().map_or(0..0, |s| s.span());
+            let need = switch_asic::pfc::headroom_blocks(rate, pfc.link_delay, fb);
+            if let Some(h) = r.headroom_blocks {
+                if u64::from(h) < need {
+                    return Err(at(
+                        key_span(text, roce_span, "headroom_blocks"),
+                        format!(
+                            "roce.headroom_blocks: {h} is below the {need} blocks {name} needs (two frames, a pause frame and its round trip in flight): every pause would overflow; at least {need}"
+                        ),
+                    ));
+                }
+            }
+            for e in [l.a, l.b] {
+                let (buf, key) = match e {
+                    End::Switch { .. } => (settings.switch_vl_buf_blocks, "switch_vl_buf_blocks"),
+                    End::Hca { .. } => (settings.hca_vl_buf_blocks, "hca_vl_buf_blocks"),
+                };
+                if let Err(c) = pfc.watermarks(buf, rate, fb, "roce") {
+                    let (span, what) = if c.setting.ends_with("xon_blocks") {
+                        (key_span(text, roce_span, "xon_blocks"), "roce.xon_blocks")
+                    } else if r.headroom_blocks.is_some() {
+                        (
+                            key_span(text, roce_span, "headroom_blocks"),
+                            "roce.headroom_blocks",
+                        )
+                    } else {
+                        (
+                            link_span(i),
+                            "the PFC headroom computed for this link's latency and rate",
+                        )
+                    };
+                    return Err(at(
+                        span,
+                        format!(
+                            "{what}: {}: {} at {} ({name}; settings.{key} = {buf})",
+                            c.value,
+                            c.reason,
+                            end_name(e)
+                        ),
+                    ));
+                }
+            }
+        } else {
+            // Every VL sends a flow-control packet each interval: if they alone fill the interval, no data
+            // packet can start.
+            let fc_cycles = (switch_asic::packet::FC_PACKET_BYTES * u64::from(rate.den))
+                .div_ceil(u64::from(rate.num));
+            let need = u64::from(settings.data_vls) * fc_cycles;
+            if u64::from(settings.fc_interval_cycles) <= need {
+                return Err(at(
+                    key_span(text, settings_span, "fc_interval_cycles"),
+                    format!(
+                        "settings.fc_interval_cycles: {} is not above the {need} cycles that {} flow-control packet(s) take on {name} ({fc_cycles} cycles each): no data could be sent; at least {}",
+                        settings.fc_interval_cycles,
+                        settings.data_vls,
+                        need + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `[hca_cc]` and `[roce]` values that become cycles or bits per second: their ranges keep the
+/// conversions inside 64 bits and the model's cycle horizon (README, "Limits"). Only checked, never changed.
+pub(super) fn check_converted_cc(
+    file: &File,
+    hca_cc: Option<&HcaCc>,
+    roce: Option<&RoceSettings>,
+    clock_mhz: u32,
+    text: &str,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let max_ns = limits::MAX_DURATION_US * 1000;
+    let max_rate = limits::max_rate_mbps(clock_mhz);
+    let bad = |span: Range<usize>, key: &str, v: u64, lo: u64, hi: u64| {
+        Err(at(span, limits::out_of_range(key, v, lo, hi)))
+    };
+    if let (Some(c), Some(sp)) = (hca_cc, &file.hca_cc) {
+        let span = |k: &str| key_span(text, sp.span(), k);
+        if c.rrcc_period_ns > max_ns {
+            return bad(
+                span("rrcc_period_ns"),
+                "hca_cc.rrcc_period_ns",
+                c.rrcc_period_ns,
+                1,
+                max_ns,
+            );
+        }
+        for (k, v) in [
+            ("rrcc_rate_ai_mbps", c.rrcc_rate_ai_mbps),
+            ("rrcc_min_rate_mbps", c.rrcc_min_rate_mbps),
+        ] {
+            if v > max_rate {
+                return bad(span(k), &format!("hca_cc.{k}"), v, 1, max_rate);
+            }
+        }
+    }
+    if let (Some(r), Some(sp)) = (roce, &file.roce) {
+        let span = |k: &str| key_span(text, sp.span(), k);
+        if r.victim_hold_ns > max_ns {
+            return bad(
+                span("victim_hold_ns"),
+                "roce.victim_hold_ns",
+                r.victim_hold_ns,
+                0,
+                max_ns,
+            );
+        }
+        if let Some(v) = r.rcm_recovery_us.filter(|&v| v > limits::MAX_DURATION_US) {
+            return bad(
+                span("rcm_recovery_us"),
+                "roce.rcm_recovery_us",
+                v,
+                1,
+                limits::MAX_DURATION_US,
+            );
+        }
+        if r.cnp_interval_us > limits::MAX_DURATION_US {
+            return bad(
+                span("cnp_interval_us"),
+                "roce.cnp_interval_us",
+                r.cnp_interval_us,
+                0,
+                limits::MAX_DURATION_US,
+            );
+        }
+    }
+    Ok(())
 }

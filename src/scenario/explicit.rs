@@ -13,6 +13,7 @@ pub(super) fn explicit_topology(
     file: &File,
     at: &impl Fn(Range<usize>, String) -> ScenarioError,
     rate: &impl Fn(&Spanned<String>, &str) -> Result<u64, ScenarioError>,
+    latency: &impl Fn(&Spanned<u64>, &str) -> Result<u64, ScenarioError>,
 ) -> Result<Topology, ScenarioError> {
     let switches: Vec<SwitchNode> = file
         .switch
@@ -56,6 +57,21 @@ pub(super) fn explicit_topology(
         .chain(file.hca.iter().map(|h| &h.name))
         .collect();
     for (i, n) in names.iter().enumerate() {
+        let (kind, k) = if i < file.switch.len() {
+            ("switch", i)
+        } else {
+            ("hca", i - file.switch.len())
+        };
+        if let Err(why) = super::limits::check_name(n.get_ref()) {
+            return Err(at(n.span(), format!("{kind}[{k}].name: {why}")));
+        }
+        if kind == "switch" && n.get_ref().contains(':') {
+            // A link end names a switch port as "name:port".
+            return Err(at(
+                n.span(),
+                format!("{kind}[{k}].name: {:?} holds ':', which separates a switch's name from its port", n.get_ref()),
+            ));
+        }
         if names[..i].iter().any(|m| m.get_ref() == n.get_ref()) {
             let e = TopologyError::DuplicateName(n.get_ref().clone());
             return Err(at(n.span(), format!("topology: {e}")));
@@ -91,11 +107,21 @@ pub(super) fn explicit_topology(
     };
     let mut links = Vec::with_capacity(file.link.len());
     for (i, l) in file.link.iter().enumerate() {
+        let ends = l.ends.get_ref();
+        if ends.len() != 2 {
+            return Err(at(
+                l.ends.span(),
+                format!(
+                    "link[{i}].ends: {} ends; a link has exactly two",
+                    ends.len()
+                ),
+            ));
+        }
         links.push(Link {
-            a: end(i, &l.ends[0])?,
-            b: end(i, &l.ends[1])?,
+            a: end(i, &ends[0])?,
+            b: end(i, &ends[1])?,
             rate_mbps: rate(&l.rate, &format!("link[{i}].rate"))?,
-            latency_ns: l.latency_ns,
+            latency_ns: latency(&l.latency_ns, &format!("link[{i}].latency_ns"))?,
         });
     }
     Topology::new(switches, hcas, links).map_err(|e| {
@@ -107,9 +133,7 @@ pub(super) fn explicit_topology(
                 .and_then(|s| s.ports.as_ref().map(|p| p.span())),
             TopologyError::NoSuchEnd { link, .. }
             | TopologyError::PortInUse { link, .. }
-            | TopologyError::SelfLoop { link, .. } => {
-                file.link.get(*link).map(|l| l.ends[0].span())
-            }
+            | TopologyError::SelfLoop { link, .. } => file.link.get(*link).map(|l| l.ends.span()),
             TopologyError::ZeroRate { link } => file.link.get(*link).map(|l| l.rate.span()),
             TopologyError::UnconnectedHca(n) | TopologyError::Unreachable { hca: n, .. } => file
                 .hca

@@ -55,10 +55,11 @@ pub(super) struct HcaEntry {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct LinkEntry {
-    pub(super) ends: [Spanned<String>; 2],
+    /// Two ends; read as a list so that a third is an error rather than ignored.
+    pub(super) ends: Spanned<Vec<Spanned<String>>>,
     pub(super) rate: Spanned<String>,
-    #[serde(default)]
-    pub(super) latency_ns: u64,
+    #[serde(default = "zero")]
+    pub(super) latency_ns: Spanned<u64>,
 }
 
 #[derive(Deserialize)]
@@ -71,8 +72,8 @@ pub(super) struct FatTreeEntry {
     pub(super) uplinks_per_spine: usize,
     pub(super) host_rate: Spanned<String>,
     pub(super) fabric_rate: Spanned<String>,
-    #[serde(default)]
-    pub(super) latency_ns: u64,
+    #[serde(default = "zero")]
+    pub(super) latency_ns: Spanned<u64>,
 }
 
 #[derive(Deserialize)]
@@ -82,8 +83,12 @@ pub(super) struct ChainEntry {
     pub(super) hosts_per_switch: usize,
     pub(super) host_rate: Spanned<String>,
     pub(super) trunk_rate: Spanned<String>,
-    #[serde(default)]
-    pub(super) latency_ns: u64,
+    #[serde(default = "zero")]
+    pub(super) latency_ns: Spanned<u64>,
+}
+
+pub(super) fn zero() -> Spanned<u64> {
+    Spanned::new(0..0, 0)
 }
 
 pub(super) fn one() -> usize {
@@ -102,8 +107,8 @@ pub(super) struct FlowEntry {
     pub(super) mtu: Spanned<u16>,
     #[serde(default = "default_message")]
     pub(super) message_bytes: Spanned<u64>,
-    #[serde(default)]
-    pub(super) start_us: u64,
+    #[serde(default = "zero")]
+    pub(super) start_us: Spanned<u64>,
     pub(super) stop_us: Option<Spanned<u64>>,
     pub(super) pattern: Option<Spanned<String>>,
     pub(super) rate: Option<Spanned<String>>,

@@ -162,6 +162,15 @@ impl SwitchCcOverride {
         if let Some(t) = self.threshold.filter(|&t| t > 15) {
             return Err(format!("threshold: {t} is above 15"));
         }
+        if let Some(r) = self
+            .root_min_credits
+            .filter(|&r| r > super::ROOT_MIN_CREDITS_MAX)
+        {
+            return Err(format!(
+                "root_min_credits: {r} is not in 0..={} (the 12-bit credit count)",
+                super::ROOT_MIN_CREDITS_MAX
+            ));
+        }
         for (i, &p) in self.victim_ports.iter().enumerate() {
             if p == 0 || p > ports {
                 return Err(format!(

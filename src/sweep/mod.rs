@@ -62,8 +62,7 @@ fn override_text(base: &DocumentMut, assignments: &[(String, String)]) -> Result
 /// Reads `file`, applies every point's overrides and parses each point's scenario. Each `--set` value is
 /// first tried alone on the file so that an error names the option at fault; then every combination.
 pub fn plan(file: &Path, sets: Vec<SetOption>) -> Result<Plan, SweepError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| SweepError(format!("{}: cannot read: {e}", file.display())))?;
+    let text = scenario::read_input(file).map_err(|e| SweepError(e.to_string()))?;
     scenario::parse(file, &text).map_err(|e| SweepError(e.to_string()))?;
     let base: DocumentMut = text
         .parse()
@@ -127,10 +126,11 @@ pub fn point_dir(out: &Path, p: &Point) -> PathBuf {
     out.join("points").join(&p.id)
 }
 
-/// Whether the point's outputs are complete and were made from `text`.
+/// Whether the point's outputs are complete and were made from `text`. A summary that cannot be read or
+/// is not a summary (a disk filled up, a file edited by hand) counts as missing, so the point is redone.
 fn is_finished(out: &Path, p: &Point, text: &str) -> bool {
     let dir = point_dir(out, p);
-    dir.join("summary.json").is_file()
+    std::fs::read_to_string(dir.join("summary.json")).is_ok_and(|s| table::figures(&s).is_ok())
         && std::fs::read_to_string(dir.join("scenario.toml")).is_ok_and(|t| t == text)
 }
 

@@ -58,6 +58,10 @@ pub fn figures(json: &str) -> Result<PointFigures, String> {
             broken.push(format!("{n} {what}"));
         }
     }
+    // Written only when not 0.
+    if let Some(n) = inv["packets_duplicated"].as_u64().filter(|&n| n != 0) {
+        broken.push(format!("{n} packets duplicated"));
+    }
     if inv["drained"].as_bool() != Some(true) {
         broken.push("not drained".into());
     }

@@ -177,20 +177,30 @@ impl Serializer {
 }
 
 /// A wire of fixed latency: what goes in at cycle `t` comes out at `t + latency`. Preallocated for the events
-/// a link can hold (one packet head and one flow-control packet per cycle), so it does not allocate per cycle.
+/// a short link can hold (one packet head and one flow-control packet per cycle), so it does not allocate per
+/// cycle; a long link preallocates [`WIRE_PREALLOC_ITEMS`] and grows only if more are ever in flight, so its
+/// memory follows what it holds (bounded by the receiver's credits or pause headroom), not its latency.
 #[derive(Debug, Clone)]
 pub struct Wire<T> {
     latency: u64,
     q: VecDeque<(u64, T)>,
 }
 
+/// Most items a wire preallocates room for.
+pub const WIRE_PREALLOC_ITEMS: usize = 4096;
+
 impl<T: Copy> Wire<T> {
     /// A wire of `latency` cycles (at least 1).
     pub fn new(latency: u64) -> Self {
         let latency = latency.max(1);
+        let items = usize::try_from(latency)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(2)
+            .saturating_add(4)
+            .min(WIRE_PREALLOC_ITEMS);
         Wire {
             latency,
-            q: VecDeque::with_capacity(2 * latency as usize + 4),
+            q: VecDeque::with_capacity(items),
         }
     }
 
@@ -228,6 +238,12 @@ impl<T: Copy> Wire<T> {
     /// The items in flight with their due cycles, oldest first.
     pub fn items(&self) -> impl Iterator<Item = (u64, T)> + '_ {
         self.q.iter().copied()
+    }
+
+    /// Removes the first item in flight that `pred` accepts (a fault a test injects: a link that loses it).
+    pub fn remove_first(&mut self, pred: impl Fn(&T) -> bool) -> Option<T> {
+        let i = self.q.iter().position(|(_, v)| pred(v))?;
+        self.q.remove(i).map(|(_, v)| v)
     }
 
     /// Drops everything in flight.
