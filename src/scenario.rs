@@ -473,11 +473,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         }
         Ok(v)
     };
-    // With a generator, `[[switch]]` entries without `ports` and `[[hca]]` entries with `cc` only carry the
-    // settings of generated nodes (see [`ports`]).
+    // With a generator, `[[switch]]` entries without `ports` and `[[hca]]` entries with `cc` or `host_cap`
+    // only carry the settings of generated nodes (see [`ports`]).
     let explicit = !file.link.is_empty()
         || file.switch.iter().any(|s| s.ports.is_some())
-        || file.hca.iter().any(|h| h.cc.is_none());
+        || file
+            .hca
+            .iter()
+            .any(|h| h.cc.is_none() && h.host_cap.is_none());
     let generators = usize::from(file.fat_tree.is_some()) + usize::from(file.chain.is_some());
     if usize::from(explicit) + generators != 1 {
         return Err(at(

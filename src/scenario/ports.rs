@@ -393,17 +393,23 @@ pub(super) fn resolve(
                 format!("hca[{i}].name: no HCA named {:?}", e.name.get_ref()),
             ));
         };
-        let mbps = super::rate_mbps(cap.get_ref())
-            .filter(|&m| m > 0)
-            .ok_or_else(|| {
-                at(
-                    cap.span(),
-                    format!(
-                        "hca[{i}].host_cap: {:?} is not a rate above 0 (e.g. \"13200Mbps\")",
-                        cap.get_ref()
-                    ),
-                )
-            })?;
+        let mbps = super::rate_mbps(cap.get_ref()).ok_or_else(|| {
+            at(
+                cap.span(),
+                format!(
+                    "hca[{i}].host_cap: {:?} is not a rate (e.g. \"13200Mbps\")",
+                    cap.get_ref()
+                ),
+            )
+        })?;
+        // A cap at the fastest link's rate limits nothing; the check keeps the cap's cycle arithmetic small.
+        let hi = super::limits::max_rate_mbps(settings.clock_mhz);
+        if !(1..=hi).contains(&mbps) {
+            return Err(at(
+                cap.span(),
+                super::limits::out_of_range(&format!("hca[{i}].host_cap (Mbit/s)"), mbps, 1, hi),
+            ));
+        }
         if out.host_cap_mbps.len() <= h {
             out.host_cap_mbps.resize(h + 1, None);
         }
@@ -456,6 +462,28 @@ mod tests {
             "duration_us = 10\n[chain]\nswitches = 2\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H3\"\n{extra}"
         );
         super::super::parse(std::path::Path::new("p.toml"), &text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn host_caps_by_hca_with_their_range() {
+        let sc = chain("[[hca]]\nname = \"H1\"\nhost_cap = \"13200Mbps\"\n").unwrap();
+        assert_eq!(
+            (sc.host_cap_mbps(0), sc.host_cap_mbps(1)),
+            (None, Some(13_200))
+        );
+        for (cap, want) in [
+            ("0Mbps", "hca[0].host_cap (Mbit/s): 0 is not in 1..=512000"),
+            (
+                "600Gbps",
+                "hca[0].host_cap (Mbit/s): 600000 is not in 1..=512000",
+            ),
+            ("fast", "hca[0].host_cap: \"fast\" is not a rate"),
+        ] {
+            let e = chain(&format!("[[hca]]\nname = \"H1\"\nhost_cap = \"{cap}\"\n")).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+        let e = chain("[[hca]]\nname = \"H9\"\nhost_cap = \"1Gbps\"\n").unwrap_err();
+        assert!(e.contains("no HCA named \"H9\""), "{e}");
     }
 
     #[test]
