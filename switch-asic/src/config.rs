@@ -136,7 +136,9 @@ impl From<ThresholdMap> for cong_detect::ThresholdMap {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MarkPoint {
-    /// When the packet joins its VoQ (a store-and-forwarded packet: when its tail is in).
+    /// When the packet joins its VoQ (a store-and-forwarded packet: when its tail is in). Packets joining the
+    /// VoQs of one output port-VL in the same cycle are decided in input-port order, each a step of the
+    /// port-VL's `fecn_marker` (a chain of markers in hardware).
     #[default]
     Enqueue,
     /// When the packet starts at the output.
