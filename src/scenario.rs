@@ -44,6 +44,7 @@ mod checks;
 mod explicit;
 mod file;
 pub mod limits;
+pub mod opensm;
 pub mod ports;
 pub mod roce;
 pub use ports::{Overrides, SwitchSettings, VlArb};
@@ -127,6 +128,64 @@ pub struct HcaCc {
     pub rrcc_fecn_pct: u8,
     /// Lowest rate an RR-CC sender goes down to, Mbit/s.
     pub rrcc_min_rate_mbps: u64,
+    /// An explicit CongestionControlTable instead of the linear one (`cct = [[shift, multiplier], ...]`, or
+    /// opensm's `cc_cct`); `ccti_limit` must index into it.
+    pub cct: Option<CctTable>,
+}
+
+/// An explicit CongestionControlTable: 1 to 128 entries `(CCT_Shift, CCT_Multiplier)`. Fixed-size, so that
+/// the settings stay `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Vec<[u16; 2]>")]
+pub struct CctTable {
+    len: u8,
+    entries: [(u8, u16); 128],
+}
+
+impl CctTable {
+    /// The table of `entries`: 1 to 128, shifts 0..=3, multipliers 0..=0x3FFF.
+    pub fn new(entries: &[(u8, u16)]) -> Result<Self, String> {
+        if entries.is_empty() || entries.len() > 128 {
+            return Err(format!(
+                "{} entries; a CongestionControlTable has 1 to 128",
+                entries.len()
+            ));
+        }
+        let mut t = CctTable {
+            len: entries.len() as u8,
+            entries: [(0, 0); 128],
+        };
+        for (i, &(s, m)) in entries.iter().enumerate() {
+            if s > 3 || m > 0x3FFF {
+                return Err(format!(
+                    "entry {i} ({s}, {m}): CCT_Shift is 0..=3 and CCT_Multiplier 0..=16383"
+                ));
+            }
+            t.entries[i] = (s, m);
+        }
+        Ok(t)
+    }
+
+    /// The entries.
+    pub fn entries(&self) -> &[(u8, u16)] {
+        &self.entries[..usize::from(self.len)]
+    }
+}
+
+impl TryFrom<Vec<[u16; 2]>> for CctTable {
+    type Error = String;
+
+    fn try_from(v: Vec<[u16; 2]>) -> Result<Self, String> {
+        let mut e = Vec::with_capacity(v.len());
+        for (i, &[s, m]) in v.iter().enumerate() {
+            let s = u8::try_from(s)
+                .ok()
+                .filter(|&s| s <= 3)
+                .ok_or_else(|| format!("entry {i}: CCT_Shift {s} is not in 0..=3"))?;
+            e.push((s, m));
+        }
+        CctTable::new(&e)
+    }
 }
 
 /// The HCA congestion-control algorithm (`[hca_cc] algorithm`).
@@ -157,6 +216,7 @@ impl Default for HcaCc {
             rrcc_consecutive: 3,
             rrcc_fecn_pct: 95,
             rrcc_min_rate_mbps: 100,
+            cct: None,
         }
     }
 }
@@ -239,6 +299,10 @@ pub struct SwitchCc {
     /// When FECN is decided: `"enqueue"` (the default: as a packet joins its VoQ) or `"dequeue"` (as it
     /// starts at the output).
     pub mark_point: switch_asic::config::MarkPoint,
+    /// Ports (bit `p`: port `p`) with Victim_Mask set on every switch: opensm's 256-bit
+    /// `cc_sw_cong_setting_victim_mask` ([`opensm`]); not a TOML key (`victim_ports` is, per switch).
+    #[serde(skip)]
+    pub victim_ports_all: [u64; 4],
 }
 
 impl Default for SwitchCc {
@@ -253,6 +317,7 @@ impl Default for SwitchCc {
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
             threshold_map: switch_asic::config::ThresholdMap::BeyondOnePacket,
             mark_point: switch_asic::config::MarkPoint::Enqueue,
+            victim_ports_all: [0; 4],
         }
     }
 }
@@ -730,6 +795,31 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         }
     };
     checks::check_links(&topo, &flows, &settings, roce.as_ref(), &file, text, &at)?;
+    let (switch_cc, hca_cc) = match &file.cc {
+        None => (switch_cc, hca_cc),
+        Some(c) => {
+            if roce.is_some() {
+                return Err(at(
+                    c.span(),
+                    "cc: opensm's IB CC settings do not apply in RoCEv2 mode ([roce] is present)"
+                        .into(),
+                ));
+            }
+            let osm = opensm_settings(c, path, &at)?;
+            let mut sls: Vec<u8> = flows.iter().map(|f| f.sl).collect();
+            sls.sort_unstable();
+            sls.dedup();
+            let (s, h) = opensm::apply(&osm, switch_cc, hca_cc, &sls, &mut warnings)
+                .map_err(|m| at(c.span(), format!("cc: {m}")))?;
+            if let Some(Err((field, value, why))) = h.as_ref().map(check_hca_cc) {
+                return Err(at(
+                    c.span(),
+                    format!("cc: the CA settings opensm gives: {field}: {value} {why}"),
+                ));
+            }
+            (s, h)
+        }
+    };
     checks::check_converted_cc(&file, hca_cc.as_ref(), roce.as_ref(), clock, text, &at)?;
     let overrides = ports::resolve(&file, &topo, &settings, &switch_cc, hca_cc, &at)?;
     let name = file.name.unwrap_or_else(|| {
@@ -749,6 +839,50 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         overrides,
         warnings,
     })
+}
+
+/// The opensm settings of `[cc]`: its `opensm_conf` file (relative to the scenario file at `path`; errors
+/// name that file and line), then its inline `[cc.opensm]` keys (errors name the scenario's line).
+fn opensm_settings(
+    c: &file::CcSection,
+    path: &Path,
+    at: &impl Fn(Range<usize>, String) -> ScenarioError,
+) -> Result<opensm::OpensmCc, ScenarioError> {
+    let mut osm = opensm::OpensmCc::default();
+    if let Some(f) = &c.opensm_conf {
+        let conf = path
+            .parent()
+            .unwrap_or_else(|| Path::new("."))
+            .join(f.get_ref());
+        let text = read_input(&conf)?;
+        osm = opensm::OpensmCc::parse(&text).map_err(|(line, message)| ScenarioError {
+            file: conf.clone(),
+            line,
+            message,
+        })?;
+    }
+    for (k, v) in &c.opensm {
+        let value = match v.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Boolean(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
+            other => {
+                return Err(at(
+                    v.span(),
+                    format!("cc.opensm.{k}: {other} is not a string, integer or boolean"),
+                ))
+            }
+        };
+        if k != "congestion_control" && !k.starts_with("cc_") {
+            return Err(at(
+                v.span(),
+                format!("cc.opensm.{k}: not one of opensm's congestion-control keys"),
+            ));
+        }
+        osm.set(k, &value)
+            .map_err(|m| at(v.span(), format!("cc.opensm.{m}")))?;
+    }
+    Ok(osm)
 }
 
 /// Where `key = ...` is written in the table whose header starts at `table`, so a checked value's error

@@ -1,5 +1,6 @@
-//! The HCA's CCT reaction point from a scenario's `[hca_cc]` settings: hca-model's [`CctController`] with a
-//! linear CongestionControlTable.
+//! The HCA's CCT reaction point from a scenario's `[hca_cc]` settings: hca-model's [`CctController`] with the
+//! scenario's CongestionControlTable (an explicit one, or the linear one of `cct_shift` and
+//! `cct_multiplier_step`).
 
 use hca_model::rate::cct::{CctController, CctParams, CctSettings};
 use hca_model::units::{CoreClock, LinkRate, Mtu, IB_LOCAL_OVERHEAD};
@@ -8,10 +9,20 @@ use rtl_model::mad::cct::{Cct, CctEntry};
 
 use crate::scenario::HcaCc;
 
-/// The linear CCT of `cc`: entry `i` = (cct_shift, i * cct_multiplier_step), `i` in 0..=ccti_limit.
-pub fn linear_cct(cc: &HcaCc) -> Result<Cct, String> {
+/// The CCT of `cc`, entries 0..=ccti_limit: its explicit table (`cct`), else the linear one, entry `i` =
+/// (cct_shift, i * cct_multiplier_step).
+pub fn table(cc: &HcaCc) -> Result<Cct, String> {
     let entries = (0..=cc.ccti_limit)
-        .map(|i| CctEntry::new(cc.cct_shift, i * cc.cct_multiplier_step).map_err(|e| e.to_string()))
+        .map(|i| {
+            let (shift, mult) = match &cc.cct {
+                Some(t) => *t
+                    .entries()
+                    .get(usize::from(i))
+                    .ok_or_else(|| format!("ccti_limit {} is beyond the table", cc.ccti_limit))?,
+                None => (cc.cct_shift, i * cc.cct_multiplier_step),
+            };
+            CctEntry::new(shift, mult).map_err(|e| e.to_string())
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Cct::from_entries(entries).map_err(|e| e.to_string())
 }
@@ -32,7 +43,7 @@ pub fn reaction_point(
                 trigger_threshold: 0,
                 ccti_min: cc.ccti_min,
             },
-            cct: linear_cct(cc)?,
+            cct: table(cc)?,
         },
         mtu: Mtu::new(mtu).map_err(|e| e.to_string())?,
         packet_overhead: IB_LOCAL_OVERHEAD,
@@ -50,7 +61,7 @@ mod tests {
     #[test]
     fn a_becn_delays_the_next_packet_by_the_tables_ird() {
         let cc = HcaCc::default();
-        let t = linear_cct(&cc).unwrap();
+        let t = table(&cc).unwrap();
         assert_eq!((t.ccti_limit, t.entries.len()), (127, 128));
         assert_eq!(t.entries[5].multiplier(), 5);
         // 4x DDR at 1 GHz: 2 bytes per cycle; T_pkt = (2048 + 26) / 2 = 1037 cycles; shift 3: 129 per CCTI.

@@ -25,7 +25,15 @@ pub(super) fn check_hca_cc(v: &HcaCc) -> Result<(), (&'static str, String, &'sta
     if v.cct_shift > 3 {
         return bad("cct_shift", v.cct_shift.to_string(), "is above 3");
     }
-    if u32::from(v.cct_multiplier_step) * u32::from(v.ccti_limit) > 0x3FFF {
+    if let Some(t) = &v.cct {
+        if usize::from(v.ccti_limit) >= t.entries().len() {
+            return bad(
+                "ccti_limit",
+                v.ccti_limit.to_string(),
+                "is not an index of the cct table",
+            );
+        }
+    } else if u32::from(v.cct_multiplier_step) * u32::from(v.ccti_limit) > 0x3FFF {
         return bad(
             "cct_multiplier_step",
             v.cct_multiplier_step.to_string(),

@@ -27,6 +27,30 @@ pub(super) struct File {
     pub(super) switch_cc: Option<Spanned<SwitchCc>>,
     pub(super) hca_cc: Option<Spanned<HcaCc>>,
     pub(super) roce: Option<Spanned<RoceSettings>>,
+    /// Not `Spanned`: the table is often implicit (only `[cc.opensm]` written), which `Spanned` cannot read.
+    pub(super) cc: Option<CcSection>,
+}
+
+/// `[cc]`: congestion-control settings from elsewhere: an `opensm.conf` (`opensm_conf`, relative to the
+/// scenario file) and opensm keys inline (`[cc.opensm]`, applied after the file; strings in opensm's syntax
+/// or TOML integers and booleans).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CcSection {
+    pub(super) opensm_conf: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) opensm: std::collections::BTreeMap<String, Spanned<toml::Value>>,
+}
+
+impl CcSection {
+    /// Where errors about the section point: the `opensm_conf` value, else the first inline key.
+    pub(super) fn span(&self) -> std::ops::Range<usize> {
+        self.opensm_conf
+            .as_ref()
+            .map(Spanned::span)
+            .or_else(|| self.opensm.values().next().map(Spanned::span))
+            .unwrap_or(0..0)
+    }
 }
 
 pub(super) fn default_seed() -> u64 {

@@ -154,6 +154,7 @@ impl SwitchCcOverride {
             root_min_credits: self.root_min_credits.unwrap_or(base.root_min_credits),
             threshold_map: self.threshold_map.unwrap_or(base.threshold_map),
             mark_point: self.mark_point.unwrap_or(base.mark_point),
+            victim_ports_all: base.victim_ports_all,
         }
     }
 
@@ -254,7 +255,9 @@ impl SwitchSettings {
             threshold,
             marking_rate: self.cc.marking_rate,
             packet_size: self.cc.packet_size,
-            victim_mask: self.cc.victim_mask || self.victim_ports.contains(&port),
+            victim_mask: self.cc.victim_mask
+                || self.victim_ports.contains(&port)
+                || self.cc.victim_ports_all[usize::from(port / 64)] >> (port % 64) & 1 != 0,
             compare: self.cc.fill_comparison,
             root_min_credits: self.cc.root_min_credits,
             threshold_map: self.cc.threshold_map,

@@ -21,8 +21,17 @@ pub fn parse_value(text: &str) -> Value {
 }
 
 /// Sets `key` (a dotted path) to `value` in `doc`. Fails, naming the part of the key, when the path runs
-/// into a value that is not a table or names an array element that does not exist.
+/// into a value that is not a table or names an array element that does not exist. One of opensm's
+/// congestion-control keys by its own name (`cc_sw_cong_setting_threshold`, `congestion_control`, ...) is
+/// `cc.opensm.<key>`: it overrides the scenario's `opensm.conf` as a line at its end would.
 pub fn apply(doc: &mut DocumentMut, key: &str, value: &Value) -> Result<(), String> {
+    let aliased;
+    let key = if !key.contains('.') && (key.starts_with("cc_") || key == "congestion_control") {
+        aliased = format!("cc.opensm.{key}");
+        aliased.as_str()
+    } else {
+        key
+    };
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.trim().is_empty()) {
         return Err(format!(
