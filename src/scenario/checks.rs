@@ -293,24 +293,29 @@ pub(super) fn check_links(
                     End::Hca { .. } => (settings.hca_vl_buf_blocks, "hca_vl_buf_blocks"),
                 };
                 if let Err(c) = pfc.watermarks(buf, rate, fb, "roce") {
-                    let (span, what) = if c.setting.ends_with("xon_blocks") {
-                        (key_span(text, roce_span, "xon_blocks"), "roce.xon_blocks")
+                    let (span, what, value) = if c.setting.ends_with("xon_blocks") {
+                        (
+                            key_span(text, roce_span, "xon_blocks"),
+                            "roce.xon_blocks",
+                            c.value,
+                        )
                     } else if r.headroom_blocks.is_some() {
                         (
                             key_span(text, roce_span, "headroom_blocks"),
                             "roce.headroom_blocks",
+                            c.value,
                         )
                     } else {
                         (
                             link_span(i),
                             "the PFC headroom computed for this link's latency and rate",
+                            need.to_string(),
                         )
                     };
                     return Err(at(
                         span,
                         format!(
-                            "{what}: {}: {} at {} ({name}; settings.{key} = {buf})",
-                            c.value,
+                            "{what}: {value}: {} at {} ({name}; settings.{key} = {buf})",
                             c.reason,
                             end_name(e)
                         ),
