@@ -254,7 +254,15 @@ pub(super) fn check_links(
 ) -> Result<(), ScenarioError> {
     let clock = settings.clock_mhz;
     let settings_span = file.settings.as_ref().map_or(0..0, |s| s.span());
-    let link_span = |i: usize| file.link.get(i).map_or(0..0, |l| l.rate.span());
+    // A generated link's line is its generator's.
+    let link_span = |i: usize| {
+        file.link
+            .get(i)
+            .map(|l| l.rate.span())
+            .or_else(|| file.fat_tree.as_ref().map(|g| g.span()))
+            .or_else(|| file.chain.as_ref().map(|g| g.span()))
+            .unwrap_or(0..0)
+    };
     let end_name = |e: End| match e {
         End::Switch { switch, port } => format!("{}:{port}", topo.switches[switch].name),
         End::Hca { hca } => topo.hcas[hca].name.clone(),
