@@ -225,3 +225,34 @@ fn bench_refuses_a_duration_that_would_wrap() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("18446744073709552"), "{}", stderr(&o));
 }
+
+#[test]
+fn two_captures_that_would_share_a_file_are_refused() {
+    let d = dir("collide");
+    let file = d.join("s.toml");
+    // "H/1" and "H_1" both become H_1.pcap.
+    std::fs::write(
+        &file,
+        TWO_HOSTS
+            .replace("\"H1\"", "\"H/1\"")
+            .replace("\"H2\"", "\"H_1\""),
+    )
+    .unwrap();
+    let out = d.join("o");
+    let o = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .args(["--pcap", "all"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("would both be written to H_1.pcap"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&d).ok();
+}
