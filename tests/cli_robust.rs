@@ -170,6 +170,19 @@ fn doubtful_values_are_warned_about_on_stderr_and_in_the_summary() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert!(v["warnings"][0].as_str().unwrap().contains(want), "{v}");
+    // A constant 1 Mbit/s flow of 1 MiB messages: its one message counts in full, far above the rate.
+    std::fs::write(
+        &file,
+        format!("{TWO_HOSTS}pattern = \"constant\"\nrate = \"1Mbps\"\n"),
+    )
+    .unwrap();
+    let o = run(&[&file, Path::new("--out"), &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = "s.toml:25: flow[0].rate: 1 Mbit/s offers one 1048576-byte message per 8388608.000 us, longer than the flow is active (40 us)";
+    assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(v["warnings"][0].as_str().unwrap().contains(want), "{v}");
     std::fs::remove_dir_all(&d).ok();
 }
 
