@@ -170,6 +170,19 @@ fn doubtful_values_are_warned_about_on_stderr_and_in_the_summary() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert!(v["warnings"][0].as_str().unwrap().contains(want), "{v}");
+    // A constant 1 Mbit/s flow of 1 MiB messages: its one message counts in full, far above the rate.
+    std::fs::write(
+        &file,
+        format!("{TWO_HOSTS}pattern = \"constant\"\nrate = \"1Mbps\"\n"),
+    )
+    .unwrap();
+    let o = run(&[&file, Path::new("--out"), &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = "s.toml:25: flow[0].rate: 1 Mbit/s offers one 1048576-byte message per 8388608.000 us, longer than the flow is active (40 us)";
+    assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(v["warnings"][0].as_str().unwrap().contains(want), "{v}");
     std::fs::remove_dir_all(&d).ok();
 }
 
@@ -224,4 +237,35 @@ fn bench_refuses_a_duration_that_would_wrap() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("18446744073709552"), "{}", stderr(&o));
+}
+
+#[test]
+fn two_captures_that_would_share_a_file_are_refused() {
+    let d = dir("collide");
+    let file = d.join("s.toml");
+    // "H/1" and "H_1" both become H_1.pcap.
+    std::fs::write(
+        &file,
+        TWO_HOSTS
+            .replace("\"H1\"", "\"H/1\"")
+            .replace("\"H2\"", "\"H_1\""),
+    )
+    .unwrap();
+    let out = d.join("o");
+    let o = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .args(["--pcap", "all"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("would both be written to H_1.pcap"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&d).ok();
 }

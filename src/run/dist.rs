@@ -338,7 +338,12 @@ pub fn cli(sc: &Scenario, file: &Path, out: &Path, opts: &ObserveOpts, u: &Unive
             ExitCode::SUCCESS
         };
     }
-    if let Err(e) = write_outputs(&r, sc, out) {
+    // Staged beside `out` and renamed into place, as a one-process run does.
+    let written = super::output::Staging::new(out).and_then(|s| {
+        write_outputs(&r, sc, s.dir()).map_err(|e| e.to_string())?;
+        s.commit().map_err(|e| e.to_string())
+    });
+    if let Err(e) = written {
         eprintln!("ibcycle run: writing {}: {e}", out.display());
         return ExitCode::FAILURE;
     }

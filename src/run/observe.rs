@@ -232,12 +232,10 @@ impl Observers {
             }
         }
         // Two links whose names differ only in characters the file names replace would share a file.
-        for (i, &l) in links.iter().enumerate() {
+        let mut stems = std::collections::HashMap::new();
+        for &l in &links {
             let stem = link_file_stem(&sc.topology, l);
-            if let Some(&m) = links[..i]
-                .iter()
-                .find(|&&m| link_file_stem(&sc.topology, m) == stem)
-            {
+            if let Some(&m) = stems.get(&stem) {
                 return Err(spec_err(
                     "pcap",
                     &opts.pcap.join(","),
@@ -248,6 +246,7 @@ impl Observers {
                     ),
                 ));
             }
+            stems.insert(stem, l);
         }
         let mut blocks = Vec::new();
         for v in &opts.vcd {

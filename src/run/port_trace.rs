@@ -477,42 +477,6 @@ pub fn record_into(
     ))
 }
 
-/// `ibcycle run FILE --out DIR --port-trace NAME [--port-trace-ready R]`: records the whole run of the
-/// scenario in `file` (its `duration_us`) into DIR/port-trace-NAME.txt. Errors name the file or the option.
-pub fn cli(file: &Path, out: &Path, name: &str, readiness: Readiness) -> std::process::ExitCode {
-    let sc = match crate::scenario::load(file) {
-        Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    let cycles = sc.duration_us * u64::from(sc.settings.clock_mhz);
-    let path = file_name(out, name);
-    let r = std::fs::create_dir_all(out)
-        .map_err(|source| PortTraceError::Io {
-            path: out.display().to_string(),
-            source,
-        })
-        .and_then(|()| record_with(&sc, name, cycles, readiness, &path));
-    match r {
-        Ok(left) => {
-            println!(
-                "wrote {} ({cycles} cycles, {} events left out: {} collisions, {} on VLs above 1)",
-                path.display(),
-                left.collisions + left.other_vl,
-                left.collisions,
-                left.other_vl
-            );
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::from(2)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

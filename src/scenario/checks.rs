@@ -262,7 +262,15 @@ pub(super) fn check_links(
 ) -> Result<(), ScenarioError> {
     let clock = settings.clock_mhz;
     let settings_span = file.settings.as_ref().map_or(0..0, |s| s.span());
-    let link_span = |i: usize| file.link.get(i).map_or(0..0, |l| l.rate.span());
+    // A generated link's line is its generator's.
+    let link_span = |i: usize| {
+        file.link
+            .get(i)
+            .map(|l| l.rate.span())
+            .or_else(|| file.fat_tree.as_ref().map(|g| g.span()))
+            .or_else(|| file.chain.as_ref().map(|g| g.span()))
+            .unwrap_or(0..0)
+    };
     let end_name = |e: End| match e {
         End::Switch { switch, port } => format!("{}:{port}", topo.switches[switch].name),
         End::Hca { hca } => topo.hcas[hca].name.clone(),
@@ -301,24 +309,29 @@ pub(super) fn check_links(
                     End::Hca { .. } => (settings.hca_vl_buf_blocks, "hca_vl_buf_blocks"),
                 };
                 if let Err(c) = pfc.watermarks(buf, rate, fb, "roce") {
-                    let (span, what) = if c.setting.ends_with("xon_blocks") {
-                        (key_span(text, roce_span, "xon_blocks"), "roce.xon_blocks")
+                    let (span, what, value) = if c.setting.ends_with("xon_blocks") {
+                        (
+                            key_span(text, roce_span, "xon_blocks"),
+                            "roce.xon_blocks",
+                            c.value,
+                        )
                     } else if r.headroom_blocks.is_some() {
                         (
                             key_span(text, roce_span, "headroom_blocks"),
                             "roce.headroom_blocks",
+                            c.value,
                         )
                     } else {
                         (
                             link_span(i),
                             "the PFC headroom computed for this link's latency and rate",
+                            need.to_string(),
                         )
                     };
                     return Err(at(
                         span,
                         format!(
-                            "{what}: {}: {} at {} ({name}; settings.{key} = {buf})",
-                            c.value,
+                            "{what}: {value}: {} at {} ({name}; settings.{key} = {buf})",
                             c.reason,
                             end_name(e)
                         ),
