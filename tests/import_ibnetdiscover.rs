@@ -1,0 +1,254 @@
+//! `ibcycle import ibnetdiscover`: hand-written topology files in ibnetdiscover's format (tests/ibnetdiscover/)
+//! import, load and run an incast with CC off and on, losslessly and deterministically; malformed files fail
+//! naming their line; a ring's minimum-hop routes are refused as a credit loop.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ibcycle::import::ibnetdiscover::{import_file, Flows, ImportError};
+use ibcycle::run::Summary;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/ibnetdiscover")
+        .join(name)
+}
+
+/// IB CC at the settings `tests/determinism.rs` uses for a hot spot, so marking and CNPs happen in a
+/// short run.
+const CC_ON: &str = r#"
+[settings]
+sample_interval_us = 5
+switch_vl_buf_blocks = 512
+[switch_cc]
+threshold = 8
+marking_rate = 2
+[hca_cc]
+ccti_increase = 2
+ccti_timer = 5
+"#;
+
+const CC_OFF: &str = r#"
+[settings]
+sample_interval_us = 5
+switch_vl_buf_blocks = 512
+[switch_cc]
+threshold = 0
+"#;
+
+fn run(toml: &str, cc: &str) -> Summary {
+    let text = toml.replace("duration_us = 1000", "duration_us = 60") + cc;
+    let sc = ibcycle::scenario::parse(Path::new("imported.toml"), &text).unwrap();
+    let r = ibcycle::run::run(&sc, false).unwrap();
+    let inv = &r.summary.invariants;
+    assert!(inv.drained, "{inv:?}");
+    assert_eq!(
+        (inv.packets_lost, inv.credits_leaked, inv.violations),
+        (0, 0, 0),
+        "{inv:?}"
+    );
+    assert_eq!(inv.packets_injected, inv.packets_delivered);
+    r.summary
+}
+
+/// Runs the incast with CC off and on, twice each, and checks both are deterministic and CC marks only
+/// when on.
+fn incast_off_and_on(toml: &str) {
+    let off = run(toml, CC_OFF);
+    assert_eq!(off, run(toml, CC_OFF), "CC off is deterministic");
+    let on = run(toml, CC_ON);
+    assert_eq!(on, run(toml, CC_ON), "CC on is deterministic");
+    let marked = |s: &Summary| s.flows.iter().map(|f| f.fecn_marked_rx).sum::<u64>();
+    let becn = |s: &Summary| s.flows.iter().map(|f| f.becn_rx).sum::<u64>();
+    assert_eq!((marked(&off), becn(&off)), (0, 0));
+    assert!(marked(&on) > 0 && becn(&on) > 0, "{on:?}");
+    for f in off.flows.iter().chain(&on.flows) {
+        assert!(f.delivered_bytes > 0, "{f:?}");
+    }
+}
+
+#[test]
+fn two_switches_four_hcas() {
+    let imp = import_file(&data("two-switch.txt"), Flows::Incast).unwrap();
+    assert_eq!((imp.switches, imp.hcas, imp.links), (2, 4, 5));
+    assert!(imp.notes.is_empty(), "{:?}", imp.notes);
+    let t = &imp.toml;
+    // Switch descriptions hold ':' (not usable as a switch name): named by GUID; CAs by description.
+    assert!(
+        t.contains("name = \"S-0002c90200400001\"\nports = 8"),
+        "{t}"
+    );
+    assert!(t.contains("name = \"node1 HCA-1\""), "{t}");
+    // Every link once, with its rate.
+    assert_eq!(t.matches("[[link]]").count(), 5);
+    assert!(
+        t.contains("ends = [\"S-0002c90200400001:8\", \"S-0002c90200400002:8\"]\nrate = \"4xQDR\""),
+        "{t}"
+    );
+    assert!(
+        t.contains("ends = [\"S-0002c90200400001:1\", \"node1 HCA-1\"]\nrate = \"4xDDR\""),
+        "{t}"
+    );
+    // The incast: every other HCA to the last.
+    assert_eq!(t.matches("[[flow]]").count(), 3);
+    assert!(t.contains("dst = \"node4 HCA-1\""));
+    incast_off_and_on(t);
+}
+
+#[test]
+fn fat_tree_with_a_two_port_ca() {
+    let imp = import_file(&data("fat-tree.txt"), Flows::Incast).unwrap();
+    // 2 spines and 2 leaves, 4 HCAs; 4 leaf-spine links and 4 host links (h4's second port left out).
+    assert_eq!((imp.switches, imp.hcas, imp.links), (4, 4, 8));
+    assert_eq!(imp.notes.len(), 1, "{:?}", imp.notes);
+    assert!(
+        imp.notes[0].contains("port 2 of CA 0008f10400000400"),
+        "{:?}",
+        imp.notes
+    );
+    assert!(
+        imp.toml.contains("# Note: line "),
+        "the note is in the file too"
+    );
+    assert!(imp.toml.contains("ends = [\"leaf2:2\", \"h4 mlx4_0\"]"));
+    assert!(!imp.toml.contains("leaf2:3\""));
+    incast_off_and_on(&imp.toml);
+    // All-to-all loads as well.
+    let a2a = import_file(&data("fat-tree.txt"), Flows::AllToAll).unwrap();
+    assert_eq!(a2a.toml.matches("[[flow]]").count(), 12);
+    run(&a2a.toml, CC_OFF);
+}
+
+#[test]
+fn without_flows_the_scenario_loads_and_runs() {
+    let imp = import_file(&data("two-switch.txt"), Flows::None).unwrap();
+    assert!(!imp.toml.contains("\n[[flow]]"));
+    assert!(imp.toml.contains("# [[flow]]"));
+    let sc = ibcycle::scenario::parse(Path::new("x.toml"), &imp.toml).unwrap();
+    assert!(sc.flows.is_empty());
+    // The commented example, uncommented, is a working flow.
+    let with_flow = imp
+        .toml
+        .replace("# [[flow]]", "[[flow]]")
+        .replace("\n# id", "\nid")
+        .replace("\n# src", "\nsrc");
+    let with_flow = with_flow
+        .replace("\n# dst", "\ndst")
+        .replace("\n# start_us", "\nstart_us");
+    let s = run(&with_flow, CC_OFF);
+    assert_eq!(s.flows.len(), 1);
+}
+
+fn err(name: &str) -> ImportError {
+    import_file(&data(name), Flows::None).expect_err(name)
+}
+
+#[test]
+fn malformed_files_name_their_line() {
+    let e = err("truncated-node.txt");
+    assert_eq!(e.line, 10, "{e}");
+    assert!(
+        e.to_string()
+            .contains("truncated-node.txt:10: a node line cut short"),
+        "{e}"
+    );
+
+    let e = err("port-before-node.txt");
+    assert_eq!(e.line, 6, "{e}");
+    assert!(e.message.contains("outside a node's section"), "{e}");
+
+    // S1 says port 8 reaches S2 port 8; S2 (line 22) says its port 8 reaches S1 port 7.
+    let e = err("peer-disagreement.txt");
+    assert_eq!(e.line, 13, "{e}");
+    assert!(
+        e.message.contains("disagree") && e.message.contains("line 22"),
+        "{e}"
+    );
+
+    let e = err("unknown-speed.txt");
+    assert_eq!(e.line, 13, "{e}");
+    assert!(e.message.contains("\"4xNDR\""), "{e}");
+}
+
+#[test]
+fn a_ring_is_refused_as_a_credit_loop() {
+    let e = err("ring.txt");
+    assert!(e.message.contains("credit loop"), "{e}");
+    // The cycle is named by its channels, switch port to switch port.
+    assert!(
+        e.message.contains("ring0:1->ring1:2") || e.message.contains("ring1:2->ring0:1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn explicit_scenarios_with_a_credit_loop_are_refused_at_load() {
+    // A ring of five, written out by hand (every two-hop route goes one way round, so the dependencies
+    // close the ring): the scenario loader refuses it too, at a link's line.
+    let mut t = String::from("name = \"ring\"\nduration_us = 10\n");
+    for i in 0..5 {
+        t += &format!("[[switch]]\nname = \"R{i}\"\nports = 3\n[[hca]]\nname = \"H{i}\"\n");
+    }
+    for i in 0..5 {
+        t += &format!(
+            "[[link]]\nends = [\"R{i}:1\", \"R{}:2\"]\nrate = \"4xQDR\"\n[[link]]\nends = [\"H{i}\", \"R{i}:3\"]\nrate = \"4xQDR\"\n",
+            (i + 1) % 5
+        );
+    }
+    let e = ibcycle::scenario::parse(Path::new("ring.toml"), &t).unwrap_err();
+    assert!(e.message.contains("credit loop"), "{e}");
+    assert!(e.line > 0, "{e}");
+    assert!(
+        t.lines()
+            .nth(e.line - 1)
+            .unwrap()
+            .starts_with("ends = [\"R"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_cli_writes_a_scenario_that_runs() {
+    let dir = std::env::temp_dir().join(format!("ibcycle-import-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("fat.toml");
+    let r = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .args(["import", "ibnetdiscover"])
+        .arg(data("fat-tree.txt"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--incast")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("not imported"),
+        "the 2-port CA is reported: {stderr}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    std::fs::write(&out, text.replace("duration_us = 1000", "duration_us = 20")).unwrap();
+    let sc = ibcycle::scenario::load(&out).unwrap();
+    assert_eq!(sc.flows.len(), 3);
+    let r = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .arg("run")
+        .arg(&out)
+        .arg("--out")
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // A malformed file: exit status 1 and the line on stderr.
+    let r = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .args(["import", "ibnetdiscover"])
+        .arg(data("unknown-speed.txt"))
+        .arg("--out")
+        .arg(dir.join("bad.toml"))
+        .output()
+        .unwrap();
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("unknown-speed.txt:13:"));
+    assert!(!dir.join("bad.toml").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
