@@ -70,9 +70,8 @@ pub fn find(topo: &Topology, lfts: &[Vec<u8>]) -> Option<CreditLoop> {
     };
     let n = 2 * topo.links.len();
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for h in 0..topo.hcas.len() {
-        for (s, ports) in topo.switch_port_link.iter().enumerate() {
-            let out_port = lfts[s][h];
+    for (s, (ports, table)) in topo.switch_port_link.iter().zip(lfts).enumerate() {
+        for (h, &out_port) in table.iter().enumerate() {
             let Some(out_link) = ports[usize::from(out_port) - 1] else {
                 continue;
             };
