@@ -120,6 +120,48 @@ fn fat_tree_with_a_two_port_ca() {
 }
 
 #[test]
+fn the_ports_report_form() {
+    let imp = import_file(&data("fat-tree-ports.txt"), Flows::Incast).unwrap();
+    // Every CA port is an HCA: h4's two ports are two HCAs, named by port GUID as they share a description.
+    assert_eq!((imp.switches, imp.hcas, imp.links), (4, 5, 9));
+    assert_eq!(imp.notes.len(), 1, "{:?}", imp.notes);
+    assert!(
+        imp.notes[0].contains("every CA port is an HCA"),
+        "{:?}",
+        imp.notes
+    );
+    let t = &imp.toml;
+    // Port counts from the highest port listed, unconnected ones included.
+    assert!(t.contains("name = \"spine1\"\nports = 4"), "{t}");
+    assert!(t.contains("name = \"leaf2\"\nports = 6"), "{t}");
+    assert!(
+        t.contains("ends = [\"leaf2:3\", \"H-0008f10400000402\"]\nrate = \"4xQDR\""),
+        "{t}"
+    );
+    assert!(t.contains("ends = [\"spine1:1\", \"leaf1:5\"]"), "{t}");
+    incast_off_and_on(t);
+    // A line whose ends disagree with the peer's line is refused, naming both.
+    let text = std::fs::read_to_string(data("fat-tree-ports.txt")).unwrap();
+    let bad = text.replacen(
+        "4x QDR - SW    11  1 0x0008f10500200002 ( 'leaf1'",
+        "4x DDR - SW    11  1 0x0008f10500200002 ( 'leaf1'",
+        1,
+    );
+    let e = ibcycle::import::ibnetdiscover::import_text(Path::new("p.txt"), &bad, Flows::None)
+        .unwrap_err();
+    assert_eq!(e.line, 8, "{e}");
+    assert!(e.message.contains("4xQDR here, 4xDDR at line 9"), "{e}");
+    let bad = text.replacen(
+        "0x0008f10500100001 ( 'spine1' - 'leaf1' )",
+        "0x0008f10500100001 ( 'spine1' - 'leaf1'",
+        1,
+    );
+    let e = ibcycle::import::ibnetdiscover::import_text(Path::new("p.txt"), &bad, Flows::None)
+        .unwrap_err();
+    assert_eq!(e.line, 4, "{e}");
+}
+
+#[test]
 fn without_flows_the_scenario_loads_and_runs() {
     let imp = import_file(&data("two-switch.txt"), Flows::None).unwrap();
     assert!(!imp.toml.contains("\n[[flow]]"));

@@ -15,6 +15,7 @@
 //! switch), the peer's description and LID, and the link's active width and speed; a CA's port line adds its
 //! own port GUID, LID and LMC. `ibnetdiscover -f` appends ` s=.. w=.. v=..` (and ` e=..`); these are
 //! accepted and ignored. Both ends of a link print it, so every link is read twice and both must agree.
+//! The ports report of `ibnetdiscover -p` is read too (`parse_ports`) into the same nodes and port lines.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -454,6 +455,156 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), ImportErro
     Ok((nodes, reports))
 }
 
+/// The ports report (`ibnetdiscover -p`): one line per port,
+///
+/// ```text
+/// SW     1  8 0x0002c90200400001 4x QDR - SW     2  8 0x0002c90200400002 ( 'leaf1' - 'leaf2' )
+/// CA     3  1 0x0002c90300000011 4x DDR - SW     1  1 0x0002c90200400001 ( 'node1 HCA-1' - 'leaf1' )
+/// SW     1  3 0x0002c90200400001 4x SDR                                    'leaf1'
+/// ```
+///
+/// (type, LID, port, port GUID, width, speed, then the peer's or, for a port with nothing connected, only the
+/// node's description). A switch's ports share one port GUID, so a switch is known by it and has as many
+/// ports as its highest port listed. A CA's ports each have their own GUID and nothing says which ports share
+/// an adapter, so every CA port is an HCA of its own.
+fn parse_ports(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), ImportError> {
+    let err = |line: usize, message: String| ImportError {
+        file: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut by_guid: HashMap<u64, usize> = HashMap::new();
+    let mut reports: Vec<Report> = Vec::new();
+    let form = "(expected: SW|CA <lid> <port> 0x<port guid> <width> <speed> - SW|CA <lid> <port> 0x<port guid> \
+                ( '<description>' - '<peer description>' ), or an unconnected port's \
+                SW|CA <lid> <port> 0x<port guid> <width> <speed> '<description>')";
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let bad = || {
+            err(
+                line,
+                format!("not a line of ibnetdiscover's ports report {form}: {t:?}"),
+            )
+        };
+        let kind = |s: &str| match s {
+            "SW" => Ok(Kind::Switch),
+            "CA" => Ok(Kind::Ca),
+            "RT" => Err(err(
+                line,
+                "a router; the model has switches and channel adapters only".into(),
+            )),
+            _ => Err(bad()),
+        };
+        let guid = |s: &str| {
+            s.strip_prefix("0x")
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+                .ok_or_else(bad)
+        };
+        let quote = t.find('\'').ok_or_else(bad)?;
+        let (head, descs) = t.split_at(quote);
+        let head = head.trim_end();
+        let (head, connected) = match head.strip_suffix('(') {
+            Some(h) => (h.trim_end(), true),
+            None => (head, false),
+        };
+        let f: Vec<&str> = head.split_whitespace().collect();
+        if f.len() != if connected { 11 } else { 6 } {
+            return Err(bad());
+        }
+        let k = kind(f[0])?;
+        f[1].parse::<u16>().map_err(|_| bad())?;
+        let port: u8 = f[2].parse().map_err(|_| bad())?;
+        let g = guid(f[3])?;
+        if port == 0 || port > crate::topology::MAX_SWITCH_PORTS {
+            return Err(err(
+                line,
+                format!(
+                    "port {port}: the model's nodes have ports 1 to {}",
+                    crate::topology::MAX_SWITCH_PORTS
+                ),
+            ));
+        }
+        let (desc, peer_desc) = if connected {
+            let inner = descs
+                .strip_prefix('\'')
+                .and_then(|d| d.strip_suffix("' )"))
+                .ok_or_else(bad)?;
+            let (a, b) = inner.split_once("' - '").ok_or_else(bad)?;
+            (a, Some(b))
+        } else {
+            let d = descs
+                .strip_prefix('\'')
+                .and_then(|d| d.strip_suffix('\''))
+                .ok_or_else(bad)?;
+            (d, None)
+        };
+        let node = match by_guid.get(&g) {
+            Some(&n) => {
+                if nodes[n].kind != k || k == Kind::Ca {
+                    return Err(err(
+                        line,
+                        format!(
+                            "port GUID {g:016x} was already given at line {}",
+                            nodes[n].line
+                        ),
+                    ));
+                }
+                nodes[n].ports = nodes[n].ports.max(port);
+                n
+            }
+            None => {
+                by_guid.insert(g, nodes.len());
+                nodes.push(Node {
+                    kind: k,
+                    guid: g,
+                    ports: port,
+                    desc: desc.to_string(),
+                    line,
+                    in_file: true,
+                });
+                nodes.len() - 1
+            }
+        };
+        if let Some(r) = reports.iter().find(|r| r.node == node && r.port == port) {
+            return Err(err(
+                line,
+                format!("port {port} was already given at line {}", r.line),
+            ));
+        }
+        let Some(peer_desc) = peer_desc else {
+            continue;
+        };
+        if f[6] != "-" {
+            return Err(bad());
+        }
+        let peer_kind = kind(f[7])?;
+        f[8].parse::<u16>().map_err(|_| bad())?;
+        let peer_port: u8 = f[9].parse().map_err(|_| bad())?;
+        if peer_port == 0 {
+            return Err(err(line, "peer port 0: not an external port".into()));
+        }
+        let peer_guid = guid(f[10])?;
+        let speed = format!("{}{}", f[4], f[5]);
+        rate_of(&speed).map_err(|m| err(line, m))?;
+        reports.push(Report {
+            line,
+            node,
+            port,
+            peer_kind,
+            peer_guid,
+            peer_port,
+            peer_desc: peer_desc.to_string(),
+            speed,
+        });
+    }
+    Ok((nodes, reports))
+}
+
 /// Reads the text of an `ibnetdiscover` topology file into a scenario; `path` names it in errors.
 pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, ImportError> {
     let err = |line: usize, message: String| ImportError {
@@ -461,7 +612,16 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
         line,
         message,
     };
-    let (mut nodes, reports) = parse(path, text)?;
+    let ports_form = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| ["SW ", "CA ", "RT "].iter().any(|p| l.starts_with(p)));
+    let (mut nodes, reports) = if ports_form {
+        parse_ports(path, text)?
+    } else {
+        parse(path, text)?
+    };
     let mut by_guid: HashMap<u64, usize> =
         nodes.iter().enumerate().map(|(i, n)| (n.guid, i)).collect();
     // Nodes known only from their peers' lines (a file with only switch or only CA sections).
@@ -564,6 +724,12 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
         links.push((r.node, r.port, peer, r.peer_port, rate, r.line));
     }
     let mut notes = Vec::new();
+    if ports_form && nodes.iter().any(|n| n.kind == Kind::Ca) {
+        notes.push(
+            "a ports report (-p) does not say which CA ports share an adapter: every CA port is an HCA of its own"
+                .to_string(),
+        );
+    }
     // One port per CA: its lowest connected one.
     let mut ca_port: HashMap<usize, u8> = HashMap::new();
     for &(a, pa, b, pb, ..) in &links {

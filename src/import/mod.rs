@@ -8,13 +8,15 @@ pub mod ibnetdiscover;
 /// What to import.
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
-    /// Write a scenario with the topology `ibnetdiscover` printed (its default topology format).
+    /// Write a scenario with the topology `ibnetdiscover` printed (its default topology format, or the
+    /// ports report of `ibnetdiscover -p`).
     ///
     /// Every switch (with the port count the file gives), every channel adapter (named by its node
     /// description where that is unique and usable as a name, else `H-<guid>`), every link once with its
     /// width and speed. Both ends of a link must agree. A multi-port adapter is imported with its first
     /// connected port; its other ports are listed as not imported. The minimum-hop routes are checked for
-    /// credit loops. The scenario has no flows unless `--incast` or `--all-to-all` is given.
+    /// credit loops. The scenario has no flows unless `--incast` or `--all-to-all` is given. In a ports report
+    /// every CA port is an HCA of its own (the report does not say which ports share an adapter).
     Ibnetdiscover {
         /// The file `ibnetdiscover` wrote.
         file: PathBuf,
