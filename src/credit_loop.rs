@@ -69,19 +69,11 @@ pub fn find(topo: &Topology, lfts: &[Vec<u8>]) -> Option<CreditLoop> {
         }
     };
     let n = 2 * topo.links.len();
-    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    // Per channel into a switch, the output ports (bit `port - 1`) its packets go on to: at most 64 bits
+    // whatever the number of destinations, so memory stays one word per channel.
+    let mut next_ports = vec![0u64; n];
     for (s, (ports, table)) in topo.switch_port_link.iter().zip(lfts).enumerate() {
         for (h, &out_port) in table.iter().enumerate() {
-            let Some(out_link) = ports[usize::from(out_port) - 1] else {
-                continue;
-            };
-            let out = channel(
-                out_link,
-                End::Switch {
-                    switch: s,
-                    port: out_port,
-                },
-            );
             for (p, l) in ports.iter().enumerate() {
                 let port = p as u8 + 1;
                 let Some(l) = *l else { continue };
@@ -98,16 +90,30 @@ pub fn find(topo: &Topology, lfts: &[Vec<u8>]) -> Option<CreditLoop> {
                     } => lfts[n][h] == np,
                 };
                 if carries {
-                    let inc = channel(l, topo.peer(l, here));
-                    edges[inc].push(out);
+                    next_ports[channel(l, topo.peer(l, here))] |= 1 << (out_port - 1);
                 }
             }
         }
     }
-    for e in &mut edges {
-        e.sort_unstable();
-        e.dedup();
-    }
+    let edges: Vec<Vec<usize>> = (0..n)
+        .map(|c| {
+            let l = &topo.links[c / 2];
+            let to = if c % 2 == 0 { l.b } else { l.a };
+            let End::Switch { switch, .. } = to else {
+                return Vec::new();
+            };
+            (0..64u8)
+                .filter(|b| next_ports[c] >> b & 1 == 1)
+                .filter_map(|b| {
+                    let from = End::Switch {
+                        switch,
+                        port: b + 1,
+                    };
+                    topo.switch_port_link[switch][usize::from(b)].map(|out| channel(out, from))
+                })
+                .collect()
+        })
+        .collect();
     // Iterative depth-first search with three colours; a grey successor closes a cycle.
     let mut colour = vec![0u8; n];
     let mut stack: Vec<(usize, usize)> = Vec::new();

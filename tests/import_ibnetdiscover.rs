@@ -162,6 +162,35 @@ fn the_ports_report_form() {
 }
 
 #[test]
+fn a_file_with_only_ca_sections() {
+    // One switch known only from its CAs' lines: its port count is its highest port seen.
+    let text = std::fs::read_to_string(data("two-switch.txt")).unwrap();
+    let cas: String = text
+        .split("\n\n")
+        .filter(|block| block.contains("caguid=") && block.contains("IS5030/U1\" lid 1 "))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let imp =
+        ibcycle::import::ibnetdiscover::import_text(Path::new("cas.txt"), &cas, Flows::Incast)
+            .unwrap();
+    assert_eq!((imp.switches, imp.hcas, imp.links), (1, 2, 2));
+    assert!(
+        imp.toml
+            .contains("name = \"S-0002c90200400001\"\nports = 2"),
+        "{}",
+        imp.toml
+    );
+    assert!(
+        imp.notes
+            .iter()
+            .any(|n| n.contains("no section of its own")),
+        "{:?}",
+        imp.notes
+    );
+    run(&imp.toml, CC_OFF);
+}
+
+#[test]
 fn without_flows_the_scenario_loads_and_runs() {
     let imp = import_file(&data("two-switch.txt"), Flows::None).unwrap();
     assert!(!imp.toml.contains("\n[[flow]]"));

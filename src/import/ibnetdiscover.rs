@@ -816,14 +816,17 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
         Kind::Ca => names[n].clone(),
     };
     let mut out = String::new();
+    // The scenario is named after the file where that is a valid name.
     let stem = path
         .file_stem()
-        .map_or("imported".to_string(), |s| s.to_string_lossy().into_owned());
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| scenario::limits::check_name(s).is_ok())
+        .unwrap_or_else(|| "imported".to_string());
     out.push_str(&format!(
         "# Imported from {} by `ibcycle import ibnetdiscover`: {} switches, {} HCAs, {} links.\n\
          # Routes are the model's minimum-hop routes (checked free of credit loops), not the subnet manager's.\n\
          # ibnetdiscover gives no cable lengths: every link has latency_ns = 100.\n",
-        path.display(),
+        path.display().to_string().escape_debug(),
         switches.len(),
         hcas.len(),
         links.len()
