@@ -162,6 +162,39 @@ fn the_ports_report_form() {
 }
 
 #[test]
+fn a_trunk_of_two_links() {
+    // A second S1-S2 link on ports 7, printed by both switches: two parallel links, routes spread over them.
+    let text = std::fs::read_to_string(data("two-switch.txt")).unwrap();
+    let text = text
+        .replace(
+            "[8]\t\"S-0002c90200400002\"[8]",
+            "[7]\t\"S-0002c90200400002\"[7]\t\t# \"MF0;leaf2:IS5030/U1\" lid 2 4xQDR\n[8]\t\"S-0002c90200400002\"[8]",
+        )
+        .replace(
+            "[8]\t\"S-0002c90200400001\"[8]",
+            "[7]\t\"S-0002c90200400001\"[7]\t\t# \"MF0;leaf1:IS5030/U1\" lid 1 4xQDR\n[8]\t\"S-0002c90200400001\"[8]",
+        );
+    let imp =
+        ibcycle::import::ibnetdiscover::import_text(Path::new("trunk.txt"), &text, Flows::AllToAll)
+            .unwrap();
+    assert_eq!((imp.switches, imp.hcas, imp.links), (2, 4, 6));
+    assert!(imp
+        .toml
+        .contains("ends = [\"S-0002c90200400001:7\", \"S-0002c90200400002:7\"]"));
+    let s = run(&imp.toml, CC_OFF);
+    assert_eq!(s.flows.len(), 12);
+    // Both trunk links carry packets from S1 to S2.
+    let sent = |port: u8| {
+        s.ports
+            .iter()
+            .filter(|p| p.switch == "S-0002c90200400001" && p.port == port)
+            .map(|p| p.xmit_packets)
+            .sum::<u64>()
+    };
+    assert!(sent(7) > 0 && sent(8) > 0, "{:?}", s.ports);
+}
+
+#[test]
 fn a_file_with_only_ca_sections() {
     // One switch known only from its CAs' lines: its port count is its highest port seen.
     let text = std::fs::read_to_string(data("two-switch.txt")).unwrap();
