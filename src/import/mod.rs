@@ -53,7 +53,14 @@ pub fn cli(cmd: Command) -> ExitCode {
                     for note in &imported.notes {
                         eprintln!("ibcycle import: {note}");
                     }
-                    if let Err(e) = std::fs::write(&out, &imported.toml) {
+                    // Written beside the target and renamed, so a failed write leaves no half a file.
+                    let mut tmp = out.clone().into_os_string();
+                    tmp.push(".tmp");
+                    let tmp = PathBuf::from(tmp);
+                    if let Err(e) = std::fs::write(&tmp, &imported.toml)
+                        .and_then(|()| std::fs::rename(&tmp, &out))
+                    {
+                        std::fs::remove_file(&tmp).ok();
                         eprintln!("ibcycle import: {}: {e}", out.display());
                         return ExitCode::FAILURE;
                     }
