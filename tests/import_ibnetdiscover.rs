@@ -37,7 +37,18 @@ threshold = 0
 "#;
 
 fn run(toml: &str, cc: &str) -> Summary {
-    let text = toml.replace("duration_us = 1000", "duration_us = 60") + cc;
+    let mut text = toml.replace("duration_us = 1000", "duration_us = 60");
+    // The settings join the file's own [settings] table where it has one (an imported clock).
+    let (settings, rest) = cc
+        .strip_prefix("\n[settings]\n")
+        .and_then(|c| c.split_once("\n["))
+        .expect("CC text starts with its settings");
+    if text.contains("\n[settings]\n") {
+        text = text.replacen("\n[settings]\n", &format!("\n[settings]\n{settings}\n"), 1);
+    } else {
+        text += &format!("\n[settings]\n{settings}\n");
+    }
+    text += &format!("[{rest}");
     let sc = ibcycle::scenario::parse(Path::new("imported.toml"), &text).unwrap();
     let r = ibcycle::run::run(&sc, false).unwrap();
     let inv = &r.summary.invariants;
@@ -192,6 +203,37 @@ fn a_trunk_of_two_links() {
             .sum::<u64>()
     };
     assert!(sent(7) > 0 && sent(8) > 0, "{:?}", s.ports);
+}
+
+#[test]
+fn rates_set_the_clock_or_are_refused() {
+    let text = std::fs::read_to_string(data("two-switch.txt")).unwrap();
+    // 4x EDR (96 969 Mbit/s) is no exact fraction of bytes per cycle at 1000 MHz: the clock moves up.
+    let edr = text.replace("4xQDR", "4xEDR");
+    let imp =
+        ibcycle::import::ibnetdiscover::import_text(Path::new("edr.txt"), &edr, Flows::Incast)
+            .unwrap();
+    assert!(
+        imp.toml.contains("[settings]\nclock_mhz = 1002\n"),
+        "{}",
+        imp.toml
+    );
+    assert!(imp.notes.iter().any(|n| n.contains("clock_mhz = 1002")));
+    assert!(imp.toml.contains("rate = \"4xEDR\""));
+    let sc = ibcycle::scenario::parse(Path::new("edr.toml"), &imp.toml).unwrap();
+    assert_eq!(sc.settings.clock_mhz, 1002);
+    run(&imp.toml, CC_OFF);
+    // 4x HDR is one at no clock the model allows: refused at the line that first gives it.
+    let hdr = text.replace("4xQDR", "4xHDR");
+    let e = ibcycle::import::ibnetdiscover::import_text(Path::new("hdr.txt"), &hdr, Flows::None)
+        .unwrap_err();
+    assert_eq!(e.line, 13, "{e}");
+    assert!(e.message.contains("4xHDR"), "{e}");
+    // Widths without a scenario name become their data rate.
+    let x12 = text.replace("4xQDR", "12xQDR");
+    let imp = ibcycle::import::ibnetdiscover::import_text(Path::new("x12.txt"), &x12, Flows::None)
+        .unwrap();
+    assert!(imp.toml.contains("rate = \"96000Mbps\""), "{}", imp.toml);
 }
 
 #[test]

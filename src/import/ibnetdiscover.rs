@@ -775,6 +775,45 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
             ));
         }
     }
+    // The clock: a link moves an exact fraction of bytes per cycle (both parts bounded), which some rates
+    // (4x EDR's 96 969 Mbit/s) are not at 1000 MHz; take the smallest clock from 1000 MHz at which all are.
+    let mut rates: Vec<(u64, &str, usize)> = links
+        .iter()
+        .map(|(.., rate, line)| {
+            let mbps = scenario::rate_mbps(rate).expect("rate_of gives rates the scenario reads");
+            (mbps, rate.as_str(), *line)
+        })
+        .collect();
+    rates.sort_unstable();
+    rates.dedup_by_key(|r| r.0);
+    let fits = |mbps: u64, clock: u32| {
+        mbps <= scenario::limits::max_rate_mbps(clock)
+            && crate::fabric::link_rate(mbps, clock).is_ok()
+    };
+    let max_clock = scenario::limits::MAX_CLOCK_MHZ;
+    let Some(clock) = (1000..=max_clock).find(|&c| rates.iter().all(|r| fits(r.0, c))) else {
+        for &(mbps, rate, line) in &rates {
+            if !(1..=max_clock).any(|c| fits(mbps, c)) {
+                return Err(err(
+                    line,
+                    format!(
+                        "{rate} ({mbps} Mbit/s) is an exact fraction of bytes per cycle (both parts at most \
+                         65 536) at no clock up to {max_clock} MHz"
+                    ),
+                ));
+            }
+        }
+        return Err(err(
+            0,
+            format!("the links' rates are exact fractions of bytes per cycle at no common clock from 1000 to {max_clock} MHz"),
+        ));
+    };
+    if clock != 1000 {
+        notes.push(format!(
+            "settings.clock_mhz = {clock}: the smallest clock from 1000 MHz at which every link's rate is an \
+             exact fraction of bytes per cycle"
+        ));
+    }
     // Names: the description where unique and usable, else the id ibnetdiscover uses.
     let mut desc_count: HashMap<&str, usize> = HashMap::new();
     for n in &nodes {
@@ -838,6 +877,9 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
         "name = {}\nduration_us = 1000\nseed = 1\n",
         q(&stem)
     ));
+    if clock != 1000 {
+        out.push_str(&format!("\n[settings]\nclock_mhz = {clock}\n"));
+    }
     for &s in &switches {
         out.push_str(&format!(
             "\n[[switch]]\n# {:?} GUID 0x{:016x}\nname = {}\nports = {}\n",
@@ -903,8 +945,17 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
         ));
     }
     // The scenario must load as written: this also checks the routes for credit loops.
-    scenario::parse(Path::new("imported.toml"), &out)
-        .map_err(|e| err(0, format!("the imported fabric: {}", e.message)))?;
+    scenario::parse(Path::new("imported.toml"), &out).map_err(|e| {
+        // A link's error names the input line the link came from (its `# line N` comment).
+        let lines: Vec<&str> = out.lines().take(e.line).collect();
+        let line = lines
+            .iter()
+            .rev()
+            .take_while(|l| !l.starts_with("[[") || l.starts_with("[[link]]"))
+            .find_map(|l| l.strip_prefix("# line ").and_then(|n| n.parse().ok()))
+            .unwrap_or(0);
+        err(line, format!("the imported fabric: {}", e.message))
+    })?;
     Ok(Imported {
         toml: out,
         notes,
