@@ -3,7 +3,9 @@
 pub use rtl_model;
 
 pub mod bench;
+pub mod credit_loop;
 pub mod fabric;
+pub mod import;
 pub mod queueing;
 pub mod run;
 pub mod scenario;

@@ -99,6 +99,9 @@ enum Command {
     /// Run a scenario over a grid of key values, in parallel or as shards of a Slurm job array, and write
     /// DIR/sweep.csv (one row per point) and each point's outputs under DIR/points/.
     Sweep(cli_sweep::Args),
+    /// Write a scenario file from what a real fabric's tools print (see README).
+    #[command(subcommand)]
+    Import(ibcycle::import::Command),
 }
 
 fn main() -> ExitCode {
@@ -141,5 +144,6 @@ fn main() -> ExitCode {
         #[cfg(feature = "cosim")]
         Command::Cosim(c) => ExitCode::from(cli_cosim::run(c) as u8),
         Command::Sweep(a) => cli_sweep::run(a),
+        Command::Import(c) => ibcycle::import::cli(c),
     }
 }

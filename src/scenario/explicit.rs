@@ -124,7 +124,7 @@ pub(super) fn explicit_topology(
             latency_ns: latency(&l.latency_ns, &format!("link[{i}].latency_ns"))?,
         });
     }
-    Topology::new(switches, hcas, links).map_err(|e| {
+    let topo = Topology::new(switches, hcas, links).map_err(|e| {
         let span = match &e {
             TopologyError::BadPortCount { name, .. } => file
                 .switch
@@ -146,5 +146,17 @@ pub(super) fn explicit_topology(
             | TopologyError::BadGenerator(_) => None,
         };
         at(span.unwrap_or(0..0), format!("topology: {e}"))
-    })
+    })?;
+    // Credit loops are checked here only: the generated fat trees and chains are loop-free by construction.
+    let lfts = topo
+        .routes()
+        .map_err(|e| at(0..0, format!("topology: {e}")))?;
+    if let Some(cycle) = crate::credit_loop::find(&topo, &lfts) {
+        let span = file
+            .link
+            .get(cycle.links[0])
+            .map_or(0..0, |l| l.ends.span());
+        return Err(at(span, format!("topology: {cycle}")));
+    }
+    Ok(topo)
 }
