@@ -374,7 +374,9 @@ pub enum FlowPattern {
 }
 
 /// Data rate in Mbit/s of a link rate name: IB 4x links by generation (the data rate after line coding:
-/// SDR/DDR/QDR 8b/10b, FDR/EDR/HDR 64b/66b), Ethernet by line rate, or an explicit `<n>Mbps`/`<n>Gbps`.
+/// SDR/DDR/QDR 2.5/5/10 Gbaud with 8b/10b; FDR 14.0625 Gbaud with 64b/66b, 13.64 Gbit/s a lane; EDR
+/// 25.78125 Gbaud with 64b/66b, 25 Gbit/s a lane; HDR 50 Gbit/s of data a lane, PAM4 with 64b/66b and its
+/// forward error correction), Ethernet by line rate, or an explicit `<n>Mbps`/`<n>Gbps`.
 pub fn rate_mbps(name: &str) -> Option<u64> {
     let n = name.trim();
     let known = match n.to_ascii_uppercase().as_str() {
@@ -383,8 +385,8 @@ pub fn rate_mbps(name: &str) -> Option<u64> {
         "4XDDR" => Some(16_000),
         "4XQDR" => Some(32_000),
         "4XFDR" => Some(54_545),
-        "4XEDR" => Some(96_969),
-        "4XHDR" => Some(193_939),
+        "4XEDR" => Some(100_000),
+        "4XHDR" => Some(200_000),
         "10GBE" => Some(10_000),
         "25GBE" => Some(25_000),
         "40GBE" => Some(40_000),

@@ -208,27 +208,19 @@ fn a_trunk_of_two_links() {
 #[test]
 fn rates_set_the_clock_or_are_refused() {
     let text = std::fs::read_to_string(data("two-switch.txt")).unwrap();
-    // 4x EDR (96 969 Mbit/s) is no exact fraction of bytes per cycle at 1000 MHz: the clock moves up.
-    let edr = text.replace("4xQDR", "4xEDR");
-    let imp =
-        ibcycle::import::ibnetdiscover::import_text(Path::new("edr.txt"), &edr, Flows::Incast)
-            .unwrap();
-    assert!(
-        imp.toml.contains("[settings]\nclock_mhz = 1002\n"),
-        "{}",
-        imp.toml
-    );
-    assert!(imp.notes.iter().any(|n| n.contains("clock_mhz = 1002")));
-    assert!(imp.toml.contains("rate = \"4xEDR\""));
-    let sc = ibcycle::scenario::parse(Path::new("edr.toml"), &imp.toml).unwrap();
-    assert_eq!(sc.settings.clock_mhz, 1002);
-    run(&imp.toml, CC_OFF);
-    // 4x HDR is one at no clock the model allows: refused at the line that first gives it.
-    let hdr = text.replace("4xQDR", "4xHDR");
-    let e = ibcycle::import::ibnetdiscover::import_text(Path::new("hdr.txt"), &hdr, Flows::None)
-        .unwrap_err();
-    assert_eq!(e.line, 13, "{e}");
-    assert!(e.message.contains("4xHDR"), "{e}");
+    // 4x EDR (100 Gbit/s of data) and 4x HDR (200) are 12.5 and 25 bytes a cycle at 1000 MHz: no clock change.
+    for (speed, mbps) in [("4xEDR", 100_000), ("4xHDR", 200_000)] {
+        let t = text.replace("4xQDR", speed);
+        let imp =
+            ibcycle::import::ibnetdiscover::import_text(Path::new("x.txt"), &t, Flows::Incast)
+                .unwrap();
+        assert!(!imp.toml.contains("clock_mhz"), "{}", imp.toml);
+        assert!(imp.toml.contains(&format!("rate = \"{speed}\"")));
+        let sc = ibcycle::scenario::parse(Path::new("x.toml"), &imp.toml).unwrap();
+        assert_eq!(sc.settings.clock_mhz, 1000);
+        assert!(sc.topology.links.iter().any(|l| l.rate_mbps == mbps));
+        run(&imp.toml, CC_OFF);
+    }
     // Widths without a scenario name become their data rate.
     let x12 = text.replace("4xQDR", "12xQDR");
     let imp = ibcycle::import::ibnetdiscover::import_text(Path::new("x12.txt"), &x12, Flows::None)

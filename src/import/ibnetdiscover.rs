@@ -775,8 +775,9 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
             ));
         }
     }
-    // The clock: a link moves an exact fraction of bytes per cycle (both parts bounded), which some rates
-    // (4x EDR's 96 969 Mbit/s) are not at 1000 MHz; take the smallest clock from 1000 MHz at which all are.
+    // The clock: a link moves an exact fraction of bytes per cycle (both parts bounded). Every rate the
+    // importer gives is one at 1000 MHz; should a rate not be, the smallest clock from 1000 MHz at which all
+    // are is taken.
     let mut rates: Vec<(u64, &str, usize)> = links
         .iter()
         .map(|(.., rate, line)| {
