@@ -17,13 +17,14 @@
 //! | `cc_ca_cong_setting_ccti_min` | `[hca_cc] ccti_min` | `SL value` |
 //! | `cc_cct` | the CongestionControlTable, CCTI_Limit its last index | `shift:multiplier,...`, at most 128 |
 //!
-//! Modelled partly or not at all, and reported as warnings when set: `cc_ca_cong_setting_port_control` (the
-//! model's reaction points are per flow, QP-based; SL-based sharing of one CCTI is not modelled),
-//! `cc_ca_cong_setting_trigger_threshold` (it only logs in hardware), `cc_sw_cong_setting_control_map`,
-//! `cc_sw_cong_setting_credit_mask`, `cc_sw_cong_setting_credit_starvation_threshold`,
-//! `cc_sw_cong_setting_credit_starvation_return_delay`, `cc_ca_cong_setting_control_map`, `cc_key`,
-//! `cc_max_outstanding_mads`. Keys that are not congestion control's (routing, logging, QoS, ...) are ignored:
-//! they do not change what the model computes.
+//! Modelled partly or not at all, and reported as warnings when their value would change what the hardware
+//! does (an opensm.conf dump lists every key, most at inert values): `cc_ca_cong_setting_port_control` with
+//! SL-based CC (the model's reaction points are per flow, QP-based), a nonzero
+//! `cc_ca_cong_setting_trigger_threshold` (it only logs in hardware), a `cc_sw_cong_setting_control_map`
+//! without all five field bits, a `cc_ca_cong_setting_control_map` of 0, and credit starvation
+//! (`cc_sw_cong_setting_credit_mask`, `..._credit_starvation_threshold`, `..._credit_starvation_return_delay`)
+//! when set. `cc_key` and `cc_max_outstanding_mads` only concern management. Keys that are not congestion
+//! control's (routing, logging, QoS, ...) are ignored: they do not change what the model computes.
 
 /// The CA settings of one SL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -174,18 +175,51 @@ impl OpensmCc {
                     ));
                 }
             }
-            "cc_ca_cong_setting_trigger_threshold" => self
-                .unmodelled
-                .push(format!("{key} {v}: only logs in hardware; not applied")),
-            "cc_sw_cong_setting_control_map"
-            | "cc_sw_cong_setting_credit_mask"
-            | "cc_sw_cong_setting_credit_starvation_threshold"
-            | "cc_sw_cong_setting_credit_starvation_return_delay"
-            | "cc_ca_cong_setting_control_map"
-            | "cc_key"
-            | "cc_max_outstanding_mads" => self
-                .unmodelled
-                .push(format!("{key} {v}: not modelled; ignored")),
+            // The keys the model does not apply are reported only when they would change what the hardware
+            // does (an opensm.conf dump lists every key, most at inert values).
+            "cc_ca_cong_setting_trigger_threshold" => {
+                let (_, x) = per_sl(key, v)?;
+                if bounded(key, x, u8::MAX.into())? != 0 {
+                    self.unmodelled
+                        .push(format!("{key} {v}: only logs in hardware; not applied"));
+                }
+            }
+            "cc_sw_cong_setting_control_map" => {
+                if bounded(key, v, u32::MAX.into())? & 0x1f != 0x1f {
+                    self.unmodelled.push(format!(
+                        "{key} {v}: the model applies every SwitchCongestionSetting field as if all were valid"
+                    ));
+                }
+            }
+            "cc_ca_cong_setting_control_map" => {
+                if bounded(key, v, u16::MAX.into())? == 0 {
+                    self.unmodelled.push(format!(
+                        "{key} {v}: no SL selected, yet the model applies the CA settings to every flow"
+                    ));
+                }
+            }
+            "cc_sw_cong_setting_credit_mask" => {
+                if mask256(key, v)? != [0; 4] {
+                    self.unmodelled
+                        .push(format!("{key}: credit starvation is not modelled; ignored"));
+                }
+            }
+            "cc_sw_cong_setting_credit_starvation_threshold" => {
+                if bounded(key, v, 15)? != 0 {
+                    self.unmodelled.push(format!(
+                        "{key} {v}: credit starvation is not modelled; ignored"
+                    ));
+                }
+            }
+            "cc_sw_cong_setting_credit_starvation_return_delay" => {
+                if v.split(':').any(|p| number(p).is_none_or(|n| n != 0)) {
+                    self.unmodelled.push(format!(
+                        "{key} {v}: credit starvation is not modelled; ignored"
+                    ));
+                }
+            }
+            // Management only: no effect on what the fabric does.
+            "cc_key" | "cc_max_outstanding_mads" => {}
             k if k.starts_with("cc_") => {
                 return Err(format!("{k}: not a congestion-control key opensm knows"))
             }
@@ -308,7 +342,17 @@ mod tests {
         assert_eq!(cc.sl[0].ccti_increase, Some(1));
         assert_eq!(cc.sl[1], SlEntry::default());
         assert_eq!(cc.cct, Some(vec![(0, 0), (3, 1), (3, 2)]));
-        assert_eq!(cc.unmodelled.len(), 1, "{:?}", cc.unmodelled);
+        assert!(
+            cc.unmodelled.is_empty(),
+            "inert values: {:?}",
+            cc.unmodelled
+        );
+        let active = OpensmCc::parse(
+            "cc_sw_cong_setting_control_map 0x7\ncc_ca_cong_setting_trigger_threshold 0 2\n\
+             cc_sw_cong_setting_credit_starvation_return_delay 1:0\ncc_ca_cong_setting_port_control 1\n",
+        )
+        .unwrap();
+        assert_eq!(active.unmodelled.len(), 4, "{:?}", active.unmodelled);
         // The top port of a 256-bit mask.
         let m = OpensmCc::parse(&format!(
             "cc_sw_cong_setting_victim_mask 8{}\n",
