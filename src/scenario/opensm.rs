@@ -179,44 +179,46 @@ impl OpensmCc {
             // does (an opensm.conf dump lists every key, most at inert values).
             "cc_ca_cong_setting_trigger_threshold" => {
                 let (_, x) = per_sl(key, v)?;
-                if bounded(key, x, u8::MAX.into())? != 0 {
-                    self.unmodelled
-                        .push(format!("{key} {v}: only logs in hardware; not applied"));
-                }
+                let acts = bounded(key, x, u8::MAX.into())? != 0;
+                self.note(
+                    acts,
+                    format!("{key} {v}: only logs in hardware; not applied"),
+                );
             }
             "cc_sw_cong_setting_control_map" => {
-                if bounded(key, v, u32::MAX.into())? & 0x1f != 0x1f {
-                    self.unmodelled.push(format!(
-                        "{key} {v}: the model applies every SwitchCongestionSetting field as if all were valid"
-                    ));
-                }
+                let acts = bounded(key, v, u32::MAX.into())? & 0x1f != 0x1f;
+                self.note(
+                    acts,
+                    format!("{key} {v}: the model applies every SwitchCongestionSetting field as if all were valid"),
+                );
             }
             "cc_ca_cong_setting_control_map" => {
-                if bounded(key, v, u16::MAX.into())? == 0 {
-                    self.unmodelled.push(format!(
-                        "{key} {v}: no SL selected, yet the model applies the CA settings to every flow"
-                    ));
-                }
+                let acts = bounded(key, v, u16::MAX.into())? == 0;
+                self.note(
+                    acts,
+                    format!("{key} {v}: no SL selected, yet the model applies the CA settings to every flow"),
+                );
             }
             "cc_sw_cong_setting_credit_mask" => {
-                if mask256(key, v)? != [0; 4] {
-                    self.unmodelled
-                        .push(format!("{key}: credit starvation is not modelled; ignored"));
-                }
+                let acts = mask256(key, v)? != [0; 4];
+                self.note(
+                    acts,
+                    format!("{key}: credit starvation is not modelled; ignored"),
+                );
             }
             "cc_sw_cong_setting_credit_starvation_threshold" => {
-                if bounded(key, v, 15)? != 0 {
-                    self.unmodelled.push(format!(
-                        "{key} {v}: credit starvation is not modelled; ignored"
-                    ));
-                }
+                let acts = bounded(key, v, 15)? != 0;
+                self.note(
+                    acts,
+                    format!("{key} {v}: credit starvation is not modelled; ignored"),
+                );
             }
             "cc_sw_cong_setting_credit_starvation_return_delay" => {
-                if v.split(':').any(|p| number(p).is_none_or(|n| n != 0)) {
-                    self.unmodelled.push(format!(
-                        "{key} {v}: credit starvation is not modelled; ignored"
-                    ));
-                }
+                let acts = v.split(':').any(|p| number(p).is_none_or(|n| n != 0));
+                self.note(
+                    acts,
+                    format!("{key} {v}: credit starvation is not modelled; ignored"),
+                );
             }
             // Management only: no effect on what the fabric does.
             "cc_key" | "cc_max_outstanding_mads" => {}
@@ -226,6 +228,13 @@ impl OpensmCc {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Reports `what` as not applied when the key's value `acts` (would change what the hardware does).
+    fn note(&mut self, acts: bool, what: String) {
+        if acts {
+            self.unmodelled.push(what);
+        }
     }
 
     /// Reads an `opensm.conf`'s text; `Err((line, message))` with the 1-based line.
