@@ -12,18 +12,10 @@
 //!   the flow holding more bandwidth receives more CNPs (H1 25 against H2 10 within about 330 us, section
 //!   4.2). See docs/cc-fidelity.md.
 
-use std::path::Path;
-
-use ibcycle::run::{run, RunResult};
-use ibcycle::scenario::{load, Scenario};
+use ibcycle::run::run;
 
 mod common;
-use common::{last_third, min_over_max};
-
-fn scenario(name: &str) -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
-    load(&path).expect("shipped scenario loads")
-}
+use common::{cnps, jain, last_third, mean, min_over_max, scenario};
 
 /// Payload rate of a 4x SDR link: 8 Gbit/s data, 2048-byte payload in a 2074-byte packet.
 const LINK: f64 = 8.0 * 2048.0 / 2074.0;
@@ -33,32 +25,6 @@ const H1: usize = 0;
 const H3: usize = 1;
 const H2: usize = 2;
 const H5: usize = 3;
-
-/// Mean of flow `f`'s throughput samples whose interval ends in `(from, to]` microseconds.
-fn mean(r: &RunResult, f: usize, from: u64, to: u64) -> f64 {
-    let v: Vec<f64> = r
-        .samples
-        .iter()
-        .filter(|(t, _)| *t > from && *t <= to)
-        .map(|(_, g)| g[f])
-        .collect();
-    assert!(!v.is_empty(), "no samples in ({from}, {to}]");
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// CNPs flow `f`'s source received in the sampling intervals ending in `(from, to]` microseconds.
-fn cnps(r: &RunResult, f: usize, from: u64, to: u64) -> u64 {
-    r.cnp_samples
-        .iter()
-        .filter(|(t, _)| *t > from && *t <= to)
-        .map(|(_, n)| n[f])
-        .sum()
-}
-
-fn jain(v: &[f64]) -> f64 {
-    let s: f64 = v.iter().sum();
-    s * s / (v.len() as f64 * v.iter().map(|x| x * x).sum::<f64>())
-}
 
 #[test]
 fn cc_off_near_senders_get_twice_the_far_ones() {

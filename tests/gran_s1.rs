@@ -17,34 +17,16 @@
 //! contributors use 11 of 13 Gbit/s, 85%, the least the paper shows); F1 at least 12 Gbit/s (76% of its
 //! link: the paper's own simulation shows F1 dipping while S1 briefly roots congestion with two contributors).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ibcycle::run::{run, write_outputs, RunResult};
-use ibcycle::scenario::{load, Scenario};
 
 mod common;
-use common::{cnps, jain, last_third, min_over_max};
-
-fn scenario(name: &str) -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
-    load(&path).expect("shipped scenario loads")
-}
+use common::{cnps, jain, last_third, mean, min_over_max, scenario};
 
 /// Payload rate of a 4x DDR host link: 16 Gbit/s data, 2048-byte payload in a 2074-byte packet (LRH 8,
 /// BTH 12, ICRC 4, VCRC 2) gives 15.80 Gbit/s: the bottleneck (H5's link) and F1's own limit.
 const BOTTLENECK: f64 = 16.0 * 2048.0 / 2074.0;
-
-/// Mean of flow `f`'s samples whose interval ends in `(from, to]` microseconds.
-fn mean(r: &RunResult, f: usize, from: u64, to: u64) -> f64 {
-    let v: Vec<f64> = r
-        .samples
-        .iter()
-        .filter(|(t, _)| *t > from && *t <= to)
-        .map(|(_, g)| g[f])
-        .collect();
-    assert!(!v.is_empty(), "no samples in ({from}, {to}]");
-    v.iter().sum::<f64>() / v.len() as f64
-}
 
 fn tmp(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("ibcycle-gran-s1-{}-{tag}", std::process::id()))

@@ -6,20 +6,12 @@ use std::path::Path;
 use ibcycle::run::{run, RunResult};
 use ibcycle::scenario::load;
 
+mod common;
+use common::mean;
+
 fn run_file(name: &str) -> RunResult {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
     run(&load(&path).expect("shipped scenario loads"), false).expect("fabric builds")
-}
-
-/// Mean of flow `f`'s samples whose interval ends in `(from, to]` microseconds.
-fn mean(r: &RunResult, f: usize, from: u64, to: u64) -> f64 {
-    let v: Vec<f64> = r
-        .samples
-        .iter()
-        .filter(|(t, _)| *t > from && *t <= to)
-        .map(|(_, g)| g[f])
-        .collect();
-    v.iter().sum::<f64>() / v.len() as f64
 }
 
 #[test]

@@ -13,30 +13,13 @@
 //! Gbit/s"; here each frame carries Ethernet/IPv4/UDP/BTH/ICRC (2106 bytes) plus FCS, preamble and gap (24):
 //! 2048 x 40 / 2130 = 38.46 Gbit/s, 1.2% above the paper's 38.
 
-use std::path::Path;
-
 use ibcycle::run::{run, RunResult};
-use ibcycle::scenario::{load, Scenario};
+
+mod common;
+use common::{mean, scenario};
 
 /// Payload rate of R's link: the most the four flows can share.
 const CAPACITY: f64 = 2048.0 * 40.0 / 2130.0;
-
-fn scenario(name: &str) -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
-    load(&path).expect("shipped scenario loads")
-}
-
-/// Mean of flow `f`'s samples whose interval ends in `(from, to]` microseconds.
-fn mean(r: &RunResult, f: usize, from: u64, to: u64) -> f64 {
-    let v: Vec<f64> = r
-        .samples
-        .iter()
-        .filter(|(t, _)| *t > from && *t <= to)
-        .map(|(_, g)| g[f])
-        .collect();
-    assert!(!v.is_empty(), "no samples in ({from}, {to}]");
-    v.iter().sum::<f64>() / v.len() as f64
-}
 
 fn assert_lossless(r: &RunResult) {
     let inv = &r.summary.invariants;

@@ -20,24 +20,15 @@ use std::path::Path;
 use ibcycle::run::{run, RunResult};
 use ibcycle::scenario::load;
 
+mod common;
+use common::mean;
+
 fn run_file(name: &str) -> RunResult {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
     let sc = load(&path).expect("shipped scenario loads");
     let r = run(&sc, false).expect("fabric builds");
     assert_eq!(r.summary.invariants.broken(), None, "{name}");
     r
-}
-
-/// Mean of flow `f`'s 10 us samples whose interval ends in `(from, to]` microseconds.
-fn mean(r: &RunResult, f: usize, from: u64, to: u64) -> f64 {
-    let v: Vec<f64> = r
-        .samples
-        .iter()
-        .filter(|(t, _)| *t > from && *t <= to)
-        .map(|(_, g)| g[f])
-        .collect();
-    assert!(!v.is_empty(), "no samples in ({from}, {to}]");
-    v.iter().sum::<f64>() / v.len() as f64
 }
 
 /// The end of the first 50 us window after the burst starts (500 us) in which F2 is back to 90% of its rate

@@ -615,7 +615,28 @@ impl Fabric {
             return self.roce_blocks_held();
         }
         let mut leak = 0u64;
-        let diff = |a: u16, b: u16| u64::from(a.abs_diff(b));
+        self.credit_counts(|have, full, used| {
+            leak += u64::from(have.abs_diff(full)) + u64::from(used);
+        });
+        leak
+    }
+
+    /// Of [`Fabric::credits_leaked`], the blocks gained rather than lost: a sender with more credit than its
+    /// receiver's buffer, a receive buffer with more free blocks than it has. Split across MPI ranks: this
+    /// rank's share.
+    pub fn credits_gained(&self) -> u64 {
+        if self.roce {
+            return 0;
+        }
+        let mut gained = 0u64;
+        self.credit_counts(|have, full, _| gained += u64::from(have.saturating_sub(full)));
+        gained
+    }
+
+    /// Calls `f(have, full, used)` for every credit count this rank owns, per VL: a switch output's credit
+    /// against its receiver's buffer (with the blocks its own input buffer still holds), an HCA's credit
+    /// against the switch buffer, and an HCA's free receive blocks against its buffer.
+    fn credit_counts(&self, mut f: impl FnMut(u16, u16, u16)) {
         for (s, sw) in self.switches.iter().enumerate() {
             if !self.owns_sw(s) {
                 continue;
@@ -628,60 +649,19 @@ impl Fabric {
                 };
                 for vl in 0..usize::from(self.vls) {
                     let o = sw.observe(p, vl);
-                    leak += diff(o.credits_avail, far_buf) + u64::from(o.in_buf_used);
+                    f(o.credits_avail, far_buf, o.in_buf_used);
                 }
             }
         }
-        for (_, h) in self
-            .hcas
-            .iter()
-            .enumerate()
-            .filter(|(h, _)| self.owns_hca(*h))
-        {
-            for vl in 0..usize::from(self.vls) {
-                leak +=
-                    diff(h.credits_avail(vl), self.switch_buf) + diff(h.rx_free(vl), self.hca_buf);
-            }
-        }
-        leak
-    }
-
-    /// Of [`Fabric::credits_leaked`], the blocks gained rather than lost: a sender with more credit than its
-    /// receiver's buffer, a receive buffer with more free blocks than it has. Split across MPI ranks: this
-    /// rank's share.
-    pub fn credits_gained(&self) -> u64 {
-        if self.roce {
-            return 0;
-        }
-        let over = |a: u16, b: u16| u64::from(a.saturating_sub(b));
-        let mut gained = 0u64;
-        for (s, sw) in self.switches.iter().enumerate() {
-            if !self.owns_sw(s) {
+        for (h, hca) in self.hcas.iter().enumerate() {
+            if !self.owns_hca(h) {
                 continue;
             }
-            for (p, out) in self.sw_out[s].iter().enumerate() {
-                let Some(rx) = out else { continue };
-                let far_buf = match rx {
-                    Rx::Switch(..) => self.switch_buf,
-                    Rx::Hca(_) => self.hca_buf,
-                };
-                for vl in 0..usize::from(self.vls) {
-                    gained += over(sw.observe(p, vl).credits_avail, far_buf);
-                }
-            }
-        }
-        for (_, h) in self
-            .hcas
-            .iter()
-            .enumerate()
-            .filter(|(h, _)| self.owns_hca(*h))
-        {
             for vl in 0..usize::from(self.vls) {
-                gained +=
-                    over(h.credits_avail(vl), self.switch_buf) + over(h.rx_free(vl), self.hca_buf);
+                f(hca.credits_avail(vl), self.switch_buf, 0);
+                f(hca.rx_free(vl), self.hca_buf, 0);
             }
         }
-        gained
     }
 
     /// Test hook: makes the fabric misbehave as a faulty switch would, so that a test can show the

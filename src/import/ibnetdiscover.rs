@@ -98,6 +98,19 @@ struct Report {
     speed: String,
 }
 
+impl Report {
+    /// Adds the report of a connected port after the checks both formats share: an external peer port and a
+    /// width and speed the model represents; `Err` is the message for the report's line.
+    fn add(self, reports: &mut Vec<Report>) -> Result<(), String> {
+        if self.peer_port == 0 {
+            return Err("peer port 0: not an external port".into());
+        }
+        rate_of(&self.speed)?;
+        reports.push(self);
+        Ok(())
+    }
+}
+
 /// Reads `path` (as `ibnetdiscover` wrote it) into a scenario.
 pub fn import_file(path: &Path, flows: Flows) -> Result<Imported, ImportError> {
     let text = scenario::read_input(path).map_err(|e| ImportError {
@@ -428,17 +441,13 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), ImportErro
                     format!("port {port}: the node has ports 1 to {}", nodes[node].ports),
                 ));
             }
-            if peer_port == 0 {
-                return Err(err(line, "peer port 0: not an external port".into()));
-            }
             if let Some(r) = reports.iter().find(|r| r.node == node && r.port == port) {
                 return Err(err(
                     line,
                     format!("port {port} was already given at line {}", r.line),
                 ));
             }
-            rate_of(&speed).map_err(|m| err(line, m))?;
-            reports.push(Report {
+            Report {
                 line,
                 node,
                 port,
@@ -447,7 +456,9 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), ImportErro
                 peer_port,
                 peer_desc: peer_desc.to_string(),
                 speed,
-            });
+            }
+            .add(&mut reports)
+            .map_err(|m| err(line, m))?;
             continue;
         }
         return Err(bad("not a line of ibnetdiscover's topology output"));
@@ -585,13 +596,8 @@ fn parse_ports(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), Impo
         let peer_kind = kind(f[7])?;
         f[8].parse::<u16>().map_err(|_| bad())?;
         let peer_port: u8 = f[9].parse().map_err(|_| bad())?;
-        if peer_port == 0 {
-            return Err(err(line, "peer port 0: not an external port".into()));
-        }
         let peer_guid = guid(f[10])?;
-        let speed = format!("{}{}", f[4], f[5]);
-        rate_of(&speed).map_err(|m| err(line, m))?;
-        reports.push(Report {
+        Report {
             line,
             node,
             port,
@@ -599,8 +605,10 @@ fn parse_ports(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), Impo
             peer_guid,
             peer_port,
             peer_desc: peer_desc.to_string(),
-            speed,
-        });
+            speed: format!("{}{}", f[4], f[5]),
+        }
+        .add(&mut reports)
+        .map_err(|m| err(line, m))?;
     }
     Ok((nodes, reports))
 }
