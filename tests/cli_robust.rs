@@ -3,6 +3,7 @@
 //! and values that are allowed but probably not meant. Each must fail cleanly before anything is written,
 //! or succeed with outputs that keep to the model's limits.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -38,17 +39,23 @@ fn dir(tag: &str) -> PathBuf {
     d
 }
 
-fn run(args: &[&Path]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ibcycle"));
-    c.arg("run");
-    for a in args {
-        c.arg(a);
-    }
-    c.output().unwrap()
+fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `ibcycle run FILE --out OUT EXTRA...`.
+fn ibcycle_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![file.as_os_str(), OsStr::new("--out"), out.as_os_str()];
+    args.extend(extra.iter().map(OsStr::new));
+    run(&args)
 }
 
 #[test]
@@ -89,14 +96,11 @@ fn a_name_cannot_write_outside_the_output_directory() {
     let file = deep.join("s.toml");
     std::fs::write(&file, TWO_HOSTS.replace("\"H1\"", "\"../../evil\"")).unwrap();
     let out = deep.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .args(["--pcap", "../../evil", "--vcd", "../../evil"])
-        .output()
-        .unwrap();
+    let o = ibcycle_run(
+        &file,
+        &out,
+        &["--pcap", "../../evil", "--vcd", "../../evil"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out.join(".._.._evil.pcap").is_file());
     assert!(!d.join("evil.pcap").exists() && !d.join("a/evil.pcap").exists());
@@ -109,16 +113,7 @@ fn outputs_are_replaced_whole_or_not_at_all() {
     let file = d.join("s.toml");
     std::fs::write(&file, TWO_HOSTS).unwrap();
     let out = d.join("o");
-    let pcap = |l: &str| {
-        Command::new(env!("CARGO_BIN_EXE_ibcycle"))
-            .arg("run")
-            .arg(&file)
-            .arg("--out")
-            .arg(&out)
-            .args(["--pcap", l])
-            .output()
-            .unwrap()
-    };
+    let pcap = |l: &str| ibcycle_run(&file, &out, &["--pcap", l]);
     assert!(pcap("H1").status.success());
     assert!(out.join("H1.pcap").is_file());
     // A later run does not leave the earlier run's capture behind.
@@ -126,14 +121,7 @@ fn outputs_are_replaced_whole_or_not_at_all() {
     assert!(out.join("H2.pcap").is_file() && !out.join("H1.pcap").exists());
     // A run that fails (a switch that does not exist) fails before running and leaves the outputs alone.
     let before = std::fs::read(out.join("summary.json")).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .args(["--port-trace", "S9"])
-        .output()
-        .unwrap();
+    let o = ibcycle_run(&file, &out, &["--port-trace", "S9"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("--port-trace S9: no switch \"S9\" (switches: S1)"),
@@ -211,14 +199,7 @@ fn a_fabric_above_the_memory_limit_is_refused_before_it_is_built() {
     let file = d.join("s.toml");
     std::fs::write(&file, TWO_HOSTS).unwrap();
     let out = d.join("o");
-    let o = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .args(["--max-memory", "1M"])
-        .output()
-        .unwrap();
+    let o = ibcycle_run(&file, &out, &["--max-memory", "1M"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("more than --max-memory 1.0 MiB"),
@@ -252,14 +233,7 @@ fn two_captures_that_would_share_a_file_are_refused() {
     )
     .unwrap();
     let out = d.join("o");
-    let o = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .args(["--pcap", "all"])
-        .output()
-        .unwrap();
+    let o = ibcycle_run(&file, &out, &["--pcap", "all"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("would both be written to H_1.pcap"),
