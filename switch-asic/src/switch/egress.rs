@@ -163,26 +163,25 @@ impl Switch {
                     self.counters[k].credit_err += 1;
                 }
             }
-            let at_enqueue = self.mark_at_enqueue & bit(p) != 0;
-            let mark_state = match (pfc_on, self.roce_detect[p]) {
-                _ if at_enqueue => false,
-                (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
-                    self.oversubscribed(vl, self.voq_mask[k] | (1u64 << i), in_buf_blocks)
-                }
-                _ => self.cong[k].outputs().mark_state_o,
-            };
-            let mut mo = if at_enqueue {
-                // Decided, and counted, when the packet joined its VoQ (its FECN is set already).
-                fecn_marker::Out {
+            // The marking state the decision uses here; `None` when it was decided, and counted, as the packet
+            // joined its VoQ (`MarkPoint::Enqueue`: its FECN is set already).
+            let mark_state =
+                (self.mark_at_enqueue & bit(p) == 0).then(|| match (pfc_on, self.roce_detect[p]) {
+                    (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
+                        self.oversubscribed(vl, self.voq_mask[k] | (1u64 << i), in_buf_blocks)
+                    }
+                    _ => self.cong[k].outputs().mark_state_o,
+                });
+            let mut mo = match mark_state {
+                None => fecn_marker::Out {
                     mark_o: slot.marked,
-                }
-            } else {
-                self.mark[k].step(&fecn_marker::In {
+                },
+                Some(m) => self.mark[k].step(&fecn_marker::In {
                     rst_ni: true,
                     pkt_valid_i: true,
                     pkt_bytes_i: slot.desc.wire_len,
-                    mark_state_i: mark_state,
-                })
+                    mark_state_i: m,
+                }),
             };
             let mut desc = slot.desc;
             desc.vl = vl as u8;
@@ -198,8 +197,8 @@ impl Switch {
             let c = &mut self.counters[k];
             c.xmit_pkts += 1;
             c.xmit_bytes += u64::from(desc.wire_len);
-            if !at_enqueue {
-                self.count_decision(k, mark_state, desc.wire_len, mo.mark_o);
+            if let Some(m) = mark_state {
+                self.count_decision(k, m, desc.wire_len, mo.mark_o);
             }
             self.last_start[k] = (t, mo.mark_o);
             self.last_desc[k] = Some(desc);
