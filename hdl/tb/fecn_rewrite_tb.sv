@@ -17,11 +17,14 @@ module fecn_rewrite_tb #(
   logic [NW-1:0]          bytes_o, exp_bytes;
   logic [8*BeatBytes-1:0] data_o, exp_data;
   logic [7:0]             beat;
+  logic                   ebp_o, exp_ebp;
+  logic [15:0]            errs_o, exp_errs;
 
   fecn_rewrite #(.BeatBytes(BeatBytes)) dut (
     .clk_i(clk), .rst_ni(rst_ni),
     .valid_i(valid), .sop_i(sop), .eop_i(eop), .bytes_i(bytes), .data_i(data), .mark_i(mark),
-    .valid_o(valid_o), .sop_o(sop_o), .eop_o(eop_o), .bytes_o(bytes_o), .data_o(data_o)
+    .valid_o(valid_o), .sop_o(sop_o), .eop_o(eop_o), .bytes_o(bytes_o), .data_o(data_o),
+    .ebp_o(ebp_o), .vcrc_errs_o(errs_o)
   );
 
 `define TB_CHECK_BITS (8 * BeatBytes)
@@ -37,15 +40,17 @@ module fecn_rewrite_tb #(
           $finish;
         end
       end else begin
-        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h %h %h", rst_ni, valid, sop, eop, bytes, data, mark,
-                    exp_valid, exp_sop, exp_eop, exp_bytes, exp_data);
-        expect_fields(r, 12);
+        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h %h %h %h %h", rst_ni, valid, sop, eop, bytes, data,
+                    mark, exp_valid, exp_sop, exp_eop, exp_bytes, exp_data, exp_ebp, exp_errs);
+        expect_fields(r, 14);
         #1;
         check("valid_o", (8*BeatBytes)'(valid_o), (8*BeatBytes)'(exp_valid));
         check("sop_o", (8*BeatBytes)'(sop_o), (8*BeatBytes)'(exp_sop));
         check("eop_o", (8*BeatBytes)'(eop_o), (8*BeatBytes)'(exp_eop));
         check("bytes_o", (8*BeatBytes)'(bytes_o), (8*BeatBytes)'(exp_bytes));
         check("data_o", data_o, exp_data);
+        check("ebp_o", (8*BeatBytes)'(ebp_o), (8*BeatBytes)'(exp_ebp));
+        check("vcrc_errs_o", (8*BeatBytes)'(errs_o), (8*BeatBytes)'(exp_errs));
         clock_edge;
       end
     end

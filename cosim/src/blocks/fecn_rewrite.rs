@@ -68,7 +68,15 @@ impl Ports for In {
 }
 
 impl Ports for Out {
-    const NAMES: &'static [&'static str] = &["valid_o", "sop_o", "eop_o", "bytes_o", "data_o"];
+    const NAMES: &'static [&'static str] = &[
+        "valid_o",
+        "sop_o",
+        "eop_o",
+        "bytes_o",
+        "data_o",
+        "ebp_o",
+        "vcrc_errs_o",
+    ];
 
     fn get(&self, i: usize) -> Wide {
         match i {
@@ -77,6 +85,8 @@ impl Ports for Out {
             2 => self.eop_o.into(),
             3 => self.bytes_o.into(),
             4 => data_wide(&self.data_o),
+            5 => self.ebp_o.into(),
+            6 => self.vcrc_errs_o.into(),
             _ => Wide::ZERO,
         }
     }
@@ -89,6 +99,8 @@ impl Ports for Out {
             eop_o: bool::from_wide(&at(2)),
             bytes_o: u8::from_wide(&at(3)),
             data_o: wide_data(&at(4)),
+            ebp_o: bool::from_wide(&at(5)),
+            vcrc_errs_o: u16::from_wide(&at(6)),
         }
     }
 }
@@ -367,6 +379,8 @@ macro_rules! fecn_rewrite_block {
                     eop_o: io.eop_o != 0,
                     bytes_o: io.bytes_o as u8,
                     data_o,
+                    ebp_o: io.ebp_o != 0,
+                    vcrc_errs_o: io.vcrc_errs_o as u16,
                 }
             }
         }
@@ -398,6 +412,8 @@ macro_rules! fecn_rewrite_block {
                     & ((io.sop_o != 0) == e.sop_o)
                     & ((io.eop_o != 0) == e.eop_o)
                     & (io.bytes_o as u8 == e.bytes_o)
+                    & ((io.ebp_o != 0) == e.ebp_o)
+                    & (io.vcrc_errs_o as u16 == e.vcrc_errs_o)
                     & rtl::data_equal(&io.data_o, &e.data_o);
                 Ok(if same { None } else { Some(self.outputs()) })
             }

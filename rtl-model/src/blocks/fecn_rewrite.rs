@@ -15,23 +15,32 @@
 //! | `data_i`  | in  | 8B             | the beat, packet byte `offset + k` in byte `k`                       |
 //! | `mark_i`  | in  | 1              | with the first beat: set FECN in this packet                         |
 //! | `*_o`     | out | as the inputs  | registered: last cycle's beat, rewritten; 0 while `rst_ni` is low    |
+//! | `ebp_o`   | out | 1              | with the last beat: the packet ends bad (wrong or no VCRC)           |
+//! | `vcrc_errs_o` | out | 16         | packets ended bad since reset, saturating (a port error counter)     |
 //!
 //! Rewrite (IBA layout: LRH 8 bytes, GRH 40 when LRH LNH = 3, BTH; FECN is bit 7 of BTH byte 4):
 //! - FECN: a marked packet with LNH 2 (local) or 3 (global) gets bit 7 of packet byte 12 or 52 set; raw
 //!   packets (LNH 0, 1) have no BTH and are never touched.
-//! - VCRC: the last two bytes of every packet become the VCRC of the bytes before them, in
-//!   [`crate::crc::vcrc::VCRC_BYTE_ORDER`]; an unmarked packet with a correct VCRC passes unchanged.
+//! - VCRC: the received VCRC (the last two bytes, in [`crate::crc::vcrc::VCRC_BYTE_ORDER`]) is checked
+//!   against the bytes before them as received. A good packet's last two bytes become the VCRC of the bytes
+//!   as rewritten, so an unmarked good packet passes unchanged. A bad one ends bad: `ebp_o` with its last
+//!   beat, its VCRC stomped (the complement of the rewritten bytes' VCRC, which never checks good, whatever
+//!   the bad bytes were) and `vcrc_errs_o` counts it. A switch never makes a corrupt packet look good.
 //!
 //! Designer choices, named:
 //! - The VCRC must lie in the last beat. IB packets are `4n + 2` bytes and beats start at a packet's first
 //!   byte, so with `beat_bytes` a multiple of 4 ([`Config::validate`]) the last beat has at least 2 bytes; a
 //!   last beat of 1 valid byte (no IB packet) passes without a VCRC rewrite.
+//! - A bad packet is ended bad, not dropped: under cut-through its first beats have left before its VCRC
+//!   arrives, so the switch can only end it with the IBA's End Bad Packet delimiter (`ebp_o`) and a VCRC that
+//!   fails, for the next receiver to discard, and count it. A packet whose last beat does not hold a whole
+//!   VCRC (not `4n + 2` bytes) has none to check and ends bad too.
 //! - One cycle of latency, no back-pressure.
 //! - A beat without `sop_i` continues the current packet (offsets saturate at 65535). Bytes past `bytes_i` in
 //!   the last beat pass unchanged, and so does `data_i` while `valid_i` is low.
 //!
-//! State: `off_q` (bytes before this beat), `crc_q` (VCRC register over them, reset 0xFFFF), `lnh_q`,
-//! `mark_q`, and the output registers.
+//! State: `off_q` (bytes before this beat), `crc_q` and `crc_in_q` (VCRC registers over them as rewritten and
+//! as received, reset 0xFFFF), `lnh_q`, `mark_q`, and the output registers (`vcrc_errs_o` among them).
 
 use super::ConfigError;
 use crate::clocked::Clocked;
@@ -93,6 +102,12 @@ pub struct In {
 /// Output ports (registered).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Out {
+    /// With the last beat: the packet ends bad (its received VCRC was wrong, or it had no whole VCRC in its
+    /// last beat); its VCRC was stomped, so the next hop discards it.
+    pub ebp_o: bool,
+    /// Packets ended bad since reset (saturating at 65535), as a port's error counter; counts the packet
+    /// whose last beat is on the outputs.
+    pub vcrc_errs_o: u16,
     /// Last cycle's `valid_i`.
     pub valid_o: bool,
     /// Last cycle's `sop_i`.
@@ -111,8 +126,10 @@ pub struct FecnRewrite {
     cfg: Config,
     /// Bytes of the current packet before the next beat.
     pub off_q: u16,
-    /// VCRC register over them.
+    /// VCRC register over them as rewritten (what leaves).
     pub crc_q: u16,
+    /// VCRC register over them as received (what the incoming VCRC is checked against).
+    pub crc_in_q: u16,
     /// The packet's LNH.
     pub lnh_q: u8,
     /// The packet is marked.
@@ -215,6 +232,7 @@ impl FecnRewrite {
             cfg,
             off_q: 0,
             crc_q: 0xFFFF,
+            crc_in_q: 0xFFFF,
             lnh_q: 0,
             mark_q: false,
             out_q: Out::default(),
@@ -252,11 +270,16 @@ impl FecnRewrite {
             *x = u64::from_le_bytes(a) & lane_mask(w, k);
         }
         let mut vcrc_at = None;
+        let mut ebp = false;
         if i.valid_i {
             let off = if i.sop_i { 0 } else { self.off_q };
             let lnh = if i.sop_i { i.data_i[1] & 3 } else { self.lnh_q };
             let mark = if i.sop_i { i.mark_i } else { self.mark_q };
-            let mut crc = if i.sop_i { 0xFFFF } else { self.crc_q };
+            let (mut crc, mut crc_in) = if i.sop_i {
+                (0xFFFF, 0xFFFF)
+            } else {
+                (self.crc_q, self.crc_in_q)
+            };
             let n = if !i.eop_i || bytes == 0 || usize::from(bytes) > w {
                 w
             } else {
@@ -267,6 +290,7 @@ impl FecnRewrite {
                 3 if mark => Some(FECN_OFF_GLOBAL),
                 _ => None,
             };
+            let received = words;
             // FECN's byte is in this beat when it lies in [off, off + n) (both FECN offsets are far below the
             // 65535 where `off` saturates).
             if let Some(at) = fecn_at {
@@ -280,16 +304,41 @@ impl FecnRewrite {
                     }
                 }
             }
-            // The VCRC covers every byte but the last beat's last two.
+            // The VCRC covers every byte but the last beat's last two: once over the bytes as received (to
+            // check the packet's VCRC) and once as rewritten (the VCRC that leaves). The two registers are
+            // equal until the FECN bit changes a byte, and each byte's update is invertible, so while they
+            // are equal and the beat is unchanged one pass serves both.
             let m = if i.eop_i { n.saturating_sub(2) } else { n };
-            for (k, &x) in words[..w.div_ceil(8)].iter().enumerate() {
-                crc = crc_word(crc, x, m.saturating_sub(8 * k).min(8));
+            let nw = w.div_ceil(8);
+            let same = crc == crc_in && words == received;
+            for (k, &x) in received[..nw].iter().enumerate() {
+                crc_in = crc_word(crc_in, x, m.saturating_sub(8 * k).min(8));
             }
-            if i.eop_i && n >= 2 {
-                vcrc_at = Some((n - 2, VCRC_BYTE_ORDER.to_bytes(!crc)));
+            if same {
+                crc = crc_in;
+            } else {
+                for (k, &x) in words[..nw].iter().enumerate() {
+                    crc = crc_word(crc, x, m.saturating_sub(8 * k).min(8));
+                }
+            }
+            if i.eop_i {
+                // The received VCRC is the beat's last two bytes; a packet that does not end with a whole
+                // VCRC in its last beat (not 4n + 2 bytes) has none to check and ends bad as well.
+                let good = n >= 2 && {
+                    let b = |j: usize| (received[j / 8] >> (8 * (j % 8))) as u8;
+                    VCRC_BYTE_ORDER.from_bytes([b(n - 2), b(n - 1)]) == !crc_in
+                };
+                ebp = !good;
+                if n >= 2 {
+                    // A good packet leaves with its regenerated VCRC; a bad one with that VCRC's complement
+                    // (stomped), which can never check good, whatever the marking changed.
+                    let v = if good { !crc } else { crc };
+                    vcrc_at = Some((n - 2, VCRC_BYTE_ORDER.to_bytes(v)));
+                }
             }
             self.off_q = off.saturating_add(w as u16);
             self.crc_q = crc;
+            self.crc_in_q = crc_in;
             self.lnh_q = lnh;
             self.mark_q = mark;
         }
@@ -311,6 +360,8 @@ impl FecnRewrite {
         // with 16-byte moves over its 8-byte stores (a stalled store forwarding every cycle).
         let o = &mut self.out_q;
         (o.valid_o, o.sop_o, o.eop_o, o.bytes_o) = (i.valid_i, i.sop_i, i.eop_i, bytes);
+        o.ebp_o = ebp;
+        o.vcrc_errs_o = o.vcrc_errs_o.saturating_add(ebp.into());
         for (c, x) in o.data_o.chunks_exact_mut(8).zip(words) {
             c.copy_from_slice(&x.to_le_bytes());
         }
@@ -373,10 +424,19 @@ mod tests {
 
     /// Streams `p` through the block in beats, returns the bytes that come out.
     fn stream(b: &mut FecnRewrite, p: &[u8], mark: bool) -> Vec<u8> {
+        stream_ends(b, p, mark).0
+    }
+
+    /// `stream`, also returning the last beat's `ebp_o` and the error count beside it.
+    fn stream_ends(b: &mut FecnRewrite, p: &[u8], mark: bool) -> (Vec<u8>, bool, u16) {
         let w = usize::from(b.config().beat_bytes);
         let mut got = Vec::new();
+        let mut end = (false, 0);
         let beats: Vec<&[u8]> = p.chunks(w).collect();
         let mut take = |o: Out| {
+            if o.valid_o && o.eop_o {
+                end = (o.ebp_o, o.vcrc_errs_o);
+            }
             if o.valid_o {
                 let n = if o.eop_o && o.bytes_o != 0 {
                     usize::from(o.bytes_o)
@@ -401,7 +461,7 @@ mod tests {
             take(o);
         }
         take(b.step(&b.idle_input()));
-        got
+        (got, end.0, end.1)
     }
 
     #[test]
@@ -430,6 +490,39 @@ mod tests {
         }
     }
 
+    /// A packet with a wrong VCRC never leaves with a good one: whatever its trailing bytes, marked or not,
+    /// it ends bad (`ebp_o` with its last beat), its VCRC is stomped, and the error counter counts it.
+    #[test]
+    fn a_corrupt_packet_is_never_made_good() {
+        for w in [4u8, 8, 32] {
+            let mut b = FecnRewrite::new(Config { beat_bytes: w }).unwrap();
+            let mut errs = 0u16;
+            for (len, lnh) in [(26usize, 2u8), (66, 3), (4178, 3)] {
+                let good = packet(len, lnh, w);
+                for tail in [[0x00, 0x00], [0xbe, 0xef], [0x12, 0x34]] {
+                    let mut p = good.clone();
+                    p[len - 2..].copy_from_slice(&tail);
+                    if p == good {
+                        continue;
+                    }
+                    for mark in [false, true] {
+                        let (got, ebp, n) = stream_ends(&mut b, &p, mark);
+                        errs += 1;
+                        assert!(ebp, "w {w} len {len} tail {tail:?} mark {mark}");
+                        assert_eq!(n, errs);
+                        assert!(
+                            !crate::crc::vcrc::verify_vcrc(&got),
+                            "w {w} len {len} tail {tail:?}"
+                        );
+                    }
+                }
+                let (got, ebp, n) = stream_ends(&mut b, &good, false);
+                assert!(!ebp);
+                assert_eq!((got, n), (good, errs));
+            }
+        }
+    }
+
     #[test]
     fn table_crc_equals_the_bit_loop() {
         for crc in [0u16, 0xffff, 0x1234, 0x8001] {
@@ -451,11 +544,13 @@ mod tests {
         let bytes = i.bytes_i & ((1u16 << b.bytes_width()) - 1) as u8;
         let mut data = [0u8; BEAT_MAX];
         data[..w].copy_from_slice(&i.data_i[..w]);
+        let mut ebp = false;
         if i.valid_i {
             let off = if i.sop_i { 0 } else { b.off_q };
             let lnh = if i.sop_i { i.data_i[1] & 3 } else { b.lnh_q };
             let mark = if i.sop_i { i.mark_i } else { b.mark_q };
             let mut crc = if i.sop_i { 0xFFFF } else { b.crc_q };
+            let mut crc_in = if i.sop_i { 0xFFFF } else { b.crc_in_q };
             let n = if !i.eop_i || bytes == 0 || usize::from(bytes) > w {
                 w
             } else {
@@ -466,7 +561,11 @@ mod tests {
                 3 if mark => Some(FECN_OFF_GLOBAL),
                 _ => None,
             };
+            let received = data;
             for (k, x) in data[..n].iter_mut().enumerate() {
+                if !i.eop_i || k + 2 < n {
+                    crc_in = crc_byte(crc_in, *x);
+                }
                 if fecn_at == Some(off.saturating_add(k as u16)) {
                     *x |= FECN_BIT;
                 }
@@ -474,11 +573,18 @@ mod tests {
                     crc = crc_byte(crc, *x);
                 }
             }
-            if i.eop_i && n >= 2 {
-                data[n - 2..n].copy_from_slice(&VCRC_BYTE_ORDER.to_bytes(!crc));
+            if i.eop_i {
+                let good = n >= 2
+                    && VCRC_BYTE_ORDER.from_bytes([received[n - 2], received[n - 1]]) == !crc_in;
+                ebp = !good;
+                if n >= 2 {
+                    let v = if good { !crc } else { crc };
+                    data[n - 2..n].copy_from_slice(&VCRC_BYTE_ORDER.to_bytes(v));
+                }
             }
             b.off_q = off.saturating_add(w as u16);
             b.crc_q = crc;
+            b.crc_in_q = crc_in;
             b.lnh_q = lnh;
             b.mark_q = mark;
         }
@@ -488,6 +594,8 @@ mod tests {
             eop_o: i.eop_i,
             bytes_o: bytes,
             data_o: data,
+            ebp_o: ebp,
+            vcrc_errs_o: b.out_q.vcrc_errs_o.saturating_add(ebp.into()),
         };
         out
     }

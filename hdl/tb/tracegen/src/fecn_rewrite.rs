@@ -1,7 +1,8 @@
 //! `fecn_rewrite` traces at one beat width (`fecn_rewrite_b8`, `fecn_rewrite_b32`: the RTL parameter
 //! `BeatBytes`, which the testbench takes as its own parameter). Configuration line: `0 beat_bytes` (no
 //! configuration port; the testbench checks it against its parameter); cycle line:
-//! `1 rst_ni valid_i sop_i eop_i bytes_i data_i mark_i valid_o sop_o eop_o bytes_o data_o`, `data_*` as
+//! `1 rst_ni valid_i sop_i eop_i bytes_i data_i mark_i valid_o sop_o eop_o bytes_o data_o ebp_o vcrc_errs_o`,
+//! `data_*` as
 //! `8 * beat_bytes` bits, byte `k` at bits `[8k +: 8]`.
 //!
 //! Stimulus: a packet stream, mostly well-formed IB packets (`4n + 2` bytes, LNH 2 or 3, a correct VCRC, FECN
@@ -152,7 +153,7 @@ pub fn segment(rng: &mut Rng, len: u64, beat: u8, w: &mut dyn Write) -> Result<(
         let o = m.step(&i);
         writeln!(
             w,
-            "1 {} {} {} {} {} {} {} {} {} {} {} {}",
+            "1 {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
             h(i.rst_ni),
             h(i.valid_i),
             h(i.sop_i),
@@ -164,7 +165,9 @@ pub fn segment(rng: &mut Rng, len: u64, beat: u8, w: &mut dyn Write) -> Result<(
             h(o.sop_o),
             h(o.eop_o),
             h(o.bytes_o),
-            data(&o.data_o, wb)
+            data(&o.data_o, wb),
+            h(o.ebp_o),
+            h(o.vcrc_errs_o)
         )
         .map_err(io)?;
     }
