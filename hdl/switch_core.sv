@@ -31,13 +31,18 @@
 // | avail_o            | out | NPorts*NVl x 12 | credit_tx avail_o of output p VL v                           |
 // | mark_state_o       | out | NPorts*NVl     | cong_detect mark_state_o of output p VL v                     |
 // | tx_err_o, overflow_o | out | NPorts*NVl   | credit_tx err_o, credit_rx overflow_o                         |
-// | drop_o             | out | NPorts         | input p's packet found its VoQ's descriptor FIFO full         |
+// | drop_o             | out | NPorts         | input p's packet was dropped: no free slot (beyond credit) or |
+// |                    |     |                | longer than BytesMax                                          |
 // Lane (p, v) of a per-port-VL vector is lane p * NVl + v. Outputs other than strobes are 0 with no grant.
 //
 // Composition (designer choices, the Rust twin follows them):
-// - VoQ (i, o, v): a FIFO of Depth descriptors (byte lengths) plus its fill in blocks (16 bits). An arrival
-//   is enqueued unless the FIFO holds Depth descriptors (counted before this cycle's dequeue): then it is
-//   dropped (drop_o) and its blocks return to credit_rx at once (received and freed in the same cycle).
+// - Descriptors (byte lengths) live in one pool of BufMax slots per input VL (i, v), shared by its VoQs
+//   (i, o, v); each VoQ is a linked list through the pool (head, tail, count) plus its fill in blocks (16
+//   bits). An arrival takes the lowest slot free at the cycle's start (a slot dequeued this cycle is free
+//   from the next). Lossless: every queued packet holds at least one buffer block in credit_rx until it is
+//   granted and buf_blocks_i <= BufMax, so a sender within its credit always finds a slot. An arrival beyond
+//   its credit that finds the pool empty, or a packet longer than BytesMax (127 blocks, the most the 7-bit
+//   block ports carry), is dropped (drop_o) and its blocks return to credit_rx at once.
 // - Head of (o, v): round robin over inputs from rr_q[o][v]; the pointer moves past the input granted.
 // - credit_tx (o, v) checks the head's blocks; its send_ok_o is vl_arb's credit_ok_i; vl_arb's grant is
 //   take_i. vl_arb is ready when out_ready_i and the output is not streaming.
@@ -58,7 +63,8 @@
 module switch_core #(
   parameter int NPorts = 4,
   parameter int NVl = 2,
-  parameter int Depth = 4,
+  // Descriptor slots per input VL, and the largest buf_blocks_i the switch is built for.
+  parameter int BufMax = 128,
   parameter int PW = $clog2(NPorts),
   parameter int VlW = $clog2(NVl)
 ) (
@@ -114,23 +120,27 @@ module switch_core #(
 
   localparam int NPv = NPorts * NVl;           // port-VL lanes
   localparam int NQ = NPorts * NPorts * NVl;   // VoQs, index (i * NPorts + o) * NVl + v
-  localparam int DW = $clog2(Depth);
+  localparam int SW = $clog2(BufMax);          // slot number
+  localparam int CW = $clog2(BufMax + 1);      // VoQ count
+  localparam logic [12:0] BytesMax = 13'd8128; // 127 blocks
   localparam int CntW = $clog2(NPorts + 1);
 
-  // Blocks of a packet of b bytes: ceil(b / 64), truncated to the 7-bit length ports.
+  // Blocks of a packet of b bytes: ceil(b / 64), saturating at 127, the most the 7-bit block ports carry.
   function automatic logic [6:0] blocks_of(input logic [12:0] b);
     /* verilator lint_off UNUSEDSIGNAL */
     logic [13:0] s;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Bit 13 of the sum and the remainder bits are dropped: the length port is 7 bits.
     s = {1'b0, b} + 14'd63;
-    blocks_of = s[12:6];
+    blocks_of = s[13] ? 7'd127 : s[12:6];
   endfunction
 
   // state
-  logic [NQ*Depth*13-1:0] mem_q, mem_d;   // descriptor FIFOs: byte lengths
-  logic [NQ*DW-1:0]       hd_q, hd_d;     // FIFO head slot
-  logic [NQ*(DW+1)-1:0]   cnt_q, cnt_d;   // descriptors held
+  logic [12:0]            mem_q [NPv][BufMax]; // descriptor pools: byte lengths (RAM, not reset)
+  logic [SW-1:0]          nxt_q [NPv][BufMax]; // next slot of the VoQ's list (RAM, not reset)
+  logic [NPv*BufMax-1:0]  free_q, free_d;  // free slots
+  logic [NQ*SW-1:0]       hd_q, hd_d;     // head slot of each VoQ's list
+  logic [NQ*SW-1:0]       tl_q, tl_d;     // tail slot
+  logic [NQ*CW-1:0]       cnt_q, cnt_d;   // descriptors held
   logic [NQ*16-1:0]       fill_q, fill_d; // blocks held
   logic [NPorts*7-1:0]    busy_q, busy_d; // blocks still to stream
   logic [NPorts*PW-1:0]   bsrc_q, bsrc_d; // input of the streaming packet
@@ -174,10 +184,10 @@ module switch_core #(
           // Walking k downwards leaves the first non-empty input from the pointer in sel.
           hp = rr_q[PW*(o*NVl+v) +: PW] + PW'(k);
           hq = (32'(hp) * NPorts + o) * NVl + v;
-          if (cnt_q[(DW+1)*hq +: DW+1] != '0) begin
+          if (cnt_q[CW*hq +: CW] != '0) begin
             has[o*NVl+v] = 1'b1;
             sel[PW*(o*NVl+v) +: PW] = hp;
-            hbytes[13*(o*NVl+v) +: 13] = mem_q[13*(hq*Depth + 32'(hd_q[DW*hq +: DW])) +: 13];
+            hbytes[13*(o*NVl+v) +: 13] = mem_q[32'(hp) * NVl + v][hd_q[SW*hq +: SW]];
           end
         end
         hblk[7*(o*NVl+v) +: 7] = blocks_of(hbytes[13*(o*NVl+v) +: 13]);
@@ -185,19 +195,33 @@ module switch_core #(
     end
   end
 
+  // Pool writes of the cycle (one arrival per input, so at most one of each per pool).
+  logic [NPv-1:0]    wr_en, lnk_en;
+  logic [NPv*SW-1:0] wr_slot, lnk_slot, lnk_val;
+  logic [NPv*13-1:0] wr_bytes;
+
   // Loop variables of the datapath block below.
   logic [VlW-1:0] gv, pv;
-  logic [DW-1:0]  slot;
+  logic [SW-1:0]  slot, h;
   logic [6:0]     b;
-  int             ov, q;
+  int             ov, q, l, pl;
 
   always_comb begin
     gv = '0;
     pv = '0;
     slot = '0;
+    h = '0;
     b = '0;
     ov = 0;
     q = 0;
+    l = 0;
+    pl = 0;
+    wr_en = '0;
+    lnk_en = '0;
+    wr_slot = '0;
+    lnk_slot = '0;
+    lnk_val = '0;
+    wr_bytes = '0;
     take = '0;
     txfc = '0;
     rxfc = '0;
@@ -209,8 +233,9 @@ module switch_core #(
     out_src_o = '0;
     out_bytes_o = '0;
     out_fecn_o = '0;
-    mem_d = mem_q;
+    free_d = free_q;
     hd_d = hd_q;
+    tl_d = tl_q;
     cnt_d = cnt_q;
     fill_d = fill_q;
     busy_d = busy_q;
@@ -239,6 +264,8 @@ module switch_core #(
       gv = gnt_vl4[4*o +: VlW];
       ov = o * NVl + 32'(gv);
       q = (32'(sel[PW*ov +: PW]) * NPorts + o) * NVl + 32'(gv);
+      pl = 32'(sel[PW*ov +: PW]) * NVl + 32'(gv);
+      h = hd_q[SW*q +: SW];
       if (gnt[o]) begin
         out_vl_o[VlW*o +: VlW] = gv;
         out_src_o[PW*o +: PW] = sel[PW*ov +: PW];
@@ -248,8 +275,10 @@ module switch_core #(
         bsrc_d[PW*o +: PW] = sel[PW*ov +: PW];
         bvl_d[VlW*o +: VlW] = gv;
         rr_d[PW*ov +: PW] = sel[PW*ov +: PW] + PW'(1);
-        hd_d[DW*q +: DW] = hd_q[DW*q +: DW] + DW'(1);
-        cnt_d[(DW+1)*q +: DW+1] = cnt_q[(DW+1)*q +: DW+1] - (DW+1)'(1);
+        // The head leaves its list; its slot is free from the next cycle.
+        free_d[pl*BufMax + 32'(h)] = 1'b1;
+        hd_d[SW*q +: SW] = nxt_q[pl][h];
+        cnt_d[CW*q +: CW] = cnt_q[CW*q +: CW] - CW'(1);
         fill_d[16*q +: 16] = fill_q[16*q +: 16] - 16'(hblk[7*ov +: 7]);
       end
     end
@@ -257,24 +286,42 @@ module switch_core #(
       pv = pkt_vl_i[VlW*i +: VlW];
       b = blocks_of(pkt_bytes_i[13*i +: 13]);
       q = (i * NPorts + 32'(pkt_dst_i[PW*i +: PW])) * NVl + 32'(pv);
-      slot = hd_q[DW*q +: DW] + DW'(cnt_q[(DW+1)*q +: DW+1]);
+      l = i * NVl + 32'(pv);
+      // The lowest slot free at the cycle's start: walking down leaves the lowest in slot.
+      slot = '0;
+      for (int k = BufMax - 1; k >= 0; k--) begin
+        if (free_q[l*BufMax + k]) slot = SW'(k);
+      end
       for (int v = 0; v < NVl; v++) begin
         rxfc[i*NVl+v] = fc_valid_i[i] && fc_vl_i[VlW*i +: VlW] == VlW'(v);
       end
       if (pkt_valid_i[i]) begin
         blk_rx[7*(i*NVl+32'(pv)) +: 7] = b;
-        if (cnt_q[(DW+1)*q +: DW+1] == (DW+1)'(Depth)) begin
+        if (free_q[l*BufMax +: BufMax] == '0 || pkt_bytes_i[13*i +: 13] > BytesMax) begin
           drop_o[i] = rst_ni;
-          blk_free[7*(i*NVl+32'(pv)) +: 7] = blk_free[7*(i*NVl+32'(pv)) +: 7] + b;
+          blk_free[7*l +: 7] = blk_free[7*l +: 7] + b;
         end else begin
-          mem_d[13*(q*Depth + 32'(slot)) +: 13] = pkt_bytes_i[13*i +: 13];
-          cnt_d[(DW+1)*q +: DW+1] = cnt_d[(DW+1)*q +: DW+1] + (DW+1)'(1);
+          free_d[l*BufMax + 32'(slot)] = 1'b0;
+          wr_en[l] = 1'b1;
+          wr_slot[SW*l +: SW] = slot;
+          wr_bytes[13*l +: 13] = pkt_bytes_i[13*i +: 13];
+          if (cnt_d[CW*q +: CW] == '0) begin
+            hd_d[SW*q +: SW] = slot;
+          end else begin
+            lnk_en[l] = 1'b1;
+            lnk_slot[SW*l +: SW] = tl_q[SW*q +: SW];
+            lnk_val[SW*l +: SW] = slot;
+          end
+          tl_d[SW*q +: SW] = slot;
+          cnt_d[CW*q +: CW] = cnt_d[CW*q +: CW] + CW'(1);
           fill_d[16*q +: 16] = fill_d[16*q +: 16] + 16'(b);
         end
       end
     end
     if (!rst_ni) begin
+      free_d = '1;
       hd_d = '0;
+      tl_d = '0;
       cnt_d = '0;
       fill_d = '0;
       busy_d = '0;
@@ -286,9 +333,18 @@ module switch_core #(
 
   assign out_valid_o = gnt;
 
+  // The pools: one write port each for descriptors and for links.
   always_ff @(posedge clk_i) begin
-    mem_q  <= mem_d;
+    for (int k = 0; k < NPv; k++) begin
+      if (wr_en[k]) mem_q[k][wr_slot[SW*k +: SW]] <= wr_bytes[13*k +: 13];
+      if (lnk_en[k]) nxt_q[k][lnk_slot[SW*k +: SW]] <= lnk_val[SW*k +: SW];
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    free_q <= free_d;
     hd_q   <= hd_d;
+    tl_q   <= tl_d;
     cnt_q  <= cnt_d;
     fill_q <= fill_d;
     busy_q <= busy_d;

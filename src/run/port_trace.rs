@@ -21,20 +21,22 @@
 //! - Flow-control values are the fabric's. FCTBS is exact for the core (it counts the blocks of exactly the
 //!   packets the trace delivers, unless some were left out). FCCL is the fabric downstream's limit, relative
 //!   to the fabric switch's FCTBS: the core's own FCTBS equals it only when the core has forwarded the same
-//!   blocks as the fabric switch. Where the core is behind (a packet still queued, or dropped: `drop_o`, its
-//!   4-descriptor VoQs are far smaller than the fabric's buffers) its credit check is looser than the
+//!   blocks as the fabric switch. Where the core is behind (a packet still queued, or dropped: `drop_o`, as
+//!   its input buffers are the fabric's capped at `switch_core::BUF_MAX` blocks, so an upstream sending on
+//!   the fabric's larger credit can overrun them) its credit check is looser than the
 //!   fabric's by the difference; where it is ahead (it sent a packet before the fabric did), stricter. FCCL
 //!   after reset is 0: the first flow-control packets set it.
 //! - Output readiness (`out_ready_i`) follows the fabric link out of the port: core output c is not ready in a
 //!   cycle strictly inside a packet the fabric switch sends on a port folded onto c, from the cycle after its
 //!   head to the cycle before the one holding its last byte (the link's exact rate, `switch_asic::LinkRate`).
 //!   The core may start a packet in every cycle in which the fabric's link starts one or is idle, so its
-//!   departures take the fabric's slots and its VoQs fill as the fabric's queues do (bounded by the 4
-//!   descriptors of a VoQ); between those slots its own link timing (one block a cycle) applies. Link time of
+//!   departures take the fabric's slots and its VoQs fill as the fabric's queues do (bounded by its
+//!   buffers); between those slots its own link timing (one block a cycle) applies. Link time of
 //!   outgoing flow-control packets is not counted (they are 6 bytes). [`Readiness::Always`] (`--port-trace-ready
 //!   always`) instead keeps every output ready, the mapping before readiness was recorded; each catches a
 //!   `switch_core` bug the other misses on the full-length gran-s1 trace (numbers in `hdl/README.md`).
-//! - Configuration: the switch's buffer size and flow-control interval, `[switch_cc]` threshold (the table
+//! - Configuration: the switch's buffer size (capped at `BUF_MAX`, the core's descriptor pool) and
+//!   flow-control interval, `[switch_cc]` threshold (the table
 //!   of its `threshold_map` for the buffer and the flows' largest MTU, as the fabric switch builds it) and
 //!   fill comparison, Marking_Rate, Packet_Size and Victim_Mask; both VLs in the low VL
 //!   arbitration table with weight 255 (not the scenario's `vl_arb`, whose 64-entry tables do not fit the
@@ -47,7 +49,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rtl_model::blocks::fecn_marker::FecnMarker;
-use rtl_model::blocks::switch_core::{set_lane, N_PORTS, N_VL};
+use rtl_model::blocks::switch_core::{set_lane, BUF_MAX, N_PORTS, N_VL};
 use switch_asic::config::{mtu_packet_blocks, FillCompare};
 use switch_asic::LinkRate;
 
@@ -341,10 +343,11 @@ fn config_line(sc: &Scenario) -> String {
         ..Default::default()
     };
     let thresh = FecnMarker::new(mark).map_or(0, |m| m.lfsr_thresh());
-    let rx = rtl_model::blocks::credit_rx::Config::new(buf, s.fc_interval_cycles);
+    let core_buf = buf.min(BUF_MAX as u16);
+    let rx = rtl_model::blocks::credit_rx::Config::new(core_buf, s.fc_interval_cycles);
     let cong = rtl_model::blocks::cong_detect::Config::new(buf);
     [
-        format!("buf_blocks_i={buf}"),
+        format!("buf_blocks_i={core_buf}"),
         format!("fc_interval_i={}", s.fc_interval_cycles),
         format!(
             "fc_on_change_i={}",

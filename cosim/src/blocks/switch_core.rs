@@ -3,11 +3,13 @@
 //!
 //! Configuration: each block kind's configuration comes from that block's own held ports (same names), so
 //! [`SwitchCoreBlock::config_ports`] is theirs concatenated; the VL arbitration tables have at most 4 entries
-//! (the RTL's `TableMax`) and the congestion thresholds are scaled to fills a 4-descriptor VoQ reaches.
+//! (the RTL's `TableMax`), the input buffers are at most the descriptor pool's [`BUF_MAX`] blocks (half of
+//! the configurations at 1 or `BUF_MAX` exactly) and the congestion thresholds are scaled to the fills such
+//! buffers reach.
 //!
 //! Stimulus, in phases of 1-300 cycles: `busy` (packets on most inputs, each input waiting out its previous
 //! packet's blocks as a link would, outputs mostly ready), `burst` (packets every cycle, ignoring the link
-//! time, so VoQs fill and drop), `hotspot` (every input to one output and VL: congestion and marks),
+//! time and the credit, so pools run out and drop), `hotspot` (every input to one output and VL: congestion and marks),
 //! `backpressure` (outputs mostly not ready) and `idle` (noise on the data ports, no valid). Flow-control
 //! packets arrive on each port about one cycle in 12 with a random VL, FCTBS and an FCCL that grants or
 //! refuses the head packet about equally. Rare resets of 1-3 cycles.
@@ -19,8 +21,8 @@ use crate::ports::Wide;
 use crate::rng::Rng;
 use rtl_model::blocks::cong_detect::{self, linear_thr_table};
 use rtl_model::blocks::switch_core::{
-    blocks_of, set_lane, Config, In, Out, SwitchCore, ARB_TABLE_MAX, BYTES_WIDTH, N_PORTS, N_VL,
-    PORT_WIDTH, VL_WIDTH,
+    blocks_of, set_lane, Config, In, Out, SwitchCore, ARB_TABLE_MAX, BUF_MAX, BYTES_WIDTH, N_PORTS,
+    N_VL, PORT_WIDTH, VL_WIDTH,
 };
 use rtl_model::blocks::vl_arb::{self, ArbEntry};
 
@@ -223,7 +225,12 @@ impl Block for SwitchCoreBlock {
 
     fn random(seed: u64) -> (Config, SwitchCoreStim) {
         let mut r = Rng::new(seed ^ 0x5c0e_0001);
-        let rx = super::credit_rx::CreditRxBlock::random(seed).0;
+        let mut rx = super::credit_rx::CreditRxBlock::random(seed).0;
+        rx.buf_blocks = match r.below(4) {
+            0 => 1,
+            1 => BUF_MAX as u16,
+            _ => r.range(1, BUF_MAX as u64) as u16,
+        };
         let tx = super::credit_tx::CreditTxBlock::random(seed).0;
         let mut mark = super::fecn_marker::FecnMarkerBlock::random(seed).0;
         if r.pct(70) {
@@ -246,8 +253,9 @@ impl Block for SwitchCoreBlock {
         };
         let cong = cong_detect::Config {
             threshold: r.below(16) as u8,
-            // A VoQ holds at most 4 x 66 blocks: thresholds in that range.
-            thr_table: linear_thr_table(r.range(16, 600) as u16),
+            // A VoQ holds at most BUF_MAX blocks, the VoQs of an output VL at most 4 x BUF_MAX: thresholds
+            // in that range.
+            thr_table: linear_thr_table(r.range(16, 4 * BUF_MAX as u64) as u16),
             compare: [
                 cong_detect::FillCompare::PerVoq,
                 cong_detect::FillCompare::SumVoqs,

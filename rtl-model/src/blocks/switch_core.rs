@@ -10,9 +10,15 @@
 //! Ports are the RTL's, packed the same way (lane `p` of a per-port vector at bits `[w*p, w*p + w)`, lane
 //! `(p, v)` of a per-port-VL vector is lane `p * N_VL + v`), so the co-simulation drives both sides with one
 //! struct. The composition, in the order one cycle evaluates it (designer choices, documented in the RTL):
-//! - VoQ (input i, output o, VL v): a FIFO of [`DEPTH`] descriptors plus its fill in 64-byte blocks. An
-//!   arrival finding the FIFO full (before this cycle's dequeue) is dropped (`drop_o`); its blocks are
-//!   received and freed in the same cycle, so the credit loop stays whole.
+//! - Descriptors (byte lengths) live in one pool of [`BUF_MAX`] slots per input VL, shared by that input
+//!   VL's VoQs (i, o, v), each a linked list through the pool (head, tail, count) plus its fill in 64-byte
+//!   blocks. An arrival takes the lowest free slot (free as of the cycle's start; a slot dequeued this cycle
+//!   is free from the next). Lossless by construction: every queued packet holds at least one buffer block
+//!   in `credit_rx` until it is granted, and `buf_blocks <= BUF_MAX` ([`Config::validate`]), so a sender
+//!   that keeps to its credit always finds a slot. Only an arrival beyond the credit (`credit_rx`
+//!   `overflow_o`) can find the pool empty, and a packet longer than the 7-bit block count describes
+//!   (above [`BYTES_MAX`]) is malformed: both are dropped (`drop_o`), their blocks received and freed in
+//!   the same cycle, so the credit loop stays whole.
 //! - Head of (o, v): the first non-empty VoQ (i, o, v) from a round-robin pointer, which moves past the
 //!   input granted.
 //! - `credit_tx` (o, v) checks the head's blocks (`send_ok_o` is the arbiter's `credit_ok_i`); the grant of
@@ -34,8 +40,13 @@ use crate::clocked::Clocked;
 pub const N_PORTS: usize = 4;
 /// Data VLs (VL15 is not modelled).
 pub const N_VL: usize = 2;
-/// Descriptors a VoQ holds.
-pub const DEPTH: usize = 4;
+/// Descriptor slots of each input VL's pool, and the largest `buf_blocks` the switch accepts (each queued
+/// packet holds at least one block, so no sender within its credit can find the pool empty).
+pub const BUF_MAX: usize = 128;
+/// Bits of a slot number.
+pub const SLOT_WIDTH: u32 = 7;
+/// Longest packet, bytes: 127 blocks, the most the 7-bit block ports carry (an IB packet is at most 4,222).
+pub const BYTES_MAX: u16 = 127 * 64;
 /// Bits of a port number.
 pub const PORT_WIDTH: u32 = 2;
 /// Bits of a VL number.
@@ -71,6 +82,12 @@ impl Config {
         self.arb.validate()?;
         self.cong.validate()?;
         self.mark.validate()?;
+        super::check_above(
+            "buf_blocks",
+            self.rx.buf_blocks.into(),
+            "the slots of a descriptor pool",
+            BUF_MAX as u64,
+        )?;
         for (table, t) in [
             ("vl_arb_high", &self.arb.high),
             ("vl_arb_low", &self.arb.low),
@@ -131,7 +148,8 @@ pub struct Out {
     pub tx_err_o: u8,
     /// Lane (p, v): `credit_rx` `overflow_o`.
     pub overflow_o: u8,
-    /// Bit p: input p's packet was dropped (its VoQ's descriptor FIFO was full).
+    /// Bit p: input p's packet was dropped: its pool had no free slot (it came beyond its credit), or it
+    /// was longer than [`BYTES_MAX`].
     pub drop_o: u8,
 }
 
@@ -146,10 +164,14 @@ pub fn set_lane(v: &mut u128, k: usize, w: u32, x: u64) {
     *v = (*v & !m) | ((u128::from(x) << (w as usize * k)) & m);
 }
 
-/// Blocks of a packet of `bytes` bytes: ceil(bytes / 64), truncated to the 7-bit length ports as the RTL does.
+/// Blocks of a packet of `bytes` bytes (13 bits): ceil(bytes / 64), saturating at 127, the most the 7-bit
+/// block ports carry (a packet that long is dropped as malformed).
 pub fn blocks_of(bytes: u16) -> u8 {
-    ((((bytes & 0x1fff) + 63) >> 6) & 0x7f) as u8
+    (((bytes & 0x1fff) + 63) >> 6).min(127) as u8
 }
+
+/// Every slot of a pool free.
+const ALL_FREE: u128 = u128::MAX >> (128 - BUF_MAX);
 
 /// VoQ index of (input, output, VL), as the RTL numbers them.
 const fn qi(i: usize, o: usize, v: usize) -> usize {
@@ -165,9 +187,14 @@ pub struct SwitchCore {
     arb: Vec<VlArb>,
     cong: Vec<CongDetect>,
     mark: Vec<FecnMarker>,
-    /// Descriptor FIFOs (byte lengths); not reset, as RAM.
-    mem: [[u16; DEPTH]; N_Q],
+    /// Descriptor pools per input VL (byte lengths, next slot of the VoQ's list); not reset, as RAM.
+    mem: Box<[[u16; BUF_MAX]; N_PV]>,
+    nxt: Box<[[u8; BUF_MAX]; N_PV]>,
+    /// Free slots of each pool, bit per slot.
+    free: [u128; N_PV],
+    /// Head slot, tail slot and count of each VoQ's list.
     hd: [u8; N_Q],
+    tl: [u8; N_Q],
     cnt: [u8; N_Q],
     /// Blocks held per VoQ.
     pub fill: [u16; N_Q],
@@ -203,8 +230,11 @@ impl SwitchCore {
             arb,
             cong,
             mark,
-            mem: [[0; DEPTH]; N_Q],
+            mem: Box::new([[0; BUF_MAX]; N_PV]),
+            nxt: Box::new([[0; BUF_MAX]; N_PV]),
+            free: [ALL_FREE; N_PV],
             hd: [0; N_Q],
+            tl: [0; N_Q],
             cnt: [0; N_Q],
             fill: [0; N_Q],
             busy: [0; N_PORTS],
@@ -220,7 +250,9 @@ impl SwitchCore {
     }
 
     fn reset_state(&mut self) {
+        self.free = [ALL_FREE; N_PV];
         self.hd = [0; N_Q];
+        self.tl = [0; N_Q];
         self.cnt = [0; N_Q];
         self.fill = [0; N_Q];
         self.busy = [0; N_PORTS];
@@ -261,7 +293,7 @@ impl Clocked for SwitchCore {
                     let q = qi(p, o, v);
                     has[ov] = true;
                     sel[ov] = p as u8;
-                    hbytes[ov] = self.mem[q][usize::from(self.hd[q])];
+                    hbytes[ov] = self.mem[p * N_VL + v][usize::from(self.hd[q])];
                 }
                 hblk[ov] = blocks_of(hbytes[ov]);
             }
@@ -339,11 +371,11 @@ impl Clocked for SwitchCore {
                 .mark_o;
         }
 
-        // Grants: the packet starts, its VoQ dequeues, the output streams it.
+        // Grants: the packet starts, its VoQ dequeues (its slot is free from the next cycle), the output
+        // streams it.
         let mut cnt_d = self.cnt;
         let mut fill_d = self.fill;
-        // The RTL writes an arrival at `hd_q + cnt_q`: head and count before this cycle's dequeue.
-        let hd_q = self.hd;
+        let mut free_d = self.free;
         for o in 0..N_PORTS {
             if !gnt[o] {
                 continue;
@@ -359,12 +391,16 @@ impl Clocked for SwitchCore {
             self.bsrc[o] = sel[ov];
             self.bvl[o] = gvl[o] as u8;
             self.rr[ov] = (sel[ov] + 1) % N_PORTS as u8;
-            self.hd[q] = (self.hd[q] + 1) % DEPTH as u8;
+            let pool = usize::from(sel[ov]) * N_VL + gvl[o];
+            let h = self.hd[q];
+            free_d[pool] |= 1 << h;
+            self.hd[q] = self.nxt[pool][usize::from(h)];
             cnt_d[q] -= 1;
             fill_d[q] = fill_d[q].wrapping_sub(hblk[ov].into());
         }
 
-        // Arrivals: enqueue or drop; credit_rx counts them and frees what streamed (and what was dropped).
+        // Arrivals: enqueue at the lowest slot free at the cycle's start, or drop; credit_rx counts them and
+        // frees what streamed (and what was dropped).
         let mut blk_rx = [0u8; N_PV];
         for p in 0..N_PORTS {
             let pv = usize::from(lane_u8(i.pkt_vl_i, p, VL_WIDTH));
@@ -374,12 +410,19 @@ impl Clocked for SwitchCore {
             if bit(i.pkt_valid_i, p) {
                 let l = p * N_VL + pv;
                 blk_rx[l] = b;
-                if usize::from(self.cnt[q]) == DEPTH {
+                if self.free[l] == 0 || bytes > BYTES_MAX {
                     o_.drop_o |= u8::from(rst) << p;
                     blk_free[l] = (blk_free[l] + b) & 0x7f;
                 } else {
-                    let slot = (usize::from(hd_q[q]) + usize::from(self.cnt[q])) % DEPTH;
-                    self.mem[q][slot] = bytes;
+                    let slot = self.free[l].trailing_zeros() as u8;
+                    free_d[l] &= !(1 << slot);
+                    self.mem[l][usize::from(slot)] = bytes;
+                    if cnt_d[q] == 0 {
+                        self.hd[q] = slot;
+                    } else {
+                        self.nxt[l][usize::from(self.tl[q])] = slot;
+                    }
+                    self.tl[q] = slot;
                     cnt_d[q] += 1;
                     fill_d[q] = fill_d[q].wrapping_add(b.into());
                 }
@@ -405,6 +448,7 @@ impl Clocked for SwitchCore {
         o_.fccl_o = pack12(&fccl);
         self.cnt = cnt_d;
         self.fill = fill_d;
+        self.free = free_d;
         if !rst {
             self.reset_state();
         }
@@ -455,7 +499,7 @@ mod tests {
 
     fn cfg() -> Config {
         Config {
-            rx: credit_rx::Config::new(200, 64),
+            rx: credit_rx::Config::new(BUF_MAX as u16, 64),
             tx: credit_tx::Config { fccl_reset: 300 },
             arb: vl_arb::Config {
                 high: vec![],
@@ -498,28 +542,123 @@ mod tests {
         assert_eq!(lane(o.avail_o, 2 * N_VL + 1, 12), 295);
         assert_eq!(
             s.rx[N_VL + 1].free_q,
-            196,
+            BUF_MAX as u16 - 4,
             "5 blocks received, one streamed and freed"
         );
         for _ in 0..10 {
             s.step(&idle);
         }
-        assert_eq!(s.rx[N_VL + 1].free_q, 200, "every block freed");
+        assert_eq!(s.rx[N_VL + 1].free_q, BUF_MAX as u16, "every block freed");
         assert_eq!(s.fill, [0; N_Q]);
     }
 
+    /// The bench of a link partner that keeps to the credit rule (IBA: it sends a packet of b blocks only
+    /// while (FCCL - (FCTBS + b)) mod 4096 <= 2048) into an output held not-ready: every packet is queued,
+    /// none dropped and no credit overrun, until the buffer is full; then they all leave, in order.
     #[test]
-    fn a_full_voq_drops_and_frees_at_once() {
+    fn a_sender_within_its_credit_is_never_dropped() {
+        for (buf, bytes) in [(BUF_MAX as u16, 64u16), (100, 64), (128, 300), (70, 4224)] {
+            let mut c = cfg();
+            c.rx = credit_rx::Config::new(buf, 16);
+            let mut s = SwitchCore::new(c).unwrap();
+            let b = blocks_of(bytes);
+            let (mut fccl, mut fctbs, mut sent, mut left, mut held) =
+                (0u16, 0u16, 0usize, 0usize, 0);
+            let mut link = 0u8;
+            for cycle in 0..6000 {
+                // Held for 2,000 cycles, then released; no new packets in the last 1,000.
+                let mut i = if cycle < 5000 && link == 0 && fits(fccl, fctbs, b) {
+                    sent += 1;
+                    fctbs = (fctbs + u16::from(b)) % 4096;
+                    link = b;
+                    pkt(0, 0, bytes, 3)
+                } else {
+                    s.idle_input()
+                };
+                link = link.saturating_sub(1);
+                i.out_ready_i = if cycle >= 2000 { 0xf } else { 0 };
+                // The far end of output 3 returns credit every 16 cycles: 1,024 blocks beyond what left.
+                if cycle % 16 == 0 {
+                    i.fc_valid_i |= 1 << 3;
+                    let lim = (left * usize::from(b) + 1024) % 4096;
+                    let mut v = u128::from(i.fc_fccl_i);
+                    set_lane(&mut v, 3, 12, lim as u64);
+                    i.fc_fccl_i = v as u64;
+                }
+                if cycle == 1999 {
+                    held = sent;
+                }
+                let o = s.step(&i);
+                assert_eq!(o.drop_o, 0, "buf {buf} bytes {bytes} cycle {cycle}");
+                assert_eq!(o.overflow_o, 0, "buf {buf} bytes {bytes} cycle {cycle}");
+                left += (o.out_valid_o >> 3 & 1) as usize;
+                if o.fc_send_o & 1 != 0 {
+                    fccl = lane(o.fccl_o, 0, 12) as u16;
+                }
+            }
+            assert_eq!(
+                held,
+                usize::from(buf / u16::from(b)),
+                "buf {buf}: the buffer's worth while held"
+            );
+            assert!(sent > 2 * held, "buf {buf}: {sent} sent");
+            assert_eq!(left, sent, "buf {buf}: every packet left");
+        }
+    }
+
+    /// A sender that ignores its credit finds the pool empty after `BUF_MAX` queued packets: those beyond
+    /// are dropped (and `credit_rx` flags the overrun); a packet longer than the block ports is dropped too.
+    #[test]
+    fn arrivals_beyond_credit_and_overlong_packets_are_dropped() {
         let mut s = SwitchCore::new(cfg()).unwrap();
         let mut i = pkt(0, 0, 64, 3);
-        i.out_ready_i = 0; // back-pressure: nothing leaves
+        i.out_ready_i = 0;
         let mut drops = 0;
-        for _ in 0..DEPTH + 2 {
+        for _ in 0..BUF_MAX + 2 {
             drops += u32::from(s.step(&i).drop_o);
         }
         assert_eq!(drops, 2);
-        assert_eq!(s.fill[qi(0, 3, 0)], DEPTH as u16);
-        assert_eq!(s.rx[0].free_q, 200 - DEPTH as u16);
+        assert_eq!(s.fill[qi(0, 3, 0)], BUF_MAX as u16);
+        let mut s = SwitchCore::new(cfg()).unwrap();
+        for (bytes, drop) in [(BYTES_MAX, 0), (BYTES_MAX + 1, 1 << 1)] {
+            let mut i = pkt(1, 0, bytes, 0);
+            i.out_ready_i = 0;
+            assert_eq!(s.step(&i).drop_o, drop, "{bytes} bytes");
+        }
+        assert_eq!(s.fill[qi(1, 0, 0)], 127);
+    }
+
+    /// Interleaved arrivals for several outputs share one pool and leave each in its own order.
+    #[test]
+    fn voqs_sharing_a_pool_keep_their_order() {
+        let mut s = SwitchCore::new(cfg()).unwrap();
+        for k in 0..12u16 {
+            let mut i = pkt(2, (k % 2) as u8, 64 * (k + 1), (k % 3) as u8);
+            i.out_ready_i = 0;
+            assert_eq!(s.step(&i).drop_o, 0);
+        }
+        let mut seen: Vec<(u64, u64, u64)> = Vec::new();
+        for _ in 0..400 {
+            let o = s.step(&s.idle_input());
+            for p in 0..N_PORTS {
+                if o.out_valid_o >> p & 1 != 0 {
+                    let k = lane(o.out_bytes_o.into(), p, BYTES_WIDTH) / 64 - 1;
+                    seen.push((p as u64, lane(o.out_vl_o.into(), p, VL_WIDTH), k));
+                }
+            }
+        }
+        assert_eq!(seen.len(), 12);
+        for (p, v) in (0..3u64).flat_map(|p| (0..2u64).map(move |v| (p, v))) {
+            let ks: Vec<u64> = seen
+                .iter()
+                .filter(|x| (x.0, x.1) == (p, v))
+                .map(|x| x.2)
+                .collect();
+            assert_eq!(ks.len(), 2, "output {p} VL {v}");
+            assert!(ks[0] < ks[1], "output {p} VL {v}: {ks:?}");
+            assert!(ks.iter().all(|k| k % 3 == p && k % 2 == v));
+        }
+        assert_eq!(s.free, [ALL_FREE; N_PV]);
     }
 
     #[test]
@@ -532,6 +671,12 @@ mod tests {
         assert_eq!(blocks_of(65), 2);
         assert_eq!(blocks_of(0), 0);
         assert_eq!(blocks_of(4224), 66);
+        assert_eq!(blocks_of(BYTES_MAX), 127);
+        assert_eq!(
+            blocks_of(0x1fff),
+            127,
+            "saturates: no wrap to a short packet"
+        );
     }
 
     #[test]
