@@ -177,7 +177,6 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
         "fast",
         "--x-initial",
         "fast",
-        "--noassert",
         "--trace",
     ])
     .args(["--top-module", m.top, "--prefix", prefix, "-Mdir"])
@@ -185,6 +184,14 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
     for (k, v) in m.params {
         cmd.arg(format!("-G{k}={v}"));
     }
+    // The RTL's own assertions (the spec's invariants) are on in the clean models, so every co-simulation
+    // checks them; a fault variant is built without them, so its self-test measures what the lockstep
+    // comparison alone catches (hdl/tb/run.sh reports what the assertions catch on their own).
+    cmd.arg(if bug.is_some() {
+        "--noassert"
+    } else {
+        "--assert"
+    });
     if let Some(b) = bug {
         cmd.arg(format!("-D{b}"));
     }

@@ -44,7 +44,8 @@
 //
 // Designer choices (of the Rust block, kept here): congested means strictly above (`fill > thr`); root when
 // `credit_avail_i >= root_min_credits_i`; the threshold division of SumPerContributor is an integer division
-// rounding down, here a combinational divider (16-bit threshold by a 7-bit count; Yosys synthesises it).
+// rounding down; here it is computed without a divider, as n * sum > thr, which holds exactly when
+// sum > floor(thr / n) (BUG_THRESHOLD_OFF_BY_ONE compares n * sum >= thr there).
 // Sums are SumW bits wide, enough for NIn lanes of 16 bits, so they never wrap (the Rust sum is a u32).
 //
 // State (reset value 0): `cong_q`, `root_q`, `victim_q`.
@@ -52,6 +53,21 @@
 // Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
 // - BUG_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
 // - BUG_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
+
+// Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
+// simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
+// off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
+// and Yosys's open-source frontend both read (neither takes `bind` or concurrent properties).
+`ifndef SYNTHESIS
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+`ifdef FORMAL
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
 
 module cong_detect #(
   // VoQ lanes compared (input ports of the switch); the Rust block compares at most 64. 1..64.
@@ -108,8 +124,8 @@ module cong_detect #(
   logic [SumW-1:0] sum;
   logic [CntW-1:0] n_contrib;
   logic            any_over;
-  logic [15:0]     thr_per;
-  logic [CntW-1:0] divisor;
+  localparam int ProdW = SumW + CntW;
+  logic [ProdW-1:0] prod;  // n_contrib * sum: the per-contributor compare without a divider
   logic            over;
 
   always_comb begin
@@ -129,18 +145,18 @@ module cong_detect #(
 `endif
       end
     end
-    // The divider never sees 0: with no contributor the comparison is false anyway.
-    divisor = (n_contrib == '0) ? CntW'(1) : n_contrib;
-    thr_per = thr / 16'(divisor);
+    prod    = ProdW'(sum) * ProdW'(n_contrib);
     over    = 1'b0;
     if (threshold_i != 4'd0) begin
       case (compare_i)
 `ifdef BUG_THRESHOLD_OFF_BY_ONE
         CmpSumVoqs:           over = sum >= SumW'(thr);
-        CmpSumPerContributor: over = (n_contrib != '0) && (sum >= SumW'(thr_per));
+        CmpSumPerContributor: over = (n_contrib != '0) && (prod >= ProdW'(thr));
 `else
         CmpSumVoqs:           over = sum > SumW'(thr);
-        CmpSumPerContributor: over = (n_contrib != '0) && (sum > SumW'(thr_per));
+        // sum > floor(thr / n) exactly when n * sum > thr: the Rust block's integer division, without a
+        // divider.
+        CmpSumPerContributor: over = (n_contrib != '0) && (prod > ProdW'(thr));
 `endif
         default:              over = any_over;
       endcase
@@ -178,5 +194,24 @@ module cong_detect #(
       victim_q <= victim_d;
     end
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // Root and victim split the congested state; only a congested port VL may have its packets marked.
+  // Each property is evaluated on this cycle's settled values and registered; the registered bits are
+  // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
+  logic [2:0] a_ok, a_ok_q;
+  always_comb begin
+    a_ok[0] = !rst_ni || (!(root_o && victim_o));
+    a_ok[1] = !rst_ni || (cong_o == (root_o || victim_o));
+    a_ok[2] = !rst_ni || (!mark_state_o || cong_o);
+  end
+  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);
+    assert (a_ok_q[1]);
+    assert (a_ok_q[2]);
+  end
+`endif
 
 endmodule

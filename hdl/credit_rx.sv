@@ -34,6 +34,21 @@
 //   BUG_FCCL_CAP   FCCL advertises all free blocks, without the 2048 cap (the transmitter's check goes ambiguous)
 //   BUG_ABR_LOAD   an FC packet loads ABR := FCTBS and drops the blocks received in the same cycle
 //   BUG_FC_TIMER   the periodic timer reloads with fc_interval instead of fc_interval - 1 (one cycle late)
+// Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
+// simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
+// off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
+// and Yosys's open-source frontend both read (neither takes `bind` or concurrent properties).
+`ifndef SYNTHESIS
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+`ifdef FORMAL
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+
 module credit_rx (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -143,5 +158,28 @@ module credit_rx (
     timer_q     <= timer_d;
     last_fccl_q <= last_fccl_d;
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // IBA FCCL: (ABR + min(free, cap)) mod 4096, with the cap at most 2048; free never above the buffer.
+  logic [11:0] a_lead;
+  always_comb a_lead = (free_o < 16'(fccl_cap_i)) ? free_o[11:0] : fccl_cap_i;
+  // Each property is evaluated on this cycle's settled values and registered; the registered bits are
+  // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
+  logic [3:0] a_ok, a_ok_q;
+  always_comb begin
+    a_ok[0] = !rst_ni || (buf_blocks_i != 16'd0 && fc_interval_i != 16'd0);
+    a_ok[1] = !rst_ni || (fccl_cap_i != 12'd0 && fccl_cap_i <= 12'd2048);
+    a_ok[2] = !rst_ni || (free_o <= buf_blocks_i);
+    a_ok[3] = !rst_ni || (fccl_o == abr_o + a_lead);
+  end
+  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);
+    assert (a_ok_q[1]);
+    assert (a_ok_q[2]);
+    assert (a_ok_q[3]);
+  end
+`endif
 
 endmodule

@@ -29,6 +29,21 @@
 // Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
 //   BUG_CREDIT_WRAP  the send check compares FCTBS + b <= FCCL as plain 13-bit numbers, no modular distance
 //   BUG_FC_ORDER     a flow-control packet arriving this cycle is applied before the send check
+// Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
+// simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
+// off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
+// and Yosys's open-source frontend both read (neither takes `bind` or concurrent properties).
+`ifndef SYNTHESIS
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+`ifdef FORMAL
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+
 module credit_tx (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -105,5 +120,30 @@ module credit_tx (
     fctbs_q <= fctbs_d;
     fccl_q  <= fccl_d;
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // IBA credit rule: a packet may go exactly when (FCCL - (FCTBS + blocks)) mod 4096 <= 2048; avail_o is the
+  // credit left in that window (0 when FCCL trails FCTBS); a take without send_ok is an error.
+  logic [11:0] a_dist, a_credit;
+  always_comb begin
+    a_dist = fccl_o - fctbs_o - 12'(req_blocks_i);
+    a_credit = fccl_o - fctbs_o;
+  end
+  // Each property is evaluated on this cycle's settled values and registered; the registered bits are
+  // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
+  logic [2:0] a_ok, a_ok_q;
+  always_comb begin
+    a_ok[0] = !rst_ni || (send_ok_o == (req_valid_i && a_dist <= 12'd2048));
+    a_ok[1] = !rst_ni || (avail_o == ((a_credit <= 12'd2048) ? a_credit : 12'd0));
+    a_ok[2] = !rst_ni || (err_o == (take_i && !send_ok_o));
+  end
+  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);
+    assert (a_ok_q[1]);
+    assert (a_ok_q[2]);
+  end
+`endif
 
 endmodule

@@ -51,6 +51,21 @@
 // - BUG_VCRC_BYTE_ORDER: the VCRC is stored most significant byte first.
 // - BUG_FECN_BIT: the mark sets bit 6 of BTH byte 4 (that is BECN) instead of bit 7.
 
+// Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
+// simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
+// off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
+// and Yosys's open-source frontend both read (neither takes `bind` or concurrent properties).
+`ifndef SYNTHESIS
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+`ifdef FORMAL
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+
 module fecn_rewrite #(
   // Bytes per beat; a multiple of 4, 4..32.
   parameter int BeatBytes = 16,
@@ -208,5 +223,26 @@ module fecn_rewrite #(
       data_q  <= data_d;
     end
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // A bad end only on the last beat of a packet; the error count never falls and moves by one bad packet.
+  logic [15:0] a_errs_q;
+  logic [1:0]  a_ok, a_ok_q;
+  always_comb begin
+    a_ok[0] = !rst_ni || !ebp_o || (valid_o && eop_o);
+    a_ok[1] = !rst_ni || a_errs_q == 16'hFFFF || vcrc_errs_o == a_errs_q + 16'(ebp_o);
+  end
+  // Registered, then asserted (a cycle late), so the check does not depend on how a simulator orders clocked
+  // blocks.
+  always_ff @(posedge clk_i) begin
+    a_ok_q   <= a_ok;
+    a_errs_q <= rst_ni ? vcrc_errs_o : 16'd0;
+  end
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);  // a bad end only on a packet's last beat
+    assert (a_ok_q[1]);  // the error count moves by one bad packet
+  end
+`endif
 
 endmodule

@@ -41,8 +41,8 @@
 //   bits). An arrival takes the lowest slot free at the cycle's start (a slot dequeued this cycle is free
 //   from the next). Lossless: every queued packet holds at least one buffer block in credit_rx until it is
 //   granted and buf_blocks_i <= BufMax, so a sender within its credit always finds a slot. An arrival beyond
-//   its credit that finds the pool empty, or a packet longer than BytesMax (127 blocks, the most the 7-bit
-//   block ports carry), is dropped (drop_o) and its blocks return to credit_rx at once.
+//   its credit that finds the pool empty, or a malformed packet (0 bytes, which would hold no block, or
+//   longer than BytesMax: 127 blocks, the most the 7-bit block ports carry), is dropped (drop_o) and its blocks return to credit_rx at once.
 // - Head of (o, v): round robin over inputs from rr_q[o][v]; the pointer moves past the input granted.
 // - credit_tx (o, v) checks the head's blocks; its send_ok_o is vl_arb's credit_ok_i; vl_arb's grant is
 //   take_i. vl_arb is ready when out_ready_i and the output is not streaming.
@@ -59,6 +59,21 @@
 // credit_tx evaluates send_ok_o (read by vl_arb) and take_i (driven by vl_arb's grant) in one always_comb, so
 // the Verilator scheduler sees a loop grant -> take_i -> send_ok_o -> grant at block granularity; send_ok_o does not depend
 // on take_i, the loop is false, and Verilator settles it by iterating (the co-simulation compares every cycle).
+// Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
+// simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
+// off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
+// and Yosys's open-source frontend both read (neither takes `bind` or concurrent properties).
+`ifndef SYNTHESIS
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+`ifdef FORMAL
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+
 /* verilator lint_off UNOPTFLAT */
 module switch_core #(
   parameter int NPorts = 4,
@@ -297,7 +312,8 @@ module switch_core #(
       end
       if (pkt_valid_i[i]) begin
         blk_rx[7*(i*NVl+32'(pv)) +: 7] = b;
-        if (free_q[l*BufMax +: BufMax] == '0 || pkt_bytes_i[13*i +: 13] > BytesMax) begin
+        if (free_q[l*BufMax +: BufMax] == '0 || pkt_bytes_i[13*i +: 13] == '0
+            || pkt_bytes_i[13*i +: 13] > BytesMax) begin
           drop_o[i] = rst_ni;
           blk_free[7*l +: 7] = blk_free[7*l +: 7] + b;
         end else begin
@@ -423,5 +439,48 @@ module switch_core #(
       );
     end
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // Losslessness and the credit loop: the arbiter never sends without credit; a packet is dropped only when
+  // it came beyond its credit (credit_rx of its input VL overflows in that cycle) or is malformed (0 bytes,
+  // above BytesMax); credit_rx is never asked to free blocks it does not hold; a packet leaves with a length
+  // the core accepts.
+  logic [NPv-1:0]        a_ovf_seen_q;  // lanes whose credit was overrun since reset
+  logic [NPorts-1:0]     a_ovf;   // overflow_o of each input's arriving VL, now or since reset
+  logic [NPorts-1:0]     a_bad;   // its length is malformed
+  always_comb begin
+    for (int i = 0; i < NPorts; i++) begin
+      a_ovf[i] = overflow_o[i*NVl + 32'(pkt_vl_i[VlW*i +: VlW])]
+                 || a_ovf_seen_q[i*NVl + 32'(pkt_vl_i[VlW*i +: VlW])];
+      a_bad[i] = pkt_bytes_i[13*i +: 13] == '0 || pkt_bytes_i[13*i +: 13] > BytesMax;
+    end
+  end
+  logic [3:0] a_ok, a_ok_q;
+  always_comb begin
+    a_ok = '1;
+    if (rst_ni) begin
+      a_ok[0] = tx_err_o == '0;
+      // After an overrun credit_rx's count saturated below what the buffer holds, so frees can exceed it.
+      a_ok[1] = (rx_drain_err & ~a_ovf_seen_q) == '0;
+      for (int i = 0; i < NPorts; i++) begin
+        if (drop_o[i] && !(a_ovf[i] || a_bad[i])) a_ok[2] = 1'b0;
+        if (out_valid_o[i] && (out_bytes_o[13*i +: 13] == '0 || out_bytes_o[13*i +: 13] > BytesMax)) a_ok[3] = 1'b0;
+      end
+    end
+  end
+  // Registered, then asserted (a cycle late), so the check does not depend on how a simulator orders clocked
+  // blocks.
+  always_ff @(posedge clk_i) begin
+    a_ok_q <= a_ok;
+    a_ovf_seen_q <= rst_ni ? (a_ovf_seen_q | overflow_o) : '0;
+  end
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);  // no packet sent without credit
+    assert (a_ok_q[1]);  // no block freed that was not held (unless the credit was overrun)
+    assert (a_ok_q[2]);  // a drop only beyond credit (now or since reset) or for a malformed length
+    assert (a_ok_q[3]);  // a packet leaves with a length the core accepts
+  end
+`endif
 
 endmodule

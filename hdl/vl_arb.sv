@@ -53,6 +53,21 @@
 //   misread as 4-block units; an entry keeps the grant up to four times too long.
 // - BUG_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
 
+// Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
+// simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
+// off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
+// and Yosys's open-source frontend both read (neither takes `bind` or concurrent properties).
+`ifndef SYNTHESIS
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+`ifdef FORMAL
+`ifndef IBCYCLE_ASSERTIONS
+`define IBCYCLE_ASSERTIONS
+`endif
+`endif
+
 module vl_arb #(
   // Entries per arbitration table (VLArbHighCap / VLArbLowCap bound; the Rust block allows 64). 1..64.
   parameter int TableMax = 64,
@@ -237,5 +252,24 @@ module vl_arb #(
       hi_cnt_q  <= hi_cnt_d;
     end
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // A grant only to a ready output, for a VL that requests and has the credit for its head packet.
+  // Each property is evaluated on this cycle's settled values and registered; the registered bits are
+  // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
+  logic [1:0] a_ok, a_ok_q;
+  always_comb begin
+    // VL15 (subnet management) is not flow-controlled: it needs no credit.
+    a_ok[0] = !rst_ni || !gnt_valid_o
+              || (ready_i && req_i[gnt_vl_o] && (gnt_vl_o == 4'd15 || credit_ok_i[gnt_vl_o]));
+    a_ok[1] = !rst_ni || (gnt_valid_o || !gnt_high_o);
+  end
+  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);  // a grant only to a ready output, a requesting VL, with credit
+    assert (a_ok_q[1]);  // no high-table flag without a grant
+  end
+`endif
 
 endmodule

@@ -16,8 +16,8 @@
 //!   is free from the next). Lossless by construction: every queued packet holds at least one buffer block
 //!   in `credit_rx` until it is granted, and `buf_blocks <= BUF_MAX` ([`Config::validate`]), so a sender
 //!   that keeps to its credit always finds a slot. Only an arrival beyond the credit (`credit_rx`
-//!   `overflow_o`) can find the pool empty, and a packet longer than the 7-bit block count describes
-//!   (above [`BYTES_MAX`]) is malformed: both are dropped (`drop_o`), their blocks received and freed in
+//!   `overflow_o`) can find the pool empty, and a packet of 0 bytes (it would hold no block) or longer than
+//!   the 7-bit block count describes (above [`BYTES_MAX`]) is malformed: both are dropped (`drop_o`), their blocks received and freed in
 //!   the same cycle, so the credit loop stays whole.
 //! - Head of (o, v): the first non-empty VoQ (i, o, v) from a round-robin pointer, which moves past the
 //!   input granted.
@@ -410,7 +410,7 @@ impl Clocked for SwitchCore {
             if bit(i.pkt_valid_i, p) {
                 let l = p * N_VL + pv;
                 blk_rx[l] = b;
-                if self.free[l] == 0 || bytes > BYTES_MAX {
+                if self.free[l] == 0 || bytes == 0 || bytes > BYTES_MAX {
                     o_.drop_o |= u8::from(rst) << p;
                     blk_free[l] = (blk_free[l] + b) & 0x7f;
                 } else {
@@ -620,7 +620,7 @@ mod tests {
         assert_eq!(drops, 2);
         assert_eq!(s.fill[qi(0, 3, 0)], BUF_MAX as u16);
         let mut s = SwitchCore::new(cfg()).unwrap();
-        for (bytes, drop) in [(BYTES_MAX, 0), (BYTES_MAX + 1, 1 << 1)] {
+        for (bytes, drop) in [(BYTES_MAX, 0), (BYTES_MAX + 1, 1 << 1), (0, 1 << 1)] {
             let mut i = pkt(1, 0, bytes, 0);
             i.out_ready_i = 0;
             assert_eq!(s.step(&i).drop_o, drop, "{bytes} bytes");
