@@ -1,5 +1,6 @@
-//! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator), the flows, and
-//! the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`, and `[roce]` for RoCEv2 mode); unknown
+//! Scenario files (TOML): the topology (explicit switches, HCAs and links, a generator, or an
+//! `ibnetdiscover` file named in `[topology]`, which also sets the routing), the flows (`[[flow]]`s and
+//! `[[traffic]]` patterns), and the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`, and `[roce]` for RoCEv2 mode); unknown
 //! keys are errors.
 //!
 //! Every error names the file, the line and the field: syntax and type errors come from the TOML parser

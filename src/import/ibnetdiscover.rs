@@ -1023,6 +1023,11 @@ pub struct Fabric {
 /// Latency of every imported link: ibnetdiscover gives no cable lengths.
 pub const LINK_LATENCY_NS: u64 = 100;
 
+/// Said once per import: what the input cannot tell about link speeds.
+pub const NO_CAPABILITIES: &str = "ibnetdiscover's output gives each link's active width and speed only, not \
+     the widths and speeds its ports support, so a link running slower than its ports could cannot be told \
+     from it; every link is imported at its active rate";
+
 impl Fabric {
     /// An end as a scenario's link ends name it.
     pub fn end_name(&self, e: End) -> String {
@@ -1141,6 +1146,7 @@ pub fn import_text_with(path: &Path, text: &str, opts: &Options) -> Result<Impor
     for n in &fabric.notes {
         out.push_str(&format!("# Note: {n}\n"));
     }
+    out.push_str(&format!("# Note: {NO_CAPABILITIES}.\n"));
     out.push_str(&format!(
         "name = {}\nduration_us = 1000\nseed = 1\n",
         q(&stem)

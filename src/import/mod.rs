@@ -90,6 +90,7 @@ pub fn cli(cmd: Command) -> ExitCode {
                     for note in &imported.notes {
                         eprintln!("ibcycle import: {note}");
                     }
+                    eprintln!("ibcycle import: {}", ibnetdiscover::NO_CAPABILITIES);
                     // Written beside the target and renamed, so a failed write leaves no half a file.
                     let mut tmp = out.clone().into_os_string();
                     tmp.push(".tmp");

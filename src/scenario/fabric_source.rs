@@ -76,6 +76,8 @@ pub(super) fn from_ibnetdiscover(
     let notes = fabric
         .notes
         .iter()
+        .map(String::as_str)
+        .chain([crate::import::ibnetdiscover::NO_CAPABILITIES])
         .map(|n| format!("{}: {n}", file.display()))
         .collect();
     Ok((topo, fabric, notes))
