@@ -90,7 +90,9 @@ pub enum RouteError {
     Shape,
     #[error("switch #{switch} sends HCA #{hca}'s packets to port {port}, which has no link")]
     Nowhere { switch: usize, hca: usize, port: u8 },
-    #[error("switch #{switch} sends HCA #{hca}'s packets to port {port}, which leads to another HCA")]
+    #[error(
+        "switch #{switch} sends HCA #{hca}'s packets to port {port}, which leads to another HCA"
+    )]
     WrongHca { switch: usize, hca: usize, port: u8 },
     #[error("HCA #{hca}'s packets from switch #{switch} come back to it: a forwarding loop")]
     Loop { switch: usize, hca: usize },

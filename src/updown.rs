@@ -157,7 +157,9 @@ pub fn routes(topo: &Topology, roots: &[usize]) -> Result<Vec<Vec<u8>>, String> 
                 adj[s]
                     .iter()
                     .filter(|&&(_, n)| {
-                        key(n) < key(s) && len[s] != u32::MAX && len[n].checked_add(1) == Some(len[s])
+                        key(n) < key(s)
+                            && len[s] != u32::MAX
+                            && len[n].checked_add(1) == Some(len[s])
                     })
                     .map(|&(p, _)| p)
                     .collect()

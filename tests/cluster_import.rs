@@ -56,7 +56,9 @@ fn in_place_and_imported_give_the_same_summary() {
     let a = parse_here(&in_place).unwrap();
     assert_eq!(a.topology.hcas.len(), 4);
     assert!(
-        a.notes.iter().any(|n| n.contains("port 2 of CA 0008f10400000400")),
+        a.notes
+            .iter()
+            .any(|n| n.contains("port 2 of CA 0008f10400000400")),
         "the import's notes come along: {:?}",
         a.notes
     );
@@ -117,7 +119,9 @@ fn names_that_match_nothing_or_several_say_so() {
     };
     let e = with("h1 mlx4_1").unwrap_err().to_string();
     assert!(
-        e.contains("in-place.toml:6: flow[0].src: no HCA named \"h1 mlx4_1\"; closest: \"h1 mlx4_0\""),
+        e.contains(
+            "in-place.toml:6: flow[0].src: no HCA named \"h1 mlx4_1\"; closest: \"h1 mlx4_0\""
+        ),
         "{e}"
     );
     let e = with("spine1").unwrap_err().to_string();
@@ -133,8 +137,9 @@ fn names_that_match_nothing_or_several_say_so() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("flow[0].dst: \"h4 mlx4_0\" is the description of 2 HCAs: \"H-0008f10400000401\"")
-            && e.contains("name one by its name or GUID"),
+        e.contains(
+            "flow[0].dst: \"h4 mlx4_0\" is the description of 2 HCAs: \"H-0008f10400000401\""
+        ) && e.contains("name one by its name or GUID"),
         "{e}"
     );
     // Errors in the file name the file and its line.
@@ -146,7 +151,11 @@ fn names_that_match_nothing_or_several_say_so() {
         "duration_us = 10\n[topology]\nibnetdiscover = \"fabric.txt\"\n",
     )
     .unwrap_err();
-    assert_eq!((e.file.clone(), e.line), (dir.join("fabric.txt"), 13), "{e}");
+    assert_eq!(
+        (e.file.clone(), e.line),
+        (dir.join("fabric.txt"), 13),
+        "{e}"
+    );
     let e = scenario::parse(
         &dir.join("s.toml"),
         "duration_us = 10\n[topology]\nibnetdiscover = \"missing.txt\"\n",
@@ -202,12 +211,24 @@ fn the_subnet_managers_tables_route_the_run() {
     // leaf1 sends h3 (LID 0x16) to port 3, which has nothing on it.
     let bad = dump.replacen("0x0016 005", "0x0016 003", 1);
     let e = with_dump(&bad);
-    let line = bad.lines().position(|l| l.starts_with("0x0016 003")).unwrap() + 1;
-    assert_eq!((e.file.clone(), e.line), (dir.join("lfts.dump"), line), "{e}");
+    let line = bad
+        .lines()
+        .position(|l| l.starts_with("0x0016 003"))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        (e.file.clone(), e.line),
+        (dir.join("lfts.dump"), line),
+        "{e}"
+    );
     assert!(e.message.contains("leads nowhere: no imported link"), "{e}");
     // h4's second port (LID 0x18) is not imported: its entries are not needed, and a route to h4 over it is
     // refused.
-    let bad = dump.replacen("0x0017 002 # Channel Adapter portguid 0x0008f10400000401: 'h4 mlx4_0'\n0x0018 003", "0x0017 003 # x\n0x0018 003", 1);
+    let bad = dump.replacen(
+        "0x0017 002 # Channel Adapter portguid 0x0008f10400000401: 'h4 mlx4_0'\n0x0018 003",
+        "0x0017 003 # x\n0x0018 003",
+        1,
+    );
     assert!(with_dump(&bad).message.contains("LID 0x0017"));
     // A missing entry: the switch's header line.
     let bad = dump.replacen(
@@ -217,7 +238,11 @@ fn the_subnet_managers_tables_route_the_run() {
     );
     let e = with_dump(&bad);
     assert_eq!(e.line, 1, "{e}");
-    assert!(e.message.contains("no entry for LID 0x0014 (\"h1 mlx4_0\")"), "{e}");
+    assert!(
+        e.message
+            .contains("no entry for LID 0x0014 (\"h1 mlx4_0\")"),
+        "{e}"
+    );
     // A forwarding loop: spine1 sends h1 back to leaf2, which sends it to spine1.
     let bad = dump.replacen("0x0014 001 # Channel", "0x0014 002 # Channel", 1);
     let e = with_dump(&bad);
@@ -229,7 +254,11 @@ fn the_subnet_managers_tables_route_the_run() {
     let e = with_dump(&format!("{}{}", &dump[..spine2], &dump[leaf1..]));
     assert!(e.message.contains("no table for switch \"spine2\""), "{e}");
     let e = with_dump(&dump.replace("0x0008f10500200002 ('spine2')", "0x0008f105002000ff ('x')"));
-    assert!(e.message.contains("is not a switch of the ibnetdiscover file"), "{e}");
+    assert!(
+        e.message
+            .contains("is not a switch of the ibnetdiscover file"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
     // The dump needs the ibnetdiscover file, and excludes routing.
     let e = parse_here("duration_us = 10\n[topology]\nlfts = \"fat-tree-lfts.dump\"\n[chain]\nswitches = 1\nhosts_per_switch = 2\nhost_rate = \"4xQDR\"\ntrunk_rate = \"4xQDR\"\n").unwrap_err();
@@ -266,7 +295,8 @@ fn a_dump_with_a_credit_loop_is_refused() {
     )
     .unwrap_err();
     assert!(
-        e.message.contains("credit loop under the subnet manager's (topology.lfts) routes"),
+        e.message
+            .contains("credit loop under the subnet manager's (topology.lfts) routes"),
         "{e}"
     );
     assert!(e.message.contains("of the ibnetdiscover file"), "{e}");
@@ -276,17 +306,15 @@ fn a_dump_with_a_credit_loop_is_refused() {
 #[test]
 fn up_down_routes_a_ring_and_a_mesh_that_min_hop_cannot() {
     for file in ["ring.txt", "mesh.txt"] {
-        let base =
-            format!("duration_us = 40\n[topology]\nibnetdiscover = \"{file}\"\n{SETTINGS}");
+        let base = format!("duration_us = 40\n[topology]\nibnetdiscover = \"{file}\"\n{SETTINGS}");
         let e = parse_here(&base).unwrap_err();
         assert!(
-            e.message.contains("credit loop under the minimum-hop routes"),
+            e.message
+                .contains("credit loop under the minimum-hop routes"),
             "{file}: {e}"
         );
-        let text = base.replace(
-            "[topology]\n",
-            "[topology]\nrouting = \"updown\"\n",
-        ) + "[[traffic]]\nkind = \"all_to_all\"\n";
+        let text = base.replace("[topology]\n", "[topology]\nrouting = \"updown\"\n")
+            + "[[traffic]]\nkind = \"all_to_all\"\n";
         let sc = parse_here(&text).unwrap();
         assert!(sc.topology.fixed_routes.is_some());
         let s = run(&sc);
@@ -329,7 +357,8 @@ fn up_down_routes_a_ring_and_a_mesh_that_min_hop_cannot() {
     )
     .unwrap_err();
     assert!(
-        e.message.contains("topology.roots: no switch named \"ring9\"; closest: \"ring0\""),
+        e.message
+            .contains("topology.roots: no switch named \"ring9\"; closest: \"ring0\""),
         "{e}"
     );
     let e = parse_here(
@@ -391,11 +420,24 @@ fn traffic_patterns() {
     let mut dsts: Vec<usize> = p.iter().map(|f| f.1).collect();
     dsts.sort_unstable();
     assert_eq!(dsts, (0..8).collect::<Vec<_>>(), "a permutation");
-    assert_eq!(p, flows("[[traffic]]\nkind = \"permutation\"\nseed = 3\n"), "the scenario's seed");
+    assert_eq!(
+        p,
+        flows("[[traffic]]\nkind = \"permutation\"\nseed = 3\n"),
+        "the scenario's seed"
+    );
     assert_ne!(p, flows("[[traffic]]\nkind = \"permutation\"\nseed = 4\n"));
     assert_eq!(
         flows("[[traffic]]\nkind = \"bisection\"\n"),
-        vec![(0, 4), (4, 0), (1, 5), (5, 1), (2, 6), (6, 2), (3, 7), (7, 3)]
+        vec![
+            (0, 4),
+            (4, 0),
+            (1, 5),
+            (5, 1),
+            (2, 6),
+            (6, 2),
+            (3, 7),
+            (7, 3)
+        ]
     );
     let b = flows("[[traffic]]\nkind = \"bisection\"\nseed = 9\n");
     assert_eq!(b.len(), 8);
@@ -414,27 +456,42 @@ fn traffic_patterns() {
     assert_eq!(sc.flows[0].id, "A");
     assert_eq!(sc.flows[1].id, "s1");
     assert_eq!(sc.flows[8].id, "s8");
-    assert_eq!(
-        (sc.flows[3].sl, sc.flows[3].start_us),
-        (2, 5)
-    );
+    assert_eq!((sc.flows[3].sl, sc.flows[3].start_us), (2, 5));
     assert_eq!(
         sc.flows[3].pattern,
         ibcycle::scenario::FlowPattern::Poisson { rate_mbps: 1000 }
     );
     // Errors name the line and key.
     let e = err("[[traffic]]\nkind = \"shift\"\nk = 8\n");
-    assert!(e.contains("t.toml:11: traffic[0].k: 8") && e.contains("(8 hosts)"), "{e}");
+    assert!(
+        e.contains("t.toml:11: traffic[0].k: 8") && e.contains("(8 hosts)"),
+        "{e}"
+    );
     let e = err("[[traffic]]\nkind = \"shift\"\n");
-    assert!(e.contains("t.toml:10: traffic[0]: kind \"shift\" needs k"), "{e}");
+    assert!(
+        e.contains("t.toml:10: traffic[0]: kind \"shift\" needs k"),
+        "{e}"
+    );
     let e = err("[[traffic]]\nkind = \"tornado\"\n");
-    assert!(e.contains("t.toml:10: traffic[0].kind: \"tornado\" is not"), "{e}");
+    assert!(
+        e.contains("t.toml:10: traffic[0].kind: \"tornado\" is not"),
+        "{e}"
+    );
     let e = err("[[traffic]]\nkind = \"all_to_all\"\nk = 1\n");
-    assert!(e.contains("t.toml:11: traffic[0].k: kind \"all_to_all\" takes no k"), "{e}");
+    assert!(
+        e.contains("t.toml:11: traffic[0].k: kind \"all_to_all\" takes no k"),
+        "{e}"
+    );
     let e = err("[[traffic]]\nkind = \"incast\"\nhosts = [\"H1\", \"H99\"]\n");
-    assert!(e.contains("traffic[0].hosts: no HCA named \"H99\"; closest:"), "{e}");
+    assert!(
+        e.contains("traffic[0].hosts: no HCA named \"H99\"; closest:"),
+        "{e}"
+    );
     let e = err("[[traffic]]\nkind = \"incast\"\nhosts = [\"H1\"]\n");
-    assert!(e.contains("1 hosts; a traffic pattern needs at least 2"), "{e}");
+    assert!(
+        e.contains("1 hosts; a traffic pattern needs at least 2"),
+        "{e}"
+    );
     let e = err("[[traffic]]\nkind = \"shift\"\nk = 1\n[[traffic]]\nkind = \"shift\"\nk = 1\nid = \"shift0-\"\n");
     assert!(e.contains("is used twice"), "{e}");
     // Two entries of one kind get distinct default ids.
@@ -449,5 +506,9 @@ fn traffic_patterns() {
     )
     .unwrap();
     assert_eq!(sc.flows.len(), 2);
-    assert!(sc.warnings[0].contains("\"H2\" is left out"), "{:?}", sc.warnings);
+    assert!(
+        sc.warnings[0].contains("\"H2\" is left out"),
+        "{:?}",
+        sc.warnings
+    );
 }

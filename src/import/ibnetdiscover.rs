@@ -1057,8 +1057,12 @@ impl Fabric {
             .collect();
         let mut links = Vec::with_capacity(self.links.len());
         for l in &self.links {
-            let rate_mbps = scenario::rate_mbps(&l.rate)
-                .ok_or_else(|| (l.line, format!("{:?} is not a rate the model reads", l.rate)))?;
+            let rate_mbps = scenario::rate_mbps(&l.rate).ok_or_else(|| {
+                (
+                    l.line,
+                    format!("{:?} is not a rate the model reads", l.rate),
+                )
+            })?;
             links.push(Link {
                 a: l.a,
                 b: l.b,
@@ -1072,11 +1076,12 @@ impl Fabric {
                 | TopologyError::PortInUse { link, .. }
                 | TopologyError::SelfLoop { link, .. }
                 | TopologyError::ZeroRate { link } => self.links[*link].line,
-                TopologyError::UnconnectedHca(n) | TopologyError::Unreachable { hca: n, .. } => self
-                    .hcas
-                    .iter()
-                    .find(|h| &h.name == n)
-                    .map_or(0, |h| h.line),
+                TopologyError::UnconnectedHca(n) | TopologyError::Unreachable { hca: n, .. } => {
+                    self.hcas
+                        .iter()
+                        .find(|h| &h.name == n)
+                        .map_or(0, |h| h.line)
+                }
                 _ => 0,
             };
             (line, e.to_string())
@@ -1155,7 +1160,9 @@ pub fn import_text_with(path: &Path, text: &str, opts: &Options) -> Result<Impor
         out.push_str(&format!("\n[settings]\nclock_mhz = {}\n", fabric.clock_mhz));
     }
     if let Routing::UpDown(given) = &opts.routing {
-        let topo = fabric.topology(LINK_LATENCY_NS).map_err(|(l, m)| err(l, m))?;
+        let topo = fabric
+            .topology(LINK_LATENCY_NS)
+            .map_err(|(l, m)| err(l, m))?;
         let roots = if given.is_empty() {
             let guids: Vec<u64> = fabric.switches.iter().map(|s| s.guid).collect();
             crate::updown::default_roots(&topo, &guids)
@@ -1166,10 +1173,7 @@ pub fn import_text_with(path: &Path, text: &str, opts: &Options) -> Result<Impor
                 .map(|r| names.switch(r).map_err(|m| err(0, format!("--root: {m}"))))
                 .collect::<Result<Vec<_>, _>>()?
         };
-        let roots: Vec<String> = roots
-            .iter()
-            .map(|&r| q(&fabric.switches[r].name))
-            .collect();
+        let roots: Vec<String> = roots.iter().map(|&r| q(&fabric.switches[r].name)).collect();
         out.push_str(&format!(
             "\n[topology]\nrouting = \"updown\"\nroots = [{}]\n",
             roots.join(", ")

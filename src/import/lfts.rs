@@ -81,7 +81,8 @@ pub fn parse(text: &str) -> Result<Vec<SwitchTable>, (usize, String)> {
             continue;
         }
         // ibroute's column header, and the count that closes a table.
-        if t.starts_with("Lid ") && t.contains("Out") || t.starts_with("Port") && t.contains("Info") {
+        if t.starts_with("Lid ") && t.contains("Out") || t.starts_with("Port") && t.contains("Info")
+        {
             continue;
         }
         if t.ends_with("lids dumped") {
@@ -165,7 +166,10 @@ mod tests {
             "after the count"
         );
         let dup = osm.replace("0x0001 000", "0x0003 000");
-        assert!(parse(&dup).unwrap_err().1.contains("already given at line 2"));
+        assert!(parse(&dup)
+            .unwrap_err()
+            .1
+            .contains("already given at line 2"));
         assert_eq!(parse("garbage\n").unwrap_err().0, 1);
         assert_eq!(parse("").unwrap_err().0, 0);
     }

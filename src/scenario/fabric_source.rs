@@ -96,19 +96,20 @@ pub(super) fn route(
         return Ok((topo, "minimum-hop"));
     };
     let s = sec.get_ref();
-    let updown = match &s.routing {
-        None => false,
-        Some(r) => match r.get_ref().as_str() {
-            "minhop" => false,
-            "updown" => true,
-            other => {
-                return Err(at(
+    let updown =
+        match &s.routing {
+            None => false,
+            Some(r) => match r.get_ref().as_str() {
+                "minhop" => false,
+                "updown" => true,
+                other => return Err(at(
                     r.span(),
-                    format!("topology.routing: {other:?} is not a routing (\"minhop\" or \"updown\")"),
-                ))
-            }
-        },
-    };
+                    format!(
+                        "topology.routing: {other:?} is not a routing (\"minhop\" or \"updown\")"
+                    ),
+                )),
+            },
+        };
     if let Some(r) = &s.roots {
         if !updown {
             return Err(at(
@@ -160,9 +161,8 @@ pub(super) fn route(
             v
         }
         None => {
-            let guids: Vec<u64> = fabric.map_or_else(Vec::new, |f| {
-                f.switches.iter().map(|s| s.guid).collect()
-            });
+            let guids: Vec<u64> =
+                fabric.map_or_else(Vec::new, |f| f.switches.iter().map(|s| s.guid).collect());
             crate::updown::default_roots(&topo, &guids)
         }
     };

@@ -62,7 +62,9 @@ impl<'a> Names<'a> {
             let list = |v: &[usize], k: Kind| -> Vec<String> {
                 v.iter()
                     .map(|&i| match k {
-                        Kind::Hca => format!("{:?} (GUID 0x{:016x})", f.hcas[i].name, f.hcas[i].guid),
+                        Kind::Hca => {
+                            format!("{:?} (GUID 0x{:016x})", f.hcas[i].name, f.hcas[i].guid)
+                        }
                         Kind::Switch => format!(
                             "{:?} (GUID 0x{:016x})",
                             f.switches[i].name, f.switches[i].guid
@@ -73,15 +75,17 @@ impl<'a> Names<'a> {
             match mine.len() {
                 1 => return Ok(self.end(mine[0], want)),
                 0 => {}
-                n => {
-                    return Err(format!(
-                        "{text:?} is the description of {n} {what}s: {}; name one by its name or GUID",
-                        list(mine, want).join(", ")
-                    ))
-                }
+                n => return Err(format!(
+                    "{text:?} is the description of {n} {what}s: {}; name one by its name or GUID",
+                    list(mine, want).join(", ")
+                )),
             }
             if let Some(&i) = other.first() {
-                let k = if want == Kind::Hca { Kind::Switch } else { Kind::Hca };
+                let k = if want == Kind::Hca {
+                    Kind::Switch
+                } else {
+                    Kind::Hca
+                };
                 return Ok(self.end(i, k));
             }
             if let Some(g) = parse_guid(text) {
@@ -100,7 +104,10 @@ impl<'a> Names<'a> {
                 ));
             }
         }
-        Err(format!("no {what} named {text:?}{}", self.close(text, want)))
+        Err(format!(
+            "no {what} named {text:?}{}",
+            self.close(text, want)
+        ))
     }
 
     fn end(&self, i: usize, k: Kind) -> End {

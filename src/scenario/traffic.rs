@@ -238,7 +238,10 @@ mod tests {
         for n in 2..40 {
             for seed in 0..20 {
                 let p = derangement(n, seed);
-                assert!(p.iter().enumerate().all(|(i, &x)| i != x), "{n} {seed}: {p:?}");
+                assert!(
+                    p.iter().enumerate().all(|(i, &x)| i != x),
+                    "{n} {seed}: {p:?}"
+                );
                 let mut s = p.clone();
                 s.sort_unstable();
                 assert_eq!(s, (0..n).collect::<Vec<_>>());
