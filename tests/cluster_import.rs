@@ -512,3 +512,50 @@ fn traffic_patterns() {
         sc.warnings
     );
 }
+
+#[test]
+fn the_cli_imports_a_ring_up_down_with_a_shift_and_runs_it() {
+    use std::process::Command;
+    let dir = std::env::temp_dir().join(format!("ibcycle-cluster-cli-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("ring.toml");
+    let import = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+            .args(["import", "ibnetdiscover"])
+            .arg(data("ring.txt"))
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let r = import(&["--shift", "2"]);
+    assert!(!r.status.success(), "min-hop on a ring is refused");
+    assert!(String::from_utf8_lossy(&r.stderr).contains("credit loop"));
+    let r = import(&["--shift", "2", "--updown", "--root", "ring1"]);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("active width and speed only"),
+        "said once: {stderr}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("roots = [\"ring1\"]"), "{text}");
+    assert!(text.contains("[[traffic]]\nkind = \"shift\"\nk = 2\n"), "{text}");
+    std::fs::write(&out, text.replace("duration_us = 1000", "duration_us = 20")).unwrap();
+    let r = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
+        .arg("run")
+        .arg(&out)
+        .arg("--out")
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let summary = std::fs::read_to_string(dir.join("o/summary.json")).unwrap();
+    assert!(summary.contains("\"shift-8\""), "{summary}");
+    // Two flow options conflict; --root needs --updown.
+    assert!(!import(&["--shift", "1", "--bisection"]).status.success());
+    assert!(!import(&["--root", "ring1"]).status.success());
+    std::fs::remove_dir_all(&dir).ok();
+}
