@@ -329,6 +329,8 @@ impl Topology {
         let mut delivers = vec![false; ns];
         let mut on_walk = vec![false; ns];
         let mut walk = Vec::new();
+        // `h` is a destination: it indexes every switch's table, not one list.
+        #[allow(clippy::needless_range_loop)]
         for h in 0..self.hcas.len() {
             delivers.fill(false);
             for start in 0..ns {

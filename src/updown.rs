@@ -110,6 +110,8 @@ pub fn routes(topo: &Topology, roots: &[usize]) -> Result<Vec<Vec<u8>>, String> 
     let mut lft = vec![vec![0u8; topo.hcas.len()]; ns];
     let mut down = vec![u32::MAX; ns];
     let mut len = vec![u32::MAX; ns];
+    // `h` is a destination: it indexes every switch's table, not one list.
+    #[allow(clippy::needless_range_loop)]
     for h in 0..topo.hcas.len() {
         let lid = usize::from(topo.hca_lid(h));
         let End::Switch { switch: leaf, port } = topo.peer(topo.hca_link[h], End::Hca { hca: h })

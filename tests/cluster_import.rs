@@ -542,7 +542,10 @@ fn the_cli_imports_a_ring_up_down_with_a_shift_and_runs_it() {
     );
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("roots = [\"ring1\"]"), "{text}");
-    assert!(text.contains("[[traffic]]\nkind = \"shift\"\nk = 2\n"), "{text}");
+    assert!(
+        text.contains("[[traffic]]\nkind = \"shift\"\nk = 2\n"),
+        "{text}"
+    );
     std::fs::write(&out, text.replace("duration_us = 1000", "duration_us = 20")).unwrap();
     let r = Command::new(env!("CARGO_BIN_EXE_ibcycle"))
         .arg("run")

@@ -96,20 +96,21 @@ pub(super) fn route(
         return Ok((topo, "minimum-hop"));
     };
     let s = sec.get_ref();
-    let updown =
-        match &s.routing {
-            None => false,
-            Some(r) => match r.get_ref().as_str() {
-                "minhop" => false,
-                "updown" => true,
-                other => return Err(at(
+    let updown = match &s.routing {
+        None => false,
+        Some(r) => match r.get_ref().as_str() {
+            "minhop" => false,
+            "updown" => true,
+            other => {
+                return Err(at(
                     r.span(),
                     format!(
                         "topology.routing: {other:?} is not a routing (\"minhop\" or \"updown\")"
                     ),
-                )),
-            },
-        };
+                ))
+            }
+        },
+    };
     if let Some(r) = &s.roots {
         if !updown {
             return Err(at(
@@ -169,12 +170,9 @@ pub(super) fn route(
     let span = s.routing.as_ref().map_or(0..0, |r| r.span());
     let lfts = crate::updown::routes(&topo, &roots)
         .map_err(|m| at(span.clone(), format!("topology.routing: {m}")))?;
-    let topo = topo.with_routes(lfts).map_err(|e| {
-        at(
-            span.clone(),
-            format!("topology.routing: up/down: {}", e.to_string()),
-        )
-    })?;
+    let topo = topo
+        .with_routes(lfts)
+        .map_err(|e| at(span.clone(), format!("topology.routing: up/down: {e}")))?;
     Ok((topo, "up/down"))
 }
 

@@ -75,10 +75,12 @@ impl<'a> Names<'a> {
             match mine.len() {
                 1 => return Ok(self.end(mine[0], want)),
                 0 => {}
-                n => return Err(format!(
+                n => {
+                    return Err(format!(
                     "{text:?} is the description of {n} {what}s: {}; name one by its name or GUID",
                     list(mine, want).join(", ")
-                )),
+                ))
+                }
             }
             if let Some(&i) = other.first() {
                 let k = if want == Kind::Hca {
