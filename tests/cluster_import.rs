@@ -68,6 +68,7 @@ fn in_place_and_imported_give_the_same_summary() {
         &Options {
             flows: Flows::Incast,
             routing: Routing::MinHop,
+            iblinkinfo: None,
         },
     )
     .unwrap();
@@ -90,6 +91,7 @@ fn in_place_and_imported_give_the_same_summary() {
             &Options {
                 flows,
                 routing: Routing::MinHop,
+                iblinkinfo: None,
             },
         )
         .unwrap();
@@ -326,6 +328,7 @@ fn up_down_routes_a_ring_and_a_mesh_that_min_hop_cannot() {
             &Options {
                 flows: Flows::None,
                 routing: Routing::UpDown(Vec::new()),
+                iblinkinfo: None,
             },
         )
         .unwrap();
@@ -560,5 +563,77 @@ fn the_cli_imports_a_ring_up_down_with_a_shift_and_runs_it() {
     // Two flow options conflict; --root needs --updown.
     assert!(!import(&["--shift", "1", "--bisection"]).status.success());
     assert!(!import(&["--root", "ring1"]).status.success());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn links_slower_than_their_ports_are_reported_from_iblinkinfo() {
+    // iblinkinfo marks node1's link (from both ends: one warning) and node4's.
+    let imp = import_text_with(
+        &data("two-switch.txt"),
+        &read("two-switch.txt"),
+        &Options {
+            flows: Flows::Incast,
+            routing: Routing::MinHop,
+            iblinkinfo: Some(data("two-switch-iblinkinfo.txt")),
+        },
+    )
+    .unwrap();
+    let warnings: Vec<&String> = imp
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{:?}", imp.notes);
+    assert!(
+        warnings[0].contains("line 11: the link S-0002c90200400001:1 - node1 HCA-1 runs at 4xDDR")
+            && warnings[0].contains("two-switch-iblinkinfo.txt:2) says \"Could be 10.0 Gbps\""),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[1].contains("node4 HCA-1") && warnings[1].contains("Could be 4X"),
+        "{}",
+        warnings[1]
+    );
+    // The scenario records them, and no longer says the input lacks capabilities.
+    assert_eq!(
+        imp.toml.matches("# Note: warning: line ").count(),
+        2,
+        "{}",
+        imp.toml
+    );
+    assert!(!imp.toml.contains("active width and speed only"));
+    // Without iblinkinfo: said once, nothing per link.
+    let plain =
+        ibcycle::import::ibnetdiscover::import_file(&data("two-switch.txt"), Flows::None).unwrap();
+    assert_eq!(plain.toml.matches("active width and speed only").count(), 1);
+    // In place: the same warnings as notes.
+    let sc = parse_here(
+        "duration_us = 10\n[topology]\nibnetdiscover = \"two-switch.txt\"\niblinkinfo = \"two-switch-iblinkinfo.txt\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        sc.notes
+            .iter()
+            .filter(|n| n.contains("warning: line "))
+            .count(),
+        2,
+        "{:?}",
+        sc.notes
+    );
+    // A switch iblinkinfo has but the fabric lacks is an error naming iblinkinfo's line.
+    let bad = read("two-switch-iblinkinfo.txt")
+        .replace("Switch: 0x0002c90200400002", "Switch: 0x0002c902004000ff");
+    let dir = std::env::temp_dir().join(format!("ibcycle-iblinkinfo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(data("two-switch.txt"), dir.join("f.txt")).unwrap();
+    std::fs::write(dir.join("i.txt"), bad).unwrap();
+    let e = scenario::parse(
+        &dir.join("s.toml"),
+        "duration_us = 10\n[topology]\nibnetdiscover = \"f.txt\"\niblinkinfo = \"i.txt\"\n",
+    )
+    .unwrap_err();
+    assert_eq!((e.file.clone(), e.line), (dir.join("i.txt"), 6), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }

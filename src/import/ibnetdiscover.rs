@@ -1023,10 +1023,10 @@ pub struct Fabric {
 /// Latency of every imported link: ibnetdiscover gives no cable lengths.
 pub const LINK_LATENCY_NS: u64 = 100;
 
-/// Said once per import: what the input cannot tell about link speeds.
+/// Said once per import without iblinkinfo's output: what the input cannot tell about link speeds.
 pub const NO_CAPABILITIES: &str = "ibnetdiscover's output gives each link's active width and speed only, not \
      the widths and speeds its ports support, so a link running slower than its ports could cannot be told \
-     from it; every link is imported at its active rate";
+     from it (give iblinkinfo's output to have such links reported); every link is imported at its active rate";
 
 impl Fabric {
     /// An end as a scenario's link ends name it.
@@ -1104,6 +1104,8 @@ pub enum Routing {
 pub struct Options {
     pub flows: Flows,
     pub routing: Routing,
+    /// iblinkinfo's output for the fabric: links running slower than their ports could are reported.
+    pub iblinkinfo: Option<PathBuf>,
 }
 
 /// Reads the text of an `ibnetdiscover` topology file into a scenario with minimum-hop routes; `path` names
@@ -1115,6 +1117,7 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
         &Options {
             flows,
             routing: Routing::MinHop,
+            iblinkinfo: None,
         },
     )
 }
@@ -1126,7 +1129,15 @@ pub fn import_text_with(path: &Path, text: &str, opts: &Options) -> Result<Impor
         line,
         message,
     };
-    let fabric = read_fabric(path, text)?;
+    let mut fabric = read_fabric(path, text)?;
+    if let Some(info) = &opts.iblinkinfo {
+        let t = scenario::read_input(info).map_err(|e| ImportError {
+            file: info.clone(),
+            line: e.line,
+            message: e.message,
+        })?;
+        super::iblinkinfo::apply(&mut fabric, info, &t)?;
+    }
     let q = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut out = String::new();
     // The scenario is named after the file where that is a valid name.
@@ -1151,7 +1162,9 @@ pub fn import_text_with(path: &Path, text: &str, opts: &Options) -> Result<Impor
     for n in &fabric.notes {
         out.push_str(&format!("# Note: {n}\n"));
     }
-    out.push_str(&format!("# Note: {NO_CAPABILITIES}.\n"));
+    if opts.iblinkinfo.is_none() {
+        out.push_str(&format!("# Note: {NO_CAPABILITIES}.\n"));
+    }
     out.push_str(&format!(
         "name = {}\nduration_us = 1000\nseed = 1\n",
         q(&stem)

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod lfts;
 
@@ -48,6 +49,10 @@ pub enum Command {
         /// switches farthest from every host, or the lowest GUID when every switch has hosts.
         #[arg(long, value_name = "SWITCH", requires = "updown")]
         root: Vec<String>,
+        /// iblinkinfo's output for the same fabric: links it marks as slower than their ports could run
+        /// are reported (ibnetdiscover's output gives only the active width and speed).
+        #[arg(long, value_name = "FILE")]
+        iblinkinfo: Option<PathBuf>,
     },
 }
 
@@ -64,6 +69,7 @@ pub fn cli(cmd: Command) -> ExitCode {
             bisection,
             updown,
             root,
+            iblinkinfo,
         } => {
             use ibnetdiscover::Flows;
             let flows = if incast {
@@ -84,13 +90,19 @@ pub fn cli(cmd: Command) -> ExitCode {
             } else {
                 ibnetdiscover::Routing::MinHop
             };
-            let opts = ibnetdiscover::Options { flows, routing };
+            let opts = ibnetdiscover::Options {
+                flows,
+                routing,
+                iblinkinfo,
+            };
             match ibnetdiscover::import_file_with(&file, &opts) {
                 Ok(imported) => {
                     for note in &imported.notes {
                         eprintln!("ibcycle import: {note}");
                     }
-                    eprintln!("ibcycle import: {}", ibnetdiscover::NO_CAPABILITIES);
+                    if opts.iblinkinfo.is_none() {
+                        eprintln!("ibcycle import: {}", ibnetdiscover::NO_CAPABILITIES);
+                    }
                     // Written beside the target and renamed, so a failed write leaves no half a file.
                     let mut tmp = out.clone().into_os_string();
                     tmp.push(".tmp");

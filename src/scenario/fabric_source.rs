@@ -32,11 +32,17 @@ pub(super) fn from_ibnetdiscover(
 ) -> Result<(Topology, Fabric, Vec<String>), ScenarioError> {
     let file = beside(path, file_key.get_ref());
     let text = read_input(&file)?;
-    let fabric = read_fabric(&file, &text).map_err(|e| ScenarioError {
+    let imp = |e: crate::import::ibnetdiscover::ImportError| ScenarioError {
         file: e.file,
         line: e.line,
         message: e.message,
-    })?;
+    };
+    let mut fabric = read_fabric(&file, &text).map_err(imp)?;
+    if let Some(info) = &sec.iblinkinfo {
+        let info = beside(path, info.get_ref());
+        let t = read_input(&info)?;
+        crate::import::iblinkinfo::apply(&mut fabric, &info, &t).map_err(imp)?;
+    }
     let in_file = |line: usize, message: String| ScenarioError {
         file: file.clone(),
         line,
@@ -77,7 +83,11 @@ pub(super) fn from_ibnetdiscover(
         .notes
         .iter()
         .map(String::as_str)
-        .chain([crate::import::ibnetdiscover::NO_CAPABILITIES])
+        .chain(
+            sec.iblinkinfo
+                .is_none()
+                .then_some(crate::import::ibnetdiscover::NO_CAPABILITIES),
+        )
         .map(|n| format!("{}: {n}", file.display()))
         .collect();
     Ok((topo, fabric, notes))
@@ -118,6 +128,13 @@ pub(super) fn route(
                 "topology.roots: only up/down routing has roots (add routing = \"updown\")".into(),
             ));
         }
+    }
+    if let (Some(i), None) = (&s.iblinkinfo, fabric) {
+        return Err(at(
+            i.span(),
+            "topology.iblinkinfo: needs topology.ibnetdiscover (it marks the links of that fabric)"
+                .into(),
+        ));
     }
     if let Some(l) = &s.lfts {
         if let Some(r) = &s.routing {

@@ -63,6 +63,7 @@ impl CcSection {
 pub(super) struct TopologySection {
     pub(super) ibnetdiscover: Option<Spanned<String>>,
     pub(super) lfts: Option<Spanned<String>>,
+    pub(super) iblinkinfo: Option<Spanned<String>>,
     pub(super) routing: Option<Spanned<String>>,
     pub(super) roots: Option<Spanned<Vec<String>>>,
     pub(super) latency_ns: Option<Spanned<u64>>,
