@@ -29,9 +29,11 @@ pub struct Remark {
     pub could_be: String,
 }
 
-/// Reads iblinkinfo's default output into the ports it marks and the switches it lists (GUID, header
-/// line); an error is the line and what is wrong.
-pub fn parse(text: &str) -> Result<(Vec<Remark>, Vec<(u64, usize)>), (usize, String)> {
+/// What iblinkinfo's output says: the ports it marks, and the switches it lists (GUID, header line).
+pub type Marks = (Vec<Remark>, Vec<(u64, usize)>);
+
+/// Reads iblinkinfo's default output; an error is the line and what is wrong.
+pub fn parse(text: &str) -> Result<Marks, (usize, String)> {
     let mut out = Vec::new();
     let mut switches = Vec::new();
     // The current node: Some(guid) for a switch, None for a CA (its lines carry their port GUIDs).
