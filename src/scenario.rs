@@ -664,6 +664,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let (generated, mut warnings) =
         traffic::expand(&file, &topo, &names, file.seed, path, text, &at)?;
     let mut flows = Vec::with_capacity(file.flow.len() + generated.len());
+    // Ids seen so far: a [[traffic]] entry can make hundreds of thousands of flows.
+    let mut ids = std::collections::HashSet::with_capacity(flows.capacity());
     for (i, f) in file.flow.iter().chain(&generated).enumerate() {
         let host = |name: &Spanned<String>, field: &str| {
             names
@@ -674,7 +676,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         if src == dst {
             return Err(at(f.dst.span(), format!("flow[{i}].dst: same HCA as src")));
         }
-        if flows.iter().any(|g: &Flow| g.id == *f.id.get_ref()) {
+        if !ids.insert(f.id.get_ref().as_str()) {
             return Err(at(
                 f.id.span(),
                 format!("flow[{i}].id: {:?} is used twice", f.id.get_ref()),

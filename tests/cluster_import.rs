@@ -450,6 +450,15 @@ fn traffic_patterns() {
         vec![(1, 2), (6, 2)]
     );
     assert_eq!(flows("[[traffic]]\nkind = \"all_to_all\"\n").len(), 56);
+    // Many flows load in time linear in their number (names and ids are looked up, not searched).
+    let t = std::time::Instant::now();
+    let big = scenario::parse(
+        Path::new("big.toml"),
+        "duration_us = 10\n[fat_tree]\nleaves = 16\nspines = 8\nhosts_per_leaf = 16\nhost_rate = \"4xQDR\"\nfabric_rate = \"4xQDR\"\n[[traffic]]\nkind = \"all_to_all\"\nmessage_bytes = 4096\n",
+    )
+    .unwrap();
+    assert_eq!(big.flows.len(), 256 * 255);
+    assert!(t.elapsed().as_secs() < 30, "{:?}", t.elapsed());
     // Flow keys carry over, ids are numbered, and written flows come first.
     let sc = scenario::parse(
         Path::new("t.toml"),

@@ -106,6 +106,13 @@ pub(super) fn route(
         return Ok((topo, "minimum-hop"));
     };
     let s = sec.get_ref();
+    if let (Some(l), None) = (&s.latency_ns, fabric) {
+        return Err(at(
+            l.span(),
+            "topology.latency_ns: only for a fabric from topology.ibnetdiscover (written links have their own)"
+                .into(),
+        ));
+    }
     let updown = match &s.routing {
         None => false,
         Some(r) => match r.get_ref().as_str() {

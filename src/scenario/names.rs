@@ -3,6 +3,8 @@
 //! GUID (node or port, `0x` and leading zeros optional). A name that matches nothing, or a description
 //! several nodes share, is an error that lists the closest names.
 
+use std::collections::HashMap;
+
 use crate::import::ibnetdiscover::Fabric;
 use crate::topology::{End, Topology};
 
@@ -10,6 +12,8 @@ use crate::topology::{End, Topology};
 pub struct Names<'a> {
     topo: &'a Topology,
     fabric: Option<&'a Fabric>,
+    /// Every node by its scenario name: generated traffic looks up hundreds of thousands of flows' ends.
+    by_name: HashMap<&'a str, End>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -20,7 +24,19 @@ enum Kind {
 
 impl<'a> Names<'a> {
     pub fn new(topo: &'a Topology, fabric: Option<&'a Fabric>) -> Self {
-        Names { topo, fabric }
+        let mut by_name = HashMap::with_capacity(topo.switches.len() + topo.hcas.len());
+        // HCAs first, then switches over them: the order `Topology::find` resolves a shared name in.
+        for (hca, h) in topo.hcas.iter().enumerate() {
+            by_name.insert(h.name.as_str(), End::Hca { hca });
+        }
+        for (switch, s) in topo.switches.iter().enumerate() {
+            by_name.insert(s.name.as_str(), End::Switch { switch, port: 0 });
+        }
+        Names {
+            topo,
+            fabric,
+            by_name,
+        }
     }
 
     /// The HCA `text` names; the error says why not, without the key.
@@ -40,7 +56,7 @@ impl<'a> Names<'a> {
     }
 
     fn find(&self, text: &str, want: Kind) -> Result<End, String> {
-        if let Some(e) = self.topo.find(text) {
+        if let Some(&e) = self.by_name.get(text) {
             return Ok(e);
         }
         let what = match want {
