@@ -224,7 +224,7 @@ fn from_lfts(topo: Topology, fabric: &Fabric, file: &Path) -> Result<Topology, S
         of_switch[s] = Some(t);
     }
     let mut lfts = vec![vec![0u8; fabric.hcas.len()]; fabric.switches.len()];
-    let mut line_of = vec![vec![0usize; fabric.hcas.len()]; fabric.switches.len()];
+    let mut entry_line = vec![vec![0usize; fabric.hcas.len()]; fabric.switches.len()];
     for (s, t) in of_switch.iter().enumerate() {
         let sw = &fabric.switches[s];
         let Some(t) = t else {
@@ -276,7 +276,7 @@ fn from_lfts(topo: Topology, fabric: &Fabric, file: &Path) -> Result<Topology, S
                 ));
             }
             lfts[s][h] = port;
-            line_of[s][h] = line;
+            entry_line[s][h] = line;
         }
     }
     let checked = topo.check_routes(&lfts);
@@ -286,7 +286,7 @@ fn from_lfts(topo: Topology, fabric: &Fabric, file: &Path) -> Result<Topology, S
             let line = match e {
                 RouteError::Nowhere { switch, hca, .. }
                 | RouteError::WrongHca { switch, hca, .. }
-                | RouteError::Loop { switch, hca } => line_of[switch][hca],
+                | RouteError::Loop { switch, hca } => entry_line[switch][hca],
                 RouteError::Shape => 0,
             };
             Err(err(line, e.describe(&topo)))
