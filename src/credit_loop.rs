@@ -32,13 +32,16 @@ pub struct CreditLoop {
     pub channels: Vec<String>,
     /// The link of each channel (indices into [`Topology::links`]).
     pub links: Vec<usize>,
+    /// The routing that gave the routes, as the message names it ("minimum-hop", "up/down", ...).
+    pub routing: String,
 }
 
 impl fmt::Display for CreditLoop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "credit loop under the minimum-hop routes (a cyclic channel dependency, which can deadlock): {}",
+            "credit loop under the {} routes (a cyclic channel dependency, which can deadlock): {}",
+            self.routing,
             self.channels.join(" then ")
         )?;
         if let Some(first) = self.channels.first() {
@@ -57,7 +60,8 @@ pub fn end_name(topo: &Topology, end: End) -> String {
 }
 
 /// Finds a cycle in the channel dependency graph of `lfts` (as [`Topology::routes`] returns them), or
-/// `None` when the routes are free of credit loops. Cost: one pass over every switch port per destination,
+/// `None` when the routes are free of credit loops. The cycle names the routing "minimum-hop"; a caller
+/// that checks other routes sets [`CreditLoop::routing`]. Cost: one pass over every switch port per destination,
 /// then a depth-first search over the channels.
 pub fn find(topo: &Topology, lfts: &[Vec<u8>]) -> Option<CreditLoop> {
     // Channel 2 * link is a -> b, 2 * link + 1 is b -> a.
@@ -146,7 +150,11 @@ pub fn find(topo: &Topology, lfts: &[Vec<u8>]) -> Option<CreditLoop> {
                             })
                             .collect();
                         let links = stack[start..].iter().map(|&(x, _)| x / 2).collect();
-                        return Some(CreditLoop { channels, links });
+                        return Some(CreditLoop {
+                            channels,
+                            links,
+                            routing: "minimum-hop".into(),
+                        });
                     }
                     _ => {}
                 }
@@ -163,7 +171,12 @@ pub fn find(topo: &Topology, lfts: &[Vec<u8>]) -> Option<CreditLoop> {
 pub fn check(topo: &Topology) -> Result<(), String> {
     let lfts = topo.routes().map_err(|e| e.to_string())?;
     match find(topo, &lfts) {
-        Some(cycle) => Err(cycle.to_string()),
+        Some(mut cycle) => {
+            if topo.fixed_routes.is_some() {
+                cycle.routing = "given".into();
+            }
+            Err(cycle.to_string())
+        }
         None => Ok(()),
     }
 }

@@ -11,3 +11,4 @@ pub mod run;
 pub mod scenario;
 pub mod sweep;
 pub mod topology;
+pub mod updown;

@@ -1,5 +1,6 @@
-//! Scenario files (TOML): the topology (explicit switches, HCAs and links, or a generator), the flows, and
-//! the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`, and `[roce]` for RoCEv2 mode); unknown
+//! Scenario files (TOML): the topology (explicit switches, HCAs and links, a generator, or an
+//! `ibnetdiscover` file named in `[topology]`, which also sets the routing), the flows (`[[flow]]`s and
+//! `[[traffic]]` patterns), and the run and CC settings (`[settings]`, `[switch_cc]`, `[hca_cc]`, and `[roce]` for RoCEv2 mode); unknown
 //! keys are errors.
 //!
 //! Every error names the file, the line and the field: syntax and type errors come from the TOML parser
@@ -34,7 +35,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::topology::{self, End, Topology, TopologyError};
+use crate::topology::{self, Topology, TopologyError};
 
 use checks::{check_hca_cc, check_settings, flow_pattern};
 use explicit::explicit_topology;
@@ -42,11 +43,14 @@ use file::File;
 
 mod checks;
 mod explicit;
+mod fabric_source;
 mod file;
 pub mod limits;
+pub mod names;
 pub mod opensm;
 pub mod ports;
 pub mod roce;
+mod traffic;
 pub use ports::{Overrides, SwitchSettings, VlArb};
 pub use roce::RoceSettings;
 
@@ -92,6 +96,10 @@ pub struct Scenario {
     /// Values that are allowed but probably not meant (a flow that starts after the end): each names the
     /// file, line and key; `run` prints them and keeps them in `summary.json`.
     pub warnings: Vec<String>,
+    /// What a fabric read from `ibnetdiscover` (`[topology] ibnetdiscover`) left out or is worth knowing,
+    /// as `ibcycle import` says it; `run` prints them, and they are not in `summary.json` (the scenario the
+    /// import writes has them as comments, and both runs give the same summary).
+    pub notes: Vec<String>,
 }
 
 /// IB CC at the HCAs (`[hca_cc]`): every flow gets a CCT reaction point (QP-based, one per flow) and every
@@ -548,14 +556,23 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             .hca
             .iter()
             .any(|h| h.cc.is_none() && h.host_cap.is_none());
-    let generators = usize::from(file.fat_tree.is_some()) + usize::from(file.chain.is_some());
+    let ibnetdiscover = file
+        .topology
+        .as_ref()
+        .and_then(|t| t.get_ref().ibnetdiscover.as_ref());
+    let generators = usize::from(file.fat_tree.is_some())
+        + usize::from(file.chain.is_some())
+        + usize::from(ibnetdiscover.is_some());
     if usize::from(explicit) + generators != 1 {
         return Err(at(
             0..0,
-            "topology: give exactly one of [[switch]]/[[hca]]/[[link]], [fat_tree] or [chain]"
+            "topology: give exactly one of [[switch]]/[[hca]]/[[link]], [fat_tree], [chain] or [topology] \
+             ibnetdiscover"
                 .into(),
         ));
     }
+    let mut fabric = None;
+    let mut notes = Vec::new();
     let topo = if let Some(ft) = &file.fat_tree {
         let f = ft.get_ref();
         // Bounded before the generator allocates: each count is at most a switch's ports.
@@ -609,31 +626,57 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             latency(&c.latency_ns, "chain.latency_ns")?,
         )
         .map_err(|e| at(ch.span(), generator_error("chain", e)))?
+    } else if let (Some(f), Some(sec)) = (ibnetdiscover, &file.topology) {
+        let (t, fab, n) = fabric_source::from_ibnetdiscover(sec.get_ref(), f, path, clock, &at)?;
+        fabric = Some(fab);
+        notes = n;
+        t
     } else {
         explicit_topology(&file, &at, &rate, &latency)?
     };
-    let mut warnings = Vec::new();
-    let mut flows = Vec::with_capacity(file.flow.len());
-    for (i, f) in file.flow.iter().enumerate() {
-        let host = |name: &Spanned<String>, field: &str| match topo.find(name.get_ref()) {
-            Some(End::Hca { hca }) => Ok(hca),
-            Some(End::Switch { .. }) => Err(at(
-                name.span(),
-                format!(
-                    "flow[{i}].{field}: {:?} is a switch, not an HCA",
-                    name.get_ref()
+    let (topo, routing) =
+        fabric_source::route(topo, file.topology.as_ref(), fabric.as_ref(), path, &at)?;
+    // Credit loops: the generated fat trees and chains are free of them under minimum-hop routes by
+    // construction; everything else is checked.
+    if explicit || fabric.is_some() || topo.fixed_routes.is_some() {
+        let lfts = topo
+            .routes()
+            .map_err(|e| at(0..0, format!("topology: {e}")))?;
+        if let Some(mut cycle) = crate::credit_loop::find(&topo, &lfts) {
+            cycle.routing = routing.into();
+            let link = cycle.links[0];
+            let span = if explicit {
+                file.link.get(link).map_or(0..0, |l| l.ends.span())
+            } else {
+                file.topology.as_ref().map_or(0..0, |t| t.span())
+            };
+            let from = match &fabric {
+                Some(f) => format!(
+                    " (the first link is line {} of the ibnetdiscover file)",
+                    f.links[link].line
                 ),
-            )),
-            None => Err(at(
-                name.span(),
-                format!("flow[{i}].{field}: no HCA named {:?}", name.get_ref()),
-            )),
+                None => String::new(),
+            };
+            return Err(at(span, format!("topology: {cycle}{from}")));
+        }
+    }
+    let names = names::Names::new(&topo, fabric.as_ref());
+    let (generated, mut warnings) =
+        traffic::expand(&file, &topo, &names, file.seed, path, text, &at)?;
+    let mut flows = Vec::with_capacity(file.flow.len() + generated.len());
+    // Ids seen so far: a [[traffic]] entry can make hundreds of thousands of flows.
+    let mut ids = std::collections::HashSet::with_capacity(flows.capacity());
+    for (i, f) in file.flow.iter().chain(&generated).enumerate() {
+        let host = |name: &Spanned<String>, field: &str| {
+            names
+                .hca(name.get_ref())
+                .map_err(|m| at(name.span(), format!("flow[{i}].{field}: {m}")))
         };
         let (src, dst) = (host(&f.src, "src")?, host(&f.dst, "dst")?);
         if src == dst {
             return Err(at(f.dst.span(), format!("flow[{i}].dst: same HCA as src")));
         }
-        if flows.iter().any(|g: &Flow| g.id == *f.id.get_ref()) {
+        if !ids.insert(f.id.get_ref().as_str()) {
             return Err(at(
                 f.id.span(),
                 format!("flow[{i}].id: {:?} is used twice", f.id.get_ref()),
@@ -840,6 +883,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         roce,
         overrides,
         warnings,
+        notes,
     })
 }
 

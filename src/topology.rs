@@ -83,6 +83,47 @@ pub enum TopologyError {
     BadGenerator(String),
 }
 
+/// Why forwarding tables given from outside do not route a topology: switches and HCAs by index.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    #[error("the tables are not one per switch with one entry per HCA")]
+    Shape,
+    #[error("switch #{switch} sends HCA #{hca}'s packets to port {port}, which has no link")]
+    Nowhere { switch: usize, hca: usize, port: u8 },
+    #[error(
+        "switch #{switch} sends HCA #{hca}'s packets to port {port}, which leads to another HCA"
+    )]
+    WrongHca { switch: usize, hca: usize, port: u8 },
+    #[error("HCA #{hca}'s packets from switch #{switch} come back to it: a forwarding loop")]
+    Loop { switch: usize, hca: usize },
+}
+
+impl RouteError {
+    /// The message with the switch and HCA named.
+    pub fn describe(&self, topo: &Topology) -> String {
+        let sw = |s: usize| topo.switches[s].name.as_str();
+        let h = |h: usize| topo.hcas[h].name.as_str();
+        match *self {
+            RouteError::Shape => self.to_string(),
+            RouteError::Nowhere { switch, hca, port } => format!(
+                "switch {:?} sends {:?}'s packets to port {port}, which has no link",
+                sw(switch),
+                h(hca)
+            ),
+            RouteError::WrongHca { switch, hca, port } => format!(
+                "switch {:?} sends {:?}'s packets to port {port}, which leads to another HCA",
+                sw(switch),
+                h(hca)
+            ),
+            RouteError::Loop { switch, hca } => format!(
+                "{:?}'s packets leaving switch {:?} come back to it: a forwarding loop",
+                h(hca),
+                sw(switch)
+            ),
+        }
+    }
+}
+
 /// A validated topology with LIDs assigned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Topology {
@@ -96,6 +137,9 @@ pub struct Topology {
     pub switch_port_link: Vec<Vec<Option<usize>>>,
     /// For each HCA: its link.
     pub hca_link: Vec<usize>,
+    /// Forwarding tables given from outside (up/down routing, a subnet manager's dump) in the form
+    /// [`Topology::routes`] returns; `None`: the minimum-hop routes.
+    pub fixed_routes: Option<Vec<Vec<u8>>>,
 }
 
 impl fmt::Display for End {
@@ -198,6 +242,7 @@ impl Topology {
             links,
             switch_port_link,
             hca_link,
+            fixed_routes: None,
         };
         topo.routes()?;
         Ok(topo)
@@ -241,7 +286,97 @@ impl Topology {
     /// candidates sorted by port number, which spreads destinations evenly over the spines: in a two-level
     /// fat tree this is up/down routing with destination-based spreading, as opensm's min-hop engine does
     /// it in effect.
+    /// Tables set by [`Topology::with_routes`] are returned as set.
     pub fn routes(&self) -> Result<Vec<Vec<u8>>, TopologyError> {
+        if let Some(fixed) = &self.fixed_routes {
+            return Ok(fixed.clone());
+        }
+        self.min_hop_routes()
+    }
+
+    /// The topology with `lfts` (one table per switch, the output port for each HCA, as
+    /// [`Topology::routes`] returns them) as its routes. Every entry must be a connected port, and from every
+    /// switch the tables must lead each HCA's packets to it (no dead end, no forwarding loop).
+    pub fn with_routes(mut self, lfts: Vec<Vec<u8>>) -> Result<Topology, RouteError> {
+        self.check_routes(&lfts)?;
+        self.fixed_routes = Some(lfts);
+        Ok(self)
+    }
+
+    /// Checks `lfts` as [`Topology::with_routes`] does.
+    pub fn check_routes(&self, lfts: &[Vec<u8>]) -> Result<(), RouteError> {
+        let ns = self.switches.len();
+        if lfts.len() != ns || lfts.iter().any(|t| t.len() != self.hcas.len()) {
+            return Err(RouteError::Shape);
+        }
+        for (s, table) in lfts.iter().enumerate() {
+            for (h, &port) in table.iter().enumerate() {
+                let connected = usize::from(port)
+                    .checked_sub(1)
+                    .and_then(|p| self.switch_port_link[s].get(p).copied().flatten())
+                    .is_some();
+                if !connected {
+                    return Err(RouteError::Nowhere {
+                        switch: s,
+                        hca: h,
+                        port,
+                    });
+                }
+            }
+        }
+        // Walks from every switch: a walk that reaches a switch already known to deliver stops there, so
+        // the cost is one visit per switch and destination.
+        let mut delivers = vec![false; ns];
+        let mut on_walk = vec![false; ns];
+        let mut walk = Vec::new();
+        // `h` is a destination: it indexes every switch's table, not one list.
+        #[allow(clippy::needless_range_loop)]
+        for h in 0..self.hcas.len() {
+            delivers.fill(false);
+            for start in 0..ns {
+                let mut s = start;
+                walk.clear();
+                loop {
+                    if delivers[s] {
+                        break;
+                    }
+                    if on_walk[s] {
+                        for &w in &walk {
+                            on_walk[w] = false;
+                        }
+                        return Err(RouteError::Loop { switch: s, hca: h });
+                    }
+                    on_walk[s] = true;
+                    walk.push(s);
+                    let port = lfts[s][h];
+                    let l = self.switch_port_link[s][usize::from(port) - 1]
+                        .expect("checked above: a connected port");
+                    match self.peer(l, End::Switch { switch: s, port }) {
+                        End::Hca { hca } if hca == h => break,
+                        End::Hca { .. } => {
+                            for &w in &walk {
+                                on_walk[w] = false;
+                            }
+                            return Err(RouteError::WrongHca {
+                                switch: s,
+                                hca: h,
+                                port,
+                            });
+                        }
+                        End::Switch { switch, .. } => s = switch,
+                    }
+                }
+                for &w in &walk {
+                    on_walk[w] = false;
+                    delivers[w] = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The minimum-hop routes (see [`Topology::routes`]), whatever tables are set.
+    pub fn min_hop_routes(&self) -> Result<Vec<Vec<u8>>, TopologyError> {
         let ns = self.switches.len();
         let mut lft = vec![vec![0u8; self.hcas.len()]; ns];
         // Switch-to-switch adjacency: (port, neighbour switch).

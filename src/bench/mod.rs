@@ -164,6 +164,7 @@ pub fn scenario(b: BenchName, sim_us: u64) -> Scenario {
         roce: None,
         overrides: Default::default(),
         warnings: Vec::new(),
+        notes: Vec::new(),
     };
     match b {
         BenchName::Clos648Shift | BenchName::Clos648ShiftCc => {

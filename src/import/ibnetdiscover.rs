@@ -22,16 +22,24 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::scenario;
+use crate::topology::{End, HcaNode, Link, SwitchNode, Topology, TopologyError};
 
 /// Flows to add to the imported scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Flows {
     /// None: the file has a commented example instead.
+    #[default]
     None,
     /// Saturating flows from every HCA but the last to the last.
     Incast,
     /// A saturating flow from every HCA to every other.
     AllToAll,
+    /// A `[[traffic]]` shift: HCA i to HCA (i + k) mod n.
+    Shift(u64),
+    /// A `[[traffic]]` random permutation drawn from this seed.
+    Permutation(u64),
+    /// A `[[traffic]]` bisection: the first half of the HCAs with the second, pair by pair.
+    Bisection,
 }
 
 /// An imported scenario.
@@ -96,6 +104,12 @@ struct Report {
     peer_desc: String,
     /// The width and speed as printed (`4xQDR`).
     speed: String,
+    /// This port's LID and, for a CA port, its port GUID, where the line gives them.
+    own_lid: Option<u16>,
+    own_port_guid: Option<u64>,
+    /// The peer port's LID and, for a CA port, its port GUID, where the line gives them.
+    peer_lid: Option<u16>,
+    peer_port_guid: Option<u64>,
 }
 
 impl Report {
@@ -119,6 +133,16 @@ pub fn import_file(path: &Path, flows: Flows) -> Result<Imported, ImportError> {
         message: e.message,
     })?;
     import_text(path, &text, flows)
+}
+
+/// Reads `path` (as `ibnetdiscover` wrote it) into a scenario as `opts` say.
+pub fn import_file_with(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
+    let text = scenario::read_input(path).map_err(|e| ImportError {
+        file: path.to_path_buf(),
+        line: e.line,
+        message: e.message,
+    })?;
+    import_text_with(path, &text, opts)
 }
 
 /// A small cursor over one line.
@@ -381,18 +405,19 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), ImportErro
             let (peer_kind, peer_guid) = node_id(id).map_err(|m| err(line, m))?;
             let peer_port = c.port().ok_or_else(not_understood)?;
             c.ws();
-            c.paren_hex().ok_or_else(not_understood)?;
+            let peer_port_guid = c.paren_hex().ok_or_else(not_understood)?;
             c.ws();
             if !c.lit("#") {
                 return Err(not_understood());
             }
             c.ws();
+            let mut own_lid = None;
             if kind == Kind::Ca {
-                if !(c.lit("lid ")
-                    && c.dec::<u16>().is_some()
-                    && c.lit(" lmc ")
-                    && c.dec::<u8>().is_some())
-                {
+                if !c.lit("lid ") {
+                    return Err(not_understood());
+                }
+                own_lid = c.dec::<u16>();
+                if !(own_lid.is_some() && c.lit(" lmc ") && c.dec::<u8>().is_some()) {
                     return Err(not_understood());
                 }
                 c.ws();
@@ -408,9 +433,9 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), ImportErro
             let mut c = Cur {
                 s: &rest[end + "\" lid ".len()..],
             };
-            if c.dec::<u16>().is_none() {
+            let Some(peer_lid) = c.dec::<u16>() else {
                 return Err(not_understood());
-            }
+            };
             c.ws();
             let speed = c.take_while(|ch| !ch.is_whitespace()).to_string();
             if speed.is_empty() {
@@ -456,6 +481,10 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), ImportErro
                 peer_port,
                 peer_desc: peer_desc.to_string(),
                 speed,
+                own_lid,
+                own_port_guid: own_guid,
+                peer_lid: Some(peer_lid),
+                peer_port_guid,
             }
             .add(&mut reports)
             .map_err(|m| err(line, m))?;
@@ -528,7 +557,7 @@ fn parse_ports(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), Impo
             return Err(bad());
         }
         let k = kind(f[0])?;
-        f[1].parse::<u16>().map_err(|_| bad())?;
+        let own_lid: u16 = f[1].parse().map_err(|_| bad())?;
         let port: u8 = f[2].parse().map_err(|_| bad())?;
         let g = guid(f[3])?;
         if port == 0 || port > crate::topology::MAX_SWITCH_PORTS {
@@ -594,7 +623,7 @@ fn parse_ports(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), Impo
             return Err(bad());
         }
         let peer_kind = kind(f[7])?;
-        f[8].parse::<u16>().map_err(|_| bad())?;
+        let peer_lid: u16 = f[8].parse().map_err(|_| bad())?;
         let peer_port: u8 = f[9].parse().map_err(|_| bad())?;
         let peer_guid = guid(f[10])?;
         Report {
@@ -606,6 +635,10 @@ fn parse_ports(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), Impo
             peer_port,
             peer_desc: peer_desc.to_string(),
             speed: format!("{}{}", f[4], f[5]),
+            own_lid: Some(own_lid),
+            own_port_guid: (k == Kind::Ca).then_some(g),
+            peer_lid: Some(peer_lid),
+            peer_port_guid: (peer_kind == Kind::Ca).then_some(peer_guid),
         }
         .add(&mut reports)
         .map_err(|m| err(line, m))?;
@@ -613,8 +646,8 @@ fn parse_ports(path: &Path, text: &str) -> Result<(Vec<Node>, Vec<Report>), Impo
     Ok((nodes, reports))
 }
 
-/// Reads the text of an `ibnetdiscover` topology file into a scenario; `path` names it in errors.
-pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, ImportError> {
+/// Reads the text of an `ibnetdiscover` topology file into a fabric; `path` names it in errors.
+pub fn read_fabric(path: &Path, text: &str) -> Result<Fabric, ImportError> {
     let err = |line: usize, message: String| ImportError {
         file: path.to_path_buf(),
         line,
@@ -852,17 +885,260 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
             ));
         }
     }
-    let switches: Vec<usize> = (0..nodes.len())
+    let switch_nodes: Vec<usize> = (0..nodes.len())
         .filter(|&i| nodes[i].kind == Kind::Switch)
         .collect();
-    let hcas: Vec<usize> = (0..nodes.len())
+    let hca_nodes: Vec<usize> = (0..nodes.len())
         .filter(|&i| nodes[i].kind == Kind::Ca && ca_port.contains_key(&i))
         .collect();
-    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    // LIDs and port GUIDs of CA ports, from their own lines or their peers'.
+    let mut lid_of: HashMap<(usize, u8), u16> = HashMap::new();
+    let mut pguid_of: HashMap<(usize, u8), u64> = HashMap::new();
+    for r in &reports {
+        if let Some(l) = r.own_lid {
+            lid_of.insert((r.node, r.port), l);
+        }
+        if let Some(g) = r.own_port_guid {
+            pguid_of.insert((r.node, r.port), g);
+        }
+        let peer = by_guid[&r.peer_guid];
+        if let Some(l) = r.peer_lid {
+            lid_of.entry((peer, r.peer_port)).or_insert(l);
+        }
+        if let Some(g) = r.peer_port_guid {
+            pguid_of.entry((peer, r.peer_port)).or_insert(g);
+        }
+    }
+    let mut index = vec![usize::MAX; nodes.len()];
+    for (i, &n) in switch_nodes.iter().enumerate() {
+        index[n] = i;
+    }
+    for (i, &n) in hca_nodes.iter().enumerate() {
+        index[n] = i;
+    }
     let end = |n: usize, p: u8| match nodes[n].kind {
-        Kind::Switch => format!("{}:{p}", names[n]),
-        Kind::Ca => names[n].clone(),
+        Kind::Switch => End::Switch {
+            switch: index[n],
+            port: p,
+        },
+        Kind::Ca => End::Hca { hca: index[n] },
     };
+    Ok(Fabric {
+        switches: switch_nodes
+            .iter()
+            .map(|&n| FabricSwitch {
+                name: names[n].clone(),
+                desc: nodes[n].desc.clone(),
+                guid: nodes[n].guid,
+                ports: nodes[n].ports,
+                line: nodes[n].line,
+            })
+            .collect(),
+        hcas: hca_nodes
+            .iter()
+            .map(|&n| {
+                let port = ca_port[&n];
+                FabricHca {
+                    name: names[n].clone(),
+                    desc: nodes[n].desc.clone(),
+                    guid: nodes[n].guid,
+                    port,
+                    port_guid: pguid_of.get(&(n, port)).copied(),
+                    lid: lid_of.get(&(n, port)).copied(),
+                    line: nodes[n].line,
+                }
+            })
+            .collect(),
+        links: links
+            .iter()
+            .map(|(a, pa, b, pb, rate, line)| FabricLink {
+                a: end(*a, *pa),
+                b: end(*b, *pb),
+                rate: rate.clone(),
+                line: *line,
+            })
+            .collect(),
+        notes,
+        clock_mhz: clock,
+    })
+}
+
+/// A switch of an imported fabric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FabricSwitch {
+    /// The scenario name: the description where unique and usable, else `S-<guid>`.
+    pub name: String,
+    /// The node description.
+    pub desc: String,
+    /// The node GUID.
+    pub guid: u64,
+    /// Port count.
+    pub ports: u8,
+    /// The line of the input that describes it.
+    pub line: usize,
+}
+
+/// A channel adapter's imported port: the model's HCA.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FabricHca {
+    /// The scenario name: the description where unique and usable, else `H-<guid>`.
+    pub name: String,
+    /// The node description.
+    pub desc: String,
+    /// The node GUID (in a ports report, which gives no node GUIDs, the port GUID).
+    pub guid: u64,
+    /// The adapter's port that is imported.
+    pub port: u8,
+    /// That port's GUID and LID, where the input gives them.
+    pub port_guid: Option<u64>,
+    pub lid: Option<u16>,
+    /// The line of the input that describes it.
+    pub line: usize,
+}
+
+/// A link of an imported fabric; its ends index [`Fabric::switches`] and [`Fabric::hcas`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FabricLink {
+    pub a: End,
+    pub b: End,
+    /// The scenario rate (`"4xQDR"`, `"40000Mbps"`).
+    pub rate: String,
+    /// The input line it was read from.
+    pub line: usize,
+}
+
+/// A fabric as read from `ibnetdiscover`'s output: the nodes and links a scenario is made of, in the order
+/// a scenario lists them, and what was not imported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fabric {
+    pub switches: Vec<FabricSwitch>,
+    pub hcas: Vec<FabricHca>,
+    pub links: Vec<FabricLink>,
+    /// What was not imported or is worth knowing.
+    pub notes: Vec<String>,
+    /// The smallest clock from 1000 MHz at which every link's rate is an exact fraction of bytes per cycle.
+    pub clock_mhz: u32,
+}
+
+/// Latency of every imported link: ibnetdiscover gives no cable lengths.
+pub const LINK_LATENCY_NS: u64 = 100;
+
+/// Said once per import without iblinkinfo's output: what the input cannot tell about link speeds.
+pub const NO_CAPABILITIES: &str = "ibnetdiscover's output gives each link's active width and speed only, not \
+     the widths and speeds its ports support, so a link running slower than its ports could cannot be told \
+     from it (give iblinkinfo's output to have such links reported); every link is imported at its active rate";
+
+impl Fabric {
+    /// An end as a scenario's link ends name it.
+    pub fn end_name(&self, e: End) -> String {
+        match e {
+            End::Switch { switch, port } => format!("{}:{port}", self.switches[switch].name),
+            End::Hca { hca } => self.hcas[hca].name.clone(),
+        }
+    }
+
+    /// The fabric as a topology, every link with `latency_ns`; an error names the input line of the link
+    /// or node it is about (0 when it is about none).
+    pub fn topology(&self, latency_ns: u64) -> Result<Topology, (usize, String)> {
+        let switches = self
+            .switches
+            .iter()
+            .map(|s| SwitchNode {
+                name: s.name.clone(),
+                ports: s.ports,
+            })
+            .collect();
+        let hcas = self
+            .hcas
+            .iter()
+            .map(|h| HcaNode {
+                name: h.name.clone(),
+            })
+            .collect();
+        let mut links = Vec::with_capacity(self.links.len());
+        for l in &self.links {
+            let rate_mbps = scenario::rate_mbps(&l.rate).ok_or_else(|| {
+                (
+                    l.line,
+                    format!("{:?} is not a rate the model reads", l.rate),
+                )
+            })?;
+            links.push(Link {
+                a: l.a,
+                b: l.b,
+                rate_mbps,
+                latency_ns,
+            });
+        }
+        Topology::new(switches, hcas, links).map_err(|e| {
+            let line = match &e {
+                TopologyError::NoSuchEnd { link, .. }
+                | TopologyError::PortInUse { link, .. }
+                | TopologyError::SelfLoop { link, .. }
+                | TopologyError::ZeroRate { link } => self.links[*link].line,
+                TopologyError::UnconnectedHca(n) | TopologyError::Unreachable { hca: n, .. } => {
+                    self.hcas
+                        .iter()
+                        .find(|h| &h.name == n)
+                        .map_or(0, |h| h.line)
+                }
+                _ => 0,
+            };
+            (line, e.to_string())
+        })
+    }
+}
+
+/// How the imported scenario routes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Routing {
+    /// The model's minimum-hop routes.
+    #[default]
+    MinHop,
+    /// Up/down routes from these roots (switch names, descriptions or GUIDs); none: the default roots.
+    UpDown(Vec<String>),
+}
+
+/// What the import writes besides the fabric.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Options {
+    pub flows: Flows,
+    pub routing: Routing,
+    /// iblinkinfo's output for the fabric: links running slower than their ports could are reported.
+    pub iblinkinfo: Option<PathBuf>,
+}
+
+/// Reads the text of an `ibnetdiscover` topology file into a scenario with minimum-hop routes; `path` names
+/// it in errors.
+pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, ImportError> {
+    import_text_with(
+        path,
+        text,
+        &Options {
+            flows,
+            routing: Routing::MinHop,
+            iblinkinfo: None,
+        },
+    )
+}
+
+/// Reads the text of an `ibnetdiscover` topology file into a scenario as `opts` say.
+pub fn import_text_with(path: &Path, text: &str, opts: &Options) -> Result<Imported, ImportError> {
+    let err = |line: usize, message: String| ImportError {
+        file: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut fabric = read_fabric(path, text)?;
+    if let Some(info) = &opts.iblinkinfo {
+        let t = scenario::read_input(info).map_err(|e| ImportError {
+            file: info.clone(),
+            line: e.line,
+            message: e.message,
+        })?;
+        super::iblinkinfo::apply(&mut fabric, info, &t)?;
+    }
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut out = String::new();
     // The scenario is named after the file where that is a valid name.
     let stem = path
@@ -870,54 +1146,82 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| scenario::limits::check_name(s).is_ok())
         .unwrap_or_else(|| "imported".to_string());
+    let routes = match opts.routing {
+        Routing::MinHop => "the model's minimum-hop routes (checked free of credit loops)",
+        Routing::UpDown(_) => "up/down routes (free of credit loops by construction, and checked)",
+    };
     out.push_str(&format!(
         "# Imported from {} by `ibcycle import ibnetdiscover`: {} switches, {} HCAs, {} links.\n\
-         # Routes are the model's minimum-hop routes (checked free of credit loops), not the subnet manager's.\n\
-         # ibnetdiscover gives no cable lengths: every link has latency_ns = 100.\n",
+         # Routes are {routes}, not the subnet manager's.\n\
+         # ibnetdiscover gives no cable lengths: every link has latency_ns = {LINK_LATENCY_NS}.\n",
         path.display().to_string().escape_debug(),
-        switches.len(),
-        hcas.len(),
-        links.len()
+        fabric.switches.len(),
+        fabric.hcas.len(),
+        fabric.links.len()
     ));
-    for n in &notes {
+    for n in &fabric.notes {
         out.push_str(&format!("# Note: {n}\n"));
+    }
+    if opts.iblinkinfo.is_none() {
+        out.push_str(&format!("# Note: {NO_CAPABILITIES}.\n"));
     }
     out.push_str(&format!(
         "name = {}\nduration_us = 1000\nseed = 1\n",
         q(&stem)
     ));
-    if clock != 1000 {
-        out.push_str(&format!("\n[settings]\nclock_mhz = {clock}\n"));
+    if fabric.clock_mhz != 1000 {
+        out.push_str(&format!("\n[settings]\nclock_mhz = {}\n", fabric.clock_mhz));
     }
-    for &s in &switches {
+    if let Routing::UpDown(given) = &opts.routing {
+        let topo = fabric
+            .topology(LINK_LATENCY_NS)
+            .map_err(|(l, m)| err(l, m))?;
+        let roots = if given.is_empty() {
+            let guids: Vec<u64> = fabric.switches.iter().map(|s| s.guid).collect();
+            crate::updown::default_roots(&topo, &guids)
+        } else {
+            let names = crate::scenario::names::Names::new(&topo, Some(&fabric));
+            given
+                .iter()
+                .map(|r| names.switch(r).map_err(|m| err(0, format!("--root: {m}"))))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let roots: Vec<String> = roots.iter().map(|&r| q(&fabric.switches[r].name)).collect();
+        out.push_str(&format!(
+            "\n[topology]\nrouting = \"updown\"\nroots = [{}]\n",
+            roots.join(", ")
+        ));
+    }
+    for s in &fabric.switches {
         out.push_str(&format!(
             "\n[[switch]]\n# {:?} GUID 0x{:016x}\nname = {}\nports = {}\n",
-            nodes[s].desc,
-            nodes[s].guid,
-            q(&names[s]),
-            nodes[s].ports
+            s.desc,
+            s.guid,
+            q(&s.name),
+            s.ports
         ));
     }
-    for &h in &hcas {
+    for h in &fabric.hcas {
         out.push_str(&format!(
             "\n[[hca]]\n# {:?} GUID 0x{:016x}, port {}\nname = {}\n",
-            nodes[h].desc,
-            nodes[h].guid,
-            ca_port[&h],
-            q(&names[h])
+            h.desc,
+            h.guid,
+            h.port,
+            q(&h.name)
         ));
     }
-    for (a, pa, b, pb, rate, line) in &links {
+    for l in &fabric.links {
         out.push_str(&format!(
-            "\n[[link]]\n# line {line}\nends = [{}, {}]\nrate = {}\nlatency_ns = 100\n",
-            q(&end(*a, *pa)),
-            q(&end(*b, *pb)),
-            q(rate)
+            "\n[[link]]\n# line {}\nends = [{}, {}]\nrate = {}\nlatency_ns = {LINK_LATENCY_NS}\n",
+            l.line,
+            q(&fabric.end_name(l.a)),
+            q(&fabric.end_name(l.b)),
+            q(&l.rate)
         ));
     }
-    let hca_names: Vec<&str> = hcas.iter().map(|&h| names[h].as_str()).collect();
+    let hca_names: Vec<&str> = fabric.hcas.iter().map(|h| h.name.as_str()).collect();
     let mut flows_out: Vec<(&str, &str)> = Vec::new();
-    match flows {
+    match opts.flows {
         Flows::None => {}
         Flows::Incast => {
             if let Some((dst, srcs)) = hca_names.split_last() {
@@ -933,8 +1237,21 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
                 }
             }
         }
+        Flows::Shift(k) => out.push_str(&format!(
+            "\n# Every HCA i sends to HCA (i + {k}) mod n, in the order above.\n[[traffic]]\nkind = \"shift\"\nk = {k}\n"
+        )),
+        Flows::Permutation(seed) => out.push_str(&format!(
+            "\n# A random permutation of the HCAs (no HCA to itself), drawn from seed {seed}.\n[[traffic]]\nkind = \"permutation\"\nseed = {seed}\n"
+        )),
+        Flows::Bisection => out.push_str(
+            "\n# The first half of the HCAs above with the second, pair by pair, both ways.\n[[traffic]]\nkind = \"bisection\"\n",
+        ),
     }
-    if flows_out.is_empty() {
+    let traffic = matches!(
+        opts.flows,
+        Flows::Shift(_) | Flows::Permutation(_) | Flows::Bisection
+    );
+    if flows_out.is_empty() && !traffic {
         let (s, d) = match hca_names.as_slice() {
             [a, .., b] => (*a, *b),
             _ => ("SRC", "DST"),
@@ -967,10 +1284,10 @@ pub fn import_text(path: &Path, text: &str, flows: Flows) -> Result<Imported, Im
     })?;
     Ok(Imported {
         toml: out,
-        notes,
-        switches: switches.len(),
-        hcas: hcas.len(),
-        links: links.len(),
+        notes: fabric.notes.clone(),
+        switches: fabric.switches.len(),
+        hcas: fabric.hcas.len(),
+        links: fabric.links.len(),
     })
 }
 

@@ -329,6 +329,9 @@ pub fn cli_full(
     for w in &sc.warnings {
         eprintln!("ibcycle run: warning: {w}");
     }
+    for n in &sc.notes {
+        eprintln!("ibcycle run: note: {n}");
+    }
     if let Some((name, _)) = port_trace {
         if let Err(e) = port_trace::switch_index(&sc, name) {
             eprintln!("ibcycle run: {e}");

@@ -147,16 +147,5 @@ pub(super) fn explicit_topology(
         };
         at(span.unwrap_or(0..0), format!("topology: {e}"))
     })?;
-    // Credit loops are checked here only: the generated fat trees and chains are loop-free by construction.
-    let lfts = topo
-        .routes()
-        .map_err(|e| at(0..0, format!("topology: {e}")))?;
-    if let Some(cycle) = crate::credit_loop::find(&topo, &lfts) {
-        let span = file
-            .link
-            .get(cycle.links[0])
-            .map_or(0..0, |l| l.ends.span());
-        return Err(at(span, format!("topology: {cycle}")));
-    }
     Ok(topo)
 }

@@ -23,6 +23,9 @@ pub(super) struct File {
     pub(super) chain: Option<Spanned<ChainEntry>>,
     #[serde(default)]
     pub(super) flow: Vec<FlowEntry>,
+    #[serde(default)]
+    pub(super) traffic: Vec<Spanned<TrafficEntry>>,
+    pub(super) topology: Option<Spanned<TopologySection>>,
     pub(super) settings: Option<Spanned<Settings>>,
     pub(super) switch_cc: Option<Spanned<SwitchCc>>,
     pub(super) hca_cc: Option<Spanned<HcaCc>>,
@@ -51,6 +54,43 @@ impl CcSection {
             .or_else(|| self.opensm.values().next().map(Spanned::span))
             .unwrap_or(0..0)
     }
+}
+
+/// `[topology]`: where the fabric comes from when it is not written out (`ibnetdiscover`, relative to the
+/// scenario file) and how it is routed (`routing`, `roots`, or a subnet manager's `lfts` dump).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TopologySection {
+    pub(super) ibnetdiscover: Option<Spanned<String>>,
+    pub(super) lfts: Option<Spanned<String>>,
+    pub(super) iblinkinfo: Option<Spanned<String>>,
+    pub(super) routing: Option<Spanned<String>>,
+    pub(super) roots: Option<Spanned<Vec<String>>>,
+    pub(super) latency_ns: Option<Spanned<u64>>,
+}
+
+/// `[[traffic]]`: flows over a set of hosts by a pattern (`kind`), each with the flow keys given here.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TrafficEntry {
+    pub(super) kind: Spanned<String>,
+    pub(super) hosts: Option<Spanned<Vec<String>>>,
+    pub(super) k: Option<Spanned<u64>>,
+    pub(super) seed: Option<Spanned<u64>>,
+    pub(super) dst: Option<Spanned<String>>,
+    pub(super) id: Option<Spanned<String>>,
+    #[serde(default = "default_sl")]
+    pub(super) sl: Spanned<u8>,
+    #[serde(default = "default_mtu")]
+    pub(super) mtu: Spanned<u16>,
+    #[serde(default = "default_message")]
+    pub(super) message_bytes: Spanned<u64>,
+    #[serde(default = "zero")]
+    pub(super) start_us: Spanned<u64>,
+    pub(super) stop_us: Option<Spanned<u64>>,
+    pub(super) pattern: Option<Spanned<String>>,
+    pub(super) rate: Option<Spanned<String>>,
+    pub(super) scv: Option<Spanned<f64>>,
 }
 
 pub(super) fn default_seed() -> u64 {
@@ -119,7 +159,7 @@ pub(super) fn one() -> usize {
     1
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FlowEntry {
     pub(super) id: Spanned<String>,
