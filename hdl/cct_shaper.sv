@@ -49,6 +49,9 @@
 //   tick late.
 // - BUG_CCTI_LIMIT: a BECN's increase is not clamped at CCTI_Limit (the 7-bit sum wraps).
 
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 module cct_shaper #(
   // CCT entries (opensm: at most 128; a 7-bit CCTI addresses 128). 1..128.
   parameter int CctEntries = 128
@@ -172,3 +175,5 @@ module cct_shaper #(
   end
 
 endmodule
+
+`default_nettype wire

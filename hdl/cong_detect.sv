@@ -54,6 +54,9 @@
 // - BUG_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
 // - BUG_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
 
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 // Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
 // simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
 // off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
@@ -215,3 +218,5 @@ module cong_detect #(
 `endif
 
 endmodule
+
+`default_nettype wire

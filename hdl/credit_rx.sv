@@ -34,6 +34,9 @@
 //   BUG_FCCL_CAP   FCCL advertises all free blocks, without the 2048 cap (the transmitter's check goes ambiguous)
 //   BUG_ABR_LOAD   an FC packet loads ABR := FCTBS and drops the blocks received in the same cycle
 //   BUG_FC_TIMER   the periodic timer reloads with fc_interval instead of fc_interval - 1 (one cycle late)
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 // Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
 // simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
 // off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
@@ -183,3 +186,5 @@ module credit_rx (
 `endif
 
 endmodule
+
+`default_nettype wire

@@ -29,6 +29,9 @@
 // Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
 //   BUG_CREDIT_WRAP  the send check compares FCTBS + b <= FCCL as plain 13-bit numbers, no modular distance
 //   BUG_FC_ORDER     a flow-control packet arriving this cycle is applied before the send check
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 // Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
 // simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
 // off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
@@ -147,3 +150,5 @@ module credit_tx (
 `endif
 
 endmodule
+
+`default_nettype wire

@@ -38,6 +38,9 @@
 // - BUG_PACKET_SIZE: the size is compared in blocks rounded up, `ceil(bytes / 64) >= packet_size`, which
 //   accepts packets up to one block (63 bytes) shorter than Packet_Size.
 
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 // Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
 // simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
 // off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
@@ -132,32 +135,39 @@ module fecn_marker (
 
 `ifdef IBCYCLE_ASSERTIONS
   // Marks only an eligible packet (valid, congested port VL, at least Packet_Size * 64 bytes); an LFSR seed
-  // is never 0 (the LFSR would stick); in counter mode at least Marking_Rate eligible packets go unmarked
-  // between two marks (the rate at the packet that reloaded the counter).
-  logic        a_seen_q, a_elig;
-  logic [16:0] a_gap_q;
+  // is never 0 (the LFSR would stick); in counter mode, while Marking_Rate R stays the same, exactly one of
+  // every R + 1 eligible packets is marked: the one after R unmarked since the last mark. The last property
+  // is the counter's state against the count since the last mark (what makes the formal proof inductive).
+  logic        a_seen_q, a_elig, a_cnt_mode;
+  logic [16:0] a_gap_q, a_rate17;
   logic [15:0] a_rate_q;
-  always_comb a_elig = pkt_valid_i && mark_state_i && ({1'b0, pkt_bytes_i} >= {packet_size_i, 6'b000000});
-  logic [2:0] a_ok, a_ok_q;
+  always_comb begin
+    a_elig = pkt_valid_i && mark_state_i && ({1'b0, pkt_bytes_i} >= {packet_size_i, 6'b000000});
+    a_cnt_mode = mode_i != ModeLfsr;
+    a_rate17 = 17'(marking_rate_i);
+  end
+  logic [3:0] a_ok, a_ok_q;
   always_comb begin
     a_ok[0] = !rst_ni || !mark_o || a_elig;
-    a_ok[1] = !rst_ni || mode_i != ModeLfsr || lfsr_seed_i != 16'd0;
-    a_ok[2] = !rst_ni || mode_i == ModeLfsr || !mark_o || !a_seen_q || a_gap_q >= 17'(a_rate_q);
+    a_ok[1] = !rst_ni || a_cnt_mode || lfsr_seed_i != 16'd0;
+    a_ok[2] = !rst_ni || !a_cnt_mode || !a_seen_q || a_rate_q != marking_rate_i || !a_elig
+              || mark_o == (a_gap_q == a_rate17);
+    a_ok[3] = !rst_ni || !a_cnt_mode || !a_seen_q || a_rate_q != marking_rate_i
+              || (a_gap_q <= a_rate17 && 17'(cnt_q) == ((a_gap_q == a_rate17) ? 17'd0 : a_gap_q + 17'd1));
   end
   // The properties are registered and the registers asserted (a cycle late), so the check does not depend
   // on how a simulator orders clocked blocks.
   always_ff @(posedge clk_i) begin
     a_ok_q <= a_ok;
-    if (!rst_ni || mode_i == ModeLfsr) begin
-      // A change of mode restarts the count.
+    if (!rst_ni || !a_cnt_mode || (a_seen_q && a_rate_q != marking_rate_i)) begin
+      // Out of counter mode, or R changed: the count restarts at the next mark.
       a_seen_q <= 1'b0;
       a_gap_q  <= '0;
-      a_rate_q <= '0;
     end else if (a_elig) begin
-      a_rate_q <= marking_rate_i;
       if (mark_o) begin
         a_seen_q <= 1'b1;
         a_gap_q  <= '0;
+        a_rate_q <= marking_rate_i;
       end else if (a_gap_q != 17'h1FFFF) begin
         a_gap_q  <= a_gap_q + 17'd1;
       end
@@ -167,8 +177,11 @@ module fecn_marker (
   always @(posedge clk_i) begin
     assert (a_ok_q[0]);  // marks only an eligible packet
     assert (a_ok_q[1]);  // LFSR seed non-zero
-    assert (a_ok_q[2]);  // at least Marking_Rate unmarked between marks
+    assert (a_ok_q[2]);  // one of every Marking_Rate + 1 eligible packets
+    assert (a_ok_q[3]);  // the counter agrees with the count since the last mark
   end
 `endif
 
 endmodule
+
+`default_nettype wire

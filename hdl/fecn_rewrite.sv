@@ -51,6 +51,9 @@
 // - BUG_VCRC_BYTE_ORDER: the VCRC is stored most significant byte first.
 // - BUG_FECN_BIT: the mark sets bit 6 of BTH byte 4 (that is BECN) instead of bit 7.
 
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 // Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
 // simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
 // off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
@@ -246,3 +249,5 @@ module fecn_rewrite #(
 `endif
 
 endmodule
+
+`default_nettype wire

@@ -59,6 +59,9 @@
 // credit_tx evaluates send_ok_o (read by vl_arb) and take_i (driven by vl_arb's grant) in one always_comb, so
 // the Verilator scheduler sees a loop grant -> take_i -> send_ok_o -> grant at block granularity; send_ok_o does not depend
 // on take_i, the loop is false, and Verilator settles it by iterating (the co-simulation compares every cycle).
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 // Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
 // simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
 // off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
@@ -484,3 +487,5 @@ module switch_core #(
 `endif
 
 endmodule
+
+`default_nettype wire

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Synthesises every RTL module in hdl/ with Yosys (generic `synth`, no target library) and prints its cell
-# count; lints each first with `verilator --lint-only -Wall`, also with every `ifdef BUG_<NAME>` variant.
+# Synthesises every RTL module in hdl/ with Yosys (generic `synth -flatten`, no target library) and prints
+# its cell count, the memories Yosys infers (before mapping them to flops: no target library has RAMs), and
+# its logic depth (`ltp -noff`: generic gate levels between flops, the proxy for a cycle at ~1 GHz); `check
+# -assert` fails the run on any design problem Yosys finds (multiple drivers, combinational loops, undriven
+# nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef BUG_<NAME>` variant.
+# switch_core is synthesised with BufMax = 16 (its descriptor pools are its RAMs; at the default 128 Yosys
+# maps 26 kbit of them to flops and takes over half an hour): the logic around them is the same.
 #
 # usage: hdl/synth.sh [MODULE...]      (default: every hdl/*.sv)
 # Logs: target/hdl-synth/<module>.log; the table also goes to target/hdl-synth/cells.txt.
@@ -24,7 +29,7 @@ if [ ${#mods[@]} -eq 0 ]; then
 fi
 
 fail=0
-printf '%-14s %8s  %s\n' module cells lint | tee "$out/cells.txt"
+printf '%-14s %8s %5s %6s  %s\n' module cells mems depth lint | tee "$out/cells.txt"
 for m in "${mods[@]}"; do
   src="$root/hdl/$m.sv"
   lint=clean
@@ -41,12 +46,18 @@ for m in "${mods[@]}"; do
     d=$(basename "$f" .sv)
     [[ $d == test_* || $d == "$m" ]] || ! grep -q "^\s*$d\b" "$src" || deps+=" $f"
   done
-  if yosys -p "read_verilog -sv $deps $src; synth -top $m; tee -o $out/$m.stat stat" >"$out/$m.log" 2>&1; then
+  params=""
+  [ "$m" != switch_core ] || params="chparam -set BufMax 16 switch_core;"
+  if yosys -p "read_verilog -sv $deps $src; $params hierarchy -top $m; proc; flatten; opt -fast;
+      memory -nomap; tee -o $out/$m.mem stat; synth -flatten -top $m; check -assert;
+      tee -o $out/$m.stat stat; tee -o $out/$m.ltp ltp -noff" >"$out/$m.log" 2>&1; then
     cells=$(grep 'Number of cells:' "$out/$m.stat" | tail -1 | awk '{print $4}')
+    mems=$(grep 'Number of memories:' "$out/$m.mem" | tail -1 | awk '{print $4}' || true)
+    depth=$(grep -o 'length=[0-9]*' "$out/$m.ltp" | tail -1 | cut -d= -f2 || true)
   else
-    cells=FAIL
+    cells=FAIL mems=- depth=-
     fail=1
   fi
-  printf '%-14s %8s  %s\n' "$m" "$cells" "$lint" | tee -a "$out/cells.txt"
+  printf '%-14s %8s %5s %6s  %s\n' "$m" "$cells" "${mems:-0}" "${depth:-?}" "$lint" | tee -a "$out/cells.txt"
 done
 exit $fail

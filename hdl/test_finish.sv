@@ -15,6 +15,9 @@
 // | count_o   | out | 8     | edges since reset, mod 256 (count_q)                 |
 // | mid_o     | out | 40    | mid_q (reset 0)                                      |
 // | wide_o    | out | 100   | ~wide_q (reset all ones)                             |
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 module test_finish (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -56,3 +59,5 @@ module test_finish (
   end
 
 endmodule
+
+`default_nettype wire

@@ -26,6 +26,9 @@
 // - BUG_TICK_DRIFT: a tick clears the accumulator instead of keeping the remainder, so with a fractional
 //   cycles-per-tick ratio every tick comes a little late and the timebase drifts slow.
 
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 module timebase (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -87,3 +90,5 @@ module timebase (
   end
 
 endmodule
+
+`default_nettype wire

@@ -53,6 +53,9 @@
 //   misread as 4-block units; an entry keeps the grant up to four times too long.
 // - BUG_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
 
+// Every net is declared: a misspelt name is an error, not a new 1-bit wire.
+`default_nettype none
+
 // Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
 // simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
 // off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
@@ -273,3 +276,5 @@ module vl_arb #(
 `endif
 
 endmodule
+
+`default_nettype wire
