@@ -44,7 +44,7 @@ fn twins_lint_clean_with_wall() {
 ///
 /// `switch_core` is left out: it holds eight `cong_detect`s and took over 5 minutes of Yosys on the shared
 /// machine, against the test file's one-minute budget. Its parts are synthesised here; the composition by
-/// `hdl/synth.sh switch_core` (125,305 cells, hdl/README.md).
+/// `hdl/synth.sh switch_core` (cells, memories and depth in hdl/README.md).
 #[test]
 fn twins_synthesise_with_yosys() {
     let mods: Vec<_> = registry::blocks()
