@@ -185,8 +185,10 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
     for (k, v) in m.params {
         cmd.arg(format!("-G{k}={v}"));
     }
+    // A variant's macro builds only with the explicit enable beside it (the RTL stops elaboration otherwise).
     if let Some(b) = bug {
-        cmd.arg(format!("-D{b}"));
+        cmd.arg("-DIBCYCLE_FAULTS_ENABLE")
+            .arg(format!("-D{}", table::fault_macro(b)));
     }
     // A composed module (switch_core) finds its submodules next to it.
     if let Some(dir) = sv.parent() {
@@ -339,7 +341,7 @@ fn rust_externs(m: &Module, prefix: &str) -> String {
          fn {prefix}_cosim_new() -> *mut c_void;\n\
          fn {prefix}_cosim_delete(h: *mut c_void);\n\
          fn {prefix}_cosim_step(h: *mut c_void, io: *mut {io}) -> c_int;\n\
-         fn {prefix}_cosim_time_zero(h: *mut c_void);\n\
+         fn {prefix}_cosim_time_zero(h: *mut c_void, cycle: u64);\n\
          fn {prefix}_cosim_trace_open(h: *mut c_void, path: *const c_char) -> c_int;\n\
          fn {prefix}_cosim_trace_close(h: *mut c_void);\n\
          fn {prefix}_cosim_bench(h: *mut c_void, io: *mut {io}, n: u64, seed: u64) -> u64;\n\
@@ -505,9 +507,10 @@ extern "C" int {prefix}_cosim_step(void* hv, {io}* io) {{
     return step(static_cast<Handle*>(hv), io);
 }}
 
-// The next step is cycle 0 of the VCD time axis (after the power-on reset edge).
-extern "C" void {prefix}_cosim_time_zero(void* hv) {{
-    static_cast<Handle*>(hv)->time = 0;
+// The next step is cycle `cycle` of the VCD time axis (0 after the power-on reset edge; a later
+// configuration of a run starts at its first cycle).
+extern "C" void {prefix}_cosim_time_zero(void* hv, uint64_t cycle) {{
+    static_cast<Handle*>(hv)->time = 10 * cycle;
 }}
 
 extern "C" int {prefix}_cosim_trace_open(void* hv, const char* path) {{

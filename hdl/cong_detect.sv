@@ -49,9 +49,10 @@
 //
 // State (reset value 0): `cong_q`, `root_q`, `victim_q`.
 //
-// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
-// - BUG_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
-// - BUG_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
+// Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
+// -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
+// - IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
+// - IBCYCLE_FAULT_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
 
 module cong_detect #(
   // VoQ lanes compared (input ports of the switch); the Rust block compares at most 64. 1..64.
@@ -82,6 +83,17 @@ module cong_detect #(
   output logic            victim_o,
   output logic            mark_state_o
 );
+
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
+  $fatal(1, "IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_VICTIM_MASK
+  $fatal(1, "IBCYCLE_FAULT_VICTIM_MASK is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
 
   // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
 `ifdef __ICARUS__
@@ -122,7 +134,7 @@ module cong_detect #(
       if (CntW'(k) < lanes) begin
         sum       = sum + SumW'(voq_fill_i[k*16 +: 16]);
         n_contrib = n_contrib + CntW'(voq_fill_i[k*16 +: 16] != 16'd0);
-`ifdef BUG_THRESHOLD_OFF_BY_ONE
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
         any_over  = any_over | (voq_fill_i[k*16 +: 16] >= thr);
 `else
         any_over  = any_over | (voq_fill_i[k*16 +: 16] > thr);
@@ -135,7 +147,7 @@ module cong_detect #(
     over    = 1'b0;
     if (threshold_i != 4'd0) begin
       case (compare_i)
-`ifdef BUG_THRESHOLD_OFF_BY_ONE
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
         CmpSumVoqs:           over = sum >= SumW'(thr);
         CmpSumPerContributor: over = (n_contrib != '0) && (sum >= SumW'(thr_per));
 `else
@@ -155,14 +167,14 @@ module cong_detect #(
     cong_o       = rst_ni && cong_q;
     root_o       = rst_ni && root_q;
     victim_o     = rst_ni && victim_q;
-`ifdef BUG_VICTIM_MASK
+`ifdef IBCYCLE_FAULT_VICTIM_MASK
     mark_state_o = rst_ni && (root_q || victim_q);
 `else
     mark_state_o = rst_ni && (root_q || (victim_q && victim_mask_i));
 `endif
   end
 
-`ifdef BUG_VICTIM_MASK
+`ifdef IBCYCLE_FAULT_VICTIM_MASK
   logic unused_victim_mask;
   assign unused_victim_mask = victim_mask_i;
 `endif

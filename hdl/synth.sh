@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Synthesises every RTL module in hdl/ with Yosys (generic `synth`, no target library) and prints its cell
-# count; lints each first with `verilator --lint-only -Wall`, also with every `ifdef BUG_<NAME>` variant.
+# count; lints each first with `verilator --lint-only -Wall`, also with every `ifdef IBCYCLE_FAULT_<NAME>` variant (with IBCYCLE_FAULTS_ENABLE).
 #
 # usage: hdl/synth.sh [MODULE...]      (default: every hdl/*.sv)
 # Logs: target/hdl-synth/<module>.log; the table also goes to target/hdl-synth/cells.txt.
@@ -28,9 +28,9 @@ printf '%-14s %8s  %s\n' module cells lint | tee "$out/cells.txt"
 for m in "${mods[@]}"; do
   src="$root/hdl/$m.sv"
   lint=clean
-  for def in "" $(grep -o '^`ifdef BUG_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
+  for def in "" $(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
     # -y: a composed module (switch_core) finds its submodules in hdl/.
-    if ! verilator --lint-only -Wall -y "$root/hdl" $def "$src" >"$out/$m.lint$def.log" 2>&1; then
+    if ! verilator --lint-only -Wall -y "$root/hdl" ${def:+-DIBCYCLE_FAULTS_ENABLE} $def "$src" >"$out/$m.lint$def.log" 2>&1; then
       lint="FAIL${def:+ ($def)}, see $out/$m.lint$def.log"
       fail=1
     fi

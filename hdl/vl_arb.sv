@@ -48,10 +48,11 @@
 //    means high is still granted.
 // `used` registers wrap at 9 bits (weight <= 255 plus one packet <= 127 always fits).
 //
-// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
-// - BUG_WEIGHT_UNIT: the visit budget is compared in 256-byte units (`used < 4 * weight`), the table weight
+// Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
+// -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
+// - IBCYCLE_FAULT_WEIGHT_UNIT: the visit budget is compared in 256-byte units (`used < 4 * weight`), the table weight
 //   misread as 4-block units; an entry keeps the grant up to four times too long.
-// - BUG_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
+// - IBCYCLE_FAULT_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
 
 module vl_arb #(
   // Entries per arbitration table (VLArbHighCap / VLArbLowCap bound; the Rust block allows 64). 1..64.
@@ -86,6 +87,17 @@ module vl_arb #(
   /* verilator lint_on UNOPTFLAT */
   output logic                  gnt_high_o
 );
+
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_VL15_PRIORITY
+  $fatal(1, "IBCYCLE_FAULT_VL15_PRIORITY is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_WEIGHT_UNIT
+  $fatal(1, "IBCYCLE_FAULT_WEIGHT_UNIT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
 
   // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
 `ifdef __ICARUS__
@@ -134,7 +146,7 @@ module vl_arb #(
     end
     // The current entry is idx, clamped to the table (n - 1 when the table is empty is never used).
     cur = (32'(idx) >= 32'(n)) ? IdxW'(n - 1'b1) : idx;
-`ifdef BUG_WEIGHT_UNIT
+`ifdef IBCYCLE_FAULT_WEIGHT_UNIT
     budget = {weight[cur*8 +: 8], 2'b00};
 `else
     budget = {2'b00, weight[cur*8 +: 8]};
@@ -179,7 +191,7 @@ module vl_arb #(
     hi_len     = len_i[hi_gvl*7 +: 7];
     lo_len     = len_i[lo_gvl*7 +: 7];
     hi_cnt_sum = {1'b0, hi_cnt_q} + {10'b0, hi_len};
-`ifdef BUG_VL15_PRIORITY
+`ifdef IBCYCLE_FAULT_VL15_PRIORITY
     vl15_first = req_i[15] && !hi_found && !lo_found;
 `else
     vl15_first = req_i[15];
@@ -213,7 +225,7 @@ module vl_arb #(
         lo_used_d   = (lo_fresh ? 9'd0 : lo_used_q) + {2'b00, lo_len};
         hi_cnt_d    = 16'd0;
       end
-`ifdef BUG_VL15_PRIORITY
+`ifdef IBCYCLE_FAULT_VL15_PRIORITY
       else if (req_i[15]) begin
         gnt_valid_o = 1'b1;
         gnt_vl_o    = 4'd15;

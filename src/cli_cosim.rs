@@ -20,9 +20,16 @@ pub struct CosimArgs {
     /// The block to co-simulate (see --list).
     #[arg(required_unless_present = "list")]
     block: Option<String>,
-    /// Cycles to compare.
+    /// Cycles to compare at most (over all the configurations of the run).
     #[arg(long, default_value_t = 1_000_000)]
     cycles: u64,
+    /// Write the coverage report (per cover point: kind, hits, meaning, the bug variants it exposes) as JSON to
+    /// this file. The table is printed on stderr after every run.
+    #[arg(long)]
+    coverage: Option<PathBuf>,
+    /// Stop as soon as every cover point was hit (else at --cycles); the report lists the points left.
+    #[arg(long = "until-covered")]
+    until_covered: bool,
     /// Seed of the random configuration and stimulus.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -92,6 +99,7 @@ pub fn run(cmd: Command) -> i32 {
         vcd: a.vcd,
         pipelined: a.threads.unwrap_or_else(default_threads) == 2,
         progress,
+        until_covered: a.until_covered,
         ..RunOpts::new(a.cycles)
     };
     let result = match &a.replay {
@@ -109,14 +117,28 @@ pub fn run(cmd: Command) -> i32 {
                 );
                 return 2;
             }
-            Ok(_) => cosim::registry::run_trace_file(path, &opts),
+            Ok(_) => cosim::registry::run_trace_file_covered(path, &opts),
             Err(e) => Err(e),
         },
-        None => cosim::registry::run_random(&block, a.seed, &opts),
+        None => cosim::registry::run_covered(&block, a.seed, &opts),
     };
     if let Some(b) = BAR.get() {
         b.finish_and_clear();
     }
+    let result = match result {
+        Ok((result, cov)) => {
+            eprintln!("{}", cov.table());
+            if let Some(path) = &a.coverage {
+                let json = serde_json::to_string_pretty(&cov.to_json()).unwrap_or_default();
+                if let Err(e) = std::fs::write(path, json + "\n") {
+                    eprintln!("error: {}: {e}", path.display());
+                    return 2;
+                }
+            }
+            result
+        }
+        Err(e) => Err(e),
+    };
     match result {
         Ok(m) => {
             println!("{m}");

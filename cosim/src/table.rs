@@ -327,3 +327,10 @@ pub fn prefix(module: &str, bug: Option<&str>) -> String {
         Some(b) => format!("V{module}_{}", b.to_ascii_lowercase()),
     }
 }
+
+/// The preprocessor macro that builds bug variant `bug` (`BUG_<NAME>` -> `IBCYCLE_FAULT_<NAME>`): defined
+/// together with `IBCYCLE_FAULTS_ENABLE`, never alone (the RTL stops elaboration when a variant's macro is
+/// defined without the enable, so a stray define cannot build a broken block unnoticed).
+pub fn fault_macro(bug: &str) -> String {
+    format!("IBCYCLE_FAULT_{}", bug.strip_prefix("BUG_").unwrap_or(bug))
+}

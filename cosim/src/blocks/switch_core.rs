@@ -14,6 +14,7 @@
 
 use super::{held_wide, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::impl_ports;
 use crate::ports::Wide;
 use crate::rng::Rng;
@@ -213,6 +214,7 @@ impl Block for SwitchCoreBlock {
     type Out = Out;
     type Model = SwitchCore;
     type Stim = SwitchCoreStim;
+    type Cover = SwitchCoreCover;
 
     fn model(cfg: &Config) -> Result<SwitchCore, CosimError> {
         SwitchCore::new(cfg.clone()).map_err(|e| CosimError::Config {
@@ -221,7 +223,13 @@ impl Block for SwitchCoreBlock {
         })
     }
 
-    fn random(seed: u64) -> (Config, SwitchCoreStim) {
+    const CORNERS: u32 = 7;
+    const SEGMENT: u64 = 32_768;
+
+    /// Corners: Threshold 0 with no credit after reset, Threshold 15 with Victim_Mask clear and a high
+    /// Root_Min_Credits, Threshold 1 comparing sums, VL_High_Limit 0, a credit cap far below a large buffer,
+    /// the smallest buffers, a mark on every eligible packet.
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, SwitchCoreStim) {
         let mut r = Rng::new(seed ^ 0x5c0e_0001);
         let rx = super::credit_rx::CreditRxBlock::random(seed).0;
         let tx = super::credit_tx::CreditTxBlock::random(seed).0;
@@ -256,13 +264,35 @@ impl Block for SwitchCoreBlock {
             root_min_credits: r.below(300) as u16,
             victim_mask: r.pct(50),
         };
-        let cfg = Config {
+        let mut cfg = Config {
             rx,
             tx,
             arb,
             cong,
             mark,
         };
+        match corner {
+            Some(0) => (cfg.cong.threshold, cfg.tx.fccl_reset) = (0, 0),
+            Some(1) => {
+                (cfg.cong.threshold, cfg.cong.victim_mask) = (15, false);
+                cfg.cong.root_min_credits = 299;
+            }
+            Some(2) => {
+                cfg.cong.threshold = 1;
+                cfg.cong.compare = cong_detect::FillCompare::SumVoqs;
+            }
+            Some(3) => cfg.arb.vl_high_limit = 0,
+            Some(4) => {
+                cfg.rx.buf_blocks = r.range(1000, 65535) as u16;
+                cfg.rx.fccl_cap = r.range(1, 8) as u16;
+            }
+            Some(5) => cfg.rx.buf_blocks = r.range(1, 8) as u16,
+            Some(_) => {
+                cfg.mark.marking_rate = 0;
+                cfg.cong.threshold = r.range(1, 15) as u8;
+            }
+            None => {}
+        }
         (cfg, SwitchCoreStim::new(seed))
     }
 
@@ -295,6 +325,85 @@ impl Block for SwitchCoreBlock {
     #[cfg(feature = "verilator")]
     fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::SwitchCoreRtl, CosimError> {
         rtl::SwitchCoreRtl::new(cfg, bug)
+    }
+}
+
+/// `switch_core`'s cover points: congestion states, arbitration cases and credit corners (also what a
+/// scenario's port trace reached).
+#[derive(Debug, Clone, Copy)]
+pub struct SwitchCoreCover;
+
+impl Cover for SwitchCoreCover {
+    const POINTS: &'static [Point] = &[
+        bin("threshold_0", "Threshold 0: never congested"),
+        bin("threshold_15", "Threshold 15"),
+        bin("victim_mask_clear", "Victim_Mask clear"),
+        bin("high_limit_zero", "VL_High_Limit 0"),
+        bin("cap_below_buf", "credit cap below the buffer"),
+        event("packet_in", "a packet arrives"),
+        event("both_vls_in", "packets on both VLs in one cycle"),
+        event("packet_out", "a packet leaves"),
+        event("outputs_busy", "three or more outputs send in one cycle"),
+        event("vl1_out", "a packet leaves on VL 1"),
+        event(
+            "congested",
+            "a port-VL marks (root, or a victim under the mask)",
+        ),
+        event(
+            "congested_one_vl",
+            "a port congested on one VL and not the other",
+        ),
+        event("all_congested", "every port-VL congested"),
+        event("fecn", "a packet leaves with FECN"),
+        event("credit_exhausted", "an output VL without credit"),
+        event("fc_in", "a flow-control packet arrives"),
+        event("fc_out", "a flow-control packet is sent"),
+        event("drop", "a packet dropped (VoQ full)"),
+        event("overflow", "a receive buffer overflows"),
+        event("tx_error", "a transmitter error"),
+        event("reset", "a reset cycle"),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_CONG_VL_INDEX", "congested_one_vl"),
+        ("BUG_CREDIT_BYPASS", "credit_exhausted"),
+    ];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type State = ();
+
+    fn begin(c: &Config, h: &mut Hits) {
+        count(h, 0, c.cong.threshold == 0);
+        count(h, 1, c.cong.threshold == 15);
+        count(h, 2, !c.cong.victim_mask);
+        count(h, 3, c.arb.vl_high_limit == 0);
+        count(h, 4, c.rx.fccl_cap < c.rx.buf_blocks);
+    }
+
+    #[inline(always)]
+    fn sample(_: &mut (), i: &In, o: &Out, h: &mut Hits) {
+        let on = i.rst_ni;
+        let pin = i.pkt_valid_i & 0xf;
+        let vls = i.pkt_vl_i & pin;
+        count(h, 5, on & (pin != 0));
+        count(h, 6, on & (vls != 0) & (vls != pin));
+        let out = o.out_valid_o & 0xf;
+        count(h, 7, on & (out != 0));
+        count(h, 8, on & (out.count_ones() >= 3));
+        count(h, 9, on & (o.out_vl_o & out != 0));
+        let m = o.mark_state_o;
+        count(h, 10, on & (m != 0));
+        count(h, 11, on & ((m ^ (m >> 1)) & 0x55 != 0));
+        count(h, 12, on & (m == 0xff));
+        count(h, 13, on & (o.out_fecn_o & out != 0));
+        let zero = (0..8).fold(false, |z, l| z | ((o.avail_o >> (12 * l)) & 0xfff == 0));
+        count(h, 14, on & zero);
+        count(h, 15, on & (i.fc_valid_i & 0xf != 0));
+        count(h, 16, on & (o.fc_send_o != 0));
+        count(h, 17, on & (o.drop_o != 0));
+        count(h, 18, on & (o.overflow_o != 0));
+        count(h, 19, on & (o.tx_err_o != 0));
+        count(h, 20, !on);
     }
 }
 

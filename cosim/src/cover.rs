@@ -1,0 +1,285 @@
+//! Functional coverage of a co-simulation run: the cover points each block declares (configuration bins,
+//! counted once per configuration the run applies, and events, counted once per cycle they happen in), how
+//! often each was hit, and the report (a table for stderr, JSON for `--coverage FILE`).
+//!
+//! Events are sampled on the Rust side ([`Covered`] wraps the block and looks at each cycle's inputs and
+//! outputs after its step), so the RTL's model is untouched; with the pipelined checker the sampling runs on
+//! the second thread, with the stimulus and the block.
+
+use crate::dut::{Dut, Halt};
+
+/// Most cover points a block may declare (the per-cycle counters are a fixed array, indexed by constants,
+/// so sampling costs no bounds checks).
+pub const MAX_POINTS: usize = 40;
+
+/// Per-point hit counters of one block.
+pub type Hits = [u64; MAX_POINTS];
+
+/// Whether a cover point is counted per configuration or per cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A configuration bin: counted once for each configuration the run applies that falls in it.
+    Config,
+    /// An event: counted once in each cycle it happens in.
+    Event,
+}
+
+/// One cover point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    /// Short name (unique within the block), as in the report and in a bug variant's `exposed_by`.
+    pub name: &'static str,
+    /// Configuration bin or event.
+    pub kind: Kind,
+    /// What hitting it means.
+    pub what: &'static str,
+}
+
+/// A configuration bin.
+pub const fn bin(name: &'static str, what: &'static str) -> Point {
+    Point {
+        name,
+        kind: Kind::Config,
+        what,
+    }
+}
+
+/// An event.
+pub const fn event(name: &'static str, what: &'static str) -> Point {
+    Point {
+        name,
+        kind: Kind::Event,
+        what,
+    }
+}
+
+/// A block's cover points, its sampler and which point exposes each of its bug variants.
+pub trait Cover {
+    /// The cover points (at most [`MAX_POINTS`]); indices into [`Hits`] follow this order.
+    const POINTS: &'static [Point];
+    /// Per bug variant (table name), the cover point whose hit the variant needs to show.
+    const EXPOSED_BY: &'static [(&'static str, &'static str)];
+    /// The configuration under test.
+    type Config;
+    /// Input ports.
+    type In;
+    /// Output ports.
+    type Out;
+    /// What the sampler keeps from cycle to cycle (and the configuration facts it needs, worked out once).
+    type State: Send;
+    /// Counts the configuration bins `cfg` falls in and returns the sampler's state for a run of `cfg`.
+    fn begin(cfg: &Self::Config, hits: &mut Hits) -> Self::State;
+    /// Counts the events of one cycle (`i` driven, `o` seen before the edge).
+    fn sample(st: &mut Self::State, i: &Self::In, o: &Self::Out, hits: &mut Hits);
+}
+
+/// `hits[k] += c` without a branch (the sampler's one operation).
+#[inline(always)]
+pub fn count(hits: &mut Hits, k: usize, c: bool) {
+    hits[k] += u64::from(c);
+}
+
+/// The index of point `name` in `points`.
+pub fn index(points: &[Point], name: &str) -> Option<usize> {
+    points.iter().position(|p| p.name == name)
+}
+
+/// The Rust block with its coverage sampler: steps the block, then counts the cycle's events.
+#[derive(Debug)]
+pub struct Covered<M, C: Cover> {
+    /// The block.
+    pub model: M,
+    /// The sampler's state.
+    pub state: C::State,
+    /// Hits so far (configuration bins of the configuration it was built with, events of its cycles).
+    pub hits: Hits,
+}
+
+impl<M, C: Cover> Covered<M, C> {
+    /// `model`, configured with `cfg`, with its configuration bins counted.
+    pub fn new(model: M, cfg: &C::Config) -> Self {
+        let mut hits = [0; MAX_POINTS];
+        let state = C::begin(cfg, &mut hits);
+        Covered { model, state, hits }
+    }
+}
+
+impl<M, C> Dut for Covered<M, C>
+where
+    M: Dut,
+    C: Cover<In = M::In, Out = M::Out>,
+{
+    type In = M::In;
+    type Out = M::Out;
+
+    #[inline]
+    fn step(&mut self, i: &M::In) -> Result<M::Out, Halt> {
+        let o = self.model.step(i)?;
+        C::sample(&mut self.state, i, &o, &mut self.hits);
+        Ok(o)
+    }
+}
+
+/// The coverage of a run: per point, how often it was hit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coverage {
+    /// Block name.
+    pub block: &'static str,
+    /// Its cover points.
+    pub points: &'static [Point],
+    /// Which point exposes each bug variant.
+    pub exposed_by: &'static [(&'static str, &'static str)],
+    /// Hits per point (same order).
+    pub hits: Vec<u64>,
+    /// Configurations applied.
+    pub configs: u64,
+    /// Cycles compared.
+    pub cycles: u64,
+}
+
+impl Coverage {
+    /// No hits yet, for block `C`.
+    pub fn new<C: Cover>(block: &'static str) -> Self {
+        Coverage {
+            block,
+            points: C::POINTS,
+            exposed_by: C::EXPOSED_BY,
+            hits: vec![0; C::POINTS.len()],
+            configs: 0,
+            cycles: 0,
+        }
+    }
+
+    /// Adds the hits of one configuration's stretch of `cycles` cycles.
+    pub fn add(&mut self, hits: &Hits, cycles: u64) {
+        for (h, n) in self.hits.iter_mut().zip(hits) {
+            *h += n;
+        }
+        self.configs += 1;
+        self.cycles += cycles;
+    }
+
+    /// Whether every point was hit.
+    pub fn complete(&self) -> bool {
+        self.hits.iter().all(|&h| h > 0)
+    }
+
+    /// The points not hit.
+    pub fn missed(&self) -> Vec<&'static Point> {
+        self.points
+            .iter()
+            .zip(&self.hits)
+            .filter(|(_, &h)| h == 0)
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// The bug variants that name `point` as what exposes them.
+    fn bugs_of(&self, point: &str) -> Vec<&'static str> {
+        self.exposed_by
+            .iter()
+            .filter(|(_, p)| *p == point)
+            .map(|(b, _)| *b)
+            .collect()
+    }
+
+    /// The table: one line per point (kind, hits, name, the bug variants it exposes, what it means), then
+    /// the totals and the points left.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "coverage of {}: {} configurations, {} cycles\n{:<6} {:>12}  {:<28} {}\n",
+            self.block, self.configs, self.cycles, "kind", "hits", "point", "what (exposes)"
+        );
+        for (p, h) in self.points.iter().zip(&self.hits) {
+            let bugs = self.bugs_of(p.name);
+            let kind = match p.kind {
+                Kind::Config => "config",
+                Kind::Event => "event",
+            };
+            let bugs = if bugs.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", bugs.join(", "))
+            };
+            s += &format!("{kind:<6} {h:>12}  {:<28} {}{bugs}\n", p.name, p.what);
+        }
+        let hit = self.hits.iter().filter(|&&h| h > 0).count();
+        s += &format!("{hit} of {} points hit", self.points.len());
+        let missed: Vec<_> = self.missed().iter().map(|p| p.name).collect();
+        if !missed.is_empty() {
+            s += &format!("; not hit: {}", missed.join(", "));
+        }
+        s
+    }
+
+    /// The report as JSON: block, configurations, cycles, complete, and per point its name, kind, hits,
+    /// meaning and the bug variants it exposes.
+    pub fn to_json(&self) -> serde_json::Value {
+        let points: Vec<_> = self
+            .points
+            .iter()
+            .zip(&self.hits)
+            .map(|(p, &h)| {
+                serde_json::json!({
+                    "name": p.name,
+                    "kind": match p.kind { Kind::Config => "config", Kind::Event => "event" },
+                    "hits": h,
+                    "what": p.what,
+                    "exposes": self.bugs_of(p.name),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "block": self.block,
+            "configurations": self.configs,
+            "cycles": self.cycles,
+            "complete": self.complete(),
+            "missed": self.missed().iter().map(|p| p.name).collect::<Vec<_>>(),
+            "points": points,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Two;
+    impl Cover for Two {
+        const POINTS: &'static [Point] = &[bin("big", "a big config"), event("odd", "odd input")];
+        const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[("BUG_ODD", "odd")];
+        type Config = u32;
+        type In = u32;
+        type Out = u32;
+        type State = ();
+        fn begin(cfg: &u32, hits: &mut Hits) {
+            count(hits, 0, *cfg > 10);
+        }
+        fn sample(_: &mut (), i: &u32, _: &u32, hits: &mut Hits) {
+            count(hits, 1, i % 2 == 1);
+        }
+    }
+
+    #[test]
+    fn table_and_json_say_what_was_hit_and_what_was_not() {
+        let mut c = Coverage::new::<Two>("two");
+        let mut h = [0; MAX_POINTS];
+        Two::begin(&3, &mut h);
+        for i in 0..10 {
+            Two::sample(&mut (), &i, &0, &mut h);
+        }
+        c.add(&h, 10);
+        assert!(!c.complete());
+        let t = c.table();
+        assert!(t.contains("1 of 2 points hit; not hit: big"), "{t}");
+        assert!(t.contains("odd input (BUG_ODD)"), "{t}");
+        let j = c.to_json();
+        assert_eq!(j["points"][1]["hits"], 5);
+        assert_eq!(j["missed"][0], "big");
+        assert_eq!(j["points"][1]["exposes"][0], "BUG_ODD");
+        let mut h = [0; MAX_POINTS];
+        Two::begin(&30, &mut h);
+        c.add(&h, 0);
+        assert!(c.complete() && c.configs == 2 && c.cycles == 10);
+    }
+}
