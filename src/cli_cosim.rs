@@ -21,7 +21,7 @@ pub struct CosimArgs {
     #[arg(required_unless_present = "list")]
     block: Option<String>,
     /// Cycles to compare at most (over all the configurations of the run).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = cosim::blocks::DEFAULT_CYCLES)]
     cycles: u64,
     /// Write the coverage report (per cover point: kind, hits, meaning, the bug variants it exposes) as JSON to
     /// this file. The table is printed on stderr after every run.
@@ -226,6 +226,48 @@ mod tests {
             T::try_parse_from(["ibcycle", "cosim"]).is_err(),
             "BLOCK is required without --list"
         );
+    }
+
+    #[test]
+    fn coverage_goes_to_json_and_until_covered_stops_when_every_point_is_hit() {
+        let dir = std::env::temp_dir().join(format!("ibcycle-cov-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cov.json");
+        let p = path.to_str().unwrap();
+        assert_eq!(
+            status(&["credit_tx", "--cycles", "40000", "--coverage", p]),
+            0
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(j["block"], "credit_tx");
+        assert_eq!(j["cycles"], 40000);
+        assert_eq!(j["configurations"], 3, "16,384 cycles a configuration");
+        let points = j["points"].as_array().unwrap();
+        let wrap = points
+            .iter()
+            .find(|p| p["name"] == "credit_window_wraps")
+            .unwrap();
+        assert!(wrap["hits"].as_u64().unwrap() > 0);
+        assert_eq!(wrap["exposes"][0], "BUG_CREDIT_WRAP");
+        // Until covered: every point hit, fewer cycles than the limit.
+        assert_eq!(
+            status(&["credit_tx", "--until-covered", "--coverage", p]),
+            0
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(j["complete"], true);
+        assert!(j["missed"].as_array().unwrap().is_empty());
+        assert!(j["cycles"].as_u64().unwrap() < cosim::blocks::DEFAULT_CYCLES);
+        // A mismatch still writes the coverage up to it.
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            status(&["credit_tx", "--rtl-bug", "BUG_FC_ORDER", "--coverage", p]),
+            1
+        );
+        assert!(path.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

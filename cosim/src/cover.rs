@@ -7,6 +7,7 @@
 //! the second thread, with the stimulus and the block.
 
 use crate::dut::{Dut, Halt};
+use rtl_model::clocked::Clocked;
 
 /// Most cover points a block may declare (the per-cycle counters are a fixed array, indexed by constants,
 /// so sampling costs no bounds checks).
@@ -22,6 +23,9 @@ pub enum Kind {
     Config,
     /// An event: counted once in each cycle it happens in.
     Event,
+    /// An event the correct design never shows (a protocol violation): counted like an event, left out of
+    /// completeness; a hit names a stimulus or model fault.
+    Never,
 }
 
 /// One cover point.
@@ -53,6 +57,15 @@ pub const fn event(name: &'static str, what: &'static str) -> Point {
     }
 }
 
+/// An event the correct design never shows.
+pub const fn never(name: &'static str, what: &'static str) -> Point {
+    Point {
+        name,
+        kind: Kind::Never,
+        what,
+    }
+}
+
 /// A block's cover points, its sampler and which point exposes each of its bug variants.
 pub trait Cover {
     /// The cover points (at most [`MAX_POINTS`]); indices into [`Hits`] follow this order.
@@ -65,12 +78,14 @@ pub trait Cover {
     type In;
     /// Output ports.
     type Out;
+    /// The Rust block (the sampler may read its state: some events are decided inside it).
+    type Model;
     /// What the sampler keeps from cycle to cycle (and the configuration facts it needs, worked out once).
     type State: Send;
     /// Counts the configuration bins `cfg` falls in and returns the sampler's state for a run of `cfg`.
     fn begin(cfg: &Self::Config, hits: &mut Hits) -> Self::State;
-    /// Counts the events of one cycle (`i` driven, `o` seen before the edge).
-    fn sample(st: &mut Self::State, i: &Self::In, o: &Self::Out, hits: &mut Hits);
+    /// Counts the events of one cycle (`i` driven, `o` seen before the edge, `m` the block after the edge).
+    fn sample(st: &mut Self::State, m: &Self::Model, i: &Self::In, o: &Self::Out, hits: &mut Hits);
 }
 
 /// `hits[k] += c` without a branch (the sampler's one operation).
@@ -106,16 +121,16 @@ impl<M, C: Cover> Covered<M, C> {
 
 impl<M, C> Dut for Covered<M, C>
 where
-    M: Dut,
-    C: Cover<In = M::In, Out = M::Out>,
+    M: Clocked,
+    C: Cover<In = M::In, Out = M::Out, Model = M>,
 {
     type In = M::In;
     type Out = M::Out;
 
     #[inline]
     fn step(&mut self, i: &M::In) -> Result<M::Out, Halt> {
-        let o = self.model.step(i)?;
-        C::sample(&mut self.state, i, &o, &mut self.hits);
+        let o = self.model.step(i);
+        C::sample(&mut self.state, &self.model, i, &o, &mut self.hits);
         Ok(o)
     }
 }
@@ -159,19 +174,24 @@ impl Coverage {
         self.cycles += cycles;
     }
 
-    /// Whether every point was hit.
+    /// Whether every point to cover (all but [`Kind::Never`]) was hit.
     pub fn complete(&self) -> bool {
-        self.hits.iter().all(|&h| h > 0)
+        self.missed().is_empty()
     }
 
-    /// The points not hit.
+    /// The points to cover that were not hit.
     pub fn missed(&self) -> Vec<&'static Point> {
         self.points
             .iter()
             .zip(&self.hits)
-            .filter(|(_, &h)| h == 0)
+            .filter(|(p, &h)| h == 0 && p.kind != Kind::Never)
             .map(|(p, _)| p)
             .collect()
+    }
+
+    /// Hits of point `name` (`None`: the block has no such point).
+    pub fn hits_of(&self, name: &str) -> Option<u64> {
+        index(self.points, name).map(|k| self.hits[k])
     }
 
     /// The bug variants that name `point` as what exposes them.
@@ -192,10 +212,7 @@ impl Coverage {
         );
         for (p, h) in self.points.iter().zip(&self.hits) {
             let bugs = self.bugs_of(p.name);
-            let kind = match p.kind {
-                Kind::Config => "config",
-                Kind::Event => "event",
-            };
+            let kind = kind_name(p.kind);
             let bugs = if bugs.is_empty() {
                 String::new()
             } else {
@@ -203,9 +220,9 @@ impl Coverage {
             };
             s += &format!("{kind:<6} {h:>12}  {:<28} {}{bugs}\n", p.name, p.what);
         }
-        let hit = self.hits.iter().filter(|&&h| h > 0).count();
-        s += &format!("{hit} of {} points hit", self.points.len());
+        let to_cover = self.points.iter().filter(|p| p.kind != Kind::Never).count();
         let missed: Vec<_> = self.missed().iter().map(|p| p.name).collect();
+        s += &format!("{} of {to_cover} points hit", to_cover - missed.len());
         if !missed.is_empty() {
             s += &format!("; not hit: {}", missed.join(", "));
         }
@@ -222,7 +239,7 @@ impl Coverage {
             .map(|(p, &h)| {
                 serde_json::json!({
                     "name": p.name,
-                    "kind": match p.kind { Kind::Config => "config", Kind::Event => "event" },
+                    "kind": kind_name(p.kind),
                     "hits": h,
                     "what": p.what,
                     "exposes": self.bugs_of(p.name),
@@ -240,6 +257,15 @@ impl Coverage {
     }
 }
 
+/// The kind as the report names it.
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Config => "config",
+        Kind::Event => "event",
+        Kind::Never => "never",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,11 +277,12 @@ mod tests {
         type Config = u32;
         type In = u32;
         type Out = u32;
+        type Model = ();
         type State = ();
         fn begin(cfg: &u32, hits: &mut Hits) {
             count(hits, 0, *cfg > 10);
         }
-        fn sample(_: &mut (), i: &u32, _: &u32, hits: &mut Hits) {
+        fn sample(_: &mut (), _: &(), i: &u32, _: &u32, hits: &mut Hits) {
             count(hits, 1, i % 2 == 1);
         }
     }
@@ -266,7 +293,7 @@ mod tests {
         let mut h = [0; MAX_POINTS];
         Two::begin(&3, &mut h);
         for i in 0..10 {
-            Two::sample(&mut (), &i, &0, &mut h);
+            Two::sample(&mut (), &(), &i, &0, &mut h);
         }
         c.add(&h, 10);
         assert!(!c.complete());

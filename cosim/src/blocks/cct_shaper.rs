@@ -242,8 +242,9 @@ pub struct CctShaperCovState {
     min: u16,
     inc: u16,
     last_ccti: u16,
-    last_becn: bool,
     last_on: bool,
+    /// The model's timer after the last edge (ticks to expiry, 0: stopped).
+    timer: u16,
 }
 
 impl Cover for CctShaperCover {
@@ -263,7 +264,10 @@ impl Cover for CctShaperCover {
             "becn_clamped",
             "a BECN whose increase passes CCTI_Limit (clamped)",
         ),
-        event("timer_expiry", "the timer lowers CCTI"),
+        event(
+            "timer_expiry",
+            "the timer expires (a tick with one tick left)",
+        ),
         event(
             "expiry_with_becn",
             "the timer expires in the same cycle as a BECN",
@@ -271,6 +275,7 @@ impl Cover for CctShaperCover {
         event("trigger", "trigger_o"),
         event("ird_saturated", "IRD saturated at 2^24 - 1"),
         event("reset", "a reset cycle"),
+        event("ccti_lowered", "the timer lowers CCTI"),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
         ("BUG_TIMER_LATE", "timer_expiry"),
@@ -279,6 +284,7 @@ impl Cover for CctShaperCover {
     type Config = Config;
     type In = In;
     type Out = Out;
+    type Model = CctShaper;
     type State = CctShaperCovState;
 
     fn begin(c: &Config, h: &mut Hits) -> CctShaperCovState {
@@ -295,37 +301,30 @@ impl Cover for CctShaperCover {
             min: c.ccti_min.into(),
             inc: c.ccti_increase.into(),
             last_ccti: 0,
-            last_becn: false,
             last_on: false,
+            timer: 0,
         }
     }
 
     #[inline(always)]
-    fn sample(st: &mut CctShaperCovState, i: &In, o: &Out, h: &mut Hits) {
+    fn sample(st: &mut CctShaperCovState, m: &CctShaper, i: &In, o: &Out, h: &mut Hits) {
         let on = i.rst_ni;
         let ccti = u16::from(o.ccti_o);
-        let steady = on & st.last_on;
+        // The timer expires in this cycle: a tick with one tick left (as the block decides it).
+        let expiry = on & i.tick_i & (st.timer == 1);
         count(h, 8, on & i.becn_i);
         count(h, 9, on & (ccti == st.limit));
         count(h, 10, on & (ccti == st.min));
         count(h, 11, on & i.becn_i & (ccti + st.inc > st.limit));
-        count(h, 12, steady & (ccti < st.last_ccti));
-        // Last cycle's BECN met an expiry: CCTI is the lowered value plus the increase, not the plain sum.
-        let last = st.last_ccti;
-        let lowered = if last > st.min { last - 1 } else { last };
-        let with = (lowered + st.inc).min(st.limit);
-        let without = (last + st.inc).min(st.limit);
-        count(
-            h,
-            13,
-            steady & st.last_becn & (ccti == with) & (with != without),
-        );
+        count(h, 12, expiry);
+        count(h, 13, expiry & i.becn_i);
         count(h, 14, on & o.trigger_o);
         count(h, 15, on & (o.ird_o == 0xff_ffff));
         count(h, 16, !on);
+        count(h, 17, on & st.last_on & (ccti < st.last_ccti));
         st.last_ccti = ccti;
-        st.last_becn = i.becn_i;
         st.last_on = on;
+        st.timer = m.timer_q;
     }
 }
 

@@ -395,8 +395,15 @@ impl Block for CongDetectBlock {
 pub struct CongDetectCover;
 
 /// What `cong_detect`'s sampler keeps.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CongDetectCovState {
+    /// The block with every threshold one lower: its `fill > thr - 1` is `fill >= thr`.
+    lower: CongDetect,
+    /// Whether the Threshold's table entry is 0 (then `fill >= 0` always holds).
+    entry_zero: bool,
+    /// The comparison is the sum per contributor (not a table shift), and its threshold entry.
+    per_contributor: bool,
+    thr: u32,
     threshold: u8,
     victim_mask: bool,
     last_cong: bool,
@@ -442,14 +449,19 @@ impl Cover for CongDetectCover {
         event("mark_threshold_14", "a marking decision at Threshold 14"),
         event("mark_threshold_15", "a marking decision at Threshold 15"),
         event("reset", "a reset cycle"),
+        event(
+            "fill_at_threshold",
+            "the compared fill exactly at the threshold (not congested, by one)",
+        ),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
-        ("BUG_THRESHOLD_OFF_BY_ONE", "cong_edge"),
+        ("BUG_THRESHOLD_OFF_BY_ONE", "fill_at_threshold"),
         ("BUG_VICTIM_MASK", "victim_unmasked"),
     ];
     type Config = Config;
     type In = CongIn;
     type Out = Out;
+    type Model = CongDetectTwin;
     type State = CongDetectCovState;
 
     fn begin(c: &Config, h: &mut Hits) -> CongDetectCovState {
@@ -461,7 +473,16 @@ impl Cover for CongDetectCover {
         count(h, 5, !c.victim_mask);
         count(h, 6, c.root_min_credits == 0);
         count(h, 7, c.root_min_credits == 0xfff);
+        let mut lower = *c;
+        for e in lower.thr_table.iter_mut() {
+            *e = e.saturating_sub(1);
+        }
         CongDetectCovState {
+            // Lowering entries keeps a valid configuration valid (the run built the block from `c` first).
+            lower: CongDetect::new(lower).expect("valid configuration"),
+            entry_zero: c.thr_table[usize::from(c.threshold & 15)] == 0,
+            per_contributor: c.compare == FillCompare::SumPerContributor,
+            thr: c.thr_table[usize::from(c.threshold & 15)].into(),
             threshold: c.threshold & 15,
             victim_mask: c.victim_mask,
             last_cong: false,
@@ -469,8 +490,23 @@ impl Cover for CongDetectCover {
     }
 
     #[inline(always)]
-    fn sample(st: &mut CongDetectCovState, i: &CongIn, o: &Out, h: &mut Hits) {
+    fn sample(st: &mut CongDetectCovState, m: &CongDetectTwin, i: &CongIn, o: &Out, h: &mut Hits) {
         let on = i.rst_ni;
+        // This cycle's fills are exactly at the threshold: over `thr - 1` (or the entry is 0) but not over
+        // `thr` (the block's registered decision, after the edge).
+        let n = usize::from(i.voq_cnt_i & 0x7f).min(MAX_INPUTS);
+        let over = m.0.outputs().cong_o;
+        let lanes = &i.voq_fill_i[..n];
+        let at = !over
+            & if st.per_contributor {
+                // `sum > thr / contributors`: at it when equal.
+                let k = lanes.iter().fold(0u32, |k, &f| k + u32::from(f != 0));
+                let sum = lanes.iter().fold(0u32, |s, &f| s + u32::from(f));
+                k != 0 && sum == st.thr / k
+            } else {
+                st.entry_zero || st.lower.over_threshold(lanes)
+            };
+        count(h, 29, on & (st.threshold != 0) & at);
         count(h, 8, on & o.cong_o);
         count(h, 9, on & (o.cong_o != st.last_cong));
         count(h, 10, on & o.root_o);

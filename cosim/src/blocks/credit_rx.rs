@@ -327,7 +327,10 @@ impl Cover for CreditRxCover {
             "fc_with_rx",
             "an FC packet in the same cycle as received blocks",
         ),
-        event("abr_wrap", "ABR wraps past 4,095 (12 bits)"),
+        event(
+            "abr_wrap",
+            "ABR goes down: it wraps past 4,095 (12 bits) or an FC packet resynchronises it lower",
+        ),
         event("overflow", "blocks received beyond the free space"),
         event("drain_error", "blocks drained beyond those held"),
         event("reset", "a reset cycle"),
@@ -340,6 +343,7 @@ impl Cover for CreditRxCover {
     type Config = Config;
     type In = In;
     type Out = Out;
+    type Model = CreditRx;
     type State = CreditRxCovState;
 
     fn begin(c: &Config, h: &mut Hits) -> CreditRxCovState {
@@ -361,7 +365,7 @@ impl Cover for CreditRxCover {
     }
 
     #[inline(always)]
-    fn sample(st: &mut CreditRxCovState, i: &In, o: &Out, h: &mut Hits) {
+    fn sample(st: &mut CreditRxCovState, _: &CreditRx, i: &In, o: &Out, h: &mut Hits) {
         let on = i.rst_ni;
         count(h, 9, on & (o.free_o > st.cap));
         count(h, 10, on & (o.free_o == 0));

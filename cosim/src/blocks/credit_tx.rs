@@ -247,6 +247,10 @@ impl Cover for CreditTxCover {
             "an FC packet in the same cycle as a send request",
         ),
         event(
+            "credit_window_wraps",
+            "a request whose modular credit check differs from a plain comparison (window across the wrap)",
+        ),
+        event(
             "credit_limit",
             "a request refused: the credit limit is reached",
         ),
@@ -255,12 +259,13 @@ impl Cover for CreditTxCover {
         event("reset", "a reset cycle"),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
-        ("BUG_CREDIT_WRAP", "fctbs_wrap"),
+        ("BUG_CREDIT_WRAP", "credit_window_wraps"),
         ("BUG_FC_ORDER", "fc_with_request"),
     ];
     type Config = Config;
     type In = In;
     type Out = Out;
+    type Model = CreditTx;
     /// The last FCTBS seen.
     type State = u16;
 
@@ -271,14 +276,21 @@ impl Cover for CreditTxCover {
     }
 
     #[inline(always)]
-    fn sample(last: &mut u16, i: &In, o: &Out, h: &mut Hits) {
+    fn sample(last: &mut u16, _: &CreditTx, i: &In, o: &Out, h: &mut Hits) {
         let on = i.rst_ni;
         count(h, 2, on & (o.fctbs_o < *last));
         count(h, 3, on & i.fc_valid_i & i.req_valid_i);
-        count(h, 4, on & i.req_valid_i & !o.send_ok_o);
-        count(h, 5, on & (o.avail_o == 0));
-        count(h, 6, on & o.err_o);
-        count(h, 7, !on);
+        let b = i.req_blocks_i & 0x7f;
+        let plain = u32::from(o.fctbs_o) + u32::from(b) <= u32::from(o.fccl_o);
+        count(
+            h,
+            4,
+            on & i.req_valid_i & (plain != fits(o.fccl_o, o.fctbs_o, b)),
+        );
+        count(h, 5, on & i.req_valid_i & !o.send_ok_o);
+        count(h, 6, on & (o.avail_o == 0));
+        count(h, 7, on & o.err_o);
+        count(h, 8, !on);
         *last = o.fctbs_o;
     }
 }

@@ -221,7 +221,8 @@ pub struct FecnMarkerCovState {
     counter: bool,
     /// `64 * Packet_Size`, 0 when every size is eligible.
     boundary: u16,
-    rate_nonzero: bool,
+    /// Whether a mark came since the last reset (the counter starts at 0, so the first needs no reload).
+    marked: bool,
 }
 
 impl Cover for FecnMarkerCover {
@@ -256,6 +257,7 @@ impl Cover for FecnMarkerCover {
     type Config = Config;
     type In = In;
     type Out = Out;
+    type Model = FecnMarker;
     type State = FecnMarkerCovState;
 
     fn begin(c: &Config, h: &mut Hits) -> FecnMarkerCovState {
@@ -268,18 +270,19 @@ impl Cover for FecnMarkerCover {
         FecnMarkerCovState {
             counter: c.mode == MarkMode::Counter,
             boundary: 64 * u16::from(c.packet_size),
-            rate_nonzero: c.marking_rate != 0,
+            marked: false,
         }
     }
 
     #[inline(always)]
-    fn sample(st: &mut FecnMarkerCovState, i: &In, o: &Out, h: &mut Hits) {
+    fn sample(st: &mut FecnMarkerCovState, _: &FecnMarker, i: &In, o: &Out, h: &mut Hits) {
         let pkt = i.rst_ni & i.pkt_valid_i & i.mark_state_i;
         let bytes = i.pkt_bytes_i & 0x1fff;
         let mark = i.rst_ni & o.mark_o;
         count(h, 6, pkt);
         count(h, 7, mark);
-        count(h, 8, mark & st.counter & st.rate_nonzero);
+        count(h, 8, mark & st.counter & st.marked);
+        st.marked = (st.marked | mark) & i.rst_ni;
         count(h, 9, mark & !st.counter);
         count(
             h,

@@ -299,6 +299,7 @@ impl Cover for FecnRewriteCover {
     type Config = Config;
     type In = In;
     type Out = Out;
+    type Model = FecnRewrite;
     type State = FecnRewriteCovState;
 
     fn begin(c: &Config, _: &mut Hits) -> FecnRewriteCovState {
@@ -309,7 +310,7 @@ impl Cover for FecnRewriteCover {
     }
 
     #[inline(always)]
-    fn sample(st: &mut FecnRewriteCovState, i: &In, o: &Out, h: &mut Hits) {
+    fn sample(st: &mut FecnRewriteCovState, _: &FecnRewrite, i: &In, o: &Out, h: &mut Hits) {
         let on = i.rst_ni;
         let beat = on & i.valid_i;
         let end = on & o.valid_o & o.eop_o;

@@ -36,7 +36,7 @@ pub trait Block {
     /// The seeded random stimulus (an endless iterator; cloning it replays the same inputs).
     type Stim: Iterator<Item = Self::In> + Clone + Send;
     /// The block's cover points and their sampler.
-    type Cover: Cover<Config = Self::Config, In = Self::In, Out = Self::Out>;
+    type Cover: Cover<Config = Self::Config, In = Self::In, Out = Self::Out, Model = Self::Model>;
     /// How many corner configurations [`Block::configure`] knows (0..CORNERS).
     const CORNERS: u32;
     /// Cycles of one configuration in a run's schedule ([`segment`]; a block whose every configuration
@@ -137,6 +137,11 @@ pub(crate) fn held(pairs: &[(String, Wide)], name: &str) -> Result<u64, String> 
 pub(crate) const fn mask(bits: u32) -> u32 {
     (1u32 << bits) - 1
 }
+
+/// Cycles of a run unless told otherwise (`ibcycle cosim`'s `--cycles`): long enough for every block's
+/// schedule to go through its corner configurations, reach every cover point and catch every bug variant
+/// with any seed (cosim/tests/lockstep.rs checks seeds 1 to 32).
+pub const DEFAULT_CYCLES: u64 = 1_000_000;
 
 /// How a co-simulation run is done.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,8 +275,7 @@ where
     use crate::ffi::RtlDut;
     let mut rtl = B::rtl(cfg, opts.bug.as_deref())?;
     rtl.parts().0.time_at(start);
-    let mut model =
-        crate::cover::Covered::<_, B::Cover>::new(crate::dut::Golden(B::model(cfg)?), cfg);
+    let mut model = crate::cover::Covered::<_, B::Cover>::new(B::model(cfg)?, cfg);
     let mut inputs = stim.clone();
     let (every, report) = opts.progress.unwrap_or((u64::MAX, |_| {}));
     let mut done = 0;
@@ -344,6 +348,76 @@ fn vcd_window<B: Block, S: Iterator<Item = B::In>>(
 #[cfg(test)]
 mod tests {
     use super::credit_rx::CreditRxBlock;
+    use crate::cover::{Kind, MAX_POINTS};
+
+    /// Every bug variant of the table names one cover point of its block that exists and can be hit; the
+    /// points have distinct names and fit the counters; the corners are drawn as declared.
+    fn cover_declared<B: Block>() {
+        let m = module(B::NAME).unwrap();
+        let pts = <B::Cover as Cover>::POINTS;
+        assert!(pts.len() <= MAX_POINTS, "{}: too many points", B::NAME);
+        for (k, p) in pts.iter().enumerate() {
+            assert!(
+                pts[..k].iter().all(|q| q.name != p.name),
+                "{}: {} twice",
+                B::NAME,
+                p.name
+            );
+        }
+        let exposed = <B::Cover as Cover>::EXPOSED_BY;
+        assert_eq!(exposed.len(), m.bugs.len(), "{}", B::NAME);
+        for bug in m.bugs {
+            let named: Vec<_> = exposed.iter().filter(|(b, _)| b == bug).collect();
+            assert_eq!(named.len(), 1, "{} {bug}: names no cover point", B::NAME);
+            let p = pts.iter().find(|p| p.name == named[0].1);
+            assert!(
+                p.is_some_and(|p| p.kind != Kind::Never),
+                "{} {bug}: {} is not a point to cover",
+                B::NAME,
+                named[0].1
+            );
+        }
+        for k in 0..2 * u64::from(B::CORNERS) + 4 {
+            let s = segment::<B>(7, k);
+            assert_eq!(s.corner.is_some(), k % 2 == 0 && B::CORNERS > 0);
+            assert_eq!(s.len, B::SEGMENT);
+        }
+    }
+
+    #[test]
+    fn every_bug_variant_names_a_cover_point() {
+        cover_declared::<CreditTxBlock>();
+        cover_declared::<CreditRxBlock>();
+        cover_declared::<super::timebase::TimebaseBlock>();
+        cover_declared::<super::fecn_marker::FecnMarkerBlock>();
+        cover_declared::<super::vl_arb::VlArbBlock>();
+        cover_declared::<super::cong_detect::CongDetectBlock>();
+        cover_declared::<super::cct_shaper::CctShaperBlock>();
+        cover_declared::<super::fecn_rewrite::FecnRewriteB8Block>();
+        cover_declared::<super::fecn_rewrite::FecnRewriteB32Block>();
+        cover_declared::<super::switch_core::SwitchCoreBlock>();
+    }
+
+    /// Corner configurations are valid configurations of the Rust block, whatever the seed.
+    #[test]
+    fn corner_configurations_are_valid() {
+        fn check<B: Block>() {
+            for seed in 0..40 {
+                for c in 0..B::CORNERS {
+                    let (cfg, _) = B::configure(seed, Some(c));
+                    assert!(B::model(&cfg).is_ok(), "{} corner {c}: {cfg:?}", B::NAME);
+                }
+            }
+        }
+        check::<CreditTxBlock>();
+        check::<CreditRxBlock>();
+        check::<super::timebase::TimebaseBlock>();
+        check::<super::fecn_marker::FecnMarkerBlock>();
+        check::<super::vl_arb::VlArbBlock>();
+        check::<super::cong_detect::CongDetectBlock>();
+        check::<super::cct_shaper::CctShaperBlock>();
+        check::<super::switch_core::SwitchCoreBlock>();
+    }
     use super::credit_tx::CreditTxBlock;
     use super::*;
     use crate::table::{module, Dir};

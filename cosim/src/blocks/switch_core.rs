@@ -14,11 +14,11 @@
 
 use super::{held_wide, Block};
 use crate::check::CosimError;
-use crate::cover::{bin, count, event, Cover, Hits, Point};
+use crate::cover::{bin, count, event, never, Cover, Hits, Point};
 use crate::impl_ports;
 use crate::ports::Wide;
 use crate::rng::Rng;
-use rtl_model::blocks::cong_detect::{self, linear_thr_table};
+use rtl_model::blocks::cong_detect::{self, linear_thr_table, CongDetect};
 use rtl_model::blocks::switch_core::{
     blocks_of, set_lane, Config, In, Out, SwitchCore, ARB_TABLE_MAX, BYTES_WIDTH, N_PORTS, N_VL,
     PORT_WIDTH, VL_WIDTH,
@@ -328,6 +328,15 @@ impl Block for SwitchCoreBlock {
     }
 }
 
+/// What `switch_core`'s sampler keeps.
+#[derive(Debug, Clone)]
+pub struct SwitchCoreCovState {
+    /// A congestion detector configured as the switch's (for its threshold comparison).
+    cong: CongDetect,
+    /// The switch's VoQ fills before this cycle's edge (what its detectors compare).
+    fill: [u16; N_PORTS * N_PORTS * N_VL],
+}
+
 /// `switch_core`'s cover points: congestion states, arbitration cases and credit corners (also what a
 /// scenario's port trace reached).
 #[derive(Debug, Clone, Copy)]
@@ -355,34 +364,62 @@ impl Cover for SwitchCoreCover {
         ),
         event("all_congested", "every port-VL congested"),
         event("fecn", "a packet leaves with FECN"),
-        event("credit_exhausted", "an output VL without credit"),
+        event(
+            "credit_short",
+            "a packet waits for an output VL whose credit is below a largest packet (66 blocks)",
+        ),
         event("fc_in", "a flow-control packet arrives"),
         event("fc_out", "a flow-control packet is sent"),
         event("drop", "a packet dropped (VoQ full)"),
         event("overflow", "a receive buffer overflows"),
-        event("tx_error", "a transmitter error"),
+        never(
+            "tx_error",
+            "a packet taken without credit (the arbiter grants only with credit)",
+        ),
         event("reset", "a reset cycle"),
+        event(
+            "vls_decide_apart",
+            "an output's two VL congestion detectors decide differently on their VoQ fills",
+        ),
+        event("vl1_in", "a packet arrives on VL 1"),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
-        ("BUG_CONG_VL_INDEX", "congested_one_vl"),
-        ("BUG_CREDIT_BYPASS", "credit_exhausted"),
+        ("BUG_CONG_VL_INDEX", "vls_decide_apart"),
+        ("BUG_CREDIT_BYPASS", "credit_short"),
     ];
     type Config = Config;
     type In = In;
     type Out = Out;
-    type State = ();
+    type Model = SwitchCore;
+    type State = SwitchCoreCovState;
 
-    fn begin(c: &Config, h: &mut Hits) {
+    fn begin(c: &Config, h: &mut Hits) -> SwitchCoreCovState {
         count(h, 0, c.cong.threshold == 0);
         count(h, 1, c.cong.threshold == 15);
         count(h, 2, !c.cong.victim_mask);
         count(h, 3, c.arb.vl_high_limit == 0);
         count(h, 4, c.rx.fccl_cap < c.rx.buf_blocks);
+        SwitchCoreCovState {
+            // The switch built its detectors from this configuration.
+            cong: CongDetect::new(c.cong).expect("valid configuration"),
+            fill: [0; N_PORTS * N_PORTS * N_VL],
+        }
     }
 
     #[inline(always)]
-    fn sample(_: &mut (), i: &In, o: &Out, h: &mut Hits) {
+    fn sample(st: &mut SwitchCoreCovState, m: &SwitchCore, i: &In, o: &Out, h: &mut Hits) {
         let on = i.rst_ni;
+        // The congestion detectors of an output's two VLs decide differently on this cycle's (registered)
+        // VoQ fills: only then does feeding one VL's detector the other's fills change a decision.
+        let mut disagree = false;
+        for out in 0..N_PORTS {
+            let lanes = |v: usize| -> [u16; N_PORTS] {
+                std::array::from_fn(|k| st.fill[(k * N_PORTS + out) * N_VL + v])
+            };
+            disagree |= st.cong.over_threshold(&lanes(0)) != st.cong.over_threshold(&lanes(1));
+        }
+        count(h, 21, on & disagree);
+        st.fill = m.fill;
         let pin = i.pkt_valid_i & 0xf;
         let vls = i.pkt_vl_i & pin;
         count(h, 5, on & (pin != 0));
@@ -396,14 +433,23 @@ impl Cover for SwitchCoreCover {
         count(h, 11, on & ((m ^ (m >> 1)) & 0x55 != 0));
         count(h, 12, on & (m == 0xff));
         count(h, 13, on & (o.out_fecn_o & out != 0));
-        let zero = (0..8).fold(false, |z, l| z | ((o.avail_o >> (12 * l)) & 0xfff == 0));
-        count(h, 14, on & zero);
+        // Output VL (o, v) is lane o * N_VL + v of avail_o; its VoQs are (k, o, v) for every input k.
+        let mut short = false;
+        for out in 0..N_PORTS {
+            for v in 0..N_VL {
+                let avail = (o.avail_o >> (12 * (out * N_VL + v))) & 0xfff;
+                let waiting = (0..N_PORTS).any(|k| st.fill[(k * N_PORTS + out) * N_VL + v] != 0);
+                short |= waiting & (avail < 66);
+            }
+        }
+        count(h, 14, on & short);
         count(h, 15, on & (i.fc_valid_i & 0xf != 0));
         count(h, 16, on & (o.fc_send_o != 0));
         count(h, 17, on & (o.drop_o != 0));
         count(h, 18, on & (o.overflow_o != 0));
         count(h, 19, on & (o.tx_err_o != 0));
         count(h, 20, !on);
+        count(h, 22, on & (vls != 0));
     }
 }
 

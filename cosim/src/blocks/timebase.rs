@@ -156,6 +156,7 @@ impl Cover for TimebaseCover {
     type Config = Config;
     type In = In;
     type Out = Out;
+    type Model = Timebase;
     /// Whether the ratio is fractional.
     type State = bool;
 
@@ -186,7 +187,7 @@ impl Cover for TimebaseCover {
     }
 
     #[inline(always)]
-    fn sample(frac: &mut bool, i: &In, o: &Out, h: &mut Hits) {
+    fn sample(frac: &mut bool, _: &Timebase, i: &In, o: &Out, h: &mut Hits) {
         count(h, 6, i.rst_ni & o.tick_o);
         count(h, 7, i.rst_ni & o.tick_o & *frac);
         count(h, 8, !i.rst_ni);

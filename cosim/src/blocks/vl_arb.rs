@@ -310,6 +310,18 @@ impl Block for VlArbBlock {
 #[derive(Debug, Clone, Copy)]
 pub struct VlArbCover;
 
+/// What `vl_arb`'s sampler keeps.
+#[derive(Debug, Clone)]
+pub struct VlArbCovState {
+    /// (VL, weight) of each entry, high table then low.
+    tables: [Vec<(u8, u8)>; 2],
+    /// The block's current entry and blocks used in its visit, per table, before this cycle's edge.
+    idx: [u8; 2],
+    used: [u16; 2],
+    /// The VL of the last grant (16: none since reset).
+    last: u8,
+}
+
 impl Cover for VlArbCover {
     const POINTS: &'static [Point] = &[
         bin("tables_empty", "both tables empty"),
@@ -327,8 +339,12 @@ impl Cover for VlArbCover {
             "weight_used_up",
             "the grant leaves a VL that still has a packet and credit",
         ),
-        event("no_credit", "requests, none with credit"),
+        event("request_without_credit", "a VL requests without credit"),
         event("reset", "a reset cycle"),
+        event(
+            "grant_moves_on",
+            "the grant leaves a VL that still has a packet and credit",
+        ),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
         ("BUG_WEIGHT_UNIT", "weight_used_up"),
@@ -337,10 +353,10 @@ impl Cover for VlArbCover {
     type Config = Config;
     type In = In;
     type Out = Out;
-    /// The VL of the last grant (16: none since reset).
-    type State = u8;
+    type Model = VlArb;
+    type State = VlArbCovState;
 
-    fn begin(c: &Config, h: &mut Hits) -> u8 {
+    fn begin(c: &Config, h: &mut Hits) -> VlArbCovState {
         let all = || c.high.iter().chain(&c.low);
         count(h, 0, c.high.is_empty() && c.low.is_empty());
         count(h, 1, c.high.len() == TABLE_MAX || c.low.len() == TABLE_MAX);
@@ -348,32 +364,51 @@ impl Cover for VlArbCover {
         count(h, 3, all().any(|e| e.weight == 255));
         count(h, 4, c.vl_high_limit == 0);
         count(h, 5, c.vl_high_limit == 255);
-        16
+        let t = |t: &[ArbEntry]| t.iter().map(|e| (e.vl, e.weight)).collect();
+        VlArbCovState {
+            tables: [t(&c.high), t(&c.low)],
+            idx: [0; 2],
+            used: [0; 2],
+            last: 16,
+        }
     }
 
     #[inline(always)]
-    fn sample(last: &mut u8, i: &In, o: &Out, h: &mut Hits) {
+    fn sample(st: &mut VlArbCovState, m: &VlArb, i: &In, o: &Out, h: &mut Hits) {
         let on = i.rst_ni;
         let cand = i.req_i & i.credit_ok_i;
         let g = on & o.gnt_valid_o;
+        let last = st.last;
         count(h, 6, g);
         count(h, 7, g & o.gnt_high_o);
         count(h, 8, g & !o.gnt_high_o & (o.gnt_vl_o != 15));
         count(h, 9, g & (o.gnt_vl_o == 15));
         count(h, 10, g & (o.gnt_vl_o == 15) & (cand & 0x7fff != 0));
+        // The current entry of a table (as the block clamps it) has used its weight and its VL could go on.
+        let mut used_up = false;
+        for (t, entries) in st.tables.iter().enumerate() {
+            if let Some(&(vl, w)) =
+                entries.get(usize::from(st.idx[t]).min(entries.len().max(1) - 1))
+            {
+                used_up |= (w != 0) & (st.used[t] >= u16::from(w)) & (cand >> (vl & 15) & 1 != 0);
+            }
+        }
+        count(h, 11, on & i.ready_i & used_up);
+        count(h, 12, on & (i.req_i & !i.credit_ok_i != 0));
+        count(h, 13, !on);
         count(
             h,
-            11,
-            g & (*last < 15) & (o.gnt_vl_o != *last) & (cand >> (*last & 15) & 1 != 0),
+            14,
+            g & (last < 15) & (o.gnt_vl_o != last) & (cand >> (last & 15) & 1 != 0),
         );
-        count(h, 12, on & (i.req_i != 0) & (cand == 0));
-        count(h, 13, !on);
         if g {
-            *last = o.gnt_vl_o;
+            st.last = o.gnt_vl_o;
         }
         if !on {
-            *last = 16;
+            st.last = 16;
         }
+        st.idx = [m.hi_idx_q, m.lo_idx_q];
+        st.used = [m.hi_used_q, m.lo_used_q];
     }
 }
 
