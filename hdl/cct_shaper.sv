@@ -49,6 +49,9 @@
 // - IBCYCLE_FAULT_TIMER_LATE: the timer is loaded with CCTI_Timer + 1 (a nonzero CCTI_Timer), so every expiry comes one
 //   tick late.
 // - IBCYCLE_FAULT_CCTI_LIMIT: a BECN's increase is not clamped at CCTI_Limit (the 7-bit sum wraps).
+// - IBCYCLE_FAULT_CCTI_MIN: an expiry lowers CCTI down to 0, not to CCTI_Min (and keeps the timer running above 0).
+// - IBCYCLE_FAULT_BECN_FIRST: a BECN in the same cycle as an expiry is applied first, the expiry's decrement after
+//   the clamp (`dec(min(CCTI + CCTI_Increase, CCTI_Limit))`).
 
 module cct_shaper #(
   // CCT entries (opensm: at most 128; a 7-bit CCTI addresses 128). 1..128.
@@ -86,6 +89,12 @@ module cct_shaper #(
 `endif
 `ifdef IBCYCLE_FAULT_TIMER_LATE
   $fatal(1, "IBCYCLE_FAULT_TIMER_LATE is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_CCTI_MIN
+  $fatal(1, "IBCYCLE_FAULT_CCTI_MIN is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_BECN_FIRST
+  $fatal(1, "IBCYCLE_FAULT_BECN_FIRST is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
 `endif
 
@@ -144,8 +153,13 @@ module cct_shaper #(
       // Expiry first ...
       if (tick_i && (timer_q != 16'd0)) begin
         if (timer_q == 16'd1) begin
+`ifdef IBCYCLE_FAULT_CCTI_MIN
+          if (ccti_q > 7'd0) ccti_d = ccti_q - 7'd1;
+          timer_d = (ccti_d > 7'd0) ? timer_load : 16'd0;
+`else
           if (ccti_q > ccti_min_i) ccti_d = ccti_q - 7'd1;
           timer_d = (ccti_d > ccti_min_i) ? timer_load : 16'd0;
+`endif
         end else begin
           timer_d = timer_q - 16'd1;
         end
@@ -153,10 +167,16 @@ module cct_shaper #(
       // ... then the BECN.
       if (becn_i) begin
         ccti_sum = {2'b00, ccti_d} + {1'b0, ccti_increase_i};
+`ifdef IBCYCLE_FAULT_BECN_FIRST
+        ccti_sum = {2'b00, ccti_q} + {1'b0, ccti_increase_i};
+`endif
 `ifdef IBCYCLE_FAULT_CCTI_LIMIT
         ccti_d   = ccti_sum[6:0];
 `else
         ccti_d   = (ccti_sum > {2'b00, ccti_limit_i}) ? ccti_limit_i : ccti_sum[6:0];
+`endif
+`ifdef IBCYCLE_FAULT_BECN_FIRST
+        if (tick_i && (timer_q == 16'd1) && (ccti_d > ccti_min_i)) ccti_d = ccti_d - 7'd1;
 `endif
         if (timer_d == 16'd0) timer_d = timer_load;
       end

@@ -53,6 +53,7 @@
 // -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
 // - IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
 // - IBCYCLE_FAULT_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
+// - IBCYCLE_FAULT_THRESHOLD_INDEX: the table is indexed by the Threshold's low 3 bits (Thresholds 8-15 read entries 0-7).
 
 module cong_detect #(
   // VoQ lanes compared (input ports of the switch); the Rust block compares at most 64. 1..64.
@@ -93,6 +94,9 @@ module cong_detect #(
 `ifdef IBCYCLE_FAULT_VICTIM_MASK
   $fatal(1, "IBCYCLE_FAULT_VICTIM_MASK is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
+`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
+  $fatal(1, "IBCYCLE_FAULT_THRESHOLD_INDEX is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
 `endif
 
   // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
@@ -125,7 +129,11 @@ module cong_detect #(
   logic            over;
 
   always_comb begin
+`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
+    thr       = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
+`else
     thr       = thr_table_i[threshold_i*16 +: 16];
+`endif
     lanes     = (voq_cnt_i > CntW'(NIn)) ? CntW'(NIn) : voq_cnt_i;
     sum       = '0;
     n_contrib = '0;

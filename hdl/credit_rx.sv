@@ -34,6 +34,7 @@
 //   IBCYCLE_FAULT_FCCL_CAP   FCCL advertises all free blocks, without the 2048 cap (the transmitter's check goes ambiguous)
 //   IBCYCLE_FAULT_ABR_LOAD   an FC packet loads ABR := FCTBS and drops the blocks received in the same cycle
 //   IBCYCLE_FAULT_FC_TIMER   the periodic timer reloads with fc_interval instead of fc_interval - 1 (one cycle late)
+//   IBCYCLE_FAULT_OVERFLOW_AT_FULL  overflow_o also when the blocks received exactly fill the buffer (>= for >)
 module credit_rx (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -71,6 +72,9 @@ module credit_rx (
 `endif
 `ifdef IBCYCLE_FAULT_FC_TIMER
   $fatal(1, "IBCYCLE_FAULT_FC_TIMER is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_OVERFLOW_AT_FULL
+  $fatal(1, "IBCYCLE_FAULT_OVERFLOW_AT_FULL is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
 `endif
 
@@ -130,7 +134,11 @@ module credit_rx (
       last_fccl_d = 12'd0;
     end else begin
       fc_send_o   = send;
+`ifdef IBCYCLE_FAULT_OVERFLOW_AT_FULL
+      overflow_o  = 16'(blk_rx_i) >= free_q;
+`else
       overflow_o  = 16'(blk_rx_i) > free_q;
+`endif
       drain_err_o = 16'(blk_free_i) > held;
 `ifdef IBCYCLE_FAULT_ABR_LOAD
       abr_d       = fc_valid_i ? fc_fctbs_i : abr_q + 12'(blk_rx_i);

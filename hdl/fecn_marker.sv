@@ -38,6 +38,7 @@
 //   "counts the current packet"), so after the first mark no packet is ever marked again.
 // - IBCYCLE_FAULT_PACKET_SIZE: the size is compared in blocks rounded up, `ceil(bytes / 64) >= packet_size`, which
 //   accepts packets up to one block (63 bytes) shorter than Packet_Size.
+// - IBCYCLE_FAULT_LFSR_STALL: the LFSR advances only on a marked packet, not at every marking decision.
 
 module fecn_marker (
   input  logic        clk_i,
@@ -67,6 +68,9 @@ module fecn_marker (
 `endif
 `ifdef IBCYCLE_FAULT_PACKET_SIZE
   $fatal(1, "IBCYCLE_FAULT_PACKET_SIZE is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_LFSR_STALL
+  $fatal(1, "IBCYCLE_FAULT_LFSR_STALL is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
 `endif
 
@@ -105,7 +109,11 @@ module fecn_marker (
     if (eligible) begin
       if (mode_i == ModeLfsr) begin
         mark_o = {1'b0, lfsr_q} < lfsr_thresh_i;
+`ifdef IBCYCLE_FAULT_LFSR_STALL
+        if (mark_o) lfsr_d = lfsr_leap(lfsr_q);
+`else
         lfsr_d = lfsr_leap(lfsr_q);
+`endif
       end else begin
         mark_o = cnt_q == 16'd0;
 `ifdef IBCYCLE_FAULT_COUNTER_RELOAD

@@ -53,6 +53,8 @@
 // - IBCYCLE_FAULT_WEIGHT_UNIT: the visit budget is compared in 256-byte units (`used < 4 * weight`), the table weight
 //   misread as 4-block units; an entry keeps the grant up to four times too long.
 // - IBCYCLE_FAULT_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
+// - IBCYCLE_FAULT_HIGH_LIMIT: the limit counts as reached before any high packet went, so VL_High_Limit 0 lets
+//   no high packet through while a low one is eligible.
 
 module vl_arb #(
   // Entries per arbitration table (VLArbHighCap / VLArbLowCap bound; the Rust block allows 64). 1..64.
@@ -96,6 +98,9 @@ module vl_arb #(
 `endif
 `ifdef IBCYCLE_FAULT_WEIGHT_UNIT
   $fatal(1, "IBCYCLE_FAULT_WEIGHT_UNIT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_HIGH_LIMIT
+  $fatal(1, "IBCYCLE_FAULT_HIGH_LIMIT is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
 `endif
 
@@ -184,8 +189,13 @@ module vl_arb #(
   logic        vl15_first;
 
   always_comb begin
+`ifdef IBCYCLE_FAULT_HIGH_LIMIT
+    limit_reached = (vl_high_limit_i != HighLimitUnbounded)
+                    && (hi_cnt_q >= {2'b00, vl_high_limit_i, 6'b000000});
+`else
     limit_reached = (vl_high_limit_i != HighLimitUnbounded) && (hi_cnt_q != 16'd0)
                     && (hi_cnt_q >= {2'b00, vl_high_limit_i, 6'b000000});
+`endif
     hi_gvl     = hi_vl_i[hi_pick*4 +: 4];
     lo_gvl     = lo_vl_i[lo_pick*4 +: 4];
     hi_len     = len_i[hi_gvl*7 +: 7];

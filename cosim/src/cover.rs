@@ -100,6 +100,10 @@ pub fn index(points: &[Point], name: &str) -> Option<usize> {
 }
 
 /// The Rust block with its coverage sampler: steps the block, then counts the cycle's events.
+///
+/// (Tried: a mask of the cycle's events, run-length coded, added to the counters when it changes: slower,
+/// as the masks change every few cycles and the compare is mispredicted: `fecn_marker` 92% to 81% of the
+/// C++ loop, `credit_rx` 72% to 69%.)
 #[derive(Debug)]
 pub struct Covered<M, C: Cover> {
     /// The block.
@@ -107,7 +111,7 @@ pub struct Covered<M, C: Cover> {
     /// The sampler's state.
     pub state: C::State,
     /// Hits so far (configuration bins of the configuration it was built with, events of its cycles).
-    pub hits: Hits,
+    hits: Hits,
 }
 
 impl<M, C: Cover> Covered<M, C> {
@@ -116,6 +120,12 @@ impl<M, C: Cover> Covered<M, C> {
         let mut hits = [0; MAX_POINTS];
         let state = C::begin(cfg, &mut hits);
         Covered { model, state, hits }
+    }
+
+    /// Hits so far: the configuration bins of the configuration it was built with and the events of its
+    /// cycles.
+    pub fn hits(&self) -> Hits {
+        self.hits
     }
 }
 
@@ -270,6 +280,19 @@ fn kind_name(k: Kind) -> &'static str {
 mod tests {
     use super::*;
 
+    /// A block that outputs its input.
+    struct Model;
+    impl Clocked for Model {
+        type In = u32;
+        type Out = u32;
+        fn step(&mut self, i: &u32) -> u32 {
+            *i
+        }
+        fn idle_input(&self) -> u32 {
+            0
+        }
+    }
+
     struct Two;
     impl Cover for Two {
         const POINTS: &'static [Point] = &[bin("big", "a big config"), event("odd", "odd input")];
@@ -277,12 +300,12 @@ mod tests {
         type Config = u32;
         type In = u32;
         type Out = u32;
-        type Model = ();
+        type Model = Model;
         type State = ();
         fn begin(cfg: &u32, hits: &mut Hits) {
             count(hits, 0, *cfg > 10);
         }
-        fn sample(_: &mut (), _: &(), i: &u32, _: &u32, hits: &mut Hits) {
+        fn sample(_: &mut (), _: &Model, i: &u32, _: &u32, hits: &mut Hits) {
             count(hits, 1, i % 2 == 1);
         }
     }
@@ -290,23 +313,21 @@ mod tests {
     #[test]
     fn table_and_json_say_what_was_hit_and_what_was_not() {
         let mut c = Coverage::new::<Two>("two");
-        let mut h = [0; MAX_POINTS];
-        Two::begin(&3, &mut h);
-        for i in 0..10 {
-            Two::sample(&mut (), &(), &i, &0, &mut h);
+        let mut m = Covered::<Model, Two>::new(Model, &3);
+        for i in [1, 3, 5, 2, 4, 7, 9, 0, 0, 1] {
+            m.step(&i).unwrap();
         }
-        c.add(&h, 10);
+        c.add(&m.hits(), 10);
         assert!(!c.complete());
         let t = c.table();
         assert!(t.contains("1 of 2 points hit; not hit: big"), "{t}");
         assert!(t.contains("odd input (BUG_ODD)"), "{t}");
         let j = c.to_json();
-        assert_eq!(j["points"][1]["hits"], 5);
+        assert_eq!(j["points"][1]["hits"], 6);
         assert_eq!(j["missed"][0], "big");
         assert_eq!(j["points"][1]["exposes"][0], "BUG_ODD");
-        let mut h = [0; MAX_POINTS];
-        Two::begin(&30, &mut h);
-        c.add(&h, 0);
+        let mut m = Covered::<Model, Two>::new(Model, &30);
+        c.add(&m.hits(), 0);
         assert!(c.complete() && c.configs == 2 && c.cycles == 10);
     }
 }

@@ -110,8 +110,12 @@ mod tests {
         assert!(lines.contains(&"credit_tx BUG_CREDIT_WRAP BUG_FC_ORDER".to_string()));
         assert!(lines.iter().any(|l| l.starts_with("credit_rx ")));
         assert!(!lines.iter().any(|l| l.starts_with("test_finish")));
-        assert!(lines.contains(&"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK".to_string()));
-        assert!(lines.contains(&"cct_shaper BUG_TIMER_LATE BUG_CCTI_LIMIT".to_string()));
+        assert!(lines.contains(
+            &"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK BUG_THRESHOLD_INDEX".to_string()
+        ));
+        assert!(lines.contains(
+            &"cct_shaper BUG_TIMER_LATE BUG_CCTI_LIMIT BUG_CCTI_MIN BUG_BECN_FIRST".to_string()
+        ));
         assert!(lines.contains(&"fecn_rewrite_b8 BUG_VCRC_BYTE_ORDER BUG_FECN_BIT".to_string()));
         assert!(lines.contains(&"switch_core BUG_CONG_VL_INDEX BUG_CREDIT_BYPASS".to_string()));
     }

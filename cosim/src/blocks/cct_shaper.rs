@@ -112,6 +112,8 @@ impl Block for CctShaperBlock {
     }
 
     const CORNERS: u32 = 7;
+    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    const SEGMENT: u64 = 32_768;
 
     /// Corners: timer off with CCTI_Limit 0, the largest limit, CCTI_Min and timer, a short timer with a
     /// small increase (expiries that matter), an increase that overshoots a small limit, increase 0 with the
@@ -157,7 +159,8 @@ impl Block for CctShaperBlock {
                 cfg.ccti_timer = r.range(1, 8) as u16;
                 cfg.ccti_increase = r.range(1, 3) as u8;
                 cfg.ccti_limit = r.range(20, 127) as u16;
-                cfg.ccti_min = r.range(0, 10) as u8;
+                // Above 0, so an expiry that ignores CCTI_Min shows.
+                cfg.ccti_min = r.range(1, 10) as u8;
             }
             Some(3) => {
                 cfg.ccti_increase = r.range(50, 255) as u8;
@@ -280,6 +283,8 @@ impl Cover for CctShaperCover {
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
         ("BUG_TIMER_LATE", "timer_expiry"),
         ("BUG_CCTI_LIMIT", "becn_clamped"),
+        ("BUG_CCTI_MIN", "ccti_at_min"),
+        ("BUG_BECN_FIRST", "expiry_with_becn"),
     ];
     type Config = Config;
     type In = In;

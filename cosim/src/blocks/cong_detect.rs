@@ -453,10 +453,15 @@ impl Cover for CongDetectCover {
             "fill_at_threshold",
             "the compared fill exactly at the threshold (not congested, by one)",
         ),
+        bin(
+            "threshold_upper",
+            "Threshold 8 to 15 (the 4-bit index's top bit set)",
+        ),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
         ("BUG_THRESHOLD_OFF_BY_ONE", "fill_at_threshold"),
         ("BUG_VICTIM_MASK", "victim_unmasked"),
+        ("BUG_THRESHOLD_INDEX", "threshold_upper"),
     ];
     type Config = Config;
     type In = CongIn;
@@ -473,6 +478,7 @@ impl Cover for CongDetectCover {
         count(h, 5, !c.victim_mask);
         count(h, 6, c.root_min_credits == 0);
         count(h, 7, c.root_min_credits == 0xfff);
+        count(h, 30, c.threshold >= 8);
         let mut lower = *c;
         for e in lower.thr_table.iter_mut() {
             *e = e.saturating_sub(1);

@@ -109,6 +109,8 @@ impl Block for FecnMarkerBlock {
     }
 
     const CORNERS: u32 = 5;
+    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    const SEGMENT: u64 = 32_768;
 
     /// Corners: Packet_Size 0 (every size) with Marking_Rate 0, the largest of both, frequent marks in
     /// counter mode and in LFSR mode, and a Packet_Size whose boundary the 13-bit length can reach with
@@ -249,10 +251,15 @@ impl Cover for FecnMarkerCover {
             "a packet of exactly 64 * Packet_Size bytes while congested",
         ),
         event("reset", "a reset cycle"),
+        event(
+            "lfsr_unmarked",
+            "an eligible packet in LFSR mode left unmarked (the LFSR still advances)",
+        ),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
         ("BUG_COUNTER_RELOAD", "counter_reload"),
         ("BUG_PACKET_SIZE", "size_just_below"),
+        ("BUG_LFSR_STALL", "lfsr_unmarked"),
     ];
     type Config = Config;
     type In = In;
@@ -291,6 +298,8 @@ impl Cover for FecnMarkerCover {
         );
         count(h, 11, pkt & (st.boundary != 0) & (bytes == st.boundary));
         count(h, 12, !i.rst_ni);
+        let eligible = pkt & ((st.boundary == 0) | (bytes >= st.boundary));
+        count(h, 13, eligible & !st.counter & !o.mark_o);
     }
 }
 

@@ -297,7 +297,7 @@ where
             Err(e) => break Err(e.after(done)),
         }
     };
-    cov.add(&model.hits, done);
+    cov.add(&model.hits(), done);
     match result {
         Ok(cycles) => Ok(cycles),
         Err(CosimError::Mismatch(mut m)) => {

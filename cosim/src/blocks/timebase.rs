@@ -58,7 +58,8 @@ impl Block for TimebaseBlock {
     }
 
     const CORNERS: u32 = 5;
-    const SEGMENT: u64 = 8_192;
+    /// The fastest block: a fresh model every 8,192 cycles cost a tenth of the run (cosim/README.md).
+    const SEGMENT: u64 = 65_536;
 
     /// Corners: the shortest and longest period, the lowest and highest frequency (whole and fractional
     /// cycles per tick among them), and a fractional period.

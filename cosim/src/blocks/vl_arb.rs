@@ -349,6 +349,7 @@ impl Cover for VlArbCover {
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
         ("BUG_WEIGHT_UNIT", "weight_used_up"),
         ("BUG_VL15_PRIORITY", "vl15_over_table"),
+        ("BUG_HIGH_LIMIT", "high_limit_zero"),
     ];
     type Config = Config;
     type In = In;
