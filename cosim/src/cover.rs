@@ -326,7 +326,7 @@ mod tests {
         assert_eq!(j["points"][1]["hits"], 6);
         assert_eq!(j["missed"][0], "big");
         assert_eq!(j["points"][1]["exposes"][0], "BUG_ODD");
-        let mut m = Covered::<Model, Two>::new(Model, &30);
+        let m = Covered::<Model, Two>::new(Model, &30);
         c.add(&m.hits(), 0);
         assert!(c.complete() && c.configs == 2 && c.cycles == 10);
     }
