@@ -482,6 +482,10 @@ inline uint64_t cosim_next(uint64_t* s) {{
 extern "C" void* {prefix}_cosim_new() {{
     Handle* h = new Handle;
     h->ctx = new VerilatedContext;
+    // The models are Verilated single-threaded: without this the context sizes a worker pool to the
+    // machine's CPUs and starts (and at delete joins) a thread for it, which a run that applies a new
+    // configuration every few milliseconds paid for each one (a join waited up to 4 ms on a busy machine).
+    h->ctx->threads(1);
     h->ctx->traceEverOn(true);
     Verilated::threadContextp(h->ctx);
     h->top = new {prefix}{{h->ctx, "TOP"}};
