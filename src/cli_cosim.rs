@@ -242,7 +242,13 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(j["block"], "credit_tx");
         assert_eq!(j["cycles"], 40000);
-        assert_eq!(j["configurations"], 3, "16,384 cycles a configuration");
+        use cosim::blocks::{credit_tx::CreditTxBlock, Block};
+        assert_eq!(
+            j["configurations"],
+            40_000u64.div_ceil(CreditTxBlock::SEGMENT),
+            "{} cycles a configuration",
+            CreditTxBlock::SEGMENT
+        );
         let points = j["points"].as_array().unwrap();
         let wrap = points
             .iter()
