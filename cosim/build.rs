@@ -192,8 +192,10 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
     } else {
         "--assert"
     });
+    // A variant's macro builds only with the explicit enable beside it (the RTL stops elaboration otherwise).
     if let Some(b) = bug {
-        cmd.arg(format!("-D{b}"));
+        cmd.arg("-DIBCYCLE_FAULTS_ENABLE")
+            .arg(format!("-D{}", table::fault_macro(b)));
     }
     // A composed module (switch_core) finds its submodules next to it.
     if let Some(dir) = sv.parent() {
@@ -346,7 +348,7 @@ fn rust_externs(m: &Module, prefix: &str) -> String {
          fn {prefix}_cosim_new() -> *mut c_void;\n\
          fn {prefix}_cosim_delete(h: *mut c_void);\n\
          fn {prefix}_cosim_step(h: *mut c_void, io: *mut {io}) -> c_int;\n\
-         fn {prefix}_cosim_time_zero(h: *mut c_void);\n\
+         fn {prefix}_cosim_time_zero(h: *mut c_void, cycle: u64);\n\
          fn {prefix}_cosim_trace_open(h: *mut c_void, path: *const c_char) -> c_int;\n\
          fn {prefix}_cosim_trace_close(h: *mut c_void);\n\
          fn {prefix}_cosim_bench(h: *mut c_void, io: *mut {io}, n: u64, seed: u64) -> u64;\n\
@@ -487,6 +489,10 @@ inline uint64_t cosim_next(uint64_t* s) {{
 extern "C" void* {prefix}_cosim_new() {{
     Handle* h = new Handle;
     h->ctx = new VerilatedContext;
+    // The models are Verilated single-threaded: without this the context sizes a worker pool to the
+    // machine's CPUs and starts (and at delete joins) a thread for it, which a run that applies a new
+    // configuration every few milliseconds paid for each one (a join waited up to 4 ms on a busy machine).
+    h->ctx->threads(1);
     h->ctx->traceEverOn(true);
     Verilated::threadContextp(h->ctx);
     h->top = new {prefix}{{h->ctx, "TOP"}};
@@ -512,9 +518,10 @@ extern "C" int {prefix}_cosim_step(void* hv, {io}* io) {{
     return step(static_cast<Handle*>(hv), io);
 }}
 
-// The next step is cycle 0 of the VCD time axis (after the power-on reset edge).
-extern "C" void {prefix}_cosim_time_zero(void* hv) {{
-    static_cast<Handle*>(hv)->time = 0;
+// The next step is cycle `cycle` of the VCD time axis (0 after the power-on reset edge; a later
+// configuration of a run starts at its first cycle).
+extern "C" void {prefix}_cosim_time_zero(void* hv, uint64_t cycle) {{
+    static_cast<Handle*>(hv)->time = 10 * cycle;
 }}
 
 extern "C" int {prefix}_cosim_trace_open(void* hv, const char* path) {{

@@ -44,10 +44,14 @@
 //   `ipd_q` counts down to 0 and stays there.
 // - IRD saturates at 2^24 - 1 (hfi1 masks instead).
 //
-// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
-// - BUG_TIMER_LATE: the timer is loaded with CCTI_Timer + 1 (a nonzero CCTI_Timer), so every expiry comes one
+// Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
+// -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
+// - IBCYCLE_FAULT_TIMER_LATE: the timer is loaded with CCTI_Timer + 1 (a nonzero CCTI_Timer), so every expiry comes one
 //   tick late.
-// - BUG_CCTI_LIMIT: a BECN's increase is not clamped at CCTI_Limit (the 7-bit sum wraps).
+// - IBCYCLE_FAULT_CCTI_LIMIT: a BECN's increase is not clamped at CCTI_Limit (the 7-bit sum wraps).
+// - IBCYCLE_FAULT_CCTI_MIN: an expiry lowers CCTI down to 0, not to CCTI_Min (and keeps the timer running above 0).
+// - IBCYCLE_FAULT_BECN_FIRST: a BECN in the same cycle as an expiry is applied first, the expiry's decrement after
+//   the clamp (`dec(min(CCTI + CCTI_Increase, CCTI_Limit))`).
 
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
@@ -80,6 +84,23 @@ module cct_shaper #(
   output logic                    trigger_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_CCTI_LIMIT
+  $fatal(1, "IBCYCLE_FAULT_CCTI_LIMIT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_TIMER_LATE
+  $fatal(1, "IBCYCLE_FAULT_TIMER_LATE is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_CCTI_MIN
+  $fatal(1, "IBCYCLE_FAULT_CCTI_MIN is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_BECN_FIRST
+  $fatal(1, "IBCYCLE_FAULT_BECN_FIRST is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
 `ifdef __ICARUS__
   initial if (CctEntries < 1 || CctEntries > 128) begin
@@ -101,7 +122,7 @@ module cct_shaper #(
 
   // The timer reload value.
   logic [15:0] timer_load;
-`ifdef BUG_TIMER_LATE
+`ifdef IBCYCLE_FAULT_TIMER_LATE
   assign timer_load = (ccti_timer_i == 16'd0) ? 16'd0 : ccti_timer_i + 16'd1;
 `else
   assign timer_load = ccti_timer_i;
@@ -135,8 +156,13 @@ module cct_shaper #(
       // Expiry first ...
       if (tick_i && (timer_q != 16'd0)) begin
         if (timer_q == 16'd1) begin
+`ifdef IBCYCLE_FAULT_CCTI_MIN
+          if (ccti_q > 7'd0) ccti_d = ccti_q - 7'd1;
+          timer_d = (ccti_d > 7'd0) ? timer_load : 16'd0;
+`else
           if (ccti_q > ccti_min_i) ccti_d = ccti_q - 7'd1;
           timer_d = (ccti_d > ccti_min_i) ? timer_load : 16'd0;
+`endif
         end else begin
           timer_d = timer_q - 16'd1;
         end
@@ -144,10 +170,16 @@ module cct_shaper #(
       // ... then the BECN.
       if (becn_i) begin
         ccti_sum = {2'b00, ccti_d} + {1'b0, ccti_increase_i};
-`ifdef BUG_CCTI_LIMIT
+`ifdef IBCYCLE_FAULT_BECN_FIRST
+        ccti_sum = {2'b00, ccti_q} + {1'b0, ccti_increase_i};
+`endif
+`ifdef IBCYCLE_FAULT_CCTI_LIMIT
         ccti_d   = ccti_sum[6:0];
 `else
         ccti_d   = (ccti_sum > {2'b00, ccti_limit_i}) ? ccti_limit_i : ccti_sum[6:0];
+`endif
+`ifdef IBCYCLE_FAULT_BECN_FIRST
+        if (tick_i && (timer_q == 16'd1) && (ccti_d > ccti_min_i)) ccti_d = ccti_d - 7'd1;
 `endif
         if (timer_d == 16'd0) timer_d = timer_load;
       end
@@ -157,7 +189,7 @@ module cct_shaper #(
     end
   end
 
-`ifdef BUG_CCTI_LIMIT
+`ifdef IBCYCLE_FAULT_CCTI_LIMIT
   logic unused_ccti_limit;
   assign unused_ccti_limit = ^{ccti_limit_i, ccti_sum[8:7]};
 `endif

@@ -45,14 +45,16 @@
 // Designer choices (of the Rust block, kept here): congested means strictly above (`fill > thr`); root when
 // `credit_avail_i >= root_min_credits_i`; the threshold division of SumPerContributor is an integer division
 // rounding down; here it is computed without a divider, as n * sum > thr, which holds exactly when
-// sum > floor(thr / n) (BUG_THRESHOLD_OFF_BY_ONE compares n * sum >= thr there).
+// sum > floor(thr / n) (IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE compares n * sum >= thr there).
 // Sums are SumW bits wide, enough for NIn lanes of 16 bits, so they never wrap (the Rust sum is a u32).
 //
 // State (reset value 0): `cong_q`, `root_q`, `victim_q`.
 //
-// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
-// - BUG_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
-// - BUG_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
+// Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
+// -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
+// - IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
+// - IBCYCLE_FAULT_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
+// - IBCYCLE_FAULT_THRESHOLD_INDEX: the table is indexed by the Threshold's low 3 bits (Thresholds 8-15 read entries 0-7).
 
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
@@ -102,6 +104,20 @@ module cong_detect #(
   output logic            mark_state_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
+  $fatal(1, "IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_VICTIM_MASK
+  $fatal(1, "IBCYCLE_FAULT_VICTIM_MASK is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
+  $fatal(1, "IBCYCLE_FAULT_THRESHOLD_INDEX is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
 `ifdef __ICARUS__
   initial if (NIn < 1 || NIn > 64 || CntW != $clog2(NIn + 1) || SumW != 16 + $clog2(NIn + 1)) begin
@@ -132,7 +148,11 @@ module cong_detect #(
   logic            over;
 
   always_comb begin
+`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
+    thr       = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
+`else
     thr       = thr_table_i[threshold_i*16 +: 16];
+`endif
     lanes     = (voq_cnt_i > CntW'(NIn)) ? CntW'(NIn) : voq_cnt_i;
     sum       = '0;
     n_contrib = '0;
@@ -141,7 +161,7 @@ module cong_detect #(
       if (CntW'(k) < lanes) begin
         sum       = sum + SumW'(voq_fill_i[k*16 +: 16]);
         n_contrib = n_contrib + CntW'(voq_fill_i[k*16 +: 16] != 16'd0);
-`ifdef BUG_THRESHOLD_OFF_BY_ONE
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
         any_over  = any_over | (voq_fill_i[k*16 +: 16] >= thr);
 `else
         any_over  = any_over | (voq_fill_i[k*16 +: 16] > thr);
@@ -152,7 +172,7 @@ module cong_detect #(
     over    = 1'b0;
     if (threshold_i != 4'd0) begin
       case (compare_i)
-`ifdef BUG_THRESHOLD_OFF_BY_ONE
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
         CmpSumVoqs:           over = sum >= SumW'(thr);
         CmpSumPerContributor: over = (n_contrib != '0) && (prod >= ProdW'(thr));
 `else
@@ -174,14 +194,14 @@ module cong_detect #(
     cong_o       = rst_ni && cong_q;
     root_o       = rst_ni && root_q;
     victim_o     = rst_ni && victim_q;
-`ifdef BUG_VICTIM_MASK
+`ifdef IBCYCLE_FAULT_VICTIM_MASK
     mark_state_o = rst_ni && (root_q || victim_q);
 `else
     mark_state_o = rst_ni && (root_q || (victim_q && victim_mask_i));
 `endif
   end
 
-`ifdef BUG_VICTIM_MASK
+`ifdef IBCYCLE_FAULT_VICTIM_MASK
   logic unused_victim_mask;
   assign unused_victim_mask = victim_mask_i;
 `endif

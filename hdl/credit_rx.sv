@@ -31,9 +31,10 @@
 // the Rust Config::validate ranges apply (buf_blocks_i, fc_interval_i, fccl_cap_i nonzero, cap <= 2048).
 //
 // Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
-//   BUG_FCCL_CAP   FCCL advertises all free blocks, without the 2048 cap (the transmitter's check goes ambiguous)
-//   BUG_ABR_LOAD   an FC packet loads ABR := FCTBS and drops the blocks received in the same cycle
-//   BUG_FC_TIMER   the periodic timer reloads with fc_interval instead of fc_interval - 1 (one cycle late)
+//   IBCYCLE_FAULT_FCCL_CAP   FCCL advertises all free blocks, without the 2048 cap (the transmitter's check goes ambiguous)
+//   IBCYCLE_FAULT_ABR_LOAD   an FC packet loads ABR := FCTBS and drops the blocks received in the same cycle
+//   IBCYCLE_FAULT_FC_TIMER   the periodic timer reloads with fc_interval instead of fc_interval - 1 (one cycle late)
+//   IBCYCLE_FAULT_OVERFLOW_AT_FULL  overflow_o also when the blocks received exactly fill the buffer (>= for >)
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
 
@@ -59,7 +60,7 @@ module credit_rx (
   input  logic [15:0] buf_blocks_i,
   input  logic [15:0] fc_interval_i,
   input  logic        fc_on_change_i,
-  // Unread only in the BUG_FCCL_CAP variant, which drops the cap.
+  // Unread only in the IBCYCLE_FAULT_FCCL_CAP variant, which drops the cap.
   /* verilator lint_off UNUSEDSIGNAL */
   input  logic [11:0] fccl_cap_i,
   /* verilator lint_on UNUSEDSIGNAL */
@@ -78,6 +79,23 @@ module credit_rx (
   output logic        drain_err_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_ABR_LOAD
+  $fatal(1, "IBCYCLE_FAULT_ABR_LOAD is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_FCCL_CAP
+  $fatal(1, "IBCYCLE_FAULT_FCCL_CAP is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_FC_TIMER
+  $fatal(1, "IBCYCLE_FAULT_FC_TIMER is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_OVERFLOW_AT_FULL
+  $fatal(1, "IBCYCLE_FAULT_OVERFLOW_AT_FULL is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   logic [11:0] abr_q, abr_d;
   logic [15:0] free_q, free_d;
   logic [15:0] timer_q, timer_d;
@@ -93,7 +111,7 @@ module credit_rx (
   logic [15:0] free_mid;
   logic [15:0] held;
   logic [15:0] drain;
-  // Unread only in the BUG_ABR_LOAD variant, which loads ABR without the same-cycle blocks.
+  // Unread only in the IBCYCLE_FAULT_ABR_LOAD variant, which loads ABR without the same-cycle blocks.
   /* verilator lint_off UNUSEDSIGNAL */
   logic [11:0] abr_base;
   /* verilator lint_on UNUSEDSIGNAL */
@@ -108,7 +126,7 @@ module credit_rx (
     last_fccl_d = last_fccl_q;
     abr_cur     = rst_ni ? abr_q : 12'd0;
     free_cur    = rst_ni ? free_q : buf_blocks_i;
-`ifdef BUG_FCCL_CAP
+`ifdef IBCYCLE_FAULT_FCCL_CAP
     lead        = free_cur;
 `else
     lead        = (free_cur < 16'(fccl_cap_i)) ? free_cur : 16'(fccl_cap_i);
@@ -134,16 +152,20 @@ module credit_rx (
       last_fccl_d = 12'd0;
     end else begin
       fc_send_o   = send;
+`ifdef IBCYCLE_FAULT_OVERFLOW_AT_FULL
+      overflow_o  = 16'(blk_rx_i) >= free_q;
+`else
       overflow_o  = 16'(blk_rx_i) > free_q;
+`endif
       drain_err_o = 16'(blk_free_i) > held;
-`ifdef BUG_ABR_LOAD
+`ifdef IBCYCLE_FAULT_ABR_LOAD
       abr_d       = fc_valid_i ? fc_fctbs_i : abr_q + 12'(blk_rx_i);
 `else
       abr_d       = abr_base + 12'(blk_rx_i);
 `endif
       free_d      = free_mid + drain;
       if (send) begin
-`ifdef BUG_FC_TIMER
+`ifdef IBCYCLE_FAULT_FC_TIMER
         timer_d     = fc_interval_i;
 `else
         timer_d     = fc_interval_i - 16'd1;

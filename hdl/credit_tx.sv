@@ -27,8 +27,8 @@
 // The configuration is an input port, not a parameter, so one Verilated model covers every configuration.
 //
 // Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
-//   BUG_CREDIT_WRAP  the send check compares FCTBS + b <= FCCL as plain 13-bit numbers, no modular distance
-//   BUG_FC_ORDER     a flow-control packet arriving this cycle is applied before the send check
+//   IBCYCLE_FAULT_CREDIT_WRAP  the send check compares FCTBS + b <= FCCL as plain 13-bit numbers, no modular distance
+//   IBCYCLE_FAULT_FC_ORDER     a flow-control packet arriving this cycle is applied before the send check
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
 
@@ -67,8 +67,19 @@ module credit_tx (
   output logic        err_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_CREDIT_WRAP
+  $fatal(1, "IBCYCLE_FAULT_CREDIT_WRAP is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_FC_ORDER
+  $fatal(1, "IBCYCLE_FAULT_FC_ORDER is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   // Largest modular distance that still reads as "FCCL at or ahead of FCTBS + b".
-  // The BUG_CREDIT_WRAP variant bypasses the modular check, leaving distance unread there.
+  // The IBCYCLE_FAULT_CREDIT_WRAP variant bypasses the modular check, leaving distance unread there.
   localparam logic [11:0] CreditWindow = 12'd2048;
 
   logic [11:0] fctbs_q, fctbs_d;
@@ -88,12 +99,12 @@ module credit_tx (
     fctbs_d   = fctbs_q;
     fccl_d    = fccl_q;
     fccl_chk  = fccl_q;
-`ifdef BUG_FC_ORDER
+`ifdef IBCYCLE_FAULT_FC_ORDER
     if (fc_valid_i) fccl_chk = fc_fccl_i;
 `endif
     need      = fctbs_q + 12'(req_blocks_i);
     distance      = fccl_chk - need;
-`ifdef BUG_CREDIT_WRAP
+`ifdef IBCYCLE_FAULT_CREDIT_WRAP
     fits      = ({1'b0, fctbs_q} + 13'(req_blocks_i)) <= {1'b0, fccl_chk};
 `else
     fits      = distance <= CreditWindow;

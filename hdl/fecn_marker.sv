@@ -32,11 +32,13 @@
 //   before advance: `mark = lfsr_q < lfsr_thresh`, then the LFSR leaps 16 shifts (one XOR network here).
 // - Size check: `pkt_bytes >= 64 * packet_size` (a 14-bit product; no division anywhere).
 //
-// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
-// - BUG_COUNTER_RELOAD: the counter reloads to 1 instead of 0 after the last packet of a cycle (the designer
+// Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
+// -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
+// - IBCYCLE_FAULT_COUNTER_RELOAD: the counter reloads to 1 instead of 0 after the last packet of a cycle (the designer
 //   "counts the current packet"), so after the first mark no packet is ever marked again.
-// - BUG_PACKET_SIZE: the size is compared in blocks rounded up, `ceil(bytes / 64) >= packet_size`, which
+// - IBCYCLE_FAULT_PACKET_SIZE: the size is compared in blocks rounded up, `ceil(bytes / 64) >= packet_size`, which
 //   accepts packets up to one block (63 bytes) shorter than Packet_Size.
+// - IBCYCLE_FAULT_LFSR_STALL: the LFSR advances only on a marked packet, not at every marking decision.
 
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
@@ -76,6 +78,20 @@ module fecn_marker (
   output logic        mark_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_COUNTER_RELOAD
+  $fatal(1, "IBCYCLE_FAULT_COUNTER_RELOAD is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_PACKET_SIZE
+  $fatal(1, "IBCYCLE_FAULT_PACKET_SIZE is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_LFSR_STALL
+  $fatal(1, "IBCYCLE_FAULT_LFSR_STALL is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   localparam logic        ModeLfsr  = 1'b1;
   localparam logic [15:0] LfsrTaps  = 16'hB400;
   localparam int          LfsrLeap  = 16;
@@ -96,7 +112,7 @@ module fecn_marker (
   logic size_ok, eligible;
 
   always_comb begin
-`ifdef BUG_PACKET_SIZE
+`ifdef IBCYCLE_FAULT_PACKET_SIZE
     size_ok = ({1'b0, pkt_bytes_i} + 14'd63) >> 6 >= 14'(packet_size_i);
 `else
     size_ok = {1'b0, pkt_bytes_i} >= {packet_size_i, 6'b000000};
@@ -111,10 +127,14 @@ module fecn_marker (
     if (eligible) begin
       if (mode_i == ModeLfsr) begin
         mark_o = {1'b0, lfsr_q} < lfsr_thresh_i;
+`ifdef IBCYCLE_FAULT_LFSR_STALL
+        if (mark_o) lfsr_d = lfsr_leap(lfsr_q);
+`else
         lfsr_d = lfsr_leap(lfsr_q);
+`endif
       end else begin
         mark_o = cnt_q == 16'd0;
-`ifdef BUG_COUNTER_RELOAD
+`ifdef IBCYCLE_FAULT_COUNTER_RELOAD
         cnt_d  = (cnt_q >= marking_rate_i) ? 16'd1 : cnt_q + 16'd1;
 `else
         cnt_d  = (cnt_q >= marking_rate_i) ? 16'd0 : cnt_q + 16'd1;

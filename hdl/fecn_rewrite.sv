@@ -47,9 +47,10 @@
 // over them as rewritten and as received), `lnh_q` (2), `mark_q` (1), `errs_q` (16), and the output
 // registers; all reset to 0 (the CRC registers to 0xFFFF).
 //
-// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
-// - BUG_VCRC_BYTE_ORDER: the VCRC is stored most significant byte first.
-// - BUG_FECN_BIT: the mark sets bit 6 of BTH byte 4 (that is BECN) instead of bit 7.
+// Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
+// -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
+// - IBCYCLE_FAULT_VCRC_BYTE_ORDER: the VCRC is stored most significant byte first.
+// - IBCYCLE_FAULT_FECN_BIT: the mark sets bit 6 of BTH byte 4 (that is BECN) instead of bit 7.
 
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
@@ -93,6 +94,17 @@ module fecn_rewrite #(
   output logic                   ebp_o,
   output logic [15:0]            vcrc_errs_o
 );
+
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_FECN_BIT
+  $fatal(1, "IBCYCLE_FAULT_FECN_BIT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_VCRC_BYTE_ORDER
+  $fatal(1, "IBCYCLE_FAULT_VCRC_BYTE_ORDER is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
 
 `ifdef __ICARUS__
   initial if (BeatBytes < 4 || BeatBytes > 32 || BeatBytes % 4 != 0 || NW != $clog2(BeatBytes + 1)) begin
@@ -144,7 +156,7 @@ module fecn_rewrite #(
           for (int j = 0; j < 8; j++) crcin = crcin[0] ? ((crcin >> 1) ^ VcrcPoly) : (crcin >> 1);
         end
         if (has_fecn && pos == fecn_off) begin
-`ifdef BUG_FECN_BIT
+`ifdef IBCYCLE_FAULT_FECN_BIT
           b = b | 8'h40;
 `else
           b = b | 8'h80;
@@ -169,7 +181,7 @@ module fecn_rewrite #(
       for (int k = 0; k < BeatBytes - 1; k++) begin
         if (16'(k) + 16'd2 == n) begin
           // A good packet gets the regenerated VCRC, a bad one its complement (stomped: never good).
-`ifdef BUG_VCRC_BYTE_ORDER
+`ifdef IBCYCLE_FAULT_VCRC_BYTE_ORDER
           data_d[8*k +: 16] = good ? {~crc[7:0], ~crc[15:8]} : {crc[7:0], crc[15:8]};
 `else
           data_d[8*k +: 16] = good ? {~crc[15:8], ~crc[7:0]} : crc;

@@ -53,8 +53,8 @@
 //   fecn_marker (o, v) marks the granted packet with cong_detect's mark_state_o.
 //
 // Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
-//   BUG_CONG_VL_INDEX   cong_detect of VL v is fed the VoQ fills of VL NVl-1-v (a wrong index into the fills)
-//   BUG_CREDIT_BYPASS   vl_arb's credit_ok_i is tied to its requests: the credit check is left out of the
+//   IBCYCLE_FAULT_CONG_VL_INDEX   cong_detect of VL v is fed the VoQ fills of VL NVl-1-v (a wrong index into the fills)
+//   IBCYCLE_FAULT_CREDIT_BYPASS   vl_arb's credit_ok_i is tied to its requests: the credit check is left out of the
 //                       arbitration, so packets go without credit (tx_err_o) and FCTBS runs past FCCL
 // credit_tx evaluates send_ok_o (read by vl_arb) and take_i (driven by vl_arb's grant) in one always_comb, so
 // the Verilator scheduler sees a loop grant -> take_i -> send_ok_o -> grant at block granularity; send_ok_o does not depend
@@ -136,6 +136,17 @@ module switch_core #(
   output logic [NPorts-1:0]        drop_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_CONG_VL_INDEX
+  $fatal(1, "IBCYCLE_FAULT_CONG_VL_INDEX is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
+  $fatal(1, "IBCYCLE_FAULT_CREDIT_BYPASS is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   localparam int NPv = NPorts * NVl;           // port-VL lanes
   localparam int NQ = NPorts * NPorts * NVl;   // VoQs, index (i * NPorts + o) * NVl + v
   localparam int SW = $clog2(BufMax);          // slot number
@@ -170,7 +181,7 @@ module switch_core #(
   logic [NPv*PW-1:0]   sel;       // its input
   logic [NPv*13-1:0]   hbytes;    // its bytes
   logic [NPv*7-1:0]    hblk;      // its blocks
-  // Unread in the BUG_CREDIT_BYPASS variant, which leaves the credit check out.
+  // Unread in the IBCYCLE_FAULT_CREDIT_BYPASS variant, which leaves the credit check out.
   /* verilator lint_off UNUSEDSIGNAL */
   logic [NPv-1:0]      send_ok;   // credit_tx send_ok_o
   /* verilator lint_on UNUSEDSIGNAL */
@@ -266,7 +277,7 @@ module switch_core #(
         take[o*NVl+v] = gnt[o] && gnt_vl4[4*o +: 4] == 4'(v);
         txfc[o*NVl+v] = fc_valid_i[o] && fc_vl_i[VlW*o +: VlW] == VlW'(v);
         for (int i = 0; i < NPorts; i++) begin
-`ifdef BUG_CONG_VL_INDEX
+`ifdef IBCYCLE_FAULT_CONG_VL_INDEX
           cd_fill[16*((o*NVl+v)*NPorts+i) +: 16] = fill_q[16*((i*NPorts+o)*NVl+(NVl-1-v)) +: 16];
 `else
           cd_fill[16*((o*NVl+v)*NPorts+i) +: 16] = fill_q[16*((i*NPorts+o)*NVl+v) +: 16];
@@ -389,7 +400,7 @@ module switch_core #(
       len112 = '0;
       for (int v = 0; v < NVl; v++) begin
         req16[v] = has[p*NVl+v];
-`ifdef BUG_CREDIT_BYPASS
+`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
         ok16[v] = has[p*NVl+v];
 `else
         ok16[v] = send_ok[p*NVl+v];
@@ -464,7 +475,7 @@ module switch_core #(
     if (rst_ni) begin
       a_ok[0] = tx_err_o == '0;
       // After an overrun credit_rx's count saturated below what the buffer holds, so frees can exceed it.
-      a_ok[1] = (rx_drain_err & ~a_ovf_seen_q) == '0;
+      a_ok[1] = (rx_drain_err & ~(a_ovf_seen_q | overflow_o)) == '0;
       for (int i = 0; i < NPorts; i++) begin
         if (drop_o[i] && !(a_ovf[i] || a_bad[i])) a_ok[2] = 1'b0;
         if (out_valid_o[i] && (out_bytes_o[13*i +: 13] == '0 || out_bytes_o[13*i +: 13] > BytesMax)) a_ok[3] = 1'b0;

@@ -3,7 +3,8 @@
 # its cell count, the memories Yosys infers (before mapping them to flops: no target library has RAMs), and
 # its logic depth (`ltp -noff`: generic gate levels between flops, the proxy for a cycle at ~1 GHz); `check
 # -assert` fails the run on any design problem Yosys finds (multiple drivers, combinational loops, undriven
-# nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef BUG_<NAME>` variant.
+# nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef IBCYCLE_FAULT_<NAME>` variant
+# (with IBCYCLE_FAULTS_ENABLE).
 # switch_core is synthesised with BufMax = 16 (its descriptor pools are its RAMs; at the default 128 Yosys
 # maps 26 kbit of them to flops and takes over half an hour): the logic around them is the same.
 #
@@ -33,9 +34,9 @@ printf '%-14s %8s %5s %6s  %s\n' module cells mems depth lint | tee "$out/cells.
 for m in "${mods[@]}"; do
   src="$root/hdl/$m.sv"
   lint=clean
-  for def in "" $(grep -o '^`ifdef BUG_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
+  for def in "" $(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
     # -y: a composed module (switch_core) finds its submodules in hdl/.
-    if ! verilator --lint-only -Wall -y "$root/hdl" $def "$src" >"$out/$m.lint$def.log" 2>&1; then
+    if ! verilator --lint-only -Wall -y "$root/hdl" ${def:+-DIBCYCLE_FAULTS_ENABLE} $def "$src" >"$out/$m.lint$def.log" 2>&1; then
       lint="FAIL${def:+ ($def)}, see $out/$m.lint$def.log"
       fail=1
     fi

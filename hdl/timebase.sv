@@ -22,8 +22,9 @@
 // Designer choice (of the Rust block, kept here): reset phase `acc_q = 0`, so the first tick comes
 // ceil(modulus / inc) cycles after reset; on a tick the remainder `acc_q + inc - modulus` is kept.
 //
-// Fault-injection variant (build with +define+BUG_TICK_DRIFT / -DBUG_TICK_DRIFT):
-// - BUG_TICK_DRIFT: a tick clears the accumulator instead of keeping the remainder, so with a fractional
+// Fault-injection variant (build with -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_TICK_DRIFT;
+// defined without the enable it stops elaboration):
+// - IBCYCLE_FAULT_TICK_DRIFT: a tick clears the accumulator instead of keeping the remainder, so with a fractional
 //   cycles-per-tick ratio every tick comes a little late and the timebase drifts slow.
 
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
@@ -42,6 +43,14 @@ module timebase (
   output logic [31:0] ts_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_TICK_DRIFT
+  $fatal(1, "IBCYCLE_FAULT_TICK_DRIFT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   // Registered state and next state
   logic [31:0] acc_q, acc_d, ts_q, ts_d;
 
@@ -59,7 +68,7 @@ module timebase (
       tick_o = sum >= {1'b0, modulus_i};
       ts_o   = ts_q;
       if (tick_o) begin
-`ifdef BUG_TICK_DRIFT
+`ifdef IBCYCLE_FAULT_TICK_DRIFT
         acc_d = 32'd0;
 `else
         acc_d = rem[31:0];
@@ -73,7 +82,7 @@ module timebase (
 
   // The top bit of the remainder is 0 whenever it is used (sum >= modulus and sum < 2^33).
   logic unused_rem;
-`ifdef BUG_TICK_DRIFT
+`ifdef IBCYCLE_FAULT_TICK_DRIFT
   assign unused_rem = ^rem;
 `else
   assign unused_rem = rem[32];

@@ -48,10 +48,13 @@
 //    means high is still granted.
 // `used` registers wrap at 9 bits (weight <= 255 plus one packet <= 127 always fits).
 //
-// Fault-injection variants (build with +define+BUG_<NAME> / -DBUG_<NAME>):
-// - BUG_WEIGHT_UNIT: the visit budget is compared in 256-byte units (`used < 4 * weight`), the table weight
+// Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
+// -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
+// - IBCYCLE_FAULT_WEIGHT_UNIT: the visit budget is compared in 256-byte units (`used < 4 * weight`), the table weight
 //   misread as 4-block units; an entry keeps the grant up to four times too long.
-// - BUG_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
+// - IBCYCLE_FAULT_VL15_PRIORITY: VL15 is served only when no table entry is a candidate, instead of first.
+// - IBCYCLE_FAULT_HIGH_LIMIT: the limit counts as reached before any high packet went, so VL_High_Limit 0 lets
+//   no high packet through while a low one is eligible.
 
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
@@ -105,6 +108,20 @@ module vl_arb #(
   output logic                  gnt_high_o
 );
 
+  // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
+  // another file, say) it stops elaboration instead of silently building the broken block.
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_VL15_PRIORITY
+  $fatal(1, "IBCYCLE_FAULT_VL15_PRIORITY is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_WEIGHT_UNIT
+  $fatal(1, "IBCYCLE_FAULT_WEIGHT_UNIT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_HIGH_LIMIT
+  $fatal(1, "IBCYCLE_FAULT_HIGH_LIMIT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
   // Bad parameters stop elaboration. Icarus has no elaboration-time system tasks: it checks at time 0.
 `ifdef __ICARUS__
   initial if (TableMax < 1 || TableMax > 64 || IdxW != ((TableMax > 1) ? $clog2(TableMax) : 1)) begin
@@ -152,7 +169,7 @@ module vl_arb #(
     end
     // The current entry is idx, clamped to the table (n - 1 when the table is empty is never used).
     cur = (32'(idx) >= 32'(n)) ? IdxW'(n - 1'b1) : idx;
-`ifdef BUG_WEIGHT_UNIT
+`ifdef IBCYCLE_FAULT_WEIGHT_UNIT
     budget = {weight[cur*8 +: 8], 2'b00};
 `else
     budget = {2'b00, weight[cur*8 +: 8]};
@@ -190,14 +207,19 @@ module vl_arb #(
   logic        vl15_first;
 
   always_comb begin
+`ifdef IBCYCLE_FAULT_HIGH_LIMIT
+    limit_reached = (vl_high_limit_i != HighLimitUnbounded)
+                    && (hi_cnt_q >= {2'b00, vl_high_limit_i, 6'b000000});
+`else
     limit_reached = (vl_high_limit_i != HighLimitUnbounded) && (hi_cnt_q != 16'd0)
                     && (hi_cnt_q >= {2'b00, vl_high_limit_i, 6'b000000});
+`endif
     hi_gvl     = hi_vl_i[hi_pick*4 +: 4];
     lo_gvl     = lo_vl_i[lo_pick*4 +: 4];
     hi_len     = len_i[hi_gvl*7 +: 7];
     lo_len     = len_i[lo_gvl*7 +: 7];
     hi_cnt_sum = {1'b0, hi_cnt_q} + {10'b0, hi_len};
-`ifdef BUG_VL15_PRIORITY
+`ifdef IBCYCLE_FAULT_VL15_PRIORITY
     vl15_first = req_i[15] && !hi_found && !lo_found;
 `else
     vl15_first = req_i[15];
@@ -231,7 +253,7 @@ module vl_arb #(
         lo_used_d   = (lo_fresh ? 9'd0 : lo_used_q) + {2'b00, lo_len};
         hi_cnt_d    = 16'd0;
       end
-`ifdef BUG_VL15_PRIORITY
+`ifdef IBCYCLE_FAULT_VL15_PRIORITY
       else if (req_i[15]) begin
         gnt_valid_o = 1'b1;
         gnt_vl_o    = 4'd15;

@@ -20,9 +20,16 @@ pub struct CosimArgs {
     /// The block to co-simulate (see --list).
     #[arg(required_unless_present = "list")]
     block: Option<String>,
-    /// Cycles to compare.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Cycles to compare at most (over all the configurations of the run).
+    #[arg(long, default_value_t = cosim::blocks::DEFAULT_CYCLES)]
     cycles: u64,
+    /// Write the coverage report (per cover point: kind, hits, meaning, the bug variants it exposes) as JSON to
+    /// this file. The table is printed on stderr after every run.
+    #[arg(long)]
+    coverage: Option<PathBuf>,
+    /// Stop as soon as every cover point was hit (else at --cycles); the report lists the points left.
+    #[arg(long = "until-covered")]
+    until_covered: bool,
     /// Seed of the random configuration and stimulus.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -92,6 +99,7 @@ pub fn run(cmd: Command) -> i32 {
         vcd: a.vcd,
         pipelined: a.threads.unwrap_or_else(default_threads) == 2,
         progress,
+        until_covered: a.until_covered,
         ..RunOpts::new(a.cycles)
     };
     let result = match &a.replay {
@@ -109,14 +117,28 @@ pub fn run(cmd: Command) -> i32 {
                 );
                 return 2;
             }
-            Ok(_) => cosim::registry::run_trace_file(path, &opts),
+            Ok(_) => cosim::registry::run_trace_file_covered(path, &opts),
             Err(e) => Err(e),
         },
-        None => cosim::registry::run_random(&block, a.seed, &opts),
+        None => cosim::registry::run_covered(&block, a.seed, &opts),
     };
     if let Some(b) = BAR.get() {
         b.finish_and_clear();
     }
+    let result = match result {
+        Ok((result, cov)) => {
+            eprintln!("{}", cov.table());
+            if let Some(path) = &a.coverage {
+                let json = serde_json::to_string_pretty(&cov.to_json()).unwrap_or_default();
+                if let Err(e) = std::fs::write(path, json + "\n") {
+                    eprintln!("error: {}: {e}", path.display());
+                    return 2;
+                }
+            }
+            result
+        }
+        Err(e) => Err(e),
+    };
     match result {
         Ok(m) => {
             println!("{m}");
@@ -204,6 +226,54 @@ mod tests {
             T::try_parse_from(["ibcycle", "cosim"]).is_err(),
             "BLOCK is required without --list"
         );
+    }
+
+    #[test]
+    fn coverage_goes_to_json_and_until_covered_stops_when_every_point_is_hit() {
+        let dir = std::env::temp_dir().join(format!("ibcycle-cov-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cov.json");
+        let p = path.to_str().unwrap();
+        assert_eq!(
+            status(&["credit_tx", "--cycles", "40000", "--coverage", p]),
+            0
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(j["block"], "credit_tx");
+        assert_eq!(j["cycles"], 40000);
+        use cosim::blocks::{credit_tx::CreditTxBlock, Block};
+        assert_eq!(
+            j["configurations"],
+            40_000u64.div_ceil(CreditTxBlock::SEGMENT),
+            "{} cycles a configuration",
+            CreditTxBlock::SEGMENT
+        );
+        let points = j["points"].as_array().unwrap();
+        let wrap = points
+            .iter()
+            .find(|p| p["name"] == "credit_window_wraps")
+            .unwrap();
+        assert!(wrap["hits"].as_u64().unwrap() > 0);
+        assert_eq!(wrap["exposes"][0], "BUG_CREDIT_WRAP");
+        // Until covered: every point hit, fewer cycles than the limit.
+        assert_eq!(
+            status(&["credit_tx", "--until-covered", "--coverage", p]),
+            0
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(j["complete"], true);
+        assert!(j["missed"].as_array().unwrap().is_empty());
+        assert!(j["cycles"].as_u64().unwrap() < cosim::blocks::DEFAULT_CYCLES);
+        // A mismatch still writes the coverage up to it.
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            status(&["credit_tx", "--rtl-bug", "BUG_FC_ORDER", "--coverage", p]),
+            1
+        );
+        assert!(path.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

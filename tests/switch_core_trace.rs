@@ -84,23 +84,29 @@ fn seen(path: &Path) -> Seen {
 }
 
 /// Replays `path` clean, which must match, then with every bug variant of `switch_core` (the `` `ifdef
-/// BUG_<NAME> `` lines of its file), each of which must be caught.
-fn matches_and_catches_every_bug(path: &Path) {
-    let m = registry::run_trace_file(path, &RunOpts::new(u64::MAX)).unwrap();
-    assert_eq!(m.cycles, CYCLES);
+/// IBCYCLE_FAULT_<NAME> `` lines of its file, variant `BUG_<NAME>`), each of which must be caught. Returns
+/// the coverage of the clean replay (printed: which congestion states, arbitration cases and credit
+/// corners the scenario's traffic reached).
+fn matches_and_catches_every_bug(path: &Path) -> cosim::cover::Coverage {
+    let (m, cov) = registry::run_trace_file_covered(path, &RunOpts::new(u64::MAX)).unwrap();
+    assert_eq!(m.unwrap().cycles, CYCLES);
+    assert_eq!((cov.cycles, cov.configs), (CYCLES, 1));
+    println!("{}", cov.table());
     let hdl =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("hdl/switch_core.sv"))
             .unwrap();
-    let bugs: Vec<&str> = hdl
+    let mut bugs: Vec<String> = hdl
         .lines()
-        .filter_map(|l| l.strip_prefix("`ifdef "))
-        .map(str::trim)
-        .filter(|b| b.starts_with("BUG_"))
+        .filter_map(|l| l.strip_prefix("`ifdef IBCYCLE_FAULT_"))
+        .map(|b| format!("BUG_{}", b.trim()))
         .collect();
+    bugs.sort();
+    bugs.dedup();
     assert!(bugs.len() >= 2, "{bugs:?}");
     for bug in bugs {
-        caught(path, bug);
+        caught(path, &bug);
     }
+    cov
 }
 
 /// Replays `path` with bug variant `bug`, which must be caught.
@@ -135,7 +141,25 @@ fn gran_s1_trace_replays_without_a_mismatch_and_catches_every_switch_core_bug() 
     assert!(s.not_ready > CYCLES as usize / 4, "{s:?}");
     assert!(s.trunk_ready > 100, "{s:?}");
 
-    matches_and_catches_every_bug(&path);
+    let cov = matches_and_catches_every_bug(&path);
+    // The fabric's traffic reaches congestion, FECN marks, credit exhaustion and flow control.
+    for p in [
+        "packet_in",
+        "packet_out",
+        "congested",
+        "fecn",
+        "credit_short",
+        "fc_in",
+        "fc_out",
+        "drop",
+    ] {
+        assert!(
+            cov.hits_of(p).unwrap() > 0,
+            "{p} not reached:\n{}",
+            cov.table()
+        );
+    }
+    assert_eq!(cov.hits_of("vl1_out"), Some(0), "one VL");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -148,7 +172,14 @@ fn two_vl_gran_s1_trace_replays_and_catches_every_switch_core_bug() {
     assert!(s.vl1_packets > 20, "{s:?}");
     assert!(s.vl1_fc > 20 && s.fc > s.vl1_fc + 20, "{s:?}");
 
-    matches_and_catches_every_bug(&path);
+    let cov = matches_and_catches_every_bug(&path);
+    for p in ["vl1_in", "vl1_out", "congested", "vls_decide_apart"] {
+        assert!(
+            cov.hits_of(p).unwrap() > 0,
+            "{p} not reached:\n{}",
+            cov.table()
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

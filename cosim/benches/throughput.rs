@@ -3,10 +3,14 @@
 //! - `rust block`: the Rust block alone, on inputs generated beforehand (a window of [`WINDOW`] inputs replayed,
 //!   so the inputs come from cache as they do in the lockstep loop, not from a 100 MB array);
 //! - `rtl from rust`: the Verilated model alone, driven from Rust through the C ABI (same stimulus);
-//! - `lockstep`: the co-simulation on one thread (stimulus, Rust block, Verilated model, compare every
-//!   output), `check::lockstep`, as `ibcycle cosim` and the tests run it;
+//! - `lockstep`: the co-simulation on one thread (stimulus, Rust block with its coverage sampler, Verilated
+//!   model, compare every output), `check::lockstep`, as `ibcycle cosim` and the tests run it within one
+//!   configuration;
 //! - `pipelined`: `check::lockstep_pipelined` (stimulus and Rust block batches ahead on a second thread, the
 //!   RTL and the comparison on this one; `ibcycle cosim --threads 2`, its default with a second CPU);
+//! - `setup`: what a run adds per configuration it applies (a fresh configured RTL model with its reset edge,
+//!   the Rust block and its sampler, taken down after), and its share of a configuration's stretch
+//!   (`Block::SEGMENT` cycles at the lockstep rate);
 //! - `c++ loop`: the same Verilated model stepped by a C++-only loop in the shim (xorshift stimulus on every
 //!   non-held input every cycle, rare resets), the baseline the co-simulation is measured against;
 //! - `c++ replay`: the same Verilated model stepped by a C++-only loop over the port structs of a window of
@@ -41,9 +45,10 @@ use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
 use cosim::blocks::switch_core::SwitchCoreBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::vl_arb::VlArbBlock;
-use cosim::blocks::Block;
+use cosim::blocks::{segment, Block};
 use cosim::check::{lockstep, lockstep_pipelined};
-use cosim::dut::{Dut, Golden};
+use cosim::cover::Covered;
+use cosim::dut::Dut;
 use cosim::ffi::RtlDut;
 use rtl_model::clocked::Clocked;
 use std::hint::black_box;
@@ -164,6 +169,28 @@ fn cycles_for<B: Block>(cfg: &B::Config, ms: f64) -> u64 {
     ((r * ms / 1e3) as u64).max(10_000)
 }
 
+/// The Rust side as a run drives it: the block with its coverage sampler.
+fn covered<B: Block>(cfg: &B::Config) -> Covered<B::Model, B::Cover> {
+    Covered::new(B::model(cfg).unwrap(), cfg)
+}
+
+/// Seconds to set up (and take down) one configuration of a run, as `blocks::run_schedule` does for each:
+/// the configured RTL model with its power-on reset edge and the Rust block with its sampler; the median
+/// over the first 21 configurations of seed 1's schedule.
+fn setup_seconds<B: Block>() -> f64 {
+    let t: Vec<f64> = (0..21)
+        .map(|k| {
+            let seg = segment::<B>(1, k);
+            let t0 = Instant::now();
+            let r = B::rtl(&seg.cfg, None).unwrap();
+            let m = covered::<B>(&seg.cfg);
+            drop(black_box((r, m)));
+            t0.elapsed().as_secs_f64()
+        })
+        .collect();
+    median(&t)
+}
+
 fn bench<B: Block>(o: &Opts) {
     if let Some(b) = &o.blocks {
         if !b.iter().any(|n| n == B::NAME) {
@@ -201,12 +228,12 @@ fn bench<B: Block>(o: &Opts) {
     };
     let mut co = || {
         let mut r = B::rtl(&cfg, None).unwrap();
-        let mut m = Golden(B::model(&cfg).unwrap());
+        let mut m = covered::<B>(&cfg);
         lockstep(&mut r, &mut m, &mut stim.clone(), cycles).unwrap()
     };
     let mut pipe = || {
         let mut r = B::rtl(&cfg, None).unwrap();
-        let mut m = Golden(B::model(&cfg).unwrap());
+        let mut m = covered::<B>(&cfg);
         lockstep_pipelined(&mut r, &mut m, stim.clone(), cycles).unwrap()
     };
     let mut cpp = || {
@@ -258,13 +285,13 @@ fn bench<B: Block>(o: &Opts) {
             // each keeps its own model (and the lockstep loops their stimulus) from slice to slice. The
             // pipelined loop starts its second thread in every slice (tens of microseconds in 15 ms).
             let mut rl = B::rtl(&cfg, None).unwrap();
-            let mut ml = Golden(B::model(&cfg).unwrap());
+            let mut ml = covered::<B>(&cfg);
             let mut sl = stim.clone();
             let mut rc = B::rtl(&cfg, None).unwrap();
             let mut rr = B::rtl(&cfg, None).unwrap();
             let mut seed = 0;
             let mut rp = B::rtl(&cfg, None).unwrap();
-            let mut mp = Golden(B::model(&cfg).unwrap());
+            let mut mp = covered::<B>(&cfg);
             let mut sp = stim.clone();
             let rates = interleaved(
                 cycles,
@@ -304,8 +331,11 @@ fn bench<B: Block>(o: &Opts) {
             100.0 * quantile(v, 0.75)
         )
     };
+    let setup = setup_seconds::<B>();
+    // The share of a configuration's stretch (B::SEGMENT cycles at the lockstep rate) its setup adds.
+    let setup_share = setup * median(&cpu[LOCKSTEP]) / B::SEGMENT as f64;
     println!(
-        "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {} | {} | {:.2} | {} | {:.2} | {} |",
+        "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {} | {} | {:.2} | {} | {:.2} | {} | {:.0} | {:.1}% |",
         B::NAME,
         m(&cpu[STIM]),
         m(&cpu[RUST]),
@@ -318,6 +348,8 @@ fn bench<B: Block>(o: &Opts) {
         pct(&pipe_wall),
         m(&cpu[REPLAY]),
         pct(&replay_cpu),
+        setup * 1e6,
+        100.0 * setup_share,
     );
 }
 
@@ -352,9 +384,9 @@ fn main() {
         println!(
             "| block | stimulus | Rust block | RTL from Rust | lockstep | C++-only loop | lockstep / C++ | \
              lockstep / C++ (wall) | pipelined (wall) | pipelined / C++ (wall) | C++ replay loop | lockstep / \
-             replay |"
+             replay | setup (us) | setup / configuration |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     }
     bench::<CreditTxBlock>(&o);
     bench::<CreditRxBlock>(&o);

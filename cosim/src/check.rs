@@ -18,6 +18,8 @@ pub struct Mismatch {
     pub model: Wide,
     /// The VCD written around the mismatch, with its first and last cycle, when one was asked for.
     pub vcd: Option<(PathBuf, u64, u64)>,
+    /// Which configuration of a run's schedule the mismatch came in (for runs of many).
+    pub config: Option<String>,
 }
 
 impl std::fmt::Display for Mismatch {
@@ -29,6 +31,9 @@ impl std::fmt::Display for Mismatch {
         )?;
         if let Some((p, a, b)) = &self.vcd {
             write!(f, " (VCD of cycles {a}..={b} in {})", p.display())?;
+        }
+        if let Some(c) = &self.config {
+            write!(f, " in {c}")?;
         }
         Ok(())
     }
@@ -176,6 +181,7 @@ fn mismatch<O: Ports>(cycle: u64, r: &O, m: &O) -> CosimError {
         rtl: r.get(k),
         model: m.get(k),
         vcd: None,
+        config: None,
     }))
 }
 

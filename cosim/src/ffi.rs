@@ -25,7 +25,7 @@ pub struct Variant<Io: 'static> {
     new: unsafe extern "C" fn() -> *mut c_void,
     delete: unsafe extern "C" fn(*mut c_void),
     step: unsafe extern "C" fn(*mut c_void, *mut Io) -> c_int,
-    time_zero: unsafe extern "C" fn(*mut c_void),
+    time_zero: unsafe extern "C" fn(*mut c_void, u64),
     trace_open: unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int,
     trace_close: unsafe extern "C" fn(*mut c_void),
     bench: unsafe extern "C" fn(*mut c_void, *mut Io, u64, u64) -> u64,
@@ -97,8 +97,14 @@ impl<Io> Rtl<Io> {
     /// Makes the next step cycle 0 of the VCD time axis (adapters call it after their power-on reset, so VCD
     /// time stamps are run cycles times 10).
     pub fn time_zero(&mut self) {
+        self.time_at(0);
+    }
+
+    /// Makes the next step cycle `cycle` of the VCD time axis (a configuration that starts `cycle` cycles into
+    /// a run gets a fresh model whose VCD time stamps go on from there).
+    pub fn time_at(&mut self, cycle: u64) {
         // SAFETY: live handle.
-        unsafe { (self.v.time_zero)(self.h.as_ptr()) }
+        unsafe { (self.v.time_zero)(self.h.as_ptr(), cycle) }
     }
 
     /// Starts writing a VCD of every signal to `path` (one cycle = 10 time units: clock low at 10c, high at

@@ -5,6 +5,7 @@
 //! - [`dut`]: the narrow [`dut::Dut`] trait both sides implement (the Rust block through [`dut::Golden`]).
 //! - [`check`]: the lockstep checker: same inputs to both every cycle, every output compared, the first
 //!   mismatch reported with cycle, port, RTL value and model value in hex, and a VCD window around it.
+//! - [`cover`]: functional coverage: each block's cover points, the sampler on the Rust side, the report.
 //! - [`blocks`]: per block, the seeded stimulus generator, the port lists and (with the `verilator` feature)
 //!   the adapter to its Verilated model.
 //! - [`wide`]: port values of any width (up to 2,048 bits), as Verilator's `VlWide` words.
@@ -21,6 +22,7 @@
 pub mod adapter;
 pub mod blocks;
 pub mod check;
+pub mod cover;
 pub mod dut;
 #[cfg(feature = "verilator")]
 #[allow(unsafe_code)]

@@ -42,15 +42,34 @@ macro_rules! with_block {
     };
 }
 
-/// Co-simulates block `name` on its seeded random stimulus.
+/// Co-simulates block `name` on the configurations of its seeded schedule ([`crate::blocks::segment`]).
 #[cfg(feature = "verilator")]
 pub fn run_random(
     name: &str,
     seed: u64,
     opts: &crate::blocks::RunOpts,
 ) -> Result<crate::check::Matched, crate::check::CosimError> {
-    use crate::blocks::run_random as r;
-    with_block!(name, r(seed, opts))
+    run_covered(name, seed, opts).and_then(|(r, _)| r)
+}
+
+/// The result of a run and the coverage it reached; the outer error when the run could not start (no such
+/// block).
+#[cfg(feature = "verilator")]
+pub type Covered = Result<
+    (
+        Result<crate::check::Matched, crate::check::CosimError>,
+        crate::cover::Coverage,
+    ),
+    crate::check::CosimError,
+>;
+
+/// [`run_random`] with the coverage the run reached.
+#[cfg(feature = "verilator")]
+pub fn run_covered(name: &str, seed: u64, opts: &crate::blocks::RunOpts) -> Covered {
+    fn go<B: crate::blocks::Block>(seed: u64, opts: &crate::blocks::RunOpts) -> Covered {
+        Ok(crate::blocks::run_schedule::<B>(seed, opts))
+    }
+    with_block!(name, go(seed, opts))
 }
 
 /// Co-simulates the block a port-trace file names, on the inputs it records.
@@ -59,17 +78,24 @@ pub fn run_trace_file(
     path: &std::path::Path,
     opts: &crate::blocks::RunOpts,
 ) -> Result<crate::check::Matched, crate::check::CosimError> {
+    run_trace_file_covered(path, opts).and_then(|(r, _)| r)
+}
+
+/// [`run_trace_file`] with the coverage the trace reached (one configuration: the trace's).
+#[cfg(feature = "verilator")]
+pub fn run_trace_file_covered(path: &std::path::Path, opts: &crate::blocks::RunOpts) -> Covered {
     let text = std::fs::read_to_string(path).map_err(|err| crate::check::CosimError::Io {
         path: path.to_path_buf(),
         err,
     })?;
     let name = crate::trace::block_name(&text)?;
-    fn go<B: crate::blocks::Block>(
-        text: &str,
-        opts: &crate::blocks::RunOpts,
-    ) -> Result<crate::check::Matched, crate::check::CosimError> {
+    fn go<B: crate::blocks::Block>(text: &str, opts: &crate::blocks::RunOpts) -> Covered {
         let t = crate::trace::parse::<B>(text)?;
-        crate::blocks::run::<B, _>(&t.config, t.inputs.iter().copied(), opts)
+        Ok(crate::blocks::run_covered::<B, _>(
+            &t.config,
+            t.inputs.iter().copied(),
+            opts,
+        ))
     }
     with_block!(name.as_str(), go(&text, opts))
 }
@@ -84,8 +110,12 @@ mod tests {
         assert!(lines.contains(&"credit_tx BUG_CREDIT_WRAP BUG_FC_ORDER".to_string()));
         assert!(lines.iter().any(|l| l.starts_with("credit_rx ")));
         assert!(!lines.iter().any(|l| l.starts_with("test_finish")));
-        assert!(lines.contains(&"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK".to_string()));
-        assert!(lines.contains(&"cct_shaper BUG_TIMER_LATE BUG_CCTI_LIMIT".to_string()));
+        assert!(lines.contains(
+            &"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK BUG_THRESHOLD_INDEX".to_string()
+        ));
+        assert!(lines.contains(
+            &"cct_shaper BUG_TIMER_LATE BUG_CCTI_LIMIT BUG_CCTI_MIN BUG_BECN_FIRST".to_string()
+        ));
         assert!(lines.contains(&"fecn_rewrite_b8 BUG_VCRC_BYTE_ORDER BUG_FECN_BIT".to_string()));
         assert!(lines.contains(&"switch_core BUG_CONG_VL_INDEX BUG_CREDIT_BYPASS".to_string()));
     }

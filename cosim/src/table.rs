@@ -93,7 +93,12 @@ pub const MODULES: &[Module] = &[
             p("overflow_o", Dir::Out, 1),
             p("drain_err_o", Dir::Out, 1),
         ],
-        bugs: &["BUG_FCCL_CAP", "BUG_ABR_LOAD", "BUG_FC_TIMER"],
+        bugs: &[
+            "BUG_FCCL_CAP",
+            "BUG_ABR_LOAD",
+            "BUG_FC_TIMER",
+            "BUG_OVERFLOW_AT_FULL",
+        ],
         twin: true,
     },
     Module {
@@ -126,7 +131,7 @@ pub const MODULES: &[Module] = &[
             p("mark_state_i", Dir::In, 1),
             p("mark_o", Dir::Out, 1),
         ],
-        bugs: &["BUG_COUNTER_RELOAD", "BUG_PACKET_SIZE"],
+        bugs: &["BUG_COUNTER_RELOAD", "BUG_PACKET_SIZE", "BUG_LFSR_STALL"],
         twin: true,
     },
     Module {
@@ -150,7 +155,7 @@ pub const MODULES: &[Module] = &[
             p("gnt_vl_o", Dir::Out, 4),
             p("gnt_high_o", Dir::Out, 1),
         ],
-        bugs: &["BUG_WEIGHT_UNIT", "BUG_VL15_PRIORITY"],
+        bugs: &["BUG_WEIGHT_UNIT", "BUG_VL15_PRIORITY", "BUG_HIGH_LIMIT"],
         twin: true,
     },
     Module {
@@ -172,7 +177,11 @@ pub const MODULES: &[Module] = &[
             p("victim_o", Dir::Out, 1),
             p("mark_state_o", Dir::Out, 1),
         ],
-        bugs: &["BUG_THRESHOLD_OFF_BY_ONE", "BUG_VICTIM_MASK"],
+        bugs: &[
+            "BUG_THRESHOLD_OFF_BY_ONE",
+            "BUG_VICTIM_MASK",
+            "BUG_THRESHOLD_INDEX",
+        ],
         twin: true,
     },
     Module {
@@ -196,7 +205,12 @@ pub const MODULES: &[Module] = &[
             p("ready_o", Dir::Out, 1),
             p("trigger_o", Dir::Out, 1),
         ],
-        bugs: &["BUG_TIMER_LATE", "BUG_CCTI_LIMIT"],
+        bugs: &[
+            "BUG_TIMER_LATE",
+            "BUG_CCTI_LIMIT",
+            "BUG_CCTI_MIN",
+            "BUG_BECN_FIRST",
+        ],
         twin: true,
     },
     Module {
@@ -330,4 +344,11 @@ pub fn prefix(module: &str, bug: Option<&str>) -> String {
         None => format!("V{module}"),
         Some(b) => format!("V{module}_{}", b.to_ascii_lowercase()),
     }
+}
+
+/// The preprocessor macro that builds bug variant `bug` (`BUG_<NAME>` -> `IBCYCLE_FAULT_<NAME>`): defined
+/// together with `IBCYCLE_FAULTS_ENABLE`, never alone (the RTL stops elaboration when a variant's macro is
+/// defined without the enable, so a stray define cannot build a broken block unnoticed).
+pub fn fault_macro(bug: &str) -> String {
+    format!("IBCYCLE_FAULT_{}", bug.strip_prefix("BUG_").unwrap_or(bug))
 }

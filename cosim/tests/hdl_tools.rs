@@ -38,6 +38,43 @@ fn twins_lint_clean_with_wall() {
     }
 }
 
+/// A fault variant's macro builds only with `IBCYCLE_FAULTS_ENABLE` beside it: defined alone (a stray define
+/// in a file listed before the module, say) elaboration stops with an error naming it; with the enable the
+/// variant lints clean. Every variant of every twin, through Verilator as the co-simulation's build runs it.
+#[test]
+fn fault_variant_without_the_enable_fails_to_build() {
+    for m in registry::blocks() {
+        for bug in m.bugs {
+            let mac = cosim::table::fault_macro(bug);
+            let lint = |enable: bool| {
+                let mut c = Command::new("verilator");
+                c.args(["--lint-only", "-Wall", "-y"])
+                    .arg(hdl(m.top).parent().unwrap())
+                    .args(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
+                if enable {
+                    c.arg("-DIBCYCLE_FAULTS_ENABLE");
+                }
+                tool(c.arg(format!("-D{mac}")).arg(hdl(m.top)), "verilator")
+            };
+            let o = lint(false);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                !o.status.success()
+                    && err.contains(&format!("{mac} is defined without IBCYCLE_FAULTS_ENABLE")),
+                "{} {bug}: built without the enable: {err}",
+                m.name
+            );
+            let o = lint(true);
+            assert!(
+                o.status.success() && o.stderr.is_empty(),
+                "{} {bug} with the enable: {}",
+                m.name,
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
 /// The modules synthesise on two threads, alternating in table order so the slow ones (`cong_detect` with
 /// its 64-lane sums and divider, about 25 s of CPU; `cct_shaper` and `fecn_rewrite_b32`, about 12 s each) are
 /// split between them; one at a time the test took 85 s.

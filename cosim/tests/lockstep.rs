@@ -12,8 +12,9 @@ use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
 use cosim::blocks::switch_core::SwitchCoreBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::vl_arb::VlArbBlock;
-use cosim::blocks::{run, run_random, Block, RunOpts};
+use cosim::blocks::{run, run_random, run_schedule, Block, RunOpts, DEFAULT_CYCLES};
 use cosim::check::CosimError;
+use cosim::cover::Cover;
 use cosim::registry;
 use cosim::table::MODULES;
 use rtl_model::blocks::credit_rx::FcPolicy;
@@ -242,6 +243,162 @@ fn every_bug_variant_is_caught_within_the_bound() {
         .map(|m| m.bugs.len())
         .sum();
     assert_eq!(report.len(), variants);
+}
+
+/// Seeds every bug variant must be caught with, at the default run length.
+const EVERY_SEED: std::ops::RangeInclusive<u64> = 1..=32;
+
+/// Every bug variant of `B` is caught with every seed of [`EVERY_SEED`] within [`DEFAULT_CYCLES`], whatever
+/// the configuration the seed draws first (the run goes through the block's corner configurations), and
+/// the cover point the variant names was hit by then. Prints the latest catch per variant.
+fn caught_with_every_seed<B: Block>() {
+    let m = cosim::table::module(B::NAME).unwrap();
+    for bug in m.bugs {
+        let point = <B::Cover as Cover>::EXPOSED_BY
+            .iter()
+            .find(|(b, _)| b == bug)
+            .map(|(_, p)| *p)
+            .unwrap_or_else(|| panic!("{} {bug} names no cover point", B::NAME));
+        let mut worst = (0, 0);
+        for seed in EVERY_SEED {
+            let opts = RunOpts {
+                bug: Some(bug.to_string()),
+                ..RunOpts::new(DEFAULT_CYCLES)
+            };
+            let (r, cov) = run_schedule::<B>(seed, &opts);
+            match r {
+                Err(CosimError::Mismatch(mm)) => worst = worst.max((mm.cycle, seed)),
+                Ok(matched) => panic!("{} {bug} seed {seed} went unseen: {matched}", B::NAME),
+                Err(e) => panic!("{} {bug} seed {seed}: {e}", B::NAME),
+            }
+            assert!(
+                cov.hits_of(point).unwrap() > 0,
+                "{} {bug} seed {seed}: caught before its cover point {point} was hit",
+                B::NAME
+            );
+        }
+        println!(
+            "{} {bug} (exposed by {point}): caught with every seed, the latest at cycle {} (seed {})",
+            B::NAME,
+            worst.0,
+            worst.1
+        );
+    }
+}
+
+#[test]
+fn credit_tx_and_credit_rx_bugs_are_caught_with_every_seed() {
+    caught_with_every_seed::<CreditTxBlock>();
+    caught_with_every_seed::<CreditRxBlock>();
+}
+
+#[test]
+fn timebase_and_fecn_marker_bugs_are_caught_with_every_seed() {
+    caught_with_every_seed::<TimebaseBlock>();
+    caught_with_every_seed::<FecnMarkerBlock>();
+}
+
+#[test]
+fn vl_arb_bugs_are_caught_with_every_seed() {
+    caught_with_every_seed::<VlArbBlock>();
+}
+
+#[test]
+fn cong_detect_bugs_are_caught_with_every_seed() {
+    caught_with_every_seed::<CongDetectBlock>();
+}
+
+#[test]
+fn cct_shaper_bugs_are_caught_with_every_seed() {
+    caught_with_every_seed::<CctShaperBlock>();
+}
+
+#[test]
+fn fecn_rewrite_bugs_are_caught_with_every_seed() {
+    caught_with_every_seed::<FecnRewriteB8Block>();
+    caught_with_every_seed::<FecnRewriteB32Block>();
+}
+
+#[test]
+fn switch_core_bugs_are_caught_with_every_seed() {
+    caught_with_every_seed::<SwitchCoreBlock>();
+}
+
+/// A clean run with `until_covered` hits every cover point of `B` within [`DEFAULT_CYCLES`] (seeds 1 to 4),
+/// stops when it has, and matches on every cycle.
+fn covered_within_the_default_length<B: Block>() {
+    for seed in 1..=4 {
+        let opts = RunOpts {
+            until_covered: true,
+            ..RunOpts::new(DEFAULT_CYCLES)
+        };
+        let (r, cov) = run_schedule::<B>(seed, &opts);
+        let m = r.unwrap_or_else(|e| panic!("{} seed {seed}: {e}", B::NAME));
+        assert!(cov.complete(), "{} seed {seed}:\n{}", B::NAME, cov.table());
+        assert_eq!(m.cycles, cov.cycles);
+        // Stopped at the end of the configuration that completed it, not at the limit.
+        assert!(
+            cov.cycles < DEFAULT_CYCLES || B::SEGMENT >= DEFAULT_CYCLES,
+            "{}",
+            B::NAME
+        );
+        println!(
+            "{} seed {seed}: every point hit in {} cycles, {} configurations",
+            B::NAME,
+            cov.cycles,
+            cov.configs
+        );
+    }
+}
+
+#[test]
+fn every_block_covers_every_point_within_the_default_length() {
+    covered_within_the_default_length::<CreditTxBlock>();
+    covered_within_the_default_length::<CreditRxBlock>();
+    covered_within_the_default_length::<TimebaseBlock>();
+    covered_within_the_default_length::<FecnMarkerBlock>();
+    covered_within_the_default_length::<VlArbBlock>();
+    covered_within_the_default_length::<CongDetectBlock>();
+    covered_within_the_default_length::<CctShaperBlock>();
+    covered_within_the_default_length::<FecnRewriteB8Block>();
+    covered_within_the_default_length::<FecnRewriteB32Block>();
+}
+
+#[test]
+fn switch_core_covers_every_point_within_the_default_length() {
+    covered_within_the_default_length::<SwitchCoreBlock>();
+}
+
+/// A mismatch in a later configuration names it, and its VCD window's time stamps count from the run's
+/// start (each configuration's model instance goes on from the cycle it starts at).
+#[test]
+fn a_mismatch_in_a_later_configuration_names_it_and_its_vcd_counts_from_the_run_start() {
+    let dir = std::env::temp_dir().join(format!("cosim-vcd-late-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cap.vcd");
+    // BUG_FCCL_CAP cannot show in corner 0 (buffer and cap of 1): it is caught in a later configuration.
+    let opts = RunOpts {
+        bug: Some("BUG_FCCL_CAP".into()),
+        vcd: Some(path.clone()),
+        ..RunOpts::new(DEFAULT_CYCLES)
+    };
+    let e = run_random::<CreditRxBlock>(1, &opts).unwrap_err();
+    let CosimError::Mismatch(m) = &e else {
+        panic!("expected a mismatch, got {e}")
+    };
+    let start = CreditRxBlock::SEGMENT;
+    assert!(m.cycle >= start, "{e}");
+    let line = e.to_string();
+    assert!(line.contains(" in configuration "), "{line}");
+    let (_, from, to) = m.vcd.clone().expect("a VCD window");
+    // 64 cycles before, or from the configuration's first cycle if it started later.
+    assert!(from <= m.cycle && from + 64 >= m.cycle, "{e}");
+    assert_eq!(to, m.cycle + 8);
+    let vcd = std::fs::read_to_string(&path).unwrap();
+    for t in [10 * from, 10 * to + 5] {
+        assert!(vcd.contains(&format!("\n#{t}\n")), "no time stamp {t}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

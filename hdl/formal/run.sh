@@ -14,12 +14,12 @@ command -v yosys >/dev/null || { echo "formal/run.sh: yosys not found (apt-get i
 out="$root/target/formal"
 mkdir -p "$out"
 
-# prove HARNESS "FILES" [DEFINE]: 0 when the proof holds.
+# prove HARNESS "FILES" [BUG_NAME]: 0 when the proof holds (with the fault variant built in, if named).
 prove() {
   local h=$1 files=$2 def=${3:-}
   local srcs=""
   for f in $files; do srcs+=" $root/hdl/$f"; done
-  yosys -q -l "$out/$h${def:+.$def}.log" -p "read_verilog -formal -sv -DFORMAL ${def:+-D$def} -DIBCYCLE_FAULTS_ENABLE $srcs;
+  yosys -q -l "$out/$h${def:+.$def}.log" -p "read_verilog -formal -sv -DFORMAL ${def:+-DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_${def#BUG_}} $srcs;
     prep -top $h; flatten; opt -fast; async2sync; dffunmap;
     sat -tempinduct -prove-asserts -set-assumes -set-init-zero -maxsteps 16 -verify" >/dev/null 2>&1
 }
@@ -38,13 +38,17 @@ check() {
     if prove "$h" "$files" "$b"; then
       printf '%-12s %-22s NOT CAUGHT (its proof holds)\n' "$h" "$b"
       fail=1
-    else
+    elif grep -q 'proof did fail' "$out/$h.$b.log"; then
       printf '%-12s %-22s caught (the proof fails)\n' "$h" "$b"
+    else
+      # Anything else (a build error, say) is not a catch.
+      printf '%-12s %-22s ERROR, see %s\n' "$h" "$b" "$out/$h.$b.log"
+      fail=1
     fi
   done
 }
 
 check credit_link "credit_tx.sv credit_rx.sv formal/credit_link.sv" \
-  "BUG_CREDIT_WRAP BUG_FC_ORDER BUG_FCCL_CAP BUG_ABR_LOAD"
+  "BUG_CREDIT_WRAP BUG_FC_ORDER BUG_FCCL_CAP BUG_ABR_LOAD BUG_OVERFLOW_AT_FULL"
 check marker_rate "fecn_marker.sv formal/marker_rate.sv" "BUG_COUNTER_RELOAD BUG_PACKET_SIZE"
 exit $fail

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs hdl/tb/switch_core_lossless_tb.sv with Verilator (--binary, assertions on): switch_core
 # against the IBA's credit rule, not against its Rust twin. Exit 0 when it prints "no loss".
-# usage: hdl/tb/lossless.sh [-DBUG_<NAME>...]   (extra Verilator arguments, e.g. a fault variant)
+# usage: hdl/tb/lossless.sh [ARG...]   extra Verilator arguments, e.g. a fault variant:
+#        -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_CREDIT_BYPASS
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/target/hdl-lossless"

@@ -4,7 +4,7 @@
 # replays it into the RTL and compares every output every cycle.
 #
 # usage: hdl/tb/run.sh [--bugs] [--cycles N] [--seed S] [BLOCK...]
-#   --bugs      also build every `ifdef BUG_<NAME>` variant of each module and require the same trace to catch it
+#   --bugs      also build every `ifdef IBCYCLE_FAULT_<NAME>` variant (with IBCYCLE_FAULTS_ENABLE) of each module and require the same trace to catch it
 #   --cycles N  cycles per block (default 100000); fecn_rewrite_b8 runs N/5 and fecn_rewrite_b32 N/20, as Icarus
 #               takes about 0.3 and 1 ms per cycle on their byte loops (the Verilator co-simulation runs millions)
 #   --seed S    stimulus seed (default 1)
@@ -87,9 +87,9 @@ for block in "${blocks[@]}"; do
     continue
   fi
   [ $bugs -eq 1 ] || continue
-  for bug in $(grep -o '^`ifdef BUG_[A-Z0-9_]*' "$root/hdl/$module.sv" | sed 's/^`ifdef //' | sort -u); do
+  for bug in $(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$root/hdl/$module.sv" | sed 's/^`ifdef //' | sort -u); do
     rm -f "$out/$block.$bug.vvp"
-    compile "$block" "$out/$block.$bug.vvp" "-D$bug"
+    compile "$block" "$out/$block.$bug.vvp" -DIBCYCLE_FAULTS_ENABLE "-D$bug"
     log=$(vvp -n "$out/$block.$bug.vvp" +trace="$trace" 2>&1 || true)
     # The RTL's assertions print "ERROR: file:line" under Icarus and the run goes on to the comparison: a
     # variant is caught by either, and the line says which.

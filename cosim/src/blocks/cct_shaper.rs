@@ -14,6 +14,7 @@
 
 use super::{held, held_wide, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::ports::Wide;
 use crate::rng::Rng;
 use rtl_model::blocks::cct_shaper::{CctEntryBits, CctShaper, Config, In, Out, CCT_MAX_ENTRIES};
@@ -101,6 +102,7 @@ impl Block for CctShaperBlock {
     type Out = Out;
     type Model = CctShaper;
     type Stim = CctShaperStim;
+    type Cover = CctShaperCover;
 
     fn model(cfg: &Config) -> Result<CctShaper, CosimError> {
         CctShaper::new(cfg.clone()).map_err(|e| CosimError::Config {
@@ -109,14 +111,21 @@ impl Block for CctShaperBlock {
         })
     }
 
-    fn random(seed: u64) -> (Config, CctShaperStim) {
+    const CORNERS: u32 = 7;
+    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    const SEGMENT: u64 = 32_768;
+
+    /// Corners: timer off with CCTI_Limit 0, the largest limit, CCTI_Min and timer, a short timer with a
+    /// small increase (expiries that matter), an increase that overshoots a small limit, increase 0 with the
+    /// trigger off, the largest Trigger_Threshold with T_pkt 0, timer 1 with the largest increase and limit.
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, CctShaperStim) {
         let mut r = Rng::new(seed ^ 0xcc7_5a9e);
         let limit = match r.below(3) {
             0 => r.range(0, 10),
             _ => r.range(0, 127),
         } as u16;
         let raw_mask = if r.pct(50) { 0xc00f } else { 0xffff };
-        let cfg = Config {
+        let mut cfg = Config {
             cct: (0..CCT_MAX_ENTRIES)
                 .map(|_| CctEntryBits::from_raw(r.next_u64() as u16 & raw_mask))
                 .collect(),
@@ -143,6 +152,29 @@ impl Block for CctShaperBlock {
                 r.next_u64() as u16
             },
         };
+        match corner {
+            Some(0) => (cfg.ccti_timer, cfg.ccti_limit, cfg.ccti_min) = (0, 0, 0),
+            Some(1) => (cfg.ccti_timer, cfg.ccti_limit, cfg.ccti_min) = (u16::MAX, 127, 127),
+            Some(2) => {
+                cfg.ccti_timer = r.range(1, 8) as u16;
+                cfg.ccti_increase = r.range(1, 3) as u8;
+                cfg.ccti_limit = r.range(20, 127) as u16;
+                // Above 0, so an expiry that ignores CCTI_Min shows.
+                cfg.ccti_min = r.range(1, 10) as u8;
+            }
+            Some(3) => {
+                cfg.ccti_increase = r.range(50, 255) as u8;
+                cfg.ccti_limit = r.range(1, 20) as u16;
+                cfg.ccti_min = 0;
+            }
+            Some(4) => (cfg.ccti_increase, cfg.trigger_threshold) = (0, 0),
+            Some(5) => (cfg.trigger_threshold, cfg.t_pkt) = (255, 0),
+            Some(_) => {
+                (cfg.ccti_timer, cfg.ccti_increase) = (1, 255);
+                (cfg.ccti_limit, cfg.ccti_min) = (127, 0);
+            }
+            None => {}
+        }
         let stim = CctShaperStim {
             rng: Rng::new(seed),
             becn_every: 0,
@@ -200,6 +232,105 @@ fn cct_port(cct: &[CctEntryBits]) -> Wide {
         w.set_field(16 * e, 16, x.to_raw().into());
     }
     w
+}
+
+/// `cct_shaper`'s cover points.
+#[derive(Debug, Clone, Copy)]
+pub struct CctShaperCover;
+
+/// What `cct_shaper`'s sampler keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct CctShaperCovState {
+    limit: u16,
+    min: u16,
+    inc: u16,
+    last_ccti: u16,
+    last_on: bool,
+    /// The model's timer after the last edge (ticks to expiry, 0: stopped).
+    timer: u16,
+}
+
+impl Cover for CctShaperCover {
+    const POINTS: &'static [Point] = &[
+        bin("timer_off", "CCTI_Timer 0 (off)"),
+        bin("timer_max", "CCTI_Timer 65,535"),
+        bin("limit_zero", "CCTI_Limit 0"),
+        bin("limit_max", "CCTI_Limit 127"),
+        bin("increase_zero", "CCTI_Increase 0"),
+        bin("increase_max", "CCTI_Increase 255"),
+        bin("trigger_off", "Trigger_Threshold 0 (off)"),
+        bin("min_at_limit", "CCTI_Min equal to CCTI_Limit"),
+        event("becn", "a BECN"),
+        event("ccti_at_limit", "CCTI at CCTI_Limit"),
+        event("ccti_at_min", "CCTI at CCTI_Min"),
+        event(
+            "becn_clamped",
+            "a BECN whose increase passes CCTI_Limit (clamped)",
+        ),
+        event(
+            "timer_expiry",
+            "the timer expires (a tick with one tick left)",
+        ),
+        event(
+            "expiry_with_becn",
+            "the timer expires in the same cycle as a BECN",
+        ),
+        event("trigger", "trigger_o"),
+        event("ird_saturated", "IRD saturated at 2^24 - 1"),
+        event("reset", "a reset cycle"),
+        event("ccti_lowered", "the timer lowers CCTI"),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_TIMER_LATE", "timer_expiry"),
+        ("BUG_CCTI_LIMIT", "becn_clamped"),
+        ("BUG_CCTI_MIN", "ccti_at_min"),
+        ("BUG_BECN_FIRST", "expiry_with_becn"),
+    ];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = CctShaper;
+    type State = CctShaperCovState;
+
+    fn begin(c: &Config, h: &mut Hits) -> CctShaperCovState {
+        count(h, 0, c.ccti_timer == 0);
+        count(h, 1, c.ccti_timer == u16::MAX);
+        count(h, 2, c.ccti_limit == 0);
+        count(h, 3, c.ccti_limit == 127);
+        count(h, 4, c.ccti_increase == 0);
+        count(h, 5, c.ccti_increase == u8::MAX);
+        count(h, 6, c.trigger_threshold == 0);
+        count(h, 7, u16::from(c.ccti_min) == c.ccti_limit);
+        CctShaperCovState {
+            limit: c.ccti_limit,
+            min: c.ccti_min.into(),
+            inc: c.ccti_increase.into(),
+            last_ccti: 0,
+            last_on: false,
+            timer: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn sample(st: &mut CctShaperCovState, m: &CctShaper, i: &In, o: &Out, h: &mut Hits) {
+        let on = i.rst_ni;
+        let ccti = u16::from(o.ccti_o);
+        // The timer expires in this cycle: a tick with one tick left (as the block decides it).
+        let expiry = on & i.tick_i & (st.timer == 1);
+        count(h, 8, on & i.becn_i);
+        count(h, 9, on & (ccti == st.limit));
+        count(h, 10, on & (ccti == st.min));
+        count(h, 11, on & i.becn_i & (ccti + st.inc > st.limit));
+        count(h, 12, expiry);
+        count(h, 13, expiry & i.becn_i);
+        count(h, 14, on & o.trigger_o);
+        count(h, 15, on & (o.ird_o == 0xff_ffff));
+        count(h, 16, !on);
+        count(h, 17, on & st.last_on & (ccti < st.last_ccti));
+        st.last_ccti = ccti;
+        st.last_on = on;
+        st.timer = m.timer_q;
+    }
 }
 
 /// The adapter to the Verilated `cct_shaper`.

@@ -17,6 +17,7 @@
 
 use super::{held, held_wide, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::ports::{PortValue, Ports, Wide};
 use crate::rng::Rng;
 use rtl_model::blocks::cong_detect::{
@@ -271,6 +272,7 @@ impl Block for CongDetectBlock {
     type Out = Out;
     type Model = CongDetectTwin;
     type Stim = CongDetectStim;
+    type Cover = CongDetectCover;
 
     fn model(cfg: &Config) -> Result<CongDetectTwin, CosimError> {
         CongDetect::new(*cfg)
@@ -281,7 +283,11 @@ impl Block for CongDetectBlock {
             })
     }
 
-    fn random(seed: u64) -> (Config, CongDetectStim) {
+    const CORNERS: u32 = 16;
+
+    /// Corners: every Threshold (0, 1 and 15 among them), each comparison, Root_Min_Credits 0 (never a
+    /// victim) and 4,095 (mostly victims), Victim_Mask clear where victims happen.
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, CongDetectStim) {
         let mut r = Rng::new(seed ^ 0xc0_46de);
         let mut thr_table = linear_thr_table(r.range(1, 0xffff) as u16);
         if r.pct(50) {
@@ -293,7 +299,7 @@ impl Block for CongDetectBlock {
                 };
             }
         }
-        let cfg = Config {
+        let mut cfg = Config {
             // Threshold 0 (never congested) in about one configuration of 16, like the others.
             threshold: r.below(16) as u8,
             thr_table,
@@ -309,6 +315,23 @@ impl Block for CongDetectBlock {
             },
             victim_mask: r.pct(50),
         };
+        // Corner c has Threshold c (each Threshold in turn), the comparisons in turn, Victim_Mask clear in
+        // every other (victims that must not mark), Root_Min_Credits 0 (never a victim) in one and 4,095
+        // (mostly victims) in two.
+        if let Some(c) = corner {
+            cfg.threshold = c as u8;
+            cfg.compare = [
+                FillCompare::PerVoq,
+                FillCompare::SumVoqs,
+                FillCompare::SumPerContributor,
+            ][c as usize % 3];
+            cfg.victim_mask = c % 2 == 0;
+            match c {
+                6 => cfg.root_min_credits = 0,
+                7 | 9 => cfg.root_min_credits = 0xfff,
+                _ => {}
+            }
+        }
         let stim = CongDetectStim {
             rng: Rng::new(seed),
             cfg,
@@ -364,6 +387,141 @@ impl Block for CongDetectBlock {
     #[cfg(feature = "verilator")]
     fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::CongDetectRtl, CosimError> {
         rtl::CongDetectRtl::new(cfg, bug)
+    }
+}
+
+/// `cong_detect`'s cover points.
+#[derive(Debug, Clone, Copy)]
+pub struct CongDetectCover;
+
+/// What `cong_detect`'s sampler keeps.
+#[derive(Debug, Clone)]
+pub struct CongDetectCovState {
+    /// The block with every threshold one lower: its `fill > thr - 1` is `fill >= thr`.
+    lower: CongDetect,
+    /// Whether the Threshold's table entry is 0 (then `fill >= 0` always holds).
+    entry_zero: bool,
+    /// The comparison is the sum per contributor (not a table shift), and its threshold entry.
+    per_contributor: bool,
+    thr: u32,
+    threshold: u8,
+    victim_mask: bool,
+    last_cong: bool,
+}
+
+impl Cover for CongDetectCover {
+    const POINTS: &'static [Point] = &[
+        bin("threshold_0", "Threshold 0: never congested"),
+        bin("per_voq", "compare each VoQ's fill"),
+        bin("sum_voqs", "compare the sum of the fills"),
+        bin(
+            "sum_per_contributor",
+            "compare the sum per contributing input",
+        ),
+        bin("victim_mask_set", "Victim_Mask set"),
+        bin("victim_mask_clear", "Victim_Mask clear"),
+        bin("root_min_zero", "Root_Min_Credits 0"),
+        bin("root_min_max", "Root_Min_Credits 4,095"),
+        event("congested", "over the fill threshold"),
+        event(
+            "cong_edge",
+            "congestion begins or ends (a fill crosses the threshold)",
+        ),
+        event("root", "congested with credit: root"),
+        event("victim_marks", "a victim with Victim_Mask set marks"),
+        event(
+            "victim_unmasked",
+            "a victim with Victim_Mask clear: must not mark",
+        ),
+        event("mark_threshold_1", "a marking decision at Threshold 1"),
+        event("mark_threshold_2", "a marking decision at Threshold 2"),
+        event("mark_threshold_3", "a marking decision at Threshold 3"),
+        event("mark_threshold_4", "a marking decision at Threshold 4"),
+        event("mark_threshold_5", "a marking decision at Threshold 5"),
+        event("mark_threshold_6", "a marking decision at Threshold 6"),
+        event("mark_threshold_7", "a marking decision at Threshold 7"),
+        event("mark_threshold_8", "a marking decision at Threshold 8"),
+        event("mark_threshold_9", "a marking decision at Threshold 9"),
+        event("mark_threshold_10", "a marking decision at Threshold 10"),
+        event("mark_threshold_11", "a marking decision at Threshold 11"),
+        event("mark_threshold_12", "a marking decision at Threshold 12"),
+        event("mark_threshold_13", "a marking decision at Threshold 13"),
+        event("mark_threshold_14", "a marking decision at Threshold 14"),
+        event("mark_threshold_15", "a marking decision at Threshold 15"),
+        event("reset", "a reset cycle"),
+        event(
+            "fill_at_threshold",
+            "the compared fill exactly at the threshold (not congested, by one)",
+        ),
+        bin(
+            "threshold_upper",
+            "Threshold 8 to 15 (the 4-bit index's top bit set)",
+        ),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_THRESHOLD_OFF_BY_ONE", "fill_at_threshold"),
+        ("BUG_VICTIM_MASK", "victim_unmasked"),
+        ("BUG_THRESHOLD_INDEX", "threshold_upper"),
+    ];
+    type Config = Config;
+    type In = CongIn;
+    type Out = Out;
+    type Model = CongDetectTwin;
+    type State = CongDetectCovState;
+
+    fn begin(c: &Config, h: &mut Hits) -> CongDetectCovState {
+        count(h, 0, c.threshold == 0);
+        count(h, 1, c.compare == FillCompare::PerVoq);
+        count(h, 2, c.compare == FillCompare::SumVoqs);
+        count(h, 3, c.compare == FillCompare::SumPerContributor);
+        count(h, 4, c.victim_mask);
+        count(h, 5, !c.victim_mask);
+        count(h, 6, c.root_min_credits == 0);
+        count(h, 7, c.root_min_credits == 0xfff);
+        count(h, 30, c.threshold >= 8);
+        let mut lower = *c;
+        for e in lower.thr_table.iter_mut() {
+            *e = e.saturating_sub(1);
+        }
+        CongDetectCovState {
+            // Lowering entries keeps a valid configuration valid (the run built the block from `c` first).
+            lower: CongDetect::new(lower).expect("valid configuration"),
+            entry_zero: c.thr_table[usize::from(c.threshold & 15)] == 0,
+            per_contributor: c.compare == FillCompare::SumPerContributor,
+            thr: c.thr_table[usize::from(c.threshold & 15)].into(),
+            threshold: c.threshold & 15,
+            victim_mask: c.victim_mask,
+            last_cong: false,
+        }
+    }
+
+    #[inline(always)]
+    fn sample(st: &mut CongDetectCovState, m: &CongDetectTwin, i: &CongIn, o: &Out, h: &mut Hits) {
+        let on = i.rst_ni;
+        // This cycle's fills are exactly at the threshold: over `thr - 1` (or the entry is 0) but not over
+        // `thr` (the block's registered decision, after the edge).
+        let n = usize::from(i.voq_cnt_i & 0x7f).min(MAX_INPUTS);
+        let over = m.0.outputs().cong_o;
+        let lanes = &i.voq_fill_i[..n];
+        let at = !over
+            & if st.per_contributor {
+                // `sum > thr / contributors`: at it when equal.
+                let k = lanes.iter().fold(0u32, |k, &f| k + u32::from(f != 0));
+                let sum = lanes.iter().fold(0u32, |s, &f| s + u32::from(f));
+                k != 0 && sum == st.thr / k
+            } else {
+                st.entry_zero || st.lower.over_threshold(lanes)
+            };
+        count(h, 29, on & (st.threshold != 0) & at);
+        count(h, 8, on & o.cong_o);
+        count(h, 9, on & (o.cong_o != st.last_cong));
+        count(h, 10, on & o.root_o);
+        count(h, 11, on & o.victim_o & st.victim_mask);
+        count(h, 12, on & o.victim_o & !st.victim_mask);
+        // Points 13..=27 are Threshold 1..=15; Threshold 0 never marks (its slot, 12, is not counted).
+        h[12 + usize::from(st.threshold)] += u64::from(on & o.mark_state_o & (st.threshold != 0));
+        count(h, 28, !on);
+        st.last_cong = o.cong_o & on;
     }
 }
 

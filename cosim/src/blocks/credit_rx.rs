@@ -12,6 +12,7 @@
 
 use super::{held, mask, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::impl_ports;
 use crate::ports::Wide;
 use crate::rng::Rng;
@@ -181,6 +182,7 @@ impl Block for CreditRxBlock {
     type Out = Out;
     type Model = CreditRx;
     type Stim = CreditRxStim;
+    type Cover = CreditRxCover;
 
     fn model(cfg: &Config) -> Result<CreditRx, CosimError> {
         CreditRx::new(*cfg).map_err(|e| CosimError::Config {
@@ -189,7 +191,11 @@ impl Block for CreditRxBlock {
         })
     }
 
-    fn random(seed: u64) -> (Config, CreditRxStim) {
+    const CORNERS: u32 = 6;
+    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    const SEGMENT: u64 = 32_768;
+
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, CreditRxStim) {
         let mut r = Rng::new(seed ^ 0xc0f1_7000);
         let buf_blocks = match r.below(20) {
             0..=4 => r.range(1, 300),
@@ -203,7 +209,7 @@ impl Block for CreditRxBlock {
         } as u16;
         // Half the configurations cap the credit below the buffer size, so the cap binds in most of them.
         let cap_limit = u64::from(buf_blocks.saturating_sub(1).clamp(1, FCCL_CAP));
-        let cfg = Config {
+        let mut cfg = Config {
             buf_blocks,
             fc_interval,
             policy: if r.pct(50) {
@@ -217,6 +223,37 @@ impl Block for CreditRxBlock {
                 r.range(1, cap_limit) as u16
             },
         };
+        // The corners: smallest and largest buffer, cap and interval; a cap far below the buffer (it binds
+        // in every cycle); a short periodic timer (it expires every few cycles).
+        match corner {
+            Some(0) => {
+                (cfg.buf_blocks, cfg.fccl_cap, cfg.fc_interval) = (1, 1, 1);
+                cfg.policy = FcPolicy::Periodic;
+            }
+            Some(1) => {
+                (cfg.buf_blocks, cfg.fccl_cap, cfg.fc_interval) = (u16::MAX, FCCL_CAP, u16::MAX);
+                cfg.policy = FcPolicy::PeriodicAndOnChange;
+            }
+            Some(2) => {
+                cfg.buf_blocks = r.range(64, 65535) as u16;
+                cfg.fccl_cap = r.range(1, 8) as u16;
+            }
+            Some(3) => {
+                cfg.fc_interval = r.range(1, 4) as u16;
+                cfg.policy = FcPolicy::Periodic;
+            }
+            Some(4) => {
+                cfg.fc_interval = u16::MAX;
+                cfg.policy = FcPolicy::Periodic;
+            }
+            Some(_) => {
+                cfg.buf_blocks = r.range(1, 8) as u16;
+                cfg.fccl_cap = FCCL_CAP;
+                cfg.fc_interval = r.range(1, 16) as u16;
+                cfg.policy = FcPolicy::PeriodicAndOnChange;
+            }
+            None => {}
+        }
         (cfg, CreditRxStim::new(seed, cfg))
     }
 
@@ -251,6 +288,111 @@ impl Block for CreditRxBlock {
     #[cfg(feature = "verilator")]
     fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::CreditRxRtl, CosimError> {
         rtl::CreditRxRtl::new(cfg, bug)
+    }
+}
+
+/// `credit_rx`'s cover points.
+#[derive(Debug, Clone, Copy)]
+pub struct CreditRxCover;
+
+/// What `credit_rx`'s sampler keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct CreditRxCovState {
+    cap: u16,
+    periodic: bool,
+    /// FCCL of the last flow-control packet sent (`u16::MAX` after a reset: none yet).
+    last_sent: u16,
+    last_abr: u16,
+}
+
+impl Cover for CreditRxCover {
+    const POINTS: &'static [Point] = &[
+        bin("buf_min", "Buffer of 1 block"),
+        bin("buf_max", "Buffer of 65,535 blocks"),
+        bin("cap_min", "FCCL cap of 1 block"),
+        bin("cap_max", "FCCL cap of 2,048 blocks"),
+        bin("cap_below_buf", "cap below the buffer size (it can bind)"),
+        bin("interval_min", "FC interval of 1 cycle"),
+        bin("interval_max", "FC interval of 65,535 cycles"),
+        bin("periodic", "periodic FC packets only"),
+        bin("on_change", "FC packets on change and periodically"),
+        event(
+            "fccl_capped",
+            "free blocks above the cap: the advertised credit is the cap's",
+        ),
+        event("buffer_full", "no block free"),
+        event(
+            "timer_send",
+            "an FC packet sent by the periodic timer (FCCL unchanged)",
+        ),
+        event(
+            "fc_with_rx",
+            "an FC packet in the same cycle as received blocks",
+        ),
+        event(
+            "abr_wrap",
+            "ABR goes down: it wraps past 4,095 (12 bits) or an FC packet resynchronises it lower",
+        ),
+        event("overflow", "blocks received beyond the free space"),
+        event("drain_error", "blocks drained beyond those held"),
+        event("reset", "a reset cycle"),
+        event(
+            "rx_fills_buffer",
+            "the blocks received exactly fill the free space (none on a full buffer)",
+        ),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_FCCL_CAP", "fccl_capped"),
+        ("BUG_ABR_LOAD", "fc_with_rx"),
+        ("BUG_FC_TIMER", "timer_send"),
+        ("BUG_OVERFLOW_AT_FULL", "rx_fills_buffer"),
+    ];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = CreditRx;
+    type State = CreditRxCovState;
+
+    fn begin(c: &Config, h: &mut Hits) -> CreditRxCovState {
+        count(h, 0, c.buf_blocks == 1);
+        count(h, 1, c.buf_blocks == u16::MAX);
+        count(h, 2, c.fccl_cap == 1);
+        count(h, 3, c.fccl_cap == FCCL_CAP);
+        count(h, 4, c.fccl_cap < c.buf_blocks);
+        count(h, 5, c.fc_interval == 1);
+        count(h, 6, c.fc_interval == u16::MAX);
+        count(h, 7, c.policy == FcPolicy::Periodic);
+        count(h, 8, c.policy == FcPolicy::PeriodicAndOnChange);
+        CreditRxCovState {
+            cap: c.fccl_cap,
+            periodic: c.policy == FcPolicy::Periodic,
+            last_sent: u16::MAX,
+            last_abr: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn sample(st: &mut CreditRxCovState, _: &CreditRx, i: &In, o: &Out, h: &mut Hits) {
+        let on = i.rst_ni;
+        count(h, 9, on & (o.free_o > st.cap));
+        count(h, 10, on & (o.free_o == 0));
+        count(
+            h,
+            11,
+            on & o.fc_send_o & (st.periodic | (o.fccl_o == st.last_sent)),
+        );
+        count(h, 12, on & i.fc_valid_i & (i.blk_rx_i & 0x7f != 0));
+        count(h, 13, on & (o.abr_o < st.last_abr));
+        count(h, 14, on & o.overflow_o);
+        count(h, 15, on & o.drain_err_o);
+        count(h, 16, !on);
+        count(h, 17, on & (u16::from(i.blk_rx_i & 0x7f) == o.free_o));
+        st.last_sent = match (on, o.fc_send_o) {
+            (false, _) => u16::MAX,
+            (true, true) => o.fccl_o,
+            (true, false) => st.last_sent,
+        };
+        st.last_abr = o.abr_o;
     }
 }
 

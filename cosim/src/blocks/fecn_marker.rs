@@ -9,6 +9,7 @@
 
 use super::{held, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::impl_ports;
 use crate::ports::Wide;
 use crate::rng::Rng;
@@ -98,6 +99,7 @@ impl Block for FecnMarkerBlock {
     type Out = Out;
     type Model = FecnMarker;
     type Stim = FecnMarkerStim;
+    type Cover = FecnMarkerCover;
 
     fn model(cfg: &Config) -> Result<FecnMarker, CosimError> {
         FecnMarker::new(*cfg).map_err(|e| CosimError::Config {
@@ -106,9 +108,16 @@ impl Block for FecnMarkerBlock {
         })
     }
 
-    fn random(seed: u64) -> (Config, FecnMarkerStim) {
+    const CORNERS: u32 = 5;
+    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    const SEGMENT: u64 = 32_768;
+
+    /// Corners: Packet_Size 0 (every size) with Marking_Rate 0, the largest of both, frequent marks in
+    /// counter mode and in LFSR mode, and a Packet_Size whose boundary the 13-bit length can reach with
+    /// frequent marks (where the size check decides).
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, FecnMarkerStim) {
         let mut r = Rng::new(seed ^ 0xfec0_0000);
-        let cfg = Config {
+        let mut cfg = Config {
             packet_size: if r.pct(80) {
                 r.below(33) as u8
             } else {
@@ -126,6 +135,29 @@ impl Block for FecnMarkerBlock {
             },
             lfsr_seed: r.range(1, 0xffff) as u16,
         };
+        match corner {
+            Some(0) => {
+                (cfg.packet_size, cfg.marking_rate) = (0, 0);
+                cfg.mode = MarkMode::Counter;
+            }
+            Some(1) => {
+                (cfg.packet_size, cfg.marking_rate) = (255, u16::MAX);
+                cfg.mode = MarkMode::Lfsr;
+            }
+            Some(2) => {
+                cfg.marking_rate = r.range(1, 8) as u16;
+                cfg.mode = MarkMode::Counter;
+            }
+            Some(3) => {
+                cfg.marking_rate = r.range(0, 8) as u16;
+                cfg.mode = MarkMode::Lfsr;
+            }
+            Some(_) => {
+                cfg.packet_size = r.range(1, 128) as u8;
+                cfg.marking_rate = r.range(0, 4) as u16;
+            }
+            None => {}
+        }
         let stim = FecnMarkerStim {
             rng: Rng::new(seed),
             boundary: 64 * u64::from(cfg.packet_size),
@@ -178,6 +210,96 @@ impl Block for FecnMarkerBlock {
     #[cfg(feature = "verilator")]
     fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::FecnMarkerRtl, CosimError> {
         rtl::FecnMarkerRtl::new(cfg, bug)
+    }
+}
+
+/// `fecn_marker`'s cover points.
+#[derive(Debug, Clone, Copy)]
+pub struct FecnMarkerCover;
+
+/// What `fecn_marker`'s sampler keeps: the configuration facts it needs.
+#[derive(Debug, Clone, Copy)]
+pub struct FecnMarkerCovState {
+    counter: bool,
+    /// `64 * Packet_Size`, 0 when every size is eligible.
+    boundary: u16,
+    /// Whether a mark came since the last reset (the counter starts at 0, so the first needs no reload).
+    marked: bool,
+}
+
+impl Cover for FecnMarkerCover {
+    const POINTS: &'static [Point] = &[
+        bin("size_zero", "Packet_Size 0: every size eligible"),
+        bin("size_max", "Packet_Size 255"),
+        bin("rate_zero", "Marking_Rate 0: every eligible packet marked"),
+        bin("rate_max", "Marking_Rate 65,535"),
+        bin("counter_mode", "counter mode"),
+        bin("lfsr_mode", "LFSR mode"),
+        event("packet", "a packet while congested"),
+        event("mark", "a mark"),
+        event(
+            "counter_reload",
+            "a mark in counter mode with a nonzero Marking_Rate (the counter reloads)",
+        ),
+        event("lfsr_mark", "a mark in LFSR mode"),
+        event(
+            "size_just_below",
+            "a packet 1-63 bytes short of 64 * Packet_Size while congested",
+        ),
+        event(
+            "size_at_boundary",
+            "a packet of exactly 64 * Packet_Size bytes while congested",
+        ),
+        event("reset", "a reset cycle"),
+        event(
+            "lfsr_unmarked",
+            "an eligible packet in LFSR mode left unmarked (the LFSR still advances)",
+        ),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_COUNTER_RELOAD", "counter_reload"),
+        ("BUG_PACKET_SIZE", "size_just_below"),
+        ("BUG_LFSR_STALL", "lfsr_unmarked"),
+    ];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = FecnMarker;
+    type State = FecnMarkerCovState;
+
+    fn begin(c: &Config, h: &mut Hits) -> FecnMarkerCovState {
+        count(h, 0, c.packet_size == 0);
+        count(h, 1, c.packet_size == u8::MAX);
+        count(h, 2, c.marking_rate == 0);
+        count(h, 3, c.marking_rate == u16::MAX);
+        count(h, 4, c.mode == MarkMode::Counter);
+        count(h, 5, c.mode == MarkMode::Lfsr);
+        FecnMarkerCovState {
+            counter: c.mode == MarkMode::Counter,
+            boundary: 64 * u16::from(c.packet_size),
+            marked: false,
+        }
+    }
+
+    #[inline(always)]
+    fn sample(st: &mut FecnMarkerCovState, _: &FecnMarker, i: &In, o: &Out, h: &mut Hits) {
+        let pkt = i.rst_ni & i.pkt_valid_i & i.mark_state_i;
+        let bytes = i.pkt_bytes_i & 0x1fff;
+        let mark = i.rst_ni & o.mark_o;
+        count(h, 6, pkt);
+        count(h, 7, mark);
+        count(h, 8, mark & st.counter & st.marked);
+        st.marked = (st.marked | mark) & i.rst_ni;
+        count(h, 9, mark & !st.counter);
+        count(
+            h,
+            10,
+            pkt & (st.boundary != 0) & (bytes < st.boundary) & (bytes + 64 > st.boundary),
+        );
+        count(h, 11, pkt & (st.boundary != 0) & (bytes == st.boundary));
+        count(h, 12, !i.rst_ni);
+        let eligible = pkt & ((st.boundary == 0) | (bytes >= st.boundary));
+        count(h, 13, eligible & !st.counter & !o.mark_o);
     }
 }
 

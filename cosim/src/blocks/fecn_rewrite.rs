@@ -11,6 +11,7 @@
 
 use super::Block;
 use crate::check::CosimError;
+use crate::cover::{count, event, Cover, Hits, Point};
 use crate::ports::{PortValue, Ports, Wide};
 use crate::rng::Rng;
 use rtl_model::blocks::fecn_rewrite::{Config, FecnRewrite, In, Out, BEAT_MAX};
@@ -278,6 +279,70 @@ fn random(seed: u64, w: u8) -> (Config, FecnRewriteStim) {
     (Config { beat_bytes: w }, stim)
 }
 
+/// `fecn_rewrite`'s cover points (both beat widths).
+#[derive(Debug, Clone, Copy)]
+pub struct FecnRewriteCover;
+
+/// What `fecn_rewrite`'s sampler keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct FecnRewriteCovState {
+    beat: u8,
+    in_packet: bool,
+}
+
+impl Cover for FecnRewriteCover {
+    const POINTS: &'static [Point] = &[
+        event("packet", "a packet starts"),
+        event("marked_packet", "a packet to be marked (FECN set) starts"),
+        event(
+            "packet_end",
+            "a packet's last beat leaves (its VCRC rewritten)",
+        ),
+        event("one_byte_end", "a last beat of 1 byte leaves"),
+        event("full_beat_end", "a last beat of a full beat leaves"),
+        event("cut_short", "a packet starts before the last one ended"),
+        event("gap_in_packet", "a cycle without a beat inside a packet"),
+        event("reset", "a reset cycle"),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_VCRC_BYTE_ORDER", "packet_end"),
+        ("BUG_FECN_BIT", "marked_packet"),
+    ];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = FecnRewrite;
+    type State = FecnRewriteCovState;
+
+    fn begin(c: &Config, _: &mut Hits) -> FecnRewriteCovState {
+        FecnRewriteCovState {
+            beat: c.beat_bytes,
+            in_packet: false,
+        }
+    }
+
+    #[inline(always)]
+    fn sample(st: &mut FecnRewriteCovState, _: &FecnRewrite, i: &In, o: &Out, h: &mut Hits) {
+        let on = i.rst_ni;
+        let beat = on & i.valid_i;
+        let end = on & o.valid_o & o.eop_o;
+        count(h, 0, beat & i.sop_i);
+        count(h, 1, beat & i.sop_i & i.mark_i);
+        count(h, 2, end);
+        count(h, 3, end & (o.bytes_o == 1));
+        count(h, 4, end & (o.bytes_o == st.beat));
+        count(h, 5, beat & i.sop_i & st.in_packet);
+        count(h, 6, on & !i.valid_i & st.in_packet);
+        count(h, 7, !on);
+        if beat {
+            st.in_packet = !i.eop_i;
+        }
+        if !on {
+            st.in_packet = false;
+        }
+    }
+}
+
 /// One `Block` (and RTL adapter) per beat width: the width is an RTL parameter, so each is its own model
 /// with its own port struct.
 macro_rules! fecn_rewrite_block {
@@ -293,6 +358,11 @@ macro_rules! fecn_rewrite_block {
             type Out = Out;
             type Model = FecnRewrite;
             type Stim = FecnRewriteStim;
+            type Cover = FecnRewriteCover;
+            /// The beat width is the only setting, and a parameter of the model: no configurations to
+            /// go through, so a run resets the block only every quarter million cycles.
+            const CORNERS: u32 = 0;
+            const SEGMENT: u64 = 1 << 18;
 
             fn model(cfg: &Config) -> Result<FecnRewrite, CosimError> {
                 FecnRewrite::new(*cfg).map_err(|e| CosimError::Config {
@@ -301,7 +371,7 @@ macro_rules! fecn_rewrite_block {
                 })
             }
 
-            fn random(seed: u64) -> (Config, FecnRewriteStim) {
+            fn configure(seed: u64, _: Option<u32>) -> (Config, FecnRewriteStim) {
                 random(seed, $w)
             }
 

@@ -16,10 +16,11 @@
 
 use super::{held_wide, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, never, Cover, Hits, Point};
 use crate::impl_ports;
 use crate::ports::Wide;
 use crate::rng::Rng;
-use rtl_model::blocks::cong_detect::{self, linear_thr_table};
+use rtl_model::blocks::cong_detect::{self, linear_thr_table, CongDetect};
 use rtl_model::blocks::switch_core::{
     blocks_of, set_lane, Config, In, Out, SwitchCore, ARB_TABLE_MAX, BUF_MAX, BYTES_WIDTH, N_PORTS,
     N_VL, PORT_WIDTH, VL_WIDTH,
@@ -215,6 +216,7 @@ impl Block for SwitchCoreBlock {
     type Out = Out;
     type Model = SwitchCore;
     type Stim = SwitchCoreStim;
+    type Cover = SwitchCoreCover;
 
     fn model(cfg: &Config) -> Result<SwitchCore, CosimError> {
         SwitchCore::new(cfg.clone()).map_err(|e| CosimError::Config {
@@ -223,7 +225,13 @@ impl Block for SwitchCoreBlock {
         })
     }
 
-    fn random(seed: u64) -> (Config, SwitchCoreStim) {
+    const CORNERS: u32 = 7;
+    const SEGMENT: u64 = 32_768;
+
+    /// Corners: Threshold 0 with no credit after reset, Threshold 15 with Victim_Mask clear and a high
+    /// Root_Min_Credits, Threshold 1 comparing sums, VL_High_Limit 0, a credit cap far below a large buffer,
+    /// the smallest buffers, a mark on every eligible packet.
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, SwitchCoreStim) {
         let mut r = Rng::new(seed ^ 0x5c0e_0001);
         let mut rx = super::credit_rx::CreditRxBlock::random(seed).0;
         rx.buf_blocks = match r.below(4) {
@@ -264,13 +272,36 @@ impl Block for SwitchCoreBlock {
             root_min_credits: r.below(300) as u16,
             victim_mask: r.pct(50),
         };
-        let cfg = Config {
+        let mut cfg = Config {
             rx,
             tx,
             arb,
             cong,
             mark,
         };
+        match corner {
+            Some(0) => (cfg.cong.threshold, cfg.tx.fccl_reset) = (0, 0),
+            Some(1) => {
+                (cfg.cong.threshold, cfg.cong.victim_mask) = (15, false);
+                cfg.cong.root_min_credits = 299;
+            }
+            Some(2) => {
+                cfg.cong.threshold = 1;
+                cfg.cong.compare = cong_detect::FillCompare::SumVoqs;
+            }
+            Some(3) => cfg.arb.vl_high_limit = 0,
+            Some(4) => {
+                // The largest buffer the descriptor pools allow, the credit capped far below it.
+                cfg.rx.buf_blocks = BUF_MAX as u16;
+                cfg.rx.fccl_cap = r.range(1, 8) as u16;
+            }
+            Some(5) => cfg.rx.buf_blocks = r.range(1, 8) as u16,
+            Some(_) => {
+                cfg.mark.marking_rate = 0;
+                cfg.cong.threshold = r.range(1, 15) as u8;
+            }
+            None => {}
+        }
         (cfg, SwitchCoreStim::new(seed))
     }
 
@@ -303,6 +334,131 @@ impl Block for SwitchCoreBlock {
     #[cfg(feature = "verilator")]
     fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::SwitchCoreRtl, CosimError> {
         rtl::SwitchCoreRtl::new(cfg, bug)
+    }
+}
+
+/// What `switch_core`'s sampler keeps.
+#[derive(Debug, Clone)]
+pub struct SwitchCoreCovState {
+    /// A congestion detector configured as the switch's (for its threshold comparison).
+    cong: CongDetect,
+    /// The switch's VoQ fills before this cycle's edge (what its detectors compare).
+    fill: [u16; N_PORTS * N_PORTS * N_VL],
+}
+
+/// `switch_core`'s cover points: congestion states, arbitration cases and credit corners (also what a
+/// scenario's port trace reached).
+#[derive(Debug, Clone, Copy)]
+pub struct SwitchCoreCover;
+
+impl Cover for SwitchCoreCover {
+    const POINTS: &'static [Point] = &[
+        bin("threshold_0", "Threshold 0: never congested"),
+        bin("threshold_15", "Threshold 15"),
+        bin("victim_mask_clear", "Victim_Mask clear"),
+        bin("high_limit_zero", "VL_High_Limit 0"),
+        bin("cap_below_buf", "credit cap below the buffer"),
+        event("packet_in", "a packet arrives"),
+        event("both_vls_in", "packets on both VLs in one cycle"),
+        event("packet_out", "a packet leaves"),
+        event("outputs_busy", "three or more outputs send in one cycle"),
+        event("vl1_out", "a packet leaves on VL 1"),
+        event(
+            "congested",
+            "a port-VL marks (root, or a victim under the mask)",
+        ),
+        event(
+            "congested_one_vl",
+            "a port congested on one VL and not the other",
+        ),
+        event("all_congested", "every port-VL congested"),
+        event("fecn", "a packet leaves with FECN"),
+        event(
+            "credit_short",
+            "a packet waits for an output VL whose credit is below a largest packet (66 blocks)",
+        ),
+        event("fc_in", "a flow-control packet arrives"),
+        event("fc_out", "a flow-control packet is sent"),
+        event("drop", "a packet dropped (VoQ full)"),
+        event("overflow", "a receive buffer overflows"),
+        never(
+            "tx_error",
+            "a packet taken without credit (the arbiter grants only with credit)",
+        ),
+        event("reset", "a reset cycle"),
+        event(
+            "vls_decide_apart",
+            "an output's two VL congestion detectors decide differently on their VoQ fills",
+        ),
+        event("vl1_in", "a packet arrives on VL 1"),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_CONG_VL_INDEX", "vls_decide_apart"),
+        ("BUG_CREDIT_BYPASS", "credit_short"),
+    ];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = SwitchCore;
+    type State = SwitchCoreCovState;
+
+    fn begin(c: &Config, h: &mut Hits) -> SwitchCoreCovState {
+        count(h, 0, c.cong.threshold == 0);
+        count(h, 1, c.cong.threshold == 15);
+        count(h, 2, !c.cong.victim_mask);
+        count(h, 3, c.arb.vl_high_limit == 0);
+        count(h, 4, c.rx.fccl_cap < c.rx.buf_blocks);
+        SwitchCoreCovState {
+            // The switch built its detectors from this configuration.
+            cong: CongDetect::new(c.cong).expect("valid configuration"),
+            fill: [0; N_PORTS * N_PORTS * N_VL],
+        }
+    }
+
+    #[inline(always)]
+    fn sample(st: &mut SwitchCoreCovState, m: &SwitchCore, i: &In, o: &Out, h: &mut Hits) {
+        let on = i.rst_ni;
+        // The congestion detectors of an output's two VLs decide differently on this cycle's (registered)
+        // VoQ fills: only then does feeding one VL's detector the other's fills change a decision.
+        let mut disagree = false;
+        for out in 0..N_PORTS {
+            let lanes = |v: usize| -> [u16; N_PORTS] {
+                std::array::from_fn(|k| st.fill[(k * N_PORTS + out) * N_VL + v])
+            };
+            disagree |= st.cong.over_threshold(&lanes(0)) != st.cong.over_threshold(&lanes(1));
+        }
+        count(h, 21, on & disagree);
+        st.fill = m.fill;
+        let pin = i.pkt_valid_i & 0xf;
+        let vls = i.pkt_vl_i & pin;
+        count(h, 5, on & (pin != 0));
+        count(h, 6, on & (vls != 0) & (vls != pin));
+        let out = o.out_valid_o & 0xf;
+        count(h, 7, on & (out != 0));
+        count(h, 8, on & (out.count_ones() >= 3));
+        count(h, 9, on & (o.out_vl_o & out != 0));
+        let m = o.mark_state_o;
+        count(h, 10, on & (m != 0));
+        count(h, 11, on & ((m ^ (m >> 1)) & 0x55 != 0));
+        count(h, 12, on & (m == 0xff));
+        count(h, 13, on & (o.out_fecn_o & out != 0));
+        // Output VL (o, v) is lane o * N_VL + v of avail_o; its VoQs are (k, o, v) for every input k.
+        let mut short = false;
+        for out in 0..N_PORTS {
+            for v in 0..N_VL {
+                let avail = (o.avail_o >> (12 * (out * N_VL + v))) & 0xfff;
+                let waiting = (0..N_PORTS).any(|k| st.fill[(k * N_PORTS + out) * N_VL + v] != 0);
+                short |= waiting & (avail < 66);
+            }
+        }
+        count(h, 14, on & short);
+        count(h, 15, on & (i.fc_valid_i & 0xf != 0));
+        count(h, 16, on & (o.fc_send_o != 0));
+        count(h, 17, on & (o.drop_o != 0));
+        count(h, 18, on & (o.overflow_o != 0));
+        count(h, 19, on & (o.tx_err_o != 0));
+        count(h, 20, !on);
+        count(h, 22, on & (vls != 0));
     }
 }
 

@@ -8,6 +8,7 @@
 
 use super::{held, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::impl_ports;
 use crate::ports::Wide;
 use crate::rng::Rng;
@@ -47,6 +48,7 @@ impl Block for TimebaseBlock {
     type Out = Out;
     type Model = Timebase;
     type Stim = TimebaseStim;
+    type Cover = TimebaseCover;
 
     fn model(cfg: &Config) -> Result<Timebase, CosimError> {
         Timebase::new(*cfg).map_err(|e| CosimError::Config {
@@ -55,13 +57,28 @@ impl Block for TimebaseBlock {
         })
     }
 
-    fn random(seed: u64) -> (Config, TimebaseStim) {
+    const CORNERS: u32 = 5;
+    /// The fastest block: a fresh model every 8,192 cycles cost a tenth of the run (cosim/README.md).
+    const SEGMENT: u64 = 65_536;
+
+    /// Corners: the shortest and longest period, the lowest and highest frequency (whole and fractional
+    /// cycles per tick among them), and a fractional period.
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, TimebaseStim) {
         let mut r = Rng::new(seed ^ 0x71_3eba5e);
-        let clock = if r.pct(50) {
+        let mut clock = if r.pct(50) {
             ClockSpec::FreqKhz(r.range(100_000, 2_000_000) as u32)
         } else {
             ClockSpec::PeriodPs(r.range(500, 10_000) as u32)
         };
+        match corner {
+            Some(0) => clock = ClockSpec::PeriodPs(500),
+            Some(1) => clock = ClockSpec::PeriodPs(10_000),
+            Some(2) => clock = ClockSpec::FreqKhz(100_000),
+            Some(3) => clock = ClockSpec::FreqKhz(2_000_000),
+            // A period that is not a whole fraction of the tick (1,024,000 ps): 997 is prime.
+            Some(_) => clock = ClockSpec::PeriodPs(997 * r.range(1, 10) as u32),
+            None => {}
+        }
         let stim = TimebaseStim {
             rng: Rng::new(seed),
             rst_left: 0,
@@ -107,6 +124,74 @@ impl Block for TimebaseBlock {
     #[cfg(feature = "verilator")]
     fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::TimebaseRtl, CosimError> {
         rtl::TimebaseRtl::new(cfg, bug)
+    }
+}
+
+/// `timebase`'s cover points.
+#[derive(Debug, Clone, Copy)]
+pub struct TimebaseCover;
+
+impl Cover for TimebaseCover {
+    const POINTS: &'static [Point] = &[
+        bin("period", "clock given as a period"),
+        bin("frequency", "clock given as a frequency"),
+        bin("whole_ratio", "a whole number of cycles per tick"),
+        bin("fractional_ratio", "a fractional number of cycles per tick"),
+        bin(
+            "fastest_tick",
+            "fewest cycles per tick (period 10,000 ps or 100 MHz)",
+        ),
+        bin(
+            "slowest_tick",
+            "most cycles per tick (period 500 ps or 2 GHz)",
+        ),
+        event("tick", "a tick"),
+        event(
+            "tick_fractional",
+            "a tick that leaves a remainder (fractional ratio)",
+        ),
+        event("reset", "a reset cycle"),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] =
+        &[("BUG_TICK_DRIFT", "tick_fractional")];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = Timebase;
+    /// Whether the ratio is fractional.
+    type State = bool;
+
+    fn begin(c: &Config, h: &mut Hits) -> bool {
+        let (inc, modulus) = c.ratio().unwrap_or((1, 1));
+        let frac = modulus % inc != 0;
+        count(h, 0, matches!(c.clock, ClockSpec::PeriodPs(_)));
+        count(h, 1, matches!(c.clock, ClockSpec::FreqKhz(_)));
+        count(h, 2, !frac);
+        count(h, 3, frac);
+        count(
+            h,
+            4,
+            matches!(
+                c.clock,
+                ClockSpec::PeriodPs(10_000) | ClockSpec::FreqKhz(100_000)
+            ),
+        );
+        count(
+            h,
+            5,
+            matches!(
+                c.clock,
+                ClockSpec::PeriodPs(500) | ClockSpec::FreqKhz(2_000_000)
+            ),
+        );
+        frac
+    }
+
+    #[inline(always)]
+    fn sample(frac: &mut bool, _: &Timebase, i: &In, o: &Out, h: &mut Hits) {
+        count(h, 6, i.rst_ni & o.tick_o);
+        count(h, 7, i.rst_ni & o.tick_o & *frac);
+        count(h, 8, !i.rst_ni);
     }
 }
 

@@ -12,6 +12,7 @@
 
 use super::{held, held_wide, Block};
 use crate::check::CosimError;
+use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::ports::Ports;
 use crate::ports::Wide;
 use crate::rng::Rng;
@@ -180,6 +181,7 @@ impl Block for VlArbBlock {
     type Out = Out;
     type Model = VlArb;
     type Stim = VlArbStim;
+    type Cover = VlArbCover;
 
     fn model(cfg: &Config) -> Result<VlArb, CosimError> {
         VlArb::new(cfg.clone()).map_err(|e| CosimError::Config {
@@ -188,9 +190,14 @@ impl Block for VlArbBlock {
         })
     }
 
-    fn random(seed: u64) -> (Config, VlArbStim) {
+    const CORNERS: u32 = 7;
+
+    /// Corners: empty tables, full tables of weight 255, tables of weight 0 only, small weights over
+    /// several VLs (a VL's weight runs out while it still has packets), VL_High_Limit 0 and unbounded, one
+    /// entry per table.
+    fn configure(seed: u64, corner: Option<u32>) -> (Config, VlArbStim) {
         let mut r = Rng::new(seed ^ 0x71a_4b00);
-        let cfg = Config {
+        let mut cfg = Config {
             high: random_table(&mut r),
             low: random_table(&mut r),
             vl_high_limit: match r.below(4) {
@@ -199,6 +206,45 @@ impl Block for VlArbBlock {
                 _ => r.range(1, 4) as u8,
             },
         };
+        let entries = |r: &mut Rng, n: usize, w: &dyn Fn(&mut Rng) -> u8| -> Vec<ArbEntry> {
+            (0..n)
+                .map(|_| {
+                    let vl = r.range(0, VL_MAX.into()) as u8;
+                    ArbEntry::new(vl, w(r))
+                })
+                .collect()
+        };
+        match corner {
+            Some(0) => (cfg.high, cfg.low) = (Vec::new(), Vec::new()),
+            Some(1) => {
+                cfg.high = entries(&mut r, TABLE_MAX, &|_| 255);
+                cfg.low = entries(&mut r, TABLE_MAX, &|_| 255);
+            }
+            Some(2) => {
+                cfg.high = entries(&mut r, 8, &|_| 0);
+                cfg.low = entries(&mut r, 8, &|_| 0);
+            }
+            Some(3) => {
+                // Two or more VLs of weights 1-4 in each table (ArbEntry VLs from the draw, at least two).
+                let small = |r: &mut Rng| r.range(1, 4) as u8;
+                let (nh, nl) = (r.range(2, 8) as usize, r.range(2, 8) as usize);
+                let mut h = entries(&mut r, nh, &small);
+                let mut l = entries(&mut r, nl, &small);
+                h[0] = ArbEntry::new(0, h[0].weight);
+                h[1] = ArbEntry::new(1, h[1].weight);
+                l[0] = ArbEntry::new(2, l[0].weight);
+                l[1] = ArbEntry::new(3, l[1].weight);
+                (cfg.high, cfg.low) = (h, l);
+            }
+            Some(4) => cfg.vl_high_limit = 0,
+            Some(5) => cfg.vl_high_limit = 255,
+            Some(_) => {
+                let w = |r: &mut Rng| r.range(1, 255) as u8;
+                cfg.high = entries(&mut r, 1, &w);
+                cfg.low = entries(&mut r, 1, &w);
+            }
+            None => {}
+        }
         let stim = VlArbStim {
             rng: Rng::new(seed),
             busy: 0,
@@ -257,6 +303,113 @@ impl Block for VlArbBlock {
     #[cfg(feature = "verilator")]
     fn rtl(cfg: &Config, bug: Option<&str>) -> Result<rtl::VlArbRtl, CosimError> {
         rtl::VlArbRtl::new(cfg, bug)
+    }
+}
+
+/// `vl_arb`'s cover points.
+#[derive(Debug, Clone, Copy)]
+pub struct VlArbCover;
+
+/// What `vl_arb`'s sampler keeps.
+#[derive(Debug, Clone)]
+pub struct VlArbCovState {
+    /// (VL, weight) of each entry, high table then low.
+    tables: [Vec<(u8, u8)>; 2],
+    /// The block's current entry and blocks used in its visit, per table, before this cycle's edge.
+    idx: [u8; 2],
+    used: [u16; 2],
+    /// The VL of the last grant (16: none since reset).
+    last: u8,
+}
+
+impl Cover for VlArbCover {
+    const POINTS: &'static [Point] = &[
+        bin("tables_empty", "both tables empty"),
+        bin("tables_full", "a table of 64 entries"),
+        bin("weight_zero", "an entry of weight 0"),
+        bin("weight_max", "an entry of weight 255"),
+        bin("high_limit_zero", "VL_High_Limit 0"),
+        bin("high_limit_unbounded", "VL_High_Limit 255 (no limit)"),
+        event("grant", "a grant"),
+        event("grant_high", "a grant from the high table"),
+        event("grant_low", "a grant from the low table"),
+        event("vl15_grant", "a VL15 packet granted"),
+        event("vl15_over_table", "VL15 granted while a table VL could go"),
+        event(
+            "weight_used_up",
+            "the grant leaves a VL that still has a packet and credit",
+        ),
+        event("request_without_credit", "a VL requests without credit"),
+        event("reset", "a reset cycle"),
+        event(
+            "grant_moves_on",
+            "the grant leaves a VL that still has a packet and credit",
+        ),
+    ];
+    const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
+        ("BUG_WEIGHT_UNIT", "weight_used_up"),
+        ("BUG_VL15_PRIORITY", "vl15_over_table"),
+        ("BUG_HIGH_LIMIT", "high_limit_zero"),
+    ];
+    type Config = Config;
+    type In = In;
+    type Out = Out;
+    type Model = VlArb;
+    type State = VlArbCovState;
+
+    fn begin(c: &Config, h: &mut Hits) -> VlArbCovState {
+        let all = || c.high.iter().chain(&c.low);
+        count(h, 0, c.high.is_empty() && c.low.is_empty());
+        count(h, 1, c.high.len() == TABLE_MAX || c.low.len() == TABLE_MAX);
+        count(h, 2, all().any(|e| e.weight == 0));
+        count(h, 3, all().any(|e| e.weight == 255));
+        count(h, 4, c.vl_high_limit == 0);
+        count(h, 5, c.vl_high_limit == 255);
+        let t = |t: &[ArbEntry]| t.iter().map(|e| (e.vl, e.weight)).collect();
+        VlArbCovState {
+            tables: [t(&c.high), t(&c.low)],
+            idx: [0; 2],
+            used: [0; 2],
+            last: 16,
+        }
+    }
+
+    #[inline(always)]
+    fn sample(st: &mut VlArbCovState, m: &VlArb, i: &In, o: &Out, h: &mut Hits) {
+        let on = i.rst_ni;
+        let cand = i.req_i & i.credit_ok_i;
+        let g = on & o.gnt_valid_o;
+        let last = st.last;
+        count(h, 6, g);
+        count(h, 7, g & o.gnt_high_o);
+        count(h, 8, g & !o.gnt_high_o & (o.gnt_vl_o != 15));
+        count(h, 9, g & (o.gnt_vl_o == 15));
+        count(h, 10, g & (o.gnt_vl_o == 15) & (cand & 0x7fff != 0));
+        // The current entry of a table (as the block clamps it) has used its weight and its VL could go on.
+        let mut used_up = false;
+        for (t, entries) in st.tables.iter().enumerate() {
+            if let Some(&(vl, w)) =
+                entries.get(usize::from(st.idx[t]).min(entries.len().max(1) - 1))
+            {
+                used_up |= (w != 0) & (st.used[t] >= u16::from(w)) & (cand >> (vl & 15) & 1 != 0);
+            }
+        }
+        count(h, 11, on & i.ready_i & used_up);
+        count(h, 12, on & (i.req_i & !i.credit_ok_i != 0));
+        count(h, 13, !on);
+        count(
+            h,
+            14,
+            g & (last < 15) & (o.gnt_vl_o != last) & (cand >> (last & 15) & 1 != 0),
+        );
+        if g {
+            st.last = o.gnt_vl_o;
+        }
+        if !on {
+            st.last = 16;
+        }
+        st.idx = [m.hi_idx_q, m.lo_idx_q];
+        st.used = [m.hi_used_q, m.lo_used_q];
     }
 }
 

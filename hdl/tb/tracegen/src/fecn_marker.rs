@@ -10,6 +10,11 @@ use std::io::Write;
 
 /// One segment of `len` cycles under a fresh random configuration.
 pub fn segment(rng: &mut Rng, len: u64, w: &mut dyn Write) -> Result<(), String> {
+    let mode = if rng.chance(1, 2) {
+        MarkMode::Counter
+    } else {
+        MarkMode::Lfsr
+    };
     let cfg = Config {
         packet_size: match rng.below(4) {
             0 => 0,
@@ -17,17 +22,16 @@ pub fn segment(rng: &mut Rng, len: u64, w: &mut dyn Write) -> Result<(), String>
             2 => rng.range(1, 127) as u8,
             _ => rng.below(256) as u8,
         },
-        marking_rate: match rng.below(4) {
-            0 => 0,
-            1 => rng.range(1, 5) as u16,
-            2 => rng.range(6, 200) as u16,
+        // Marking_Rate 0 marks every eligible packet: in LFSR mode no decision leaves one unmarked, so the
+        // LFSR's advance on unmarked packets shows only at other rates; 0 is drawn in counter mode only.
+        // Mostly rates that mark within a segment (a counter reloads, the LFSR leaves packets unmarked).
+        marking_rate: match rng.below(8) {
+            0 if mode == MarkMode::Counter => 0,
+            0..=3 => rng.range(1, 5) as u16,
+            4..=6 => rng.range(6, 200) as u16,
             _ => rng.next() as u16,
         },
-        mode: if rng.chance(1, 2) {
-            MarkMode::Counter
-        } else {
-            MarkMode::Lfsr
-        },
+        mode,
         lfsr_seed: rng.range(1, 0xffff) as u16,
     };
     let m = FecnMarker::new(cfg).map_err(|e| e.to_string())?;
