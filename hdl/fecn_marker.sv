@@ -43,20 +43,8 @@
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
 
-// Assertions: the spec's invariants at this module's ports, checked every cycle out of reset. On in every
-// simulation (Verilator with --assert, Icarus) and in formal runs (Yosys read_verilog -formal -DFORMAL);
-// off in synthesis (Yosys defines SYNTHESIS). Immediate assertions in `always` blocks, the form Icarus 11
-// and Yosys's open-source frontend both read (neither takes `bind` or concurrent properties).
-`ifndef SYNTHESIS
-`ifndef IBCYCLE_ASSERTIONS
-`define IBCYCLE_ASSERTIONS
-`endif
-`endif
-`ifdef FORMAL
-`ifndef IBCYCLE_ASSERTIONS
-`define IBCYCLE_ASSERTIONS
-`endif
-`endif
+// The assertions at the end are compiled as ibcycle_assertions.svh decides (on except in synthesis).
+`include "ibcycle_assertions.svh"
 
 module fecn_marker (
   input  logic        clk_i,

@@ -3,6 +3,8 @@
 //! the routes (`[topology] lfts`); up/down routing where minimum-hop loops (a ring, a mesh); `[[traffic]]`
 //! patterns (shift, permutation, bisection) from the scenario and from `import`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use ibcycle::import::ibnetdiscover::{import_text_with, Flows, Options, Routing};
@@ -374,16 +376,7 @@ fn up_down_routes_a_ring_and_a_mesh_that_min_hop_cannot() {
 
 #[test]
 fn an_explicit_ring_routes_up_down() {
-    let mut t = String::from("name = \"ring\"\nduration_us = 30\n");
-    for i in 0..5 {
-        t += &format!("[[switch]]\nname = \"R{i}\"\nports = 3\n[[hca]]\nname = \"H{i}\"\n");
-    }
-    for i in 0..5 {
-        t += &format!(
-            "[[link]]\nends = [\"R{i}:1\", \"R{}:2\"]\nrate = \"4xQDR\"\n[[link]]\nends = [\"H{i}\", \"R{i}:3\"]\nrate = \"4xQDR\"\n",
-            (i + 1) % 5
-        );
-    }
+    let t = common::ring_scenario(30);
     assert!(scenario::parse(Path::new("ring.toml"), &t)
         .unwrap_err()
         .message

@@ -2,6 +2,8 @@
 //! import, load and run an incast with CC off and on, losslessly and deterministically; malformed files fail
 //! naming their line; a ring's minimum-hop routes are refused as a credit loop.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -323,16 +325,7 @@ fn a_ring_is_refused_as_a_credit_loop() {
 fn explicit_scenarios_with_a_credit_loop_are_refused_at_load() {
     // A ring of five, written out by hand (every two-hop route goes one way round, so the dependencies
     // close the ring): the scenario loader refuses it too, at a link's line.
-    let mut t = String::from("name = \"ring\"\nduration_us = 10\n");
-    for i in 0..5 {
-        t += &format!("[[switch]]\nname = \"R{i}\"\nports = 3\n[[hca]]\nname = \"H{i}\"\n");
-    }
-    for i in 0..5 {
-        t += &format!(
-            "[[link]]\nends = [\"R{i}:1\", \"R{}:2\"]\nrate = \"4xQDR\"\n[[link]]\nends = [\"H{i}\", \"R{i}:3\"]\nrate = \"4xQDR\"\n",
-            (i + 1) % 5
-        );
-    }
+    let t = common::ring_scenario(10);
     let e = ibcycle::scenario::parse(Path::new("ring.toml"), &t).unwrap_err();
     assert!(e.message.contains("credit loop"), "{e}");
     assert!(e.line > 0, "{e}");

@@ -60,7 +60,7 @@ compile() {
   case "$block" in
     *_b[0-9]*) set -- "$@" -P "${m}_tb.BeatBytes=${block##*_b}" ;;
   esac
-  iverilog -g2012 -I "$root/hdl/tb" "$@" -o "$vvp" "$root/hdl/$m.sv" "$root/hdl/tb/${m}_tb.sv" 2>&1 \
+  iverilog -g2012 -I "$root/hdl/tb" -I "$root/hdl" "$@" -o "$vvp" "$root/hdl/$m.sv" "$root/hdl/tb/${m}_tb.sv" 2>&1 \
     | { grep -v -e 'sorry: constant selects in always_\* processes' -e 'Case unique/unique0' || true; }
   [ -f "$vvp" ]
 }

@@ -1,5 +1,5 @@
-//! Helpers shared by the validation tests: window means of the throughput samples, CNP counts, Jain's index,
-//! and the phases of a scenario whose flows join one by one.
+//! Helpers shared by the integration tests: window means of the throughput samples, CNP counts, Jain's index,
+//! the phases of a scenario whose flows join one by one, and a hand-written ring fabric.
 
 #![allow(dead_code)]
 
@@ -60,4 +60,20 @@ pub fn last_third(i: u64, len_us: u64) -> (u64, u64) {
 /// ICRC 4 and VCRC 2 bytes ride with every 2048 payload bytes.
 pub fn ib_payload_gbps(data_gbps: f64) -> f64 {
     data_gbps * 2048.0 / 2074.0
+}
+
+/// A scenario of five switches in a ring, each with one HCA, written out link by link (every two-hop
+/// min-hop route goes one way round, so the channel dependencies close the ring), lasting `duration_us`.
+pub fn ring_scenario(duration_us: u32) -> String {
+    let mut t = format!("name = \"ring\"\nduration_us = {duration_us}\n");
+    for i in 0..5 {
+        t += &format!("[[switch]]\nname = \"R{i}\"\nports = 3\n[[hca]]\nname = \"H{i}\"\n");
+    }
+    for i in 0..5 {
+        t += &format!(
+            "[[link]]\nends = [\"R{i}:1\", \"R{}:2\"]\nrate = \"4xQDR\"\n[[link]]\nends = [\"H{i}\", \"R{i}:3\"]\nrate = \"4xQDR\"\n",
+            (i + 1) % 5
+        );
+    }
+    t
 }
