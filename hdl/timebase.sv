@@ -30,6 +30,9 @@
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
 
+// The assertions at the end are compiled as ibcycle_assertions.svh decides (on except in synthesis).
+`include "ibcycle_assertions.svh"
+
 module timebase (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -97,6 +100,36 @@ module timebase (
       ts_q  <= ts_d;
     end
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // Exactness against the ratio itself, not the accumulator: after k cycles out of reset exactly
+  // floor(k * inc / modulus) ticks have come (so the timebase never drifts), the timestamp counts them, and the
+  // configuration is a proper fraction (0 < inc < modulus).
+  logic [63:0] a_sum_q, a_sum, a_ticks_q, a_ticks;
+  logic [31:0] a_ts_q;
+  logic [2:0]  a_ok, a_ok_q;
+  always_comb begin
+    a_sum = a_sum_q + 64'(inc_i);
+    a_ticks = a_ticks_q + 64'(tick_o);
+    a_ok[0] = !rst_ni || (inc_i != 32'd0 && inc_i < modulus_i);
+    a_ok[1] = !rst_ni || (a_ticks * 64'(modulus_i) <= a_sum && a_sum < (a_ticks + 64'd1) * 64'(modulus_i));
+    a_ok[2] = !rst_ni || ts_o == a_ts_q;
+  end
+  // Registered, then asserted (a cycle late), so the check does not depend on how a simulator orders clocked
+  // blocks.
+  always_ff @(posedge clk_i) begin
+    a_ok_q    <= a_ok;
+    a_sum_q   <= rst_ni ? a_sum : 64'd0;
+    a_ticks_q <= rst_ni ? a_ticks : 64'd0;
+    a_ts_q    <= rst_ni ? ts_o + 32'(tick_o) : 32'd0;
+  end
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);  // 0 < inc < modulus
+    assert (a_ok_q[1]);  // exactly floor(k * inc / modulus) ticks after k cycles
+    assert (a_ok_q[2]);  // the timestamp counts the ticks
+  end
+`endif
 
 endmodule
 
