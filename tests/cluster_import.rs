@@ -30,16 +30,7 @@ const SETTINGS: &str = "\n[settings]\nsample_interval_us = 5\nswitch_vl_buf_bloc
 
 /// Runs `sc`, checks it lossless and drained, and returns its summary.
 fn run(sc: &Scenario) -> Summary {
-    let r = ibcycle::run::run(sc, false).unwrap();
-    let inv = &r.summary.invariants;
-    assert!(inv.drained, "{inv:?}");
-    assert_eq!(
-        (inv.packets_lost, inv.credits_leaked, inv.violations),
-        (0, 0, 0),
-        "{inv:?}"
-    );
-    assert_eq!(inv.packets_injected, inv.packets_delivered);
-    r.summary
+    common::run_lossless(sc)
 }
 
 fn json(s: &Summary) -> String {

@@ -52,16 +52,7 @@ fn run(toml: &str, cc: &str) -> Summary {
     }
     text += &format!("[{rest}");
     let sc = ibcycle::scenario::parse(Path::new("imported.toml"), &text).unwrap();
-    let r = ibcycle::run::run(&sc, false).unwrap();
-    let inv = &r.summary.invariants;
-    assert!(inv.drained, "{inv:?}");
-    assert_eq!(
-        (inv.packets_lost, inv.credits_leaked, inv.violations),
-        (0, 0, 0),
-        "{inv:?}"
-    );
-    assert_eq!(inv.packets_injected, inv.packets_delivered);
-    r.summary
+    common::run_lossless(&sc)
 }
 
 /// Runs the incast with CC off and on, twice each, and checks both are deterministic and CC marks only

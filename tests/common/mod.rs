@@ -77,3 +77,17 @@ pub fn ring_scenario(duration_us: u32) -> String {
     }
     t
 }
+
+/// Runs `sc`, checks it drained with nothing lost, leaked or violated, and returns its summary.
+pub fn run_lossless(sc: &Scenario) -> ibcycle::run::Summary {
+    let r = ibcycle::run::run(sc, false).unwrap();
+    let inv = &r.summary.invariants;
+    assert!(inv.drained, "{inv:?}");
+    assert_eq!(
+        (inv.packets_lost, inv.credits_leaked, inv.violations),
+        (0, 0, 0),
+        "{inv:?}"
+    );
+    assert_eq!(inv.packets_injected, inv.packets_delivered);
+    r.summary
+}
