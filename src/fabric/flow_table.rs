@@ -77,6 +77,20 @@ impl<T: Default + Clone> FlowTable<T> {
     }
 }
 
+/// Equal as maps over `0..limit`: a flow one table has no entry for reads as `T::default()` there.
+impl<T: Default + Clone + PartialEq> PartialEq for FlowTable<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.limit == other.limit
+            && self
+                .ids
+                .iter()
+                .chain(&other.ids)
+                .all(|&i| self[i as usize] == other[i as usize])
+    }
+}
+
+impl<T: Default + Clone + Eq> Eq for FlowTable<T> {}
+
 impl<T: Default + Clone> Index<usize> for FlowTable<T> {
     type Output = T;
 
@@ -112,6 +126,12 @@ mod tests {
         assert_eq!((t[3], t[7], t[9], t[0]), (5, 2, 1, 0));
         assert_eq!(t.iter().copied().collect::<Vec<_>>(), vec![5, 2, 1]);
         assert!(t.get_mut(10).is_none());
+        let mut u = FlowTable::<u64>::new(10);
+        u.note(4);
+        (u[3], u[7], u[9]) = (5, 2, 1);
+        assert_eq!(t, u);
+        u[4] = 1;
+        assert_ne!(t, u);
     }
 
     #[test]
