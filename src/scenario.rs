@@ -609,7 +609,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             if v.is_some_and(|v| v > max) {
                 return Err(at(
                     key_span(text, ft.span(), key),
-                    limits::out_of_range(&format!("fat_tree3.{key}"), v.unwrap_or(0), 1, max as u64),
+                    limits::out_of_range(
+                        &format!("fat_tree3.{key}"),
+                        v.unwrap_or(0),
+                        1,
+                        max as u64,
+                    ),
                 ));
             }
         }

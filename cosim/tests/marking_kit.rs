@@ -137,6 +137,7 @@ mod rtl {
     use super::*;
     use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
     use cosim::blocks::Block;
+    use proptest::strategy::ValueTree;
 
     fn cfg(beat: usize) -> Config {
         Config {
@@ -178,6 +179,10 @@ mod rtl {
             .find(|m| m.name == "fecn_rewrite_b8")
             .map(|m| m.bugs)
             .expect("fecn_rewrite is in the module table");
+        assert!(
+            !variants.is_empty(),
+            "fecn_rewrite has bug variants to catch"
+        );
         let mut runner = proptest::test_runner::TestRunner::deterministic();
         for &bug in variants {
             let mut caught = false;
@@ -201,7 +206,10 @@ mod rtl {
                     break;
                 }
             }
-            assert!(caught, "{bug}: not caught by the kit's oracles in 300 packets");
+            assert!(
+                caught,
+                "{bug}: not caught by the kit's oracles in 300 packets"
+            );
         }
     }
 }

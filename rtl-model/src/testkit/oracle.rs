@@ -106,10 +106,18 @@ fn only_changes(
     Ok(())
 }
 
-fn bth_bit_marked(before: &[u8], after: &[u8], bit: u8, name: &'static str) -> Result<(), Violation> {
-    let bth = bth_offset(before).ok_or(Violation::NotApplicable("not an IBA packet (LNH 2 or 3)"))?;
+fn bth_bit_marked(
+    before: &[u8],
+    after: &[u8],
+    bit: u8,
+    name: &'static str,
+) -> Result<(), Violation> {
+    let bth =
+        bth_offset(before).ok_or(Violation::NotApplicable("not an IBA packet (LNH 2 or 3)"))?;
     if before.len() < bth + 12 + 6 || !verify_vcrc(before) {
-        return Err(Violation::NotApplicable("not a whole IB packet with a good VCRC"));
+        return Err(Violation::NotApplicable(
+            "not a whole IB packet with a good VCRC",
+        ));
     }
     let n = before.len();
     only_changes(before, after, |at| {
@@ -150,9 +158,12 @@ pub fn becn_marked(before: &[u8], after: &[u8]) -> Result<(), Violation> {
 /// `fecn`: only the LRH VL field (now `out_vl`), BTH FECN (set if `fecn`, as it came otherwise) and the VCRC
 /// differ; the VCRC verifies; an ICRC that verified still does (the VL and FECN are masked in it).
 pub fn switched(before: &[u8], after: &[u8], out_vl: u8, fecn: bool) -> Result<(), Violation> {
-    let bth = bth_offset(before).ok_or(Violation::NotApplicable("not an IBA packet (LNH 2 or 3)"))?;
+    let bth =
+        bth_offset(before).ok_or(Violation::NotApplicable("not an IBA packet (LNH 2 or 3)"))?;
     if before.len() < bth + 12 + 6 || !verify_vcrc(before) {
-        return Err(Violation::NotApplicable("not a whole IB packet with a good VCRC"));
+        return Err(Violation::NotApplicable(
+            "not a whole IB packet with a good VCRC",
+        ));
     }
     let n = before.len();
     only_changes(before, after, |at| {

@@ -54,29 +54,31 @@ fn transport_parts(max_payload: usize) -> impl Strategy<Value = (bth::Repr, Vec<
         any::<bool>(),
         payload_len(max_payload),
     )
-        .prop_flat_map(|(opcode, (se, migreq, pkey, fecn, becn), dest_qp, psn, ack_req, len)| {
-            let ext = opcode.ext_header_len().unwrap_or(0);
-            let bth = bth::Repr {
-                opcode,
-                se,
-                migreq,
-                pad_cnt: 0,
-                tver: 0,
-                pkey,
-                fecn,
-                becn,
-                resv6: 0,
-                dest_qp,
-                ack_req,
-                resv7: 0,
-                psn,
-            };
-            (
-                Just(bth),
-                proptest::collection::vec(any::<u8>(), ext),
-                proptest::collection::vec(any::<u8>(), len),
-            )
-        })
+        .prop_flat_map(
+            |(opcode, (se, migreq, pkey, fecn, becn), dest_qp, psn, ack_req, len)| {
+                let ext = opcode.ext_header_len().unwrap_or(0);
+                let bth = bth::Repr {
+                    opcode,
+                    se,
+                    migreq,
+                    pad_cnt: 0,
+                    tver: 0,
+                    pkey,
+                    fecn,
+                    becn,
+                    resv6: 0,
+                    dest_qp,
+                    ack_req,
+                    resv7: 0,
+                    psn,
+                };
+                (
+                    Just(bth),
+                    proptest::collection::vec(any::<u8>(), ext),
+                    proptest::collection::vec(any::<u8>(), len),
+                )
+            },
+        )
 }
 
 fn gid() -> impl Strategy<Value = grh::Gid> {
@@ -90,8 +92,8 @@ pub fn ib_packet() -> impl Strategy<Value = Vec<u8>> {
 
 /// A valid native IB packet with at most `max_payload` payload bytes.
 pub fn ib_packet_up_to(max_payload: usize) -> impl Strategy<Value = Vec<u8>> {
-    let lrh = (0u8..15, 0u8..16, any::<u16>(), any::<u16>()).prop_map(|(vl, sl, dlid, slid)| {
-        lrh::Repr {
+    let lrh =
+        (0u8..15, 0u8..16, any::<u16>(), any::<u16>()).prop_map(|(vl, sl, dlid, slid)| lrh::Repr {
             vl,
             lver: 0,
             sl,
@@ -101,8 +103,7 @@ pub fn ib_packet_up_to(max_payload: usize) -> impl Strategy<Value = Vec<u8>> {
             resv5: 0,
             pkt_len: 0,
             slid,
-        }
-    });
+        });
     let grh = proptest::option::of(
         (any::<u8>(), 0u32..1 << 20, any::<u8>(), gid(), gid()).prop_map(
             |(tclass, flow_label, hop_lmt, sgid, dgid)| grh::Repr {
@@ -137,8 +138,14 @@ fn ecn() -> impl Strategy<Value = ipv4::Ecn> {
 
 /// A valid RoCEv2 frame over IPv4, Ethernet header through ICRC, any ECN codepoint.
 pub fn roce_v4_packet() -> impl Strategy<Value = Vec<u8>> {
-    let ip = (any::<([u8; 4], [u8; 4])>(), 1u8..=255, 0u8..64, ecn(), any::<u16>()).prop_map(
-        |((src_addr, dst_addr), ttl, dscp, ecn, ident)| {
+    let ip = (
+        any::<([u8; 4], [u8; 4])>(),
+        1u8..=255,
+        0u8..64,
+        ecn(),
+        any::<u16>(),
+    )
+        .prop_map(|((src_addr, dst_addr), ttl, dscp, ecn, ident)| {
             IpHeader::V4(ipv4::Repr {
                 src_addr,
                 dst_addr,
@@ -152,15 +159,20 @@ pub fn roce_v4_packet() -> impl Strategy<Value = Vec<u8>> {
                 more_frags: false,
                 frag_offset: 0,
             })
-        },
-    );
+        });
     roce_frame(ip.boxed())
 }
 
 /// A valid RoCEv2 frame over IPv4 or IPv6, Ethernet header through ICRC, any ECN codepoint.
 pub fn roce_v2_packet() -> impl Strategy<Value = Vec<u8>> {
-    let v6 = (any::<([u8; 16], [u8; 16])>(), any::<u8>(), 0u8..64, ecn(), 0u32..1 << 20).prop_map(
-        |((src_addr, dst_addr), hop_limit, dscp, ecn, flow_label)| {
+    let v6 = (
+        any::<([u8; 16], [u8; 16])>(),
+        any::<u8>(),
+        0u8..64,
+        ecn(),
+        0u32..1 << 20,
+    )
+        .prop_map(|((src_addr, dst_addr), hop_limit, dscp, ecn, flow_label)| {
             IpHeader::V6(ipv6::Repr {
                 src_addr,
                 dst_addr,
@@ -171,8 +183,7 @@ pub fn roce_v2_packet() -> impl Strategy<Value = Vec<u8>> {
                 ecn,
                 flow_label,
             })
-        },
-    );
+        });
     prop_oneof![roce_v4_packet(), roce_frame(v6.boxed())]
 }
 
@@ -279,7 +290,9 @@ pub fn malformed_roce_v4_packet() -> impl Strategy<Value = (Vec<u8>, Malformatio
             },
         };
         match m {
-            Malformation::BadIpChecksum { bit } => p[ip + 10 + usize::from(bit / 8)] ^= 1 << (bit % 8),
+            Malformation::BadIpChecksum { bit } => {
+                p[ip + 10 + usize::from(bit / 8)] ^= 1 << (bit % 8)
+            }
             Malformation::BadIcrc { bit } => p[n - 4 + usize::from(bit / 8)] ^= 1 << (bit % 8),
             Malformation::FlippedBit { byte, bit } => p[byte] ^= 1 << bit,
             Malformation::Truncated { len } => p.truncate(len),

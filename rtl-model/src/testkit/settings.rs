@@ -33,7 +33,16 @@ pub fn switch_congestion_setting() -> impl Strategy<Value = SwitchCongestionSett
         any::<u16>(),
     )
         .prop_map(
-            |(control_map, victim_mask, credit_mask, threshold, packet_size, cs_threshold, cs_return_delay, marking_rate)| {
+            |(
+                control_map,
+                victim_mask,
+                credit_mask,
+                threshold,
+                packet_size,
+                cs_threshold,
+                cs_return_delay,
+                marking_rate,
+            )| {
                 SwitchCongestionSetting {
                     control_map,
                     victim_mask,
@@ -55,7 +64,11 @@ pub fn fecn_marker_config() -> impl Strategy<Value = fecn_marker::Config> {
         |(packet_size, marking_rate, lfsr, lfsr_seed)| fecn_marker::Config {
             packet_size,
             marking_rate,
-            mode: if lfsr { MarkMode::Lfsr } else { MarkMode::Counter },
+            mode: if lfsr {
+                MarkMode::Lfsr
+            } else {
+                MarkMode::Counter
+            },
             lfsr_seed,
         },
     )
