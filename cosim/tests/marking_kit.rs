@@ -191,7 +191,7 @@ mod rtl {
                     .new_tree(&mut runner)
                     .unwrap()
                     .current();
-                let mark = pkt.len() % 3 != 0;
+                let mark = !pkt.len().is_multiple_of(3);
                 let mut dut = FecnRewriteB8Block::rtl(&cfg(8), Some(bug)).unwrap();
                 if judge(&mut dut, 8, &pkt, mark, 0).is_err() {
                     caught = true;

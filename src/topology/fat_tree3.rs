@@ -82,6 +82,8 @@ impl FatTree3 {
         let h = self.half();
         let port = |p: usize| p as u8;
         let mut lft = vec![vec![0u8; self.hosts()]; self.switches()];
+        // `d` is a destination: it indexes every switch's table, not one list.
+        #[allow(clippy::needless_range_loop)]
         for d in 0..self.hosts() {
             let (pod, edge, pos) = (d / (h * h), (d / h) % h, d % h);
             let (up_agg, up_core) = (d % h, (d / h) % h);
@@ -208,6 +210,8 @@ mod tests {
         let h = shape.half();
         // Hops from each host's edge switch to each destination: 0 (same edge), 2 (same pod), 4 (otherwise).
         let mut through_core = vec![0usize; shape.switches()];
+        // `d` is a destination: it indexes every switch's table.
+        #[allow(clippy::needless_range_loop)]
         for s in 0..shape.hosts() {
             for d in 0..shape.hosts() {
                 let start = shape.edge(s / (h * h), (s / h) % h);
