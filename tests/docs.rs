@@ -26,7 +26,10 @@ fn root() -> PathBuf {
 /// The documents checked, relative to the repository root.
 fn documents() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         entries.sort();
         for p in entries {
             if p.is_dir() {
@@ -37,7 +40,11 @@ fn documents() -> Vec<PathBuf> {
         }
     }
     let r = root();
-    let mut docs = vec![r.join("README.md"), r.join("hdl/README.md"), r.join("cosim/README.md")];
+    let mut docs = vec![
+        r.join("README.md"),
+        r.join("hdl/README.md"),
+        r.join("cosim/README.md"),
+    ];
     walk(&r.join("docs"), &mut docs);
     docs
 }
@@ -53,21 +60,32 @@ struct Doc {
 
 fn read_doc(path: &Path) -> Doc {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut doc = Doc { path: path.to_path_buf(), prose: Vec::new(), blocks: Vec::new() };
+    let mut doc = Doc {
+        path: path.to_path_buf(),
+        prose: Vec::new(),
+        blocks: Vec::new(),
+    };
     let mut fence: Option<(String, String, usize, Vec<String>)> = None;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         match &mut fence {
             None => {
                 if let Some(marker) = ["```", "~~~"].into_iter().find(|m| t.starts_with(m)) {
-                    let info = t.trim_start_matches(marker.chars().next().unwrap()).trim().to_string();
+                    let info = t
+                        .trim_start_matches(marker.chars().next().unwrap())
+                        .trim()
+                        .to_string();
                     fence = Some((marker.to_string(), info, i + 1, Vec::new()));
                 } else {
                     doc.prose.push((i + 1, line.to_string()));
                 }
             }
             Some((marker, _, _, lines)) => {
-                if t.starts_with(marker.as_str()) && t.trim_start_matches(marker.chars().next().unwrap()).trim().is_empty() {
+                if t.starts_with(marker.as_str())
+                    && t.trim_start_matches(marker.chars().next().unwrap())
+                        .trim()
+                        .is_empty()
+                {
                     let (_, info, start, lines) = fence.take().unwrap();
                     doc.blocks.push((info, start, lines));
                 } else {
@@ -76,7 +94,11 @@ fn read_doc(path: &Path) -> Doc {
             }
         }
     }
-    assert!(fence.is_none(), "{}: a code block is not closed", path.display());
+    assert!(
+        fence.is_none(),
+        "{}: a code block is not closed",
+        path.display()
+    );
     doc
 }
 
@@ -126,7 +148,11 @@ fn anchors(doc: &Doc) -> BTreeSet<String> {
         }
         let base = slug(t[hashes..].trim().trim_end_matches('#'));
         let n = seen.entry(base.clone()).or_insert(0);
-        out.insert(if *n == 0 { base.clone() } else { format!("{base}-{n}") });
+        out.insert(if *n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        });
         *n += 1;
     }
     out
@@ -187,15 +213,24 @@ fn every_internal_link_resolves() {
                     Some((f, a)) => (f, Some(a)),
                     None => (target.as_str(), None),
                 };
-                let path = if file.is_empty() { doc.path.clone() } else { dir.join(file) };
-                let at = format!("{}:{line_no}: {target}", doc.path.strip_prefix(root()).unwrap().display());
+                let path = if file.is_empty() {
+                    doc.path.clone()
+                } else {
+                    dir.join(file)
+                };
+                let at = format!(
+                    "{}:{line_no}: {target}",
+                    doc.path.strip_prefix(root()).unwrap().display()
+                );
                 if !path.exists() {
                     broken.push(format!("{at}: no such file"));
                     continue;
                 }
                 if let Some(a) = anchor {
                     let path = path.canonicalize().unwrap();
-                    let set = anchor_cache.entry(path.clone()).or_insert_with(|| anchors(&read_doc(&path)));
+                    let set = anchor_cache
+                        .entry(path.clone())
+                        .or_insert_with(|| anchors(&read_doc(&path)));
                     if !set.contains(a) {
                         broken.push(format!("{at}: no heading with this anchor"));
                     }
@@ -204,7 +239,10 @@ fn every_internal_link_resolves() {
         }
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
-    assert!(checked > 50, "only {checked} links found: is the link extraction broken?");
+    assert!(
+        checked > 50,
+        "only {checked} links found: is the link extraction broken?"
+    );
 }
 
 /// Splits a shell line into words and operators (`&&`, `||`, `|`, `;`, redirections dropped with their
@@ -215,17 +253,18 @@ fn shell_words(line: &str) -> Vec<String> {
     let mut has_word = false;
     let mut chars = line.chars().peekable();
     let mut redirect = false;
-    let push = |cur: &mut String, has_word: &mut bool, redirect: &mut bool, words: &mut Vec<String>| {
-        if *has_word {
-            if *redirect {
-                *redirect = false;
-            } else {
-                words.push(std::mem::take(cur));
+    let push =
+        |cur: &mut String, has_word: &mut bool, redirect: &mut bool, words: &mut Vec<String>| {
+            if *has_word {
+                if *redirect {
+                    *redirect = false;
+                } else {
+                    words.push(std::mem::take(cur));
+                }
             }
-        }
-        cur.clear();
-        *has_word = false;
-    };
+            cur.clear();
+            *has_word = false;
+        };
     while let Some(c) = chars.next() {
         match c {
             '\'' => {
@@ -285,21 +324,40 @@ fn shell_words(line: &str) -> Vec<String> {
 
 /// The ibcycle arguments of one simple command, if it runs ibcycle.
 fn ibcycle_args(words: &[String]) -> Option<Vec<String>> {
-    let words: Vec<&String> = words.iter().skip_while(|w| w.contains('=') && !w.starts_with('-')).collect();
+    let words: Vec<&String> = words
+        .iter()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+        .collect();
     let first = words.first()?;
     if first.as_str() == "cargo" {
         let sub = words.get(1)?;
         if sub.as_str() != "run" {
             return None;
         }
-        let dash = words.iter().position(|w| w.as_str() == "--").unwrap_or(words.len());
+        let dash = words
+            .iter()
+            .position(|w| w.as_str() == "--")
+            .unwrap_or(words.len());
         let opts = &words[2..dash];
-        if opts.iter().any(|w| ["-p", "--package", "--example", "--bin"].contains(&w.as_str())) {
+        if opts
+            .iter()
+            .any(|w| ["-p", "--package", "--example", "--bin"].contains(&w.as_str()))
+        {
             return None;
         }
-        return Some(words.get(dash + 1..).unwrap_or(&[]).iter().map(|w| w.to_string()).collect());
+        return Some(
+            words
+                .get(dash + 1..)
+                .unwrap_or(&[])
+                .iter()
+                .map(|w| w.to_string())
+                .collect(),
+        );
     }
-    if let Some(i) = words.iter().position(|w| w.rsplit('/').next() == Some("ibcycle")) {
+    if let Some(i) = words
+        .iter()
+        .position(|w| w.rsplit('/').next() == Some("ibcycle"))
+    {
         return Some(words[i + 1..].iter().map(|w| w.to_string()).collect());
     }
     None
@@ -313,7 +371,10 @@ fn commands(doc: &Doc) -> Vec<(String, Vec<String>)> {
                 out.push((at.to_string(), args));
             } else {
                 // A command given as one word to another (`sbatch --wrap '...'`, `sh -c '...'`).
-                for w in cmd.iter().filter(|w| w.contains(' ') && w.contains("ibcycle")) {
+                for w in cmd
+                    .iter()
+                    .filter(|w| w.contains(' ') && w.contains("ibcycle"))
+                {
                     collect(&shell_words(w), at, out);
                 }
             }
@@ -321,7 +382,10 @@ fn commands(doc: &Doc) -> Vec<(String, Vec<String>)> {
     }
     let mut out = Vec::new();
     for (info, start, lines) in &doc.blocks {
-        let lang = info.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("");
+        let lang = info
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .next()
+            .unwrap_or("");
         if !["sh", "bash", "shell", "console"].contains(&lang) {
             continue;
         }
@@ -347,7 +411,10 @@ fn commands(doc: &Doc) -> Vec<(String, Vec<String>)> {
             continued = more;
         }
         for (line_no, line) in joined {
-            let at = format!("{}:{line_no}", doc.path.strip_prefix(root()).unwrap().display());
+            let at = format!(
+                "{}:{line_no}",
+                doc.path.strip_prefix(root()).unwrap().display()
+            );
             collect(&shell_words(&line), &at, &mut out);
         }
     }
@@ -377,44 +444,105 @@ fn every_command_shown_parses() {
                 refused.push(format!(
                     "{at}: ibcycle {}\n    {}",
                     args.join(" "),
-                    String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .next()
+                        .unwrap_or("")
                 ));
             }
         }
     }
     eprintln!("{checked} commands parsed, {skipped} cosim commands skipped (no `cosim` feature)");
-    assert!(refused.is_empty(), "commands the CLI refuses:\n{}", refused.join("\n"));
-    assert!(checked > 20, "only {checked} commands found: is the extraction broken?");
+    assert!(
+        refused.is_empty(),
+        "commands the CLI refuses:\n{}",
+        refused.join("\n")
+    );
+    assert!(
+        checked > 20,
+        "only {checked} commands found: is the extraction broken?"
+    );
 }
 
 #[test]
 fn shell_words_splits_as_the_shell_does() {
-    let w = shell_words(r#"mpirun -np 2 target/release/ibcycle run "a b.toml" --out x 2>/dev/null && tshark -r 'y z' # c"#);
-    assert_eq!(w, ["mpirun", "-np", "2", "target/release/ibcycle", "run", "a b.toml", "--out", "x", "&&", "tshark", "-r", "y z"]);
+    let w = shell_words(
+        r#"mpirun -np 2 target/release/ibcycle run "a b.toml" --out x 2>/dev/null && tshark -r 'y z' # c"#,
+    );
+    assert_eq!(
+        w,
+        [
+            "mpirun",
+            "-np",
+            "2",
+            "target/release/ibcycle",
+            "run",
+            "a b.toml",
+            "--out",
+            "x",
+            "&&",
+            "tshark",
+            "-r",
+            "y z"
+        ]
+    );
     let w = shell_words("sbatch --wrap 'mpirun target/release/ibcycle run s.toml --out o' > log");
     assert_eq!(ibcycle_args(&w), None);
     let doc = Doc {
         path: root().join("x.md"),
         prose: vec![],
-        blocks: vec![("sh".into(), 1, vec![w.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(" ")])],
+        blocks: vec![(
+            "sh".into(),
+            1,
+            vec![w
+                .iter()
+                .map(|s| format!("'{s}'"))
+                .collect::<Vec<_>>()
+                .join(" ")],
+        )],
     };
     assert_eq!(commands(&doc)[0].1, ["run", "s.toml", "--out", "o"]);
     let w = shell_words("cargo run --release --features cosim -- cosim credit_tx --seed 7");
-    assert_eq!(ibcycle_args(&w).unwrap(), ["cosim", "credit_tx", "--seed", "7"]);
-    assert_eq!(ibcycle_args(&shell_words("cargo run -p rtl-model --example emit_samples -- d")), None);
-    assert_eq!(slug("The `rtl-model` kit: [wire](x.md) & more"), "the-rtl-model-kit-wire--more");
+    assert_eq!(
+        ibcycle_args(&w).unwrap(),
+        ["cosim", "credit_tx", "--seed", "7"]
+    );
+    assert_eq!(
+        ibcycle_args(&shell_words(
+            "cargo run -p rtl-model --example emit_samples -- d"
+        )),
+        None
+    );
+    assert_eq!(
+        slug("The `rtl-model` kit: [wire](x.md) & more"),
+        "the-rtl-model-kit-wire--more"
+    );
 }
 
 /// Repository paths named in a document: words starting with a top-level directory of the repository.
 fn repo_paths(text: &str) -> BTreeSet<String> {
     const TOP: [&str; 11] = [
-        "scenarios/", "tests/", "src/", "docs/", "hdl/", "cosim/", "scripts/", "rtl-model/", "switch-asic/",
-        "hca-model/", "fuzz/",
+        "scenarios/",
+        "tests/",
+        "src/",
+        "docs/",
+        "hdl/",
+        "cosim/",
+        "scripts/",
+        "rtl-model/",
+        "switch-asic/",
+        "hca-model/",
+        "fuzz/",
     ];
     let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
     let mut out = BTreeSet::new();
     for (i, _) in text.char_indices() {
-        if i > 0 && text[..i].chars().next_back().is_some_and(|c| is_path_char(c) || c == '$' || c == '~') {
+        if i > 0
+            && text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| is_path_char(c) || c == '$' || c == '~')
+        {
             continue;
         }
         let rest = &text[i..];
@@ -444,7 +572,9 @@ fn every_path_named_exists_and_every_scenario_loads() {
         let name = path.strip_prefix(&r).unwrap().display().to_string();
         for p in repo_paths(&text) {
             // A crate's own README names its files from the crate's directory (`cosim/README.md`: `src/...`).
-            let full = [r.join(&p), path.parent().unwrap().join(&p)].into_iter().find(|f| f.exists());
+            let full = [r.join(&p), path.parent().unwrap().join(&p)]
+                .into_iter()
+                .find(|f| f.exists());
             let Some(full) = full else {
                 missing.push(format!("{name}: {p}"));
                 continue;
@@ -463,8 +593,16 @@ fn every_path_named_exists_and_every_scenario_loads() {
             }
         }
     }
-    assert!(missing.is_empty(), "paths named in the documents that do not exist:\n{}", missing.join("\n"));
-    assert!(bad.is_empty(), "scenarios named in the documents that do not load:\n{}", bad.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "paths named in the documents that do not exist:\n{}",
+        missing.join("\n")
+    );
+    assert!(
+        bad.is_empty(),
+        "scenarios named in the documents that do not load:\n{}",
+        bad.join("\n")
+    );
     assert!(scenarios > 10, "only {scenarios} scenario paths found");
 }
 
@@ -475,13 +613,22 @@ fn accepted_keys(text: &str) -> Vec<String> {
     let file = dir.join("s.toml");
     std::fs::write(&file, text).unwrap();
     let err = if ibcycle::queueing::is_queueing(text) {
-        ibcycle::queueing::parse(&file, text).err().map(|e| e.to_string())
+        ibcycle::queueing::parse(&file, text)
+            .err()
+            .map(|e| e.to_string())
     } else {
         ibcycle::scenario::load(&file).err().map(|e| e.to_string())
     }
     .unwrap_or_else(|| panic!("an unknown key was accepted:\n{text}"));
-    let list = err.split_once("expected").unwrap_or_else(|| panic!("not an unknown-key error: {err}")).1;
-    list.split('`').skip(1).step_by(2).map(str::to_string).collect()
+    let list = err
+        .split_once("expected")
+        .unwrap_or_else(|| panic!("not an unknown-key error: {err}"))
+        .1;
+    list.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
@@ -489,21 +636,48 @@ fn the_scenario_reference_names_every_key() {
     let reference = std::fs::read_to_string(root().join("docs/scenario-format.md")).unwrap();
     let tables = [
         ("top level", "duration_us = 10\nnot_a_key = 1\n"),
-        ("[settings]", "duration_us = 10\n[settings]\nnot_a_key = 1\n"),
-        ("[settings] vl_arb", "duration_us = 10\n[settings]\nvl_arb = { not_a_key = 1 }\n"),
-        ("[switch_cc]", "duration_us = 10\n[switch_cc]\nnot_a_key = 1\n"),
+        (
+            "[settings]",
+            "duration_us = 10\n[settings]\nnot_a_key = 1\n",
+        ),
+        (
+            "[settings] vl_arb",
+            "duration_us = 10\n[settings]\nvl_arb = { not_a_key = 1 }\n",
+        ),
+        (
+            "[switch_cc]",
+            "duration_us = 10\n[switch_cc]\nnot_a_key = 1\n",
+        ),
         ("[hca_cc]", "duration_us = 10\n[hca_cc]\nnot_a_key = 1\n"),
         ("[roce]", "duration_us = 10\n[roce]\nnot_a_key = 1\n"),
-        ("[topology]", "duration_us = 10\n[topology]\nnot_a_key = 1\n"),
+        (
+            "[topology]",
+            "duration_us = 10\n[topology]\nnot_a_key = 1\n",
+        ),
         ("[cc]", "duration_us = 10\n[cc]\nnot_a_key = 1\n"),
         ("[[flow]]", "duration_us = 10\n[[flow]]\nnot_a_key = 1\n"),
-        ("[[traffic]]", "duration_us = 10\n[[traffic]]\nnot_a_key = 1\n"),
-        ("[[switch]]", "duration_us = 10\n[[switch]]\nnot_a_key = 1\n"),
-        ("[[switch]] cc", "duration_us = 10\n[[switch]]\nname = \"S\"\nports = 4\ncc = { not_a_key = 1 }\n"),
+        (
+            "[[traffic]]",
+            "duration_us = 10\n[[traffic]]\nnot_a_key = 1\n",
+        ),
+        (
+            "[[switch]]",
+            "duration_us = 10\n[[switch]]\nnot_a_key = 1\n",
+        ),
+        (
+            "[[switch]] cc",
+            "duration_us = 10\n[[switch]]\nname = \"S\"\nports = 4\ncc = { not_a_key = 1 }\n",
+        ),
         ("[[hca]]", "duration_us = 10\n[[hca]]\nnot_a_key = 1\n"),
-        ("[[hca]] cc", "duration_us = 10\n[[hca]]\nname = \"H\"\ncc = { not_a_key = 1 }\n"),
+        (
+            "[[hca]] cc",
+            "duration_us = 10\n[[hca]]\nname = \"H\"\ncc = { not_a_key = 1 }\n",
+        ),
         ("[[link]]", "duration_us = 10\n[[link]]\nnot_a_key = 1\n"),
-        ("[fat_tree]", "duration_us = 10\n[fat_tree]\nnot_a_key = 1\n"),
+        (
+            "[fat_tree]",
+            "duration_us = 10\n[fat_tree]\nnot_a_key = 1\n",
+        ),
         ("[chain]", "duration_us = 10\n[chain]\nnot_a_key = 1\n"),
         ("queueing top level", "not_a_key = 1\n[tandem]\n"),
         ("[tandem]", "[tandem]\nnot_a_key = 1\n"),
@@ -515,7 +689,11 @@ fn the_scenario_reference_names_every_key() {
         assert!(!keys.is_empty(), "{table}: no keys read from the parser");
         for key in keys {
             // A key holding a table is named as its TOML header.
-            let forms = [format!("`{key}`"), format!("`[{key}]`"), format!("`[[{key}]]`")];
+            let forms = [
+                format!("`{key}`"),
+                format!("`[{key}]`"),
+                format!("`[[{key}]]`"),
+            ];
             if !forms.iter().any(|f| reference.contains(f.as_str())) {
                 undocumented.push(format!("{table}: `{key}`"));
             }
@@ -525,5 +703,49 @@ fn the_scenario_reference_names_every_key() {
         undocumented.is_empty(),
         "keys the parser accepts that docs/scenario-format.md does not name:\n{}",
         undocumented.join("\n")
+    );
+}
+
+/// Every ```toml block is TOML, and a block that is a whole scenario (it has `duration_us` and names no file
+/// of a real fabric beside it) loads with the scenario parser.
+#[test]
+fn every_toml_block_parses_and_every_whole_scenario_loads() {
+    let dir = std::env::temp_dir().join(format!("ibcycle-docs-toml-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bad = Vec::new();
+    let mut scenarios = 0;
+    for path in documents() {
+        let doc = read_doc(&path);
+        for (info, start, lines) in &doc.blocks {
+            if info.as_str() != "toml" {
+                continue;
+            }
+            let at = format!("{}:{start}", path.strip_prefix(root()).unwrap().display());
+            let text = lines.join("\n");
+            if let Err(e) = text.parse::<toml::Table>() {
+                bad.push(format!("{at}: not TOML: {e}"));
+                continue;
+            }
+            let names_a_file = ["ibnetdiscover", "opensm_conf", "lfts", "iblinkinfo"]
+                .iter()
+                .any(|k| text.contains(k));
+            if text.lines().any(|l| l.starts_with("duration_us")) && !names_a_file {
+                scenarios += 1;
+                let file = dir.join("block.toml");
+                std::fs::write(&file, &text).unwrap();
+                if let Err(e) = ibcycle::scenario::load(&file) {
+                    bad.push(format!("{at}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "TOML blocks that do not parse or load:\n{}",
+        bad.join("\n")
+    );
+    assert!(
+        scenarios >= 1,
+        "the scenario format's example was not found"
     );
 }
