@@ -46,8 +46,9 @@ pub fn run(a: Args) -> ExitCode {
         }
     } else {
         println!(
-            "{}: {:.3e} simulated s in {:.3} s ({:.3} s of CPU): {:.3e} sim s/s, {:.3e} port-cycles/s, peak {:.1} MiB, {} thread(s), {} packets",
+            "{}: built in {:.2} s; {:.3e} simulated s in {:.3} s ({:.3} s of CPU): {:.3e} sim s/s, {:.3e} port-cycles/s, peak {:.1} MiB, {} thread(s), {} packets",
             r.bench,
+            r.build_seconds,
             r.sim_seconds,
             r.wall_seconds,
             r.cpu_seconds,

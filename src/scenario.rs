@@ -561,13 +561,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         .as_ref()
         .and_then(|t| t.get_ref().ibnetdiscover.as_ref());
     let generators = usize::from(file.fat_tree.is_some())
+        + usize::from(file.fat_tree3.is_some())
         + usize::from(file.chain.is_some())
         + usize::from(ibnetdiscover.is_some());
     if usize::from(explicit) + generators != 1 {
         return Err(at(
             0..0,
-            "topology: give exactly one of [[switch]]/[[hca]]/[[link]], [fat_tree], [chain] or [topology] \
-             ibnetdiscover"
+            "topology: give exactly one of [[switch]]/[[hca]]/[[link]], [fat_tree], [fat_tree3], [chain] or \
+             [topology] ibnetdiscover"
                 .into(),
         ));
     }
@@ -600,6 +601,34 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             latency(&f.latency_ns, "fat_tree.latency_ns")?,
         )
         .map_err(|e| at(ft.span(), generator_error("fat_tree", e)))?
+    } else if let Some(ft) = &file.fat_tree3 {
+        let f = ft.get_ref();
+        // Bounded before the generator allocates: both counts are at most a switch's ports.
+        let max = usize::from(topology::MAX_SWITCH_PORTS);
+        for (key, v) in [("radix", Some(f.radix)), ("pods", f.pods)] {
+            if v.is_some_and(|v| v > max) {
+                return Err(at(
+                    key_span(text, ft.span(), key),
+                    limits::out_of_range(
+                        &format!("fat_tree3.{key}"),
+                        v.unwrap_or(0),
+                        1,
+                        max as u64,
+                    ),
+                ));
+            }
+        }
+        let shape = topology::FatTree3 {
+            radix: f.radix,
+            pods: f.pods.unwrap_or(f.radix),
+        };
+        topology::fat_tree3(
+            shape,
+            rate(&f.host_rate, "fat_tree3.host_rate")?,
+            rate(&f.fabric_rate, "fat_tree3.fabric_rate")?,
+            latency(&f.latency_ns, "fat_tree3.latency_ns")?,
+        )
+        .map_err(|e| at(ft.span(), generator_error("fat_tree3", e)))?
     } else if let Some(ch) = &file.chain {
         let c = ch.get_ref();
         // Bounded before the generator allocates: every switch and HCA needs a LID.
@@ -636,9 +665,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     };
     let (topo, routing) =
         fabric_source::route(topo, file.topology.as_ref(), fabric.as_ref(), path, &at)?;
-    // Credit loops: the generated fat trees and chains are free of them under minimum-hop routes by
-    // construction; everything else is checked.
-    if explicit || fabric.is_some() || topo.fixed_routes.is_some() {
+    // Credit loops: the generated fat trees and chains are free of them under their own routes by
+    // construction (minimum-hop; destination-mod-k for [fat_tree3], up/down either way); everything else
+    // is checked.
+    let own_routes = file.fat_tree3.is_some() && routing == "minimum-hop";
+    if explicit || fabric.is_some() || (topo.fixed_routes.is_some() && !own_routes) {
         let lfts = topo
             .routes()
             .map_err(|e| at(0..0, format!("topology: {e}")))?;

@@ -1,11 +1,15 @@
 //! Fabric topology: switches, HCAs and the links between their ports; generators for two-level fat trees
-//! (Clos) and chains; LID assignment; linear forwarding tables by up/down min-hop routing.
+//! (Clos), three-level fat trees ([`fat_tree3`]) and chains; LID assignment; linear forwarding tables by
+//! up/down min-hop routing.
 //!
 //! A topology is pure structure: rates and latencies ride along on each link as given, and the fabric turns
 //! them into link pipelines. Everything here is validated once, with errors that name the node, port or link.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+
+mod fat_tree3;
+pub use fat_tree3::{fat_tree3, FatTree3};
 
 /// Most ports a switch may have (the switch model's limit).
 pub const MAX_SWITCH_PORTS: u8 = 64;
@@ -159,6 +163,18 @@ impl Topology {
         hcas: Vec<HcaNode>,
         links: Vec<Link>,
     ) -> Result<Topology, TopologyError> {
+        let topo = Topology::structure(switches, hcas, links)?;
+        topo.routes()?;
+        Ok(topo)
+    }
+
+    /// Validates the structure as [`Topology::new`] does, but not the minimum-hop routes: for a generator
+    /// that sets its own tables with [`Topology::with_routes`] (which checks that they reach every HCA).
+    fn structure(
+        switches: Vec<SwitchNode>,
+        hcas: Vec<HcaNode>,
+        links: Vec<Link>,
+    ) -> Result<Topology, TopologyError> {
         if switches.is_empty() || hcas.is_empty() {
             return Err(TopologyError::Empty);
         }
@@ -244,7 +260,6 @@ impl Topology {
             hca_link,
             fixed_routes: None,
         };
-        topo.routes()?;
         Ok(topo)
     }
 

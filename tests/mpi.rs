@@ -1,7 +1,8 @@
 //! One fabric split across MPI ranks (feature `mpi`; ./scripts/test installs Debian's OpenMPI and turns it
 //! on): `mpirun -np 2` and `-np 4` runs of a shortened `scenarios/gran-s1-cc-on-quick.toml` (2 switches: with 4
-//! ranks two own nothing and still take part in every exchange) and of `scenarios/ft72.toml` (12 switches)
-//! write outputs byte-identical to a single-process run of the same file.
+//! ranks two own nothing and still take part in every exchange), of `scenarios/ft72.toml` (12 switches) and of
+//! `scenarios/ft3-16-a2a-cc.toml` (a three-level fat tree, 20 switches) write outputs byte-identical to a
+//! single-process run of the same file.
 #![cfg(feature = "mpi")]
 
 use std::path::{Path, PathBuf};
@@ -115,4 +116,9 @@ fn gran_s1_cc_on_split_across_ranks_is_bit_identical() {
 #[test]
 fn fat_tree_72_split_across_ranks_is_bit_identical() {
     same_outputs("ft72", "ft72.toml", 40);
+}
+
+#[test]
+fn three_level_fat_tree_split_across_ranks_is_bit_identical() {
+    same_outputs("ft3", "ft3-16-a2a-cc.toml", 40);
 }

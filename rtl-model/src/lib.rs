@@ -16,4 +16,6 @@ pub mod clocked;
 pub mod crc;
 pub mod mad;
 pub mod samples;
+#[cfg(feature = "proptest")]
+pub mod testkit;
 pub mod wire;

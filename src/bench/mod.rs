@@ -14,6 +14,12 @@
 //! - `ft18x2-uniform`: BookSim2's 18-ary 2-tree (18 leaf + 18 spine routers, 324 nodes), 4x QDR, one VL, IB
 //!   credits; every node injects 2048-byte packets at 0.4 of its link rate to uniformly random other nodes
 //!   ([`uniform`]).
+//! - `ft11664-shift-cc`: the full three-level fat tree of 36-port switches ([`topology::fat_tree3`] radix 36:
+//!   36 pods, 648 edge, 648 aggregation and 324 core switches, 11,664 HCAs), 4x QDR everywhere, 100 ns
+//!   wires, IB CC on at [`validation_cc`]; HCA `k` sends saturating 1 MiB messages to HCA `k + 324` (always
+//!   the next pod, so every packet crosses the core).
+//! - `ft11664-uniform`: the same fabric, CC off, the `ft18x2-uniform` traffic (0.4 load, uniformly random
+//!   destinations).
 //! - `idle`: the `clos648-shift` fabric with no traffic (only periodic flow-control packets).
 
 pub mod uniform;
@@ -43,6 +49,12 @@ pub enum BenchName {
     /// BookSim2's 18-ary 2-tree, uniform random traffic at 0.4 load.
     #[value(name = "ft18x2-uniform")]
     Ft18x2Uniform,
+    /// The 11,664-node three-level fat tree, shift-by-one-pod traffic at full load, IB CC on.
+    #[value(name = "ft11664-shift-cc")]
+    Ft11664ShiftCc,
+    /// The 11,664-node three-level fat tree, uniform random traffic at 0.4 load.
+    #[value(name = "ft11664-uniform")]
+    Ft11664Uniform,
     /// The 648-port Clos with no traffic.
     #[value(name = "idle")]
     Idle,
@@ -55,6 +67,8 @@ impl BenchName {
             BenchName::Clos648Shift => "clos648-shift",
             BenchName::Clos648ShiftCc => "clos648-shift-cc",
             BenchName::Ft18x2Uniform => "ft18x2-uniform",
+            BenchName::Ft11664ShiftCc => "ft11664-shift-cc",
+            BenchName::Ft11664Uniform => "ft11664-uniform",
             BenchName::Idle => "idle",
         }
     }
@@ -64,6 +78,7 @@ impl BenchName {
     pub fn default_sim_us(self) -> u64 {
         match self {
             BenchName::Idle => 1_000_000,
+            BenchName::Ft11664ShiftCc | BenchName::Ft11664Uniform => 20,
             _ => 200,
         }
     }
@@ -76,6 +91,8 @@ pub struct BenchResult {
     pub bench: String,
     /// Simulated seconds.
     pub sim_seconds: f64,
+    /// Wall-clock seconds of building the scenario and assembling the fabric.
+    pub build_seconds: f64,
     /// Wall-clock seconds of the stepping (fabric assembly excluded).
     pub wall_seconds: f64,
     /// `sim_seconds / wall_seconds`.
@@ -124,6 +141,15 @@ pub fn validation_cc() -> (SwitchCc, HcaCc) {
             ..HcaCc::default()
         },
     )
+}
+
+fn ft11664() -> Topology {
+    let shape = topology::FatTree3 {
+        radix: 36,
+        pods: 36,
+    };
+    topology::fat_tree3(shape, QDR_MBPS, QDR_MBPS, LATENCY_NS)
+        .expect("the 36-port three-level fat tree is valid")
 }
 
 fn clos648() -> Topology {
@@ -181,6 +207,18 @@ pub fn scenario(b: BenchName, sim_us: u64) -> Scenario {
                 .expect("the 18-ary 2-tree is a valid fat tree");
             sc.flows = uniform::flows(sc.topology.hcas.len(), sc.seed);
         }
+        BenchName::Ft11664ShiftCc => {
+            sc.topology = ft11664();
+            let n = sc.topology.hcas.len();
+            sc.flows = (0..n).map(|k| flow(k, k, (k + 324) % n, 1 << 20)).collect();
+            let (s, h) = validation_cc();
+            sc.switch_cc = s;
+            sc.hca_cc = Some(h);
+        }
+        BenchName::Ft11664Uniform => {
+            sc.topology = ft11664();
+            sc.flows = uniform::flows(sc.topology.hcas.len(), sc.seed);
+        }
         BenchName::Idle => {}
     }
     sc
@@ -223,8 +261,10 @@ fn process_cpu_seconds() -> f64 {
 
 /// Runs bench `b` for `sim_us` microseconds on `threads` threads.
 pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, FabricError> {
+    let t_build = Instant::now();
     let sc = scenario(b, sim_us);
     let mut fab = Fabric::new(&sc)?;
+    let build_seconds = t_build.elapsed().as_secs_f64();
     fab.set_threads(threads);
     // Under `mpirun` with more than one rank: the fabric split across the ranks.
     #[cfg(feature = "mpi")]
@@ -237,7 +277,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
     }
     let end = sim_us * fab.cycles_per_us;
     let (t0, c0) = (Instant::now(), process_cpu_seconds());
-    if b == BenchName::Ft18x2Uniform {
+    if matches!(b, BenchName::Ft18x2Uniform | BenchName::Ft11664Uniform) {
         uniform::retarget(&sc, &mut fab);
     }
     fab.run_until(end);
@@ -263,6 +303,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
     Ok(BenchResult {
         bench: b.as_str().to_string(),
         sim_seconds: sim,
+        build_seconds,
         wall_seconds: wall,
         sim_s_per_wall_s: sim / wall,
         cpu_seconds: cpu,

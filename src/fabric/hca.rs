@@ -34,6 +34,7 @@ use rtl_model::wire::bth::Opcode;
 use switch_asic::endpoint::{Endpoint, EndpointOut};
 use switch_asic::{ConfigError, FcPacket, LinkRate, PacketDesc, PacketStart};
 
+use super::flow_table::FlowTable;
 use super::rrcc::{FlowCc, RrccRx};
 use super::traffic::MsgSource;
 
@@ -301,17 +302,17 @@ pub struct Hca {
     /// The packet arriving now: its tail cycle and descriptor.
     arriving: Option<(u64, PacketDesc)>,
     /// Per scenario flow: what this HCA received (only flows addressed here count).
-    pub rx: Vec<RxCount>,
+    pub rx: FlowTable<RxCount>,
     /// Per scenario flow: packets this HCA injected.
-    pub injected: Vec<u64>,
+    pub injected: FlowTable<u64>,
     /// Per scenario flow: CNPs this HCA sent (as the flow's destination).
-    pub cnp_sent: Vec<u64>,
+    pub cnp_sent: FlowTable<u64>,
     /// Per scenario flow: CNPs this HCA received (as the flow's source).
-    pub becn_rx: Vec<u64>,
+    pub becn_rx: FlowTable<u64>,
     /// CNPs dropped on a full queue.
     pub cnp_dropped: u64,
     /// Per scenario flow: completion cycles of messages received here, not yet matched with their arrival.
-    pub done: Vec<VecDeque<u64>>,
+    pub done: FlowTable<VecDeque<u64>>,
     /// Per scenario flow: the RR-CC receiver (RR-CC on, flows addressed here).
     pub(super) rrcc: Vec<Option<RrccRx>>,
     /// Earliest end of an open RR-CC period (when to poll the receivers).
@@ -327,7 +328,7 @@ pub struct Hca {
     /// Least cycles between two CNPs for one flow (0: one per marked packet).
     cnp_interval: u64,
     /// Per scenario flow: when this HCA last queued a CNP for it.
-    last_cnp: Vec<Option<u64>>,
+    last_cnp: FlowTable<Option<u64>>,
     /// SL -> VL of everything this HCA sends (`[settings] sl2vl`); `None`: SL s on VL s mod vls.
     sl2vl: Option<[u8; 16]>,
     /// Host injection cap ([`Hca::set_host_cap`]): `(8 * clock_mhz, cap_mbps)`, cycles per byte as a ratio.
@@ -356,12 +357,12 @@ impl Hca {
             rr: 0,
             loaded: None,
             arriving: None,
-            rx: vec![RxCount::default(); nflows],
-            injected: vec![0; nflows],
-            cnp_sent: vec![0; nflows],
-            becn_rx: vec![0; nflows],
+            rx: FlowTable::new(nflows),
+            injected: FlowTable::new(nflows),
+            cnp_sent: FlowTable::new(nflows),
+            becn_rx: FlowTable::new(nflows),
             cnp_dropped: 0,
-            done: vec![VecDeque::new(); nflows],
+            done: FlowTable::new(nflows),
             // Allocated by the first `set_rrcc_receiver` (RR-CC on): HCAs x flows entries otherwise.
             rrcc: Vec::new(),
             rrcc_due: u64::MAX,
@@ -371,7 +372,7 @@ impl Hca {
             np: false,
             roce: None,
             cnp_interval: 0,
-            last_cnp: vec![None; nflows],
+            last_cnp: FlowTable::new(nflows),
             sl2vl: None,
             host_cap: None,
             host_next: 0,
@@ -433,6 +434,17 @@ impl Hca {
         for f in &mut self.flows {
             f.stop = f.stop.min(t);
         }
+    }
+
+    /// Makes room in the per-flow tables for scenario flow `i`, which this HCA sends or receives (fabric
+    /// assembly notes every flow at both ends, in flow order).
+    pub fn note_flow(&mut self, i: usize) {
+        self.rx.note(i);
+        self.injected.note(i);
+        self.cnp_sent.note(i);
+        self.becn_rx.note(i);
+        self.done.note(i);
+        self.last_cnp.note(i);
     }
 
     /// Adds a flow this HCA sends.
@@ -943,6 +955,6 @@ mod tests {
         assert!(dlids
             .chunks(2)
             .all(|c| c[0] == 5 && c.get(1).is_none_or(|&d| d == 6)));
-        assert_eq!(h.injected, vec![13, 12]);
+        assert_eq!((h.injected[0], h.injected[1]), (13, 12));
     }
 }

@@ -24,6 +24,7 @@ pub mod dist;
 pub mod event;
 mod fc_memo;
 pub mod flow_cc;
+pub mod flow_table;
 pub mod hca;
 pub mod roce;
 pub mod rrcc;
@@ -418,6 +419,8 @@ impl Fabric {
                 }
             }
             hcas[f.src].add_flow(tf);
+            hcas[f.src].note_flow(i);
+            hcas[f.dst].note_flow(i);
         }
         let roce_np = sc
             .roce

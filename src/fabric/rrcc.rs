@@ -79,8 +79,8 @@ pub struct RrccRx {
 impl Hca {
     /// Makes this HCA the RR-CC notification point of scenario flow `flow`.
     pub fn set_rrcc_receiver(&mut self, flow: usize, rx: RrccReceiver) {
-        if self.rrcc.len() < self.rx.len() {
-            self.rrcc.resize(self.rx.len(), None);
+        if self.rrcc.len() < self.rx.limit() {
+            self.rrcc.resize(self.rx.limit(), None);
         }
         if let Some(r) = self.rrcc.get_mut(flow) {
             *r = Some(RrccRx { rx, to: None });

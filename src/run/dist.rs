@@ -347,9 +347,7 @@ pub fn cli(sc: &Scenario, file: &Path, out: &Path, opts: &ObserveOpts, u: &Unive
         eprintln!("ibcycle run: writing {}: {e}", out.display());
         return ExitCode::FAILURE;
     }
-    for f in &r.summary.flows {
-        println!("{} {}->{}: {:.3} Gbit/s", f.id, f.src, f.dst, f.avg_gbps);
-    }
+    super::print_flows(&r.summary.flows);
     if let Some(why) = inv.broken() {
         eprintln!(
             "ibcycle run: {}: integrity check failed: {why} (outputs kept in {})",

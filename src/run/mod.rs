@@ -398,15 +398,7 @@ pub fn cli_full(
         );
         return ExitCode::FAILURE;
     }
-    // The report is a courtesy: a closed stdout (`ibcycle run ... | head -1`) must not fail a finished run.
-    let mut so = std::io::stdout().lock();
-    for f in &r.summary.flows {
-        let _ = writeln!(
-            so,
-            "{} {}->{}: {:.3} Gbit/s",
-            f.id, f.src, f.dst, f.avg_gbps
-        );
-    }
+    print_flows(&r.summary.flows);
     if let Some(why) = inv.broken() {
         eprintln!(
             "ibcycle run: {}: integrity check failed: {why} (outputs kept in {})",
@@ -415,9 +407,41 @@ pub fn cli_full(
         );
         return ExitCode::FAILURE;
     }
+    let mut so = std::io::stdout().lock();
     if let Some(line) = traced {
         let _ = writeln!(so, "{line}");
     }
     let _ = writeln!(so, "wrote {}", out.display());
     ExitCode::SUCCESS
+}
+
+/// Flows listed one per line on stdout before the rest are summed up: a fabric of thousands of flows
+/// reports their spread, and summary.json has every one.
+const FLOWS_LISTED: usize = 32;
+
+/// The run's report on stdout: each flow's average rate, or for a large scenario the first
+/// [`FLOWS_LISTED`] and the spread of all. A courtesy: a closed stdout (`ibcycle run ... | head -1`) must
+/// not fail a finished run.
+pub(crate) fn print_flows(flows: &[summary::FlowSummary]) {
+    let mut so = std::io::stdout().lock();
+    for f in flows.iter().take(FLOWS_LISTED) {
+        let _ = writeln!(
+            so,
+            "{} {}->{}: {:.3} Gbit/s",
+            f.id, f.src, f.dst, f.avg_gbps
+        );
+    }
+    if flows.len() > FLOWS_LISTED {
+        let mut g: Vec<f64> = flows.iter().map(|f| f.avg_gbps).collect();
+        g.sort_by(f64::total_cmp);
+        let _ = writeln!(
+            so,
+            "... and {} more flows (summary.json lists all); over all {}: min {:.3}, median {:.3}, max {:.3} Gbit/s",
+            flows.len() - FLOWS_LISTED,
+            flows.len(),
+            g[0],
+            g[g.len() / 2],
+            g[g.len() - 1]
+        );
+    }
 }

@@ -268,6 +268,7 @@ pub(super) fn check_links(
             .get(i)
             .map(|l| l.rate.span())
             .or_else(|| file.fat_tree.as_ref().map(|g| g.span()))
+            .or_else(|| file.fat_tree3.as_ref().map(|g| g.span()))
             .or_else(|| file.chain.as_ref().map(|g| g.span()))
             .unwrap_or(0..0)
     };

@@ -36,7 +36,7 @@ pub(super) fn explicit_topology(
             return Err(at(
                 s.name.span(),
                 format!(
-                    "switch[{i}].ports: missing (only a switch of a [chain] or [fat_tree] is named without ports)"
+                    "switch[{i}].ports: missing (only a switch of a [chain], [fat_tree] or [fat_tree3] is named without ports)"
                 ),
             ));
         };

@@ -20,6 +20,7 @@ pub(super) struct File {
     #[serde(default)]
     pub(super) link: Vec<LinkEntry>,
     pub(super) fat_tree: Option<Spanned<FatTreeEntry>>,
+    pub(super) fat_tree3: Option<Spanned<FatTree3Entry>>,
     pub(super) chain: Option<Spanned<ChainEntry>>,
     #[serde(default)]
     pub(super) flow: Vec<FlowEntry>,
@@ -134,6 +135,18 @@ pub(super) struct FatTreeEntry {
     pub(super) hosts_per_leaf: usize,
     #[serde(default = "one")]
     pub(super) uplinks_per_spine: usize,
+    pub(super) host_rate: Spanned<String>,
+    pub(super) fabric_rate: Spanned<String>,
+    #[serde(default = "zero")]
+    pub(super) latency_ns: Spanned<u64>,
+}
+
+/// `[fat_tree3]`: a three-level fat tree of `radix`-port switches (`pods` defaults to `radix`, the full tree).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FatTree3Entry {
+    pub(super) radix: usize,
+    pub(super) pods: Option<usize>,
     pub(super) host_rate: Spanned<String>,
     pub(super) fabric_rate: Spanned<String>,
     #[serde(default = "zero")]

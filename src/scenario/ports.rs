@@ -12,7 +12,7 @@
 //! ports = 8
 //! cc = { threshold = 0 }                       # no marking at S1 only
 //!
-//! [[switch]]                                   # with [chain]/[fat_tree]: a generated switch, by name
+//! [[switch]]                                   # with a generator: a generated switch, by name
 //! name = "S2"
 //! cc = { fill_comparison = "sum_voqs", victim_ports = [8], port_threshold = [[3, 12]] }
 //! vl_arb = { low = [[0, 32], [1, 32]] }

@@ -133,18 +133,8 @@ impl Switch {
             free_pending: vec![0; nv],
             reads: vec![0; n],
             saturated: 0,
-            slab: vec![
-                Slot {
-                    desc: PacketDesc::default(),
-                    next: NONE,
-                    in_vl: 0,
-                    out: 0,
-                    out_vl: 0,
-                    marked: false,
-                };
-                slab_cap
-            ],
-            free_slots: PreVec((0..slab_cap as u32).rev().collect()),
+            slab: PreVec(Vec::with_capacity(slab_cap)),
+            free_slots: PreVec(Vec::with_capacity(slab_cap)),
             voq_head: vec![NONE; n * nv],
             voq_tail: vec![NONE; n * nv],
             voq_fill: vec![0; n * nv],

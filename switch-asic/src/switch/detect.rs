@@ -91,6 +91,6 @@ impl Switch {
 
     /// Packets held in the switch (in VoQs or waiting for their tail).
     pub fn packets_held(&self) -> usize {
-        self.slab.len() - self.free_slots.0.len()
+        self.slab.0.len() - self.free_slots.0.len()
     }
 }

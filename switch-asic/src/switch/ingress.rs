@@ -209,7 +209,7 @@ impl Switch {
             || out_vl == Sl2VlTable::VL_DROP
             || a.blocks() > self.mtu_blocks
             || a.blocks() == 0
-            || self.free_slots.0.is_empty();
+            || (self.free_slots.0.is_empty() && self.slab.0.len() == self.slab.0.capacity());
         let mut ar = Arriving {
             a,
             vl: vl as u8,
@@ -219,14 +219,25 @@ impl Switch {
             self.counters[k].dropped += 1;
             ar.deferred = DROP;
         } else {
-            let slot = self.free_slots.0.pop().unwrap_or(NONE);
-            self.slab[slot as usize] = Slot {
+            let s = Slot {
                 desc: d,
                 next: NONE,
                 in_vl: vl as u8,
                 out,
                 out_vl,
                 marked: false,
+            };
+            // A freed slot, else the next never used (within the capacity reserved at construction: no
+            // allocation, and pages the switch never needs are never touched).
+            let slot = match self.free_slots.0.pop() {
+                Some(f) => {
+                    self.slab[f as usize] = s;
+                    f
+                }
+                None => {
+                    self.slab.0.push(s);
+                    (self.slab.0.len() - 1) as u32
+                }
             };
             if self.store_forward[p * self.n + usize::from(out)] && !ar.a.is_done() {
                 ar.deferred = slot;

@@ -119,6 +119,19 @@ impl<T: Clone> Clone for PreVec<T> {
     }
 }
 
+impl<T> std::ops::Index<usize> for PreVec<T> {
+    type Output = T;
+    fn index(&self, i: usize) -> &T {
+        &self.0[i]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for PreVec<T> {
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.0[i]
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     desc: PacketDesc,
@@ -186,7 +199,10 @@ pub struct Switch {
     reads: Vec<u8>,
     saturated: u64,
 
-    slab: Vec<Slot>,
+    /// Descriptor slots: those used so far, within a capacity of one per buffer block (each held packet
+    /// holds at least one block) reserved at construction.
+    slab: PreVec<Slot>,
+    /// Used slots free again (reused last-freed first).
     free_slots: PreVec<u32>,
     voq_head: Vec<u32>,
     voq_tail: Vec<u32>,
