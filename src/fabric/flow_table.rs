@@ -5,7 +5,10 @@
 //! 11,664-host fat tree with one flow per host, 136 million entries per counter and over 13 GiB in all. The
 //! table keeps entries only for flows it was told of ([`FlowTable::note`], at fabric assembly) or that
 //! reached it (a flow whose destination changes during a run, as the uniform bench's do), sorted by flow
-//! number, so a lookup is a binary search over the few flows of one HCA.
+//! number, so a lookup is a binary search over the few flows of one HCA. Where HCAs x flows is small the
+//! table is dense ([`FlowTable::make_dense`]): a lookup is an index, as cheap as the plain vector (a
+//! binary search per received packet over hundreds of flows cost the uniform bench, whose destinations
+//! change with every packet, about a tenth of its speed).
 
 use std::ops::{Index, IndexMut};
 
@@ -13,7 +16,10 @@ use std::ops::{Index, IndexMut};
 /// `T::default()`.
 #[derive(Debug, Clone)]
 pub struct FlowTable<T> {
+    /// Flow numbers of `vals`, sorted; unused when `dense`.
     ids: Vec<u32>,
+    /// Every flow below the limit has its entry, at its own index.
+    dense: bool,
     vals: Vec<T>,
     limit: usize,
     absent: T,
@@ -24,9 +30,31 @@ impl<T: Default + Clone> FlowTable<T> {
     pub fn new(limit: usize) -> Self {
         FlowTable {
             ids: Vec::new(),
+            dense: false,
             vals: Vec::new(),
             limit,
             absent: T::default(),
+        }
+    }
+
+    /// Gives every flow below the limit its entry, kept at its own index: lookups become indexing, at
+    /// `limit` entries of memory.
+    pub fn make_dense(&mut self) {
+        let mut vals = vec![T::default(); self.limit];
+        for (&i, v) in self.ids.iter().zip(self.vals.drain(..)) {
+            vals[i as usize] = v;
+        }
+        self.vals = vals;
+        self.ids = Vec::new();
+        self.dense = true;
+    }
+
+    /// Flow numbers with an entry, in order.
+    fn keys(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+        if self.dense {
+            Box::new(0..self.limit)
+        } else {
+            Box::new(self.ids.iter().map(|&i| i as usize))
         }
     }
 
@@ -42,6 +70,9 @@ impl<T: Default + Clone> FlowTable<T> {
     }
 
     fn find(&self, i: usize) -> Result<usize, usize> {
+        if self.dense {
+            return if i < self.limit { Ok(i) } else { Err(i) };
+        }
         // Noted in increasing order, so the last entry is the likeliest insertion point.
         match self.ids.last() {
             Some(&last) if (last as usize) < i => Err(self.ids.len()),
@@ -80,12 +111,7 @@ impl<T: Default + Clone> FlowTable<T> {
 /// Equal as maps over `0..limit`: a flow one table has no entry for reads as `T::default()` there.
 impl<T: Default + Clone + PartialEq> PartialEq for FlowTable<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.limit == other.limit
-            && self
-                .ids
-                .iter()
-                .chain(&other.ids)
-                .all(|&i| self[i as usize] == other[i as usize])
+        self.limit == other.limit && self.keys().chain(other.keys()).all(|i| self[i] == other[i])
     }
 }
 
@@ -132,6 +158,13 @@ mod tests {
         assert_eq!(t, u);
         u[4] = 1;
         assert_ne!(t, u);
+        let mut d = t.clone();
+        d.make_dense();
+        assert_eq!((d[3], d[7], d[9], d[0]), (5, 2, 1, 0));
+        assert_eq!(d, t);
+        d[0] = 4;
+        assert_ne!(d, t);
+        assert!(d.get_mut(10).is_none());
     }
 
     #[test]

@@ -436,6 +436,17 @@ impl Hca {
         }
     }
 
+    /// Keeps an entry for every scenario flow in the per-flow tables (indexing instead of a search; see
+    /// [`FlowTable`]), as a fabric does when HCAs x flows is small.
+    pub fn dense_flow_tables(&mut self) {
+        self.rx.make_dense();
+        self.injected.make_dense();
+        self.cnp_sent.make_dense();
+        self.becn_rx.make_dense();
+        self.done.make_dense();
+        self.last_cnp.make_dense();
+    }
+
     /// Makes room in the per-flow tables for scenario flow `i`, which this HCA sends or receives (fabric
     /// assembly notes every flow at both ends, in flow order).
     pub fn note_flow(&mut self, i: usize) {

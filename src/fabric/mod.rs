@@ -318,6 +318,10 @@ impl Fabric {
         let mut hcas = Vec::new();
         let mut hca_in = Vec::new();
         let mut hca_out = Vec::new();
+        // Per-flow tables indexed by flow where every HCA's entry for every flow fits in this many entries
+        // in all (about 100 bytes each), searched otherwise (see `flow_table`).
+        const DENSE_FLOW_ENTRIES: usize = 1 << 20;
+        let dense_flows = sc.flows.len().saturating_mul(topo.hcas.len()) <= DENSE_FLOW_ENTRIES;
         for (h, node) in topo.hcas.iter().enumerate() {
             let l = topo.hca_link[h];
             let (r, lat) = rates[l];
@@ -333,6 +337,9 @@ impl Fabric {
                 node: node.name.clone(),
                 source,
             })?;
+            if dense_flows {
+                hc.dense_flow_tables();
+            }
             if let Some(t) = sc.sl2vl() {
                 hc.set_sl2vl(t);
             }
