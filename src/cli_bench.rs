@@ -60,9 +60,15 @@ pub fn run(a: Args) -> ExitCode {
         );
         if r.mpi_ranks > 1 {
             println!(
-                "{} MPI ranks, {:.3} s waiting at synchronisation (rank 0)",
+                "{} MPI ranks, {:.3} s in collective calls (rank 0); per rank, of the stepping wall time:",
                 r.mpi_ranks, r.sync_wait_seconds
             );
+            for t in &r.ranks {
+                println!(
+                    "  rank {}: stepping {:.3} s, waiting for the others {:.3} s, transfer {:.3} s, packing {:.3} s",
+                    t.rank, t.stepping_seconds, t.waiting_seconds, t.transfer_seconds, t.pack_seconds
+                );
+            }
         }
     }
     ExitCode::SUCCESS

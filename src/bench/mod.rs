@@ -114,11 +114,29 @@ pub struct BenchResult {
     pub mpi_ranks: usize,
     /// Seconds this rank spent in MPI collective calls (waiting for the slowest rank, plus the transfers).
     pub sync_wait_seconds: f64,
+    /// Under MPI, where each rank's stepping wall time went, in rank order (empty in one process).
+    pub ranks: Vec<RankTime>,
     /// What the event-driven stepping did (this rank's share under MPI): the counts the wall time follows.
     pub work: crate::fabric::event::StepWork,
     /// This process's MPI rank (only rank 0 reports).
     #[serde(skip)]
     pub mpi_rank: usize,
+}
+
+/// Where one MPI rank's wall time of the stepping went.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankTime {
+    /// The rank.
+    pub rank: usize,
+    /// Stepping its part: the wall time less the three below.
+    pub stepping_seconds: f64,
+    /// Waiting for the other ranks at each exchange (the opening all-to-all of item counts, which returns
+    /// when the slowest rank arrives).
+    pub waiting_seconds: f64,
+    /// Transferring the items between ranks.
+    pub transfer_seconds: f64,
+    /// Sorting, encoding and decoding them.
+    pub pack_seconds: f64,
 }
 
 /// The IB CC settings of the shipped `gran-s1-cc-on-quick` scenario (switch side, HCA side).
@@ -292,13 +310,31 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         .sum();
     #[allow(unused_mut)]
     let (mut mpi_ranks, mut mpi_rank, mut sync_wait_seconds) = (1, 0, 0.0);
+    #[allow(unused_mut)]
+    let mut ranks = Vec::new();
     #[cfg(feature = "mpi")]
     if let Some(d) = fab.dist_mut() {
+        sync_wait_seconds = d.sync_wait_seconds();
+        let (waiting, transfer, pack) = d.exchange_seconds();
+        let ns = |s: f64| (s * 1e9) as u64;
+        let mine = [ns(wall), ns(waiting), ns(transfer), ns(pack)];
+        let all = d.gather(&mine);
         let mut v = [delivered];
         d.sum(&mut v);
         delivered = v[0];
         (mpi_ranks, mpi_rank) = (d.size(), d.rank() as usize);
-        sync_wait_seconds = d.sync_wait_seconds();
+        let s = |n: u64| n as f64 * 1e-9;
+        ranks = all
+            .iter()
+            .enumerate()
+            .map(|(rank, t)| RankTime {
+                rank,
+                stepping_seconds: s(t[0].saturating_sub(t[1] + t[2] + t[3])),
+                waiting_seconds: s(t[1]),
+                transfer_seconds: s(t[2]),
+                pack_seconds: s(t[3]),
+            })
+            .collect();
     }
     Ok(BenchResult {
         bench: b.as_str().to_string(),
@@ -314,6 +350,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         packets_delivered: delivered,
         mpi_ranks,
         sync_wait_seconds,
+        ranks,
         work: fab.step_work(),
         mpi_rank,
     })

@@ -44,6 +44,13 @@ pub struct Dist {
     hca_part: Vec<u32>,
     /// Time spent in collective calls (waiting for the slowest rank, and the transfer itself).
     wait: Duration,
+    /// Of it: in the all-to-all of item counts that opens every exchange, which returns when the slowest
+    /// rank has arrived (waiting, plus a few bytes).
+    wait_arrival: Duration,
+    /// Of it: in the all-to-all of the items themselves (the transfer).
+    wait_transfer: Duration,
+    /// Sorting, encoding and decoding the exchanged items.
+    pack: Duration,
     /// Items for other ranks, sent at the next synchronisation point.
     pending: Vec<(Rx, u64, Ev)>,
     /// The synchronisation period (the lookahead).
@@ -170,6 +177,16 @@ impl Dist {
         self.wait.as_secs_f64()
     }
 
+    /// Where this rank's time in exchanges went: (waiting for the other ranks at the opening all-to-all,
+    /// transferring the items, packing and unpacking them), seconds.
+    pub fn exchange_seconds(&self) -> (f64, f64, f64) {
+        (
+            self.wait_arrival.as_secs_f64(),
+            self.wait_transfer.as_secs_f64(),
+            self.pack.as_secs_f64(),
+        )
+    }
+
     /// The world communicator.
     pub fn world(&self) -> &SimpleCommunicator {
         &self.world
@@ -217,6 +234,7 @@ impl Dist {
 
     fn exchange_items(&mut self, outbox: &mut Vec<(Rx, u64, Ev)>, into: &mut Vec<(Rx, u64, Ev)>) {
         let n = self.size;
+        let t_pack = Instant::now();
         // Stable by destination, so every wire keeps its order.
         outbox.sort_by_key(|&(rx, _, _)| self.part_of(rx));
         self.send.clear();
@@ -230,9 +248,11 @@ impl Dist {
         outbox.clear();
         self.recv_counts.clear();
         self.recv_counts.resize(n, 0);
+        self.pack += t_pack.elapsed();
         let t0 = Instant::now();
         self.world
             .all_to_all_into(&self.send_counts[..], &mut self.recv_counts[..]);
+        self.wait_arrival += t0.elapsed();
         let displs = |c: &[i32], d: &mut Vec<i32>| {
             d.clear();
             let mut acc = 0;
@@ -253,10 +273,14 @@ impl Dist {
                 &self.recv_counts[..],
                 &self.recv_displs[..],
             );
+            let t1 = Instant::now();
             self.world.all_to_all_varcount_into(&sp, &mut rp);
+            self.wait_transfer += t1.elapsed();
         }
         self.add_wait(t0);
+        let t_unpack = Instant::now();
         into.extend(self.recv.chunks_exact(WORDS).map(decode));
+        self.pack += t_unpack.elapsed();
     }
 
     /// The sum over ranks of every element of `v` (in place). Collective.
@@ -320,6 +344,9 @@ impl Fabric {
             sw_part,
             hca_part,
             wait: Duration::ZERO,
+            wait_arrival: Duration::ZERO,
+            wait_transfer: Duration::ZERO,
+            pack: Duration::ZERO,
             pending: Vec::new(),
             period: self.sched.lookahead,
             send: Vec::new(),
