@@ -24,7 +24,16 @@ pub struct Args {
 
 /// Runs the bench of `a`.
 pub fn run(a: Args) -> ExitCode {
-    let sim_us = a.sim_us.unwrap_or(a.name.default_sim_us());
+    let mut sim_us = a.sim_us.unwrap_or(a.name.default_sim_us());
+    if let Some(cap) = ibcycle::scenario::short_run_us() {
+        if sim_us > cap {
+            eprintln!(
+                "ibcycle bench: --sim-us {sim_us} cut to {cap} by {}",
+                ibcycle::scenario::SHORT_RUN_ENV
+            );
+            sim_us = cap;
+        }
+    }
     let r = match bench::run(a.name, sim_us, a.threads as usize) {
         Ok(r) => r,
         Err(e) => {

@@ -94,13 +94,23 @@ pub fn run(cmd: Command) -> i32 {
         }
         (PROGRESS_EVERY, tick as fn(u64))
     });
+    let mut cycles = a.cycles;
+    if let Some(cap) = ibcycle::scenario::short_run_us().map(|us| us.saturating_mul(1000)) {
+        if cycles > cap {
+            eprintln!(
+                "ibcycle cosim: --cycles {cycles} cut to {cap} by {}",
+                ibcycle::scenario::SHORT_RUN_ENV
+            );
+            cycles = cap;
+        }
+    }
     let opts = RunOpts {
         bug: a.rtl_bug,
         vcd: a.vcd,
         pipelined: a.threads.unwrap_or_else(default_threads) == 2,
         progress,
         until_covered: a.until_covered,
-        ..RunOpts::new(a.cycles)
+        ..RunOpts::new(cycles)
     };
     let result = match &a.replay {
         Some(path) => match std::fs::read_to_string(path)

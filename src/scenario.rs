@@ -902,10 +902,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         path.file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
     });
+    let mut duration_us = *file.duration_us.get_ref();
+    if let Some(cap) = short_run_us() {
+        if duration_us > cap {
+            warnings.push(format!(
+                "duration_us {duration_us} cut to {cap} by {SHORT_RUN_ENV} (a development setting: the \
+                 documentation test runs every command the docs show this way)"
+            ));
+            duration_us = cap;
+        }
+    }
     Ok(Scenario {
         name,
         seed: file.seed,
-        duration_us: *file.duration_us.get_ref(),
+        duration_us,
         topology: topo,
         flows,
         settings,
@@ -916,6 +926,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         warnings,
         notes,
     })
+}
+
+/// The environment variable that shortens every run to at most that many simulated microseconds (benches
+/// too; co-simulations to a thousand cycles per microsecond): tests/docs.rs runs every command the
+/// documentation shows under it. A shortened scenario says so in its warnings (stderr, summary.json).
+pub const SHORT_RUN_ENV: &str = "IBCYCLE_SHORT_RUN_US";
+
+/// The cap [`SHORT_RUN_ENV`] sets, if any.
+pub fn short_run_us() -> Option<u64> {
+    std::env::var(SHORT_RUN_ENV).ok()?.parse().ok()
 }
 
 /// The opensm settings of `[cc]`: its `opensm_conf` file (relative to the scenario file at `path`; errors

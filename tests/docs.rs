@@ -749,3 +749,112 @@ fn every_toml_block_parses_and_every_whole_scenario_loads() {
         "the scenario format's example was not found"
     );
 }
+
+/// Simulated microseconds every command runs for in [`every_command_shown_runs`] (the files keep theirs).
+const SHORT_US: u64 = 20;
+
+/// Input files an argument names (scenarios, fabric dumps, traces), as the command would read them.
+fn inputs(args: &[String]) -> Vec<&String> {
+    let mut v = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let prev = if i > 0 { args[i - 1].as_str() } else { "" };
+        let output = ["--out", "--vcd", "--coverage", "--pcap", "--trace"].contains(&prev);
+        if !output
+            && !a.starts_with('-')
+            && [".toml", ".txt", ".csv"].iter().any(|x| a.ends_with(x))
+        {
+            v.push(a);
+        }
+    }
+    v
+}
+
+/// Runs every ibcycle command the documents show, as shown (same arguments, from a copy of the repository's
+/// layout: `scenarios/`, `tests/`, `docs/`, `hdl/` linked into a scratch directory per document, commands
+/// in document order so a later one finds an earlier one's outputs), with runs shortened to [`SHORT_US`]
+/// simulated microseconds by `IBCYCLE_SHORT_RUN_US` (benches too; co-simulations to 1,000 cycles per
+/// microsecond). A command must exit 0, except one that runs a bug variant of the RTL (`--rtl-bug`), which
+/// runs unshortened and must find the mismatch (exit 1). Left out, each with tests of its own: Slurm submissions and collections
+/// (tests/slurm.rs), commands on a user's own files that the repository does not hold (`fabric.toml`,
+/// `my.toml`: tests/cluster_import.rs runs the import-then-run flow), co-simulations without the `cosim`
+/// feature, and `mpirun` lines (tests/mpi.rs).
+#[test]
+fn every_command_shown_runs() {
+    let bin = env!("CARGO_BIN_EXE_ibcycle");
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("docs-run");
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (mut ran, mut left_out) = (0, Vec::new());
+    let mut failed = Vec::new();
+    for (k, path) in documents().into_iter().enumerate() {
+        let doc = read_doc(&path);
+        let mpirun: BTreeSet<String> = doc
+            .blocks
+            .iter()
+            .flat_map(|(_, start, lines)| {
+                lines.iter().enumerate().filter_map(move |(i, l)| {
+                    l.contains("mpirun").then(|| format!("{}", start + 1 + i))
+                })
+            })
+            .collect();
+        let dir = scratch.join(format!("{k}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for sub in ["scenarios", "tests", "docs", "hdl"] {
+            std::os::unix::fs::symlink(root().join(sub), dir.join(sub)).unwrap();
+        }
+        for (at, args) in commands(&doc) {
+            let line = at.rsplit(':').next().unwrap().to_string();
+            let why = if args.iter().any(|a| a == "--slurm" || a == "--collect") {
+                Some("Slurm")
+            } else if mpirun.contains(&line) {
+                Some("mpirun")
+            } else if args.first().map(String::as_str) == Some("cosim") && !cfg!(feature = "cosim")
+            {
+                Some("no cosim feature")
+            } else if inputs(&args).iter().any(|f| !dir.join(f).exists()) {
+                Some("a user's own file")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                left_out.push(format!("{at}: {why}: ibcycle {}", args.join(" ")));
+                continue;
+            }
+            ran += 1;
+            // A bug variant's run stops at its first mismatch: it runs unshortened, exactly as shown.
+            let bug = args.iter().any(|a| a == "--rtl-bug");
+            let mut cmd = Command::new(bin);
+            cmd.args(&args).current_dir(&dir);
+            if !bug {
+                cmd.env("IBCYCLE_SHORT_RUN_US", SHORT_US.to_string());
+            }
+            let out = cmd.output().unwrap();
+            let want = if bug { 1 } else { 0 };
+            if out.status.code() != Some(want) {
+                failed.push(format!(
+                    "{at}: ibcycle {}: exit {:?}, expected {want}\n    {}",
+                    args.join(" "),
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .filter(|l| !l.contains("cut to"))
+                        .take(3)
+                        .collect::<Vec<_>>()
+                        .join("\n    ")
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{ran} commands ran; left out (each covered by a test of its own):\n  {}",
+        left_out.join("\n  ")
+    );
+    assert!(
+        failed.is_empty(),
+        "commands that fail as shown:\n{}",
+        failed.join("\n")
+    );
+    assert!(
+        ran > 15,
+        "only {ran} commands ran: is the extraction broken?"
+    );
+}
