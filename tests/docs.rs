@@ -791,9 +791,11 @@ fn every_command_shown_runs() {
             .blocks
             .iter()
             .flat_map(|(_, start, lines)| {
-                lines.iter().enumerate().filter_map(move |(i, l)| {
-                    l.contains("mpirun").then(|| format!("{}", start + 1 + i))
-                })
+                lines
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| l.contains("mpirun"))
+                    .map(move |(i, _)| format!("{}", start + 1 + i))
             })
             .collect();
         let dir = scratch.join(format!("{k}"));
