@@ -26,7 +26,7 @@ enum Loaded {
 
 use std::collections::VecDeque;
 
-use switch_asic::pfc::PfcConfig;
+use rtl_model::link::pfc::PfcConfig;
 
 use super::roce;
 use hca_model::rate::{Feedback, RateController, Sent};
@@ -647,8 +647,8 @@ impl Hca {
         at
     }
 
-    /// Flow-control state of the port (one data VL, see `switch_asic::quiet`).
-    pub fn fc_sync(&self) -> Option<switch_asic::quiet::FcSync> {
+    /// Flow-control state of the port (one data VL, see `rtl_model::link::quiet`).
+    pub fn fc_sync(&self) -> Option<rtl_model::link::quiet::FcSync> {
         self.ep.fc_sync()
     }
 
@@ -903,10 +903,10 @@ mod tests {
             .expect("sends without credit");
         assert_eq!((first.desc.ecn, first.desc.wire_len), (2, 2130));
         // An XOFF stops new packets until it is lifted.
-        h.rx_pause(switch_asic::pfc::frame(0, 0xFFFF));
+        h.rx_pause(rtl_model::link::pfc::frame(0, 0xFFFF));
         let paused = (10..5000).filter(|&t| h.step(t).pkt.is_some()).count();
         assert_eq!(paused, 0, "sent while paused");
-        h.rx_pause(switch_asic::pfc::frame(0, 0));
+        h.rx_pause(rtl_model::link::pfc::frame(0, 0));
         assert!((5000..6000).any(|t| h.step(t).pkt.is_some()), "resumed");
         // A CE-marked arrival is answered by a RoCEv2 CNP before the next data packet.
         let mut d = roce::to_roce(PacketDesc::local(2, 9, 0, Opcode::RcSendOnly, 64), 24);

@@ -31,8 +31,8 @@ pub mod tap;
 pub mod traffic;
 mod wheel;
 
+use rtl_model::link::serial::Wire;
 use switch_asic::endpoint::EndpointOut;
-use switch_asic::link::Wire;
 use switch_asic::port_mask::all_ports;
 use switch_asic::{LinkRate, PacketStart, PortConfig, Switch, SwitchConfig, TxEvent};
 

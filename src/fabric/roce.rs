@@ -2,14 +2,14 @@
 //! CNPs, and the sources' RCM / DCQCN reaction points.
 //!
 //! Every port gets the same PFC settings except the headroom, which (unless the scenario fixes it) is computed
-//! for the port's own link latency and the largest frame the scenario sends (`switch_asic::pfc`).
+//! for the port's own link latency and the largest frame the scenario sends (`rtl_model::link::pfc`).
 
 use hca_model::rate::dcqcn::{DcqcnConfig, DcqcnController};
 use hca_model::rate::rcm::{RcmConfig, RcmController};
 use hca_model::units::{CoreClock, LinkRate as CcLinkRate, Mtu};
+use rtl_model::link::pfc::{headroom_blocks, PfcConfig};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::config::RoceDetect;
-use switch_asic::pfc::{headroom_blocks, PfcConfig};
 use switch_asic::{LinkRate, PacketDesc};
 
 use super::flow_cc::FlowCc;

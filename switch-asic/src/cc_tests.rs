@@ -2,8 +2,8 @@
 
 use crate::config::{FillCompare, MarkMode, MarkPoint, PortCc, ThresholdMap};
 use crate::endpoint::Rig;
-use crate::rate::LinkRate;
 use crate::switch_tests::{cfg, pkt};
+use rtl_model::link::rate::LinkRate;
 
 const OUT: usize = 4;
 

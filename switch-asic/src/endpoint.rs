@@ -8,12 +8,12 @@ use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
 use rtl_model::clocked::Clocked;
 
 use crate::config::{mtu_packet_blocks, ConfigError, FcPolicy, SwitchConfig};
-use crate::link::{Arrival, Serializer, Wire};
-use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
-use crate::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
-use crate::quiet::FcLast;
-use crate::rate::LinkRate;
 use crate::switch::Switch;
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use rtl_model::link::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use rtl_model::link::quiet::FcLast;
+use rtl_model::link::rate::LinkRate;
+use rtl_model::link::serial::{Arrival, Serializer, Wire};
 
 /// What an endpoint puts on its link in one cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -443,19 +443,19 @@ impl Endpoint {
     }
 
     /// Flow-control state of VL 0 when the endpoint has one data VL and runs IB credits.
-    pub fn fc_sync(&self) -> Option<crate::quiet::FcSync> {
+    pub fn fc_sync(&self) -> Option<rtl_model::link::quiet::FcSync> {
         if self.vls != 1 || self.pfc.is_some() {
             return None;
         }
         let pending = (self.fc_pending & 1 != 0).then_some(self.fc_fccl[0]);
-        Some(crate::quiet::FcSync::of(
+        Some(rtl_model::link::quiet::FcSync::of(
             &self.crx[0],
             &self.ctx[0],
             pending,
         ))
     }
 
-    fn quiet_plan(&self, n: u64) -> Option<crate::quiet::FcPlan> {
+    fn quiet_plan(&self, n: u64) -> Option<rtl_model::link::quiet::FcPlan> {
         if self.rx_pkt.is_some()
             || self.rx_fc.is_some()
             || self.rx_pause.is_some()
@@ -471,7 +471,7 @@ impl Endpoint {
         }
         let t0 = self.now;
         let first = self.crx[0].next_event().map_or(u64::MAX, |e| t0 + e);
-        crate::quiet::fc_plan(
+        rtl_model::link::quiet::fc_plan(
             self.rate,
             u64::from(self.crx[0].config().fc_interval),
             t0,
@@ -488,7 +488,7 @@ impl Endpoint {
         self.quiet_plan(n).is_some()
     }
 
-    /// Advances `n` quiet cycles at once (see [`crate::quiet`]); returns false and changes nothing when it
+    /// Advances `n` quiet cycles at once (see [`rtl_model::link::quiet`]); returns false and changes nothing when it
     /// does not apply. The periodic flow-control packets of those cycles are not produced.
     pub fn quiet_jump(&mut self, n: u64) -> bool {
         if n == 0 {
@@ -497,7 +497,7 @@ impl Endpoint {
         let Some(plan) = self.quiet_plan(n) else {
             return false;
         };
-        let fccl = crate::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
+        let fccl = rtl_model::link::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
         let fctbs = self.ctx[0].fctbs_q;
         self.fc_last
             .after_quiet(&plan, self.ser, fctbs, fccl, self.fc_fccl[0]);

@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use rtl_model::wire::bth::Opcode;
 
 use crate::endpoint::{Endpoint, EndpointOut};
-use crate::packet::{FcPacket, PacketDesc, PacketStart};
-use crate::rate::LinkRate;
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
+use rtl_model::link::rate::LinkRate;
 
 #[derive(Debug, Clone, Copy)]
 enum Hand {

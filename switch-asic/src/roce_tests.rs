@@ -2,11 +2,11 @@
 
 use crate::config::{PortCc, RoceDetect, SwitchConfig};
 use crate::endpoint::Rig;
-use crate::packet::PacketDesc;
-use crate::pfc::headroom_blocks;
-use crate::pfc::PfcConfig;
-use crate::rate::LinkRate;
 use crate::switch_tests::cfg;
+use rtl_model::link::packet::PacketDesc;
+use rtl_model::link::pfc::headroom_blocks;
+use rtl_model::link::pfc::PfcConfig;
+use rtl_model::link::rate::LinkRate;
 use rtl_model::wire::bth::Opcode;
 
 const OUT: usize = 4;
@@ -262,7 +262,7 @@ fn pfc_config_errors_name_the_setting() {
 #[test]
 fn pfc_endpoint_sleeps_exactly() {
     use crate::endpoint::{Endpoint, EndpointOut};
-    use crate::packet::PacketStart;
+    use rtl_model::link::packet::PacketStart;
     let rate = LinkRate::new(4, 1).unwrap();
     let pfc = PfcConfig {
         headroom_blocks: Some(10),
@@ -290,7 +290,10 @@ fn pfc_endpoint_sleeps_exactly() {
             });
         }
         if t == 300 || t == 700 {
-            e.rx_pause(crate::pfc::frame(0, if t == 300 { 40 } else { 0 }));
+            e.rx_pause(rtl_model::link::pfc::frame(
+                0,
+                if t == 300 { 40 } else { 0 },
+            ));
         }
     };
     let due = |t: u64| heads.contains(&t) || t == 300 || t == 700;

@@ -81,7 +81,7 @@ fn ib_mode() {
 
 fn pfc_mode() {
     let mut port = PortConfig::new(LinkRate::new(8, 1).unwrap(), 250);
-    port.pfc = Some(switch_asic::pfc::PfcConfig {
+    port.pfc = Some(rtl_model::link::pfc::PfcConfig {
         link_delay: 10,
         victim_hold: 500,
         ..Default::default()
