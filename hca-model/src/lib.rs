@@ -25,13 +25,9 @@
 #![warn(missing_docs)]
 
 pub mod error;
-pub mod marker;
 pub mod np;
-pub mod pipeline;
 pub mod rate;
-pub mod sink;
 pub mod traffic;
-pub mod txloop;
 pub mod units;
 
 pub use error::CcError;

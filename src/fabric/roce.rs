@@ -6,7 +6,7 @@
 
 use hca_model::rate::dcqcn::{DcqcnConfig, DcqcnController};
 use hca_model::rate::rcm::{RcmConfig, RcmController};
-use hca_model::units::{CoreClock, LinkRate as CcLinkRate, Mtu};
+use hca_model::units::{CoreClock, Mtu};
 use rtl_model::link::pfc::{headroom_blocks, PfcConfig};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::config::RoceDetect;
@@ -104,7 +104,7 @@ pub fn reaction_point(
     clock_mhz: u32,
 ) -> Result<Option<FlowCc>, String> {
     let clock = CoreClock::from_khz(clock_mhz * 1000).map_err(|e| e.to_string())?;
-    let link = CcLinkRate::from_mbps(rate_mbps, clock).map_err(|e| e.to_string())?;
+    let link = LinkRate::from_mbps(rate_mbps, clock.khz()).map_err(|e| e.to_string())?;
     match r.reaction {
         Reaction::None => Ok(None),
         Reaction::Rcm => {
@@ -125,7 +125,7 @@ pub fn reaction_point(
             )))
         }
         Reaction::Dcqcn => {
-            let max = link.bps(clock);
+            let max = link.bps(clock.hz());
             let cfg = match r.dcqcn_preset {
                 DcqcnPreset::Ns3 => DcqcnConfig::ns3_defaults(clock, max),
                 DcqcnPreset::Paper => DcqcnConfig::paper_defaults(clock, max),

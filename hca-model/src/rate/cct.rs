@@ -159,7 +159,7 @@ impl CctController {
         Ok(CctController {
             shaper: CctShaper::new(cfg).map_err(|e: ConfigError| CcError::Block(e))?,
             tb,
-            link_bps: p.link.bps(p.clock),
+            link_bps: p.link.bps(p.clock.hz()),
             cycle_q: 0,
             pending: None,
             triggers: 0,
@@ -334,7 +334,7 @@ mod tests {
             },
             mtu: Mtu::new(2048).unwrap(),
             packet_overhead: crate::units::IB_LOCAL_OVERHEAD,
-            link: LinkRate::from_mbps(32_000, clock).unwrap(),
+            link: LinkRate::from_mbps(32_000, clock.khz()).unwrap(),
             clock,
         }
     }
@@ -461,7 +461,7 @@ mod tests {
             "cct has 5 entries, fewer than ccti_limit + 1 (11)"
         );
         let mut p = params(10, 0, 1, 0);
-        p.link = LinkRate::per_cycles(1, 100).unwrap();
+        p.link = LinkRate::new(1, 100).unwrap();
         assert!(CctController::new(&p)
             .unwrap_err()
             .to_string()

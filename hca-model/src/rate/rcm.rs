@@ -193,7 +193,7 @@ impl RateController for RcmController {
     }
 
     fn rate_bps(&self) -> Bps {
-        self.cfg.link.bps(self.cfg.clock) / (u64::from(self.level) + 1)
+        self.cfg.link.bps(self.cfg.clock.hz()) / (u64::from(self.level) + 1)
     }
 }
 
@@ -210,7 +210,7 @@ mod tests {
         RcmConfig {
             mtu: Mtu::new(2048).unwrap(),
             packet_overhead: 62,
-            link: LinkRate::from_mbps(40_000, clock).unwrap(),
+            link: LinkRate::from_mbps(40_000, clock.khz()).unwrap(),
             recovery_cycles: time,
             recovery_bytes: bytes,
             combine,
