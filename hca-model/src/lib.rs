@@ -26,6 +26,7 @@
 
 pub mod error;
 pub mod np;
+pub mod port;
 pub mod rate;
 pub mod traffic;
 pub mod units;

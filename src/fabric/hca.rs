@@ -29,9 +29,9 @@ use std::collections::VecDeque;
 use rtl_model::link::pfc::PfcConfig;
 
 use super::roce;
+use hca_model::port::{Endpoint, EndpointOut};
 use hca_model::rate::{Feedback, RateController, Sent};
 use rtl_model::wire::bth::Opcode;
-use switch_asic::endpoint::{Endpoint, EndpointOut};
 use switch_asic::{ConfigError, FcPacket, LinkRate, PacketDesc, PacketStart};
 
 use super::rrcc::{FlowCc, RrccRx};

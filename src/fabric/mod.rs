@@ -31,8 +31,8 @@ pub mod tap;
 pub mod traffic;
 mod wheel;
 
+use hca_model::port::EndpointOut;
 use rtl_model::link::serial::Wire;
-use switch_asic::endpoint::EndpointOut;
 use switch_asic::port_mask::all_ports;
 use switch_asic::{LinkRate, PacketStart, PortConfig, Switch, SwitchConfig, TxEvent};
 
@@ -477,7 +477,7 @@ impl Fabric {
 
     /// Whether switches and HCAs leave off the timer-fired flow-control packets that repeat the last one on
     /// their wire (on by default; [`switch_asic::switch::Switch::set_fc_repeats_off`],
-    /// [`switch_asic::endpoint::Endpoint::set_fc_repeats_off`]: their receivers would set ABR and the limit
+    /// [`hca_model::port::Endpoint::set_fc_repeats_off`]: their receivers would set ABR and the limit
     /// to the values they hold, so only the wire's contents differ).
     pub fn leave_off_fc_repeats(&mut self, on: bool) {
         for sw in &mut self.switches {

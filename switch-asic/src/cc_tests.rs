@@ -1,7 +1,7 @@
 //! Switch-level congestion-control tests: fill-comparison onsets, Marking_Rate, Packet_Size, root/victim.
 
 use crate::config::{FillCompare, MarkMode, MarkPoint, PortCc, ThresholdMap};
-use crate::endpoint::Rig;
+use crate::rig::Rig;
 use crate::switch_tests::{cfg, pkt};
 use rtl_model::link::rate::LinkRate;
 

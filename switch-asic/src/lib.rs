@@ -10,19 +10,23 @@
 //!   `rtl_model::link`, shared with the HCA; its port types are re-exported here.
 //! - [`switch`]: the [`Switch`] itself (port interface, phases of a cycle, designer choices, cost).
 //! - [`observe`]: per-clock signals and counters.
-//! - [`endpoint`]: a credit-obeying link partner (saturating source and sink) for tests and benches.
+//!
+//! Its tests put an HCA port (`hca_model::port`) on every switch port (`src/rig.rs`).
 #![forbid(unsafe_code)]
+
+// The test rig names this crate by its name, as the integration tests and examples that include it do.
+#[cfg(test)]
+extern crate self as switch_asic;
 
 #[cfg(test)]
 mod cc_tests;
 pub mod config;
-pub mod endpoint;
-#[cfg(test)]
-mod endpoint_tests;
 pub mod observe;
 #[cfg(test)]
 mod pipeline_tests;
 pub mod port_mask;
+#[cfg(test)]
+mod rig;
 #[cfg(test)]
 mod roce_tests;
 pub mod switch;

@@ -6,7 +6,7 @@ use rtl_model::mad::vlarb::{VlArbEntry, VlArbTable};
 use rtl_model::wire::bth::Opcode;
 
 use crate::config::{PortConfig, SwitchConfig};
-use crate::endpoint::Rig;
+use crate::rig::Rig;
 use crate::switch::{RxError, Switch};
 use crate::switch_tests::{cfg, pkt};
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};

@@ -1,7 +1,7 @@
 //! Switch-level tests of RoCEv2 mode: PFC losslessness and headroom, ECN CE marking by RCM-1a and RCM-1b.
 
 use crate::config::{PortCc, RoceDetect, SwitchConfig};
-use crate::endpoint::Rig;
+use crate::rig::Rig;
 use crate::switch_tests::cfg;
 use rtl_model::link::packet::PacketDesc;
 use rtl_model::link::pfc::headroom_blocks;
@@ -261,7 +261,7 @@ fn pfc_config_errors_name_the_setting() {
 /// XON), its own packets held back by pauses it receives, and its blocks.
 #[test]
 fn pfc_endpoint_sleeps_exactly() {
-    use crate::endpoint::{Endpoint, EndpointOut};
+    use hca_model::port::{Endpoint, EndpointOut};
     use rtl_model::link::packet::PacketStart;
     let rate = LinkRate::new(4, 1).unwrap();
     let pfc = PfcConfig {

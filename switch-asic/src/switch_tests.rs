@@ -3,7 +3,7 @@
 use rtl_model::wire::bth::Opcode;
 
 use crate::config::{PortConfig, SwitchConfig};
-use crate::endpoint::Rig;
+use crate::rig::Rig;
 use crate::switch::Switch;
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
 use rtl_model::link::rate::LinkRate;

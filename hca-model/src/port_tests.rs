@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use rtl_model::wire::bth::Opcode;
 
-use crate::endpoint::{Endpoint, EndpointOut};
+use super::{Endpoint, EndpointOut};
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
 use rtl_model::link::rate::LinkRate;
 
