@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod hca;
 pub mod np;
 pub mod port;
 pub mod rate;

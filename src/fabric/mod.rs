@@ -23,7 +23,6 @@ mod cc;
 pub mod dist;
 pub mod event;
 mod fc_memo;
-pub mod flow_cc;
 pub mod hca;
 pub mod roce;
 pub mod rrcc;
@@ -379,7 +378,7 @@ impl Fabric {
                 stop,
             );
             let src = traffic::MsgSource::new(
-                f.pattern,
+                traffic::pattern(f.pattern),
                 clock,
                 f.message_bytes,
                 start,

@@ -21,6 +21,7 @@ pub mod cct;
 pub mod dcqcn;
 
 pub mod fixed;
+pub mod flow;
 pub mod pacer;
 pub mod rcm;
 pub mod rrcc;

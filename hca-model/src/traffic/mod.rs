@@ -1,5 +1,7 @@
-//! Traffic generation for one flow: when messages arrive ([`pattern`]). Seeded randomness only ([`rng`]);
+//! Traffic generation for one flow: when messages arrive ([`pattern`]) and which wait at the source
+//! ([`source`]). Seeded randomness only ([`rng`]);
 //! integer arithmetic only.
 
 pub mod pattern;
 pub mod rng;
+pub mod source;

@@ -1,12 +1,12 @@
-//! The reaction point a flow's source consults: one of hca-model's controllers behind one type, so that an
+//! The reaction point a flow's source consults: one of the controllers behind one type, so that an
 //! HCA holds its flows' controllers inline (no allocation, `Clone`) whichever mode the scenario runs.
 
-use hca_model::rate::cct::CctController;
-use hca_model::rate::dcqcn::DcqcnController;
-use hca_model::rate::rcm::RcmController;
-use hca_model::rate::rrcc::RrccSender;
-use hca_model::rate::{Feedback, RateController, Sent};
-use hca_model::units::{Bps, Cycle};
+use super::cct::CctController;
+use super::dcqcn::DcqcnController;
+use super::rcm::RcmController;
+use super::rrcc::RrccSender;
+use super::{Feedback, RateController, Sent};
+use crate::units::{Bps, Cycle};
 
 /// A flow's reaction point.
 #[derive(Debug, Clone)]
