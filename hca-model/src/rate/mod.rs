@@ -1,5 +1,4 @@
-//! The rate-controller interface the HCA transmit pipeline calls per flow (one instance per QP, or per SL
-//! when the CA runs SL-based CC), and the controllers behind it.
+//! The rate-controller interface the HCA calls per flow, and the controllers behind it.
 //!
 //! Contract:
 //! - Calls come in non-decreasing time. `advance(now)` applies every timer expiry due at or before `now`;
@@ -9,7 +8,7 @@
 //!   rate-based controllers and the CCT fix it when a packet is reported sent (a rate change applies from the
 //!   next packet on, as a hardware rate limiter loads its delay counter once per packet); RCM evaluates its
 //!   level when asked (the paper: "after receiving a CNP, the subsequent data packet won't be scheduled
-//!   until..."), so the pipeline asks again after delivering feedback or timer expiries. The pipeline still
+//!   until..."), so the HCA asks again after delivering feedback or timer expiries. The HCA's port still
 //!   serialises at the link rate and obeys credits; the controller only gates.
 //! - Nothing here panics on any input sequence; configuration errors are [`crate::CcError`]s.
 //!
@@ -31,14 +30,9 @@ use crate::units::{Bps, Cycle};
 /// Congestion feedback that reached the sender of a flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feedback {
-    /// A congestion notification: an IB CNP (0x80), a BECN on an RC ACK, a RoCEv2 CNP (0x81), or a
-    /// receiver-driven CNP with or without BECN.
+    /// A congestion notification: an IB CNP (0x80), a RoCEv2 CNP (0x81), or a receiver-driven CNP with or
+    /// without BECN. (The HCA sends no ACKs, so no BECN arrives on one.)
     Cnp(CnpInfo),
-    /// An acknowledgement; `ecn_echo` says the acknowledged packet was marked (the ACK-echo scheme of seed 003).
-    Ack {
-        /// The acknowledged packet carried a congestion mark.
-        ecn_echo: bool,
-    },
 }
 
 /// What a CNP carries.
@@ -69,7 +63,7 @@ pub struct Sent {
     pub bytes: u32,
 }
 
-/// The per-flow congestion-control state machine the transmit pipeline consults.
+/// The per-flow congestion-control state machine the HCA consults.
 pub trait RateController {
     /// Feedback for this flow arrived at `now`.
     fn on_feedback(&mut self, now: Cycle, fb: Feedback);
@@ -80,7 +74,7 @@ pub trait RateController {
     /// The earliest cycle at which the next packet may start.
     fn next_send(&mut self) -> Cycle;
     /// The next cycle at which a timer of the controller expires, or `None` when no timer runs (lets the
-    /// pipeline skip idle time).
+    /// HCA skip idle time).
     fn next_timer(&self) -> Option<Cycle>;
     /// The current rate limit in bit/s (for statistics; the gate is [`RateController::next_send`]).
     fn rate_bps(&self) -> Bps;
@@ -118,12 +112,6 @@ mod tests {
                         becn: x % 2 == 0,
                         receive_rate: Some(x),
                     }),
-                ),
-                2 => Call::Fb(
-                    t,
-                    Feedback::Ack {
-                        ecn_echo: x % 2 == 0,
-                    },
                 ),
                 3 | 4 => Call::Sent(t, x % 100_000, b),
                 5 => Call::Advance(t),

@@ -142,11 +142,10 @@ impl RcmController {
 impl RateController for RcmController {
     fn on_feedback(&mut self, now: Cycle, fb: Feedback) {
         self.advance(now);
-        if let Feedback::Cnp(_) = fb {
-            self.level = self.level.saturating_add(1).min(self.cfg.max_level);
-            self.since = now;
-            self.bytes_since = 0;
-        }
+        let Feedback::Cnp(_) = fb;
+        self.level = self.level.saturating_add(1).min(self.cfg.max_level);
+        self.since = now;
+        self.bytes_since = 0;
     }
 
     fn on_sent(&mut self, sent: Sent) {
