@@ -206,11 +206,6 @@ impl Endpoint {
         self.stats
     }
 
-    /// Blocks held in the receive buffer of `vl`.
-    pub fn held_blocks(&self, vl: usize) -> u32 {
-        self.held.get(vl).copied().unwrap_or(0)
-    }
-
     /// Credit of `vl` towards the switch in blocks (`credit_tx` `avail_o`).
     pub fn credits_avail(&self, vl: usize) -> u16 {
         self.ctx
