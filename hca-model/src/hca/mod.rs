@@ -516,13 +516,7 @@ impl Hca {
             self.message_done(d.tag as usize, now);
         }
         self.rrcc_packet(now, &d);
-        let marked = match self.roce {
-            None => d.fecn,
-            Some(_) => d.ecn == 3,
-        };
-        let last = self.last_cnp.get(d.tag as usize).copied().flatten();
-        let due = last.is_none_or(|l| now >= l + self.cnp_interval);
-        if marked && self.np && due {
+        if self.answers(now, &d) {
             if let Some(l) = self.last_cnp.get_mut(d.tag as usize) {
                 *l = Some(now);
             }
@@ -692,16 +686,19 @@ impl Hca {
         if matches!(self.rrcc.get(d.tag as usize), Some(Some(_))) {
             return false;
         }
+        !self.answers(tail, d)
+    }
+
+    /// The notification point's rule: whether data packet `d`, counted at `at`, is answered by a CNP. It is
+    /// when the notification point is on, `d` is marked (FECN; RoCEv2: ECN CE) and no CNP went back for its
+    /// flow within the last `cnp_interval` cycles.
+    fn answers(&self, at: u64, d: &PacketDesc) -> bool {
         let marked = match self.roce {
             None => d.fecn,
             Some(_) => d.ecn == 3,
         };
-        if !(marked && self.np) {
-            return true;
-        }
-        // Marked and answered, unless a CNP went back for the flow too recently (as `count` decides).
         let last = self.last_cnp.get(d.tag as usize).copied().flatten();
-        last.is_some_and(|l| tail < l + self.cnp_interval)
+        marked && self.np && last.is_none_or(|l| at >= l + self.cnp_interval)
     }
 
     /// The cycle the port's next step simulates (it counts the steps and skips it was given).
