@@ -127,7 +127,7 @@ impl Endpoint {
         for _ in 0..vls {
             crx.push(
                 CreditRx::new(credit_rx::Config {
-                    policy: FcPolicy::PeriodicAndOnChange.into(),
+                    policy: FcPolicy::PeriodicAndOnChange,
                     ..credit_rx::Config::new(buf_blocks, fc_interval)
                 })
                 .map_err(err)?,

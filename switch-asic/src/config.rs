@@ -143,10 +143,10 @@ impl PortCc {
     pub fn detect_config(&self, buf_blocks: u16, pkt_blocks: u16) -> cong_detect::Config {
         let mut c = cong_detect::Config::new(buf_blocks);
         c.threshold = self.threshold;
-        c.thr_table = self.thr_table.unwrap_or_else(|| {
-            cong_detect::ThresholdMap::from(self.threshold_map).table(buf_blocks, pkt_blocks)
-        });
-        c.compare = self.compare.into();
+        c.thr_table = self
+            .thr_table
+            .unwrap_or_else(|| self.threshold_map.table(buf_blocks, pkt_blocks));
+        c.compare = self.compare;
         c.root_min_credits = self.root_min_credits;
         c.victim_mask = self.victim_mask;
         c
@@ -157,7 +157,7 @@ impl PortCc {
         fecn_marker::Config {
             packet_size: self.packet_size,
             marking_rate: self.marking_rate,
-            mode: self.mark_mode.into(),
+            mode: self.mark_mode,
             lfsr_seed: self.lfsr_seed,
         }
     }
