@@ -1,4 +1,4 @@
-//! The link-level timing shared by the switch and its test partners: a transmitter's serialiser, a receiver's
+//! The link-level timing shared by the switch and the HCA's port: a transmitter's serialiser, a receiver's
 //! block-arrival model, and a fixed-latency wire.
 //!
 //! Both ends apply the rule of [`super::rate`] to the same start tick, so the blocks a receiver counts in each
