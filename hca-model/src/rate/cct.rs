@@ -140,25 +140,6 @@ impl CctController {
         self.triggers
     }
 
-    /// The cycle [`RateController::next_send`] will give once `sent`, the packet just sent, has been
-    /// reported ([`RateController::on_sent`], its edge at `sent.end`) with no feedback before, if that is
-    /// known now without changing the state; `None` when it is not. Known when no edge is open and no CCTI
-    /// timer tick falls before `sent.end`: then the CCTI at that edge is the current one, and the edge
-    /// loads the injection delay of the CCTI it starts with. Lets an HCA sleep from one send to the next
-    /// instead of waking at the send's end only to report it.
-    pub fn send_after(&self, sent: &Sent) -> Option<Cycle> {
-        if self.pending.is_some() || sent.end < self.cycle_q {
-            return None;
-        }
-        // The first tick edge is `tb.next_event()` cycles on; while the timer is stopped ticks change
-        // nothing (see `run_idle_to`).
-        let tick = self.cycle_q + self.tb.next_event().unwrap_or(0);
-        if self.shaper.timer_q != 0 && tick < sent.end {
-            return None;
-        }
-        Some(sent.end + 1 + u64::from(self.shaper.ird()))
-    }
-
     /// Idle edges for cycles `cycle_q .. c` (ticks included).
     fn run_idle_to(&mut self, c: Cycle) {
         while self.cycle_q < c {
@@ -249,6 +230,21 @@ impl RateController for CctController {
 
     fn next_timer(&self) -> Option<Cycle> {
         (self.shaper.timer_q != 0).then(|| self.cycle_q + self.tb.next_event().unwrap_or(0))
+    }
+
+    /// Known when no edge is open and no CCTI timer tick falls before `sent.end`: then the CCTI at that edge
+    /// is the current one, and the edge loads the injection delay of the CCTI it starts with.
+    fn send_after(&self, sent: &Sent) -> Option<Cycle> {
+        if self.pending.is_some() || sent.end < self.cycle_q {
+            return None;
+        }
+        // The first tick edge is `tb.next_event()` cycles on; while the timer is stopped ticks change
+        // nothing (see `run_idle_to`).
+        let tick = self.cycle_q + self.tb.next_event().unwrap_or(0);
+        if self.shaper.timer_q != 0 && tick < sent.end {
+            return None;
+        }
+        Some(sent.end + 1 + u64::from(self.shaper.ird()))
     }
 
     fn rate_bps(&self) -> Bps {

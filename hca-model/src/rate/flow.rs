@@ -31,31 +31,6 @@ impl FlowCc {
         }
     }
 
-    /// The first cycle a flow refused at `next_send` (what [`RateController::next_send`] just gave) must ask
-    /// again; until then it may sleep. Exact because [`RateController::advance`] gives the same state
-    /// whenever it is called, feedback reaches the controller only in a step of its HCA, and between sends
-    /// the send time moves only:
-    /// - CCT: never (`cct_shaper`'s injection delay `ipd_q` is loaded on a send and counts down one per cycle;
-    ///   BECNs and CCTI timer ticks change the CCTI, not the running delay);
-    /// - DCQCN and RR-CC: never (their pacer is set on a send; rate changes apply to the next spacing);
-    /// - RCM: at a recovery deadline ([`RateController::next_timer`]), which lowers the level.
-    pub fn wake_for_send(&self, next_send: u64) -> u64 {
-        match self {
-            FlowCc::Cct(_) | FlowCc::Dcqcn(_) | FlowCc::Rrcc(_) => next_send,
-            FlowCc::Rcm(c) => next_send.min(c.next_timer().unwrap_or(u64::MAX)),
-        }
-    }
-
-    /// The first cycle a flow must be asked again after sending `sent`, if the reaction point knows it
-    /// before it is told of the send at `sent.end` ([`CctController::send_after`]; the other reaction points:
-    /// `None`, ask at `sent.end`). Exact while no feedback arrives before `sent.end`.
-    pub fn send_after(&self, sent: &Sent) -> Option<u64> {
-        match self {
-            FlowCc::Cct(c) => c.send_after(sent).map(|at| self.wake_for_send(at)),
-            _ => None,
-        }
-    }
-
     fn inner_ref(&self) -> &dyn RateController {
         match self {
             FlowCc::Cct(c) => c,
@@ -101,5 +76,13 @@ impl RateController for FlowCc {
 
     fn rate_bps(&self) -> Bps {
         self.inner_ref().rate_bps()
+    }
+
+    fn wake_for_send(&self, next_send: Cycle) -> Cycle {
+        self.inner_ref().wake_for_send(next_send)
+    }
+
+    fn send_after(&self, sent: &Sent) -> Option<Cycle> {
+        self.inner_ref().send_after(sent)
     }
 }

@@ -78,6 +78,24 @@ pub trait RateController {
     fn next_timer(&self) -> Option<Cycle>;
     /// The current rate limit in bit/s (for statistics; the gate is [`RateController::next_send`]).
     fn rate_bps(&self) -> Bps;
+    /// The first cycle a flow refused at `next_send` (what [`RateController::next_send`] just gave) must ask
+    /// again; until then it may sleep. Exact because [`RateController::advance`] gives the same state
+    /// whenever it is called, feedback reaches the controller only in a step of its HCA, and between sends
+    /// the send time moves only where a controller says so here. By default it never moves (the CCT's
+    /// injection delay is loaded on a send and counts down one per cycle, BECNs and CCTI timer ticks change
+    /// the CCTI, not the running delay; DCQCN's and RR-CC's pacers are set on a send and rate changes apply
+    /// to the next spacing).
+    fn wake_for_send(&self, next_send: Cycle) -> Cycle {
+        next_send
+    }
+    /// The cycle [`RateController::next_send`] will give once `sent`, the packet just sent, has been
+    /// reported ([`RateController::on_sent`] at `sent.end`) with no feedback before, if that is known now
+    /// without changing the state (then already through [`RateController::wake_for_send`]); `None` when it
+    /// is not (the default: ask at `sent.end`). Lets an HCA sleep from one send to the next instead of waking
+    /// at the send's end only to report it.
+    fn send_after(&self, _sent: &Sent) -> Option<Cycle> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -194,6 +194,11 @@ impl RateController for RcmController {
     fn rate_bps(&self) -> Bps {
         self.cfg.link.bps(self.cfg.clock.hz()) / (u64::from(self.level) + 1)
     }
+
+    /// The level is evaluated when asked, and a recovery deadline lowers it: ask again then.
+    fn wake_for_send(&self, next_send: Cycle) -> Cycle {
+        next_send.min(self.next_timer().unwrap_or(Cycle::MAX))
+    }
 }
 
 #[cfg(test)]
