@@ -951,4 +951,124 @@ mod tests {
             .all(|c| c[0] == 5 && c.get(1).is_none_or(|&d| d == 6)));
         assert_eq!(h.injected, vec![13, 12]);
     }
+
+    /// A CCT reaction point: CCTI_Increase 3 up to 20, a timer of 2 ticks, injection delay CCTI / 8 packet times.
+    fn cct() -> crate::rate::cct::CctController {
+        use crate::rate::cct::{CctController, CctParams, CctSettings};
+        use crate::units::{CoreClock, Mtu, IB_LOCAL_OVERHEAD};
+        use rtl_model::mad::ca_cong::CaCongestionEntry;
+        use rtl_model::mad::cct::{Cct, CctEntry};
+        let clock = CoreClock::from_khz(1_000_000).unwrap();
+        CctController::new(&CctParams {
+            settings: CctSettings {
+                entry: CaCongestionEntry {
+                    ccti_timer: 2,
+                    ccti_increase: 3,
+                    trigger_threshold: 0,
+                    ccti_min: 0,
+                },
+                cct: Cct {
+                    ccti_limit: 20,
+                    entries: (0..=20).map(|i| CctEntry::new(3, i).unwrap()).collect(),
+                },
+            },
+            mtu: Mtu::new(2048).unwrap(),
+            packet_overhead: IB_LOCAL_OVERHEAD,
+            link: LinkRate::from_mbps(32_000, clock.khz()).unwrap(),
+            clock,
+        })
+        .unwrap()
+    }
+
+    /// Stepped only at its `next_event` (and when something is handed in), skipped in between, an HCA gives
+    /// exactly the outputs of stepping it every cycle: two flows on one port, one under CCT, a host cap, the
+    /// notification point with a minimum CNP interval answering marked packets (some of them passive tails,
+    /// counted inside a skip), CNPs arriving for the CC flow, and credit granted in steps.
+    #[test]
+    fn sleeping_between_events_is_exact() {
+        const END: u64 = 30_000;
+        let make = || {
+            let mut h = Hca::new(2, LinkRate::new(4, 1).unwrap(), 1, 128, 256, 2).unwrap();
+            h.set_notification_point(true);
+            h.set_cnp_interval(2000);
+            h.set_host_cap(20_000, 1000);
+            h.add_flow(TxFlow::new(0, 7, 0, 2048, 8192, 0, 25_000).with_cc(cct()));
+            h.add_flow(TxFlow::new(1, 8, 0, 256, 1000, 2000, 20_000));
+            h
+        };
+        let due = |t: u64| t % 700 == 0 || t % 900 == 50 || [3000, 3100, 9000].contains(&t);
+        // What arrives at `t`, given the blocks the HCA has sent so far: credit 300 blocks beyond them (and
+        // the count of blocks sent to it), a 256-byte data packet (two of three FECN-marked), CNPs for
+        // flow 0.
+        let hand = |h: &mut Hca, t: u64, sent_blocks: u64, rx_blocks: &mut u64| {
+            if t % 700 == 0 {
+                h.rx_fc(FcPacket {
+                    vl: 0,
+                    fctbs: (*rx_blocks % 4096) as u16,
+                    fccl: ((sent_blocks + 300) % 4096) as u16,
+                });
+            }
+            if t % 900 == 50 {
+                let k = t / 900;
+                let mut d = PacketDesc::local(2, 9, 0, Opcode::RcSendOnly, 256);
+                d.tag = (k % 2) as u32;
+                d.fecn = k % 3 != 0;
+                *rx_blocks += u64::from(d.blocks());
+                h.rx_packet(t, PacketStart { desc: d, offset: 0 });
+            }
+            if [3000, 3100, 9000].contains(&t) {
+                let mut c = PacketDesc::local(2, 7, 0, Opcode::IbCnp, 0);
+                c.becn = true;
+                *rx_blocks += u64::from(c.blocks());
+                h.rx_packet(t, PacketStart { desc: c, offset: 0 });
+            }
+        };
+        let record = |out: &mut Vec<(u64, EndpointOut)>, sent: &mut u64, t: u64, o: EndpointOut| {
+            if let Some(p) = o.pkt {
+                *sent += u64::from(p.desc.blocks());
+            }
+            if o != EndpointOut::default() {
+                out.push((t, o));
+            }
+        };
+        let (mut a, mut want, mut sent_a, mut rx_a) = (make(), Vec::new(), 0, 0);
+        for t in 0..END {
+            hand(&mut a, t, sent_a, &mut rx_a);
+            let o = a.step(t);
+            record(&mut want, &mut sent_a, t, o);
+        }
+        let (mut b, mut got, mut sent_b, mut rx_b, mut steps) = (make(), Vec::new(), 0, 0, 0);
+        let mut t = 0;
+        while t < END {
+            let next_hand = (t..END).find(|&c| due(c)).unwrap_or(END);
+            let at = b.next_event(t).min(next_hand);
+            if at >= END {
+                break;
+            }
+            b.skip(at - b.port_now());
+            hand(&mut b, at, sent_b, &mut rx_b);
+            let o = b.step(at);
+            steps += 1;
+            record(&mut got, &mut sent_b, at, o);
+            t = at + 1;
+        }
+        b.skip(END - b.port_now());
+        let cnps = want
+            .iter()
+            .filter(|(_, o)| o.pkt.is_some_and(|p| p.desc.opcode == 0x80))
+            .count();
+        assert!(
+            cnps >= 2 && a.becn_rx[0] == 3,
+            "{cnps} CNPs out, {} in",
+            a.becn_rx[0]
+        );
+        assert!(a.injected[0] > 10 && a.injected[1] > 10, "{:?}", a.injected);
+        assert_eq!(a.violations(), 0);
+        assert_eq!(got, want);
+        assert_eq!(
+            (b.rx, b.injected, b.cnp_sent),
+            (a.rx, a.injected, a.cnp_sent)
+        );
+        assert!(steps < END / 2, "{steps} steps: the HCA did not sleep");
+    }
 }
