@@ -5,7 +5,7 @@
 //!   turned into cycles by rounding down (`ns * kHz / 10^6`), at configuration, never at run time.
 //! - **Link rates** are exact rationals, `bytes` per `cycles`: the link layer's [`LinkRate`] (the same type
 //!   the switch and the HCA's port serialise with).
-//! - **Controller rates** (DCQCN, receiver-driven, FIMD/PIPD) are integers in **bit/s** ([`Bps`]). A rate `r`
+//! - **Controller rates** (DCQCN, receiver-driven) are integers in **bit/s** ([`Bps`]). A rate `r`
 //!   turns into an inter-packet spacing of `len * 8 * f_Hz / r` cycles (see [`crate::rate::pacer`]).
 //! - **MTU** is one of the five IB MTUs ([`Mtu`]).
 
