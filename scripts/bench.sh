@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the performance benches RUNS times each (default 5) and prints the median of every figure
-# (README, Performance). Builds the release binary first. Needs python3 for the medians.
+# (docs/performance.md). Builds the release binary first. Needs python3 for the medians.
 set -eu
 RUNS=${1:-5}
 cd "$(dirname "$0")/.."

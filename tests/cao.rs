@@ -89,7 +89,7 @@ fn cc_on_shares_fairly_at_steady_state_and_spreads_the_marks() {
     assert_eq!(cnps(&r, H1, 0, PHASE_US), 0);
     // Every phase with contributors: fair (Jain at least 0.9 and none below half of another: "fair" with
     // the regular oscillation of figure 5, over a third of a phase, 13 ms, about ninety CCTI steps) and H4's
-    // link at least 70% used (the bound; figure 5 shows the four summing to about the link).
+    // link at least 70% used (the validation target's bound; figure 5 shows the four summing to about the link).
     let order = [H1, H3, H2, H5];
     let mut last = Vec::new();
     for phase in 1..4u64 {

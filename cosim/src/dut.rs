@@ -35,7 +35,7 @@ pub trait Dut {
     /// when every port matches, `Ok(Some(out))` with this side's outputs when one differs. The lockstep
     /// checker's per-cycle path: an adapter compares its port words in place and builds an `Out` only for
     /// the report of a mismatch (returning every cycle's `Out` through a `Result` stored it byte by byte and
-    /// reloaded it as words, a store-forwarding stall of about 4% of a small block's loop).
+    /// reloaded it as words: a store-forwarding stall on every cycle of a small block's loop).
     #[inline]
     fn step_check(&mut self, i: &Self::In, expected: &Self::Out) -> Result<Option<Self::Out>, Halt>
     where

@@ -1,4 +1,4 @@
-//! `ibcycle bench`: fixed fabrics and traffic that measure the simulator's speed (issue 7).
+//! `ibcycle bench`: fixed fabrics and traffic that measure the simulator's speed (docs/performance.md).
 //!
 //! A bench builds its scenario in code (no file), steps the fabric for `--sim-us` simulated microseconds
 //! with [`Fabric::run_until`], and reports wall time, simulated seconds per wall second, port-cycles per
@@ -60,7 +60,7 @@ impl BenchName {
     }
 
     /// Simulated microseconds when `--sim-us` is not given: long enough that start-up is a small part, short
-    /// enough for a quick run; `idle` runs the issue's one simulated second.
+    /// enough for a quick run; `idle` runs one simulated second, the span its goal is stated for.
     pub fn default_sim_us(self) -> u64 {
         match self {
             BenchName::Idle => 1_000_000,

@@ -7,10 +7,10 @@
 //! credit) sends as soon as it can, as BookSim2's injection queue does. Random choices come from one seeded
 //! SplitMix64 stream per node, so the traffic is the same for any stepping order.
 //!
-//! Until 27 November a driver did this from outside, between calls of [`Fabric::run_until`] every half
-//! packet time ([`Driver`], kept for the test that the two give the same traffic): each HCA then loaded its
-//! next packet right after a send and gave it back when the driver moved its start, two steps a packet
-//! that did nothing, and every call brought all 360 blocks to its end.
+//! Why inside the HCA: a driver doing this from outside, between calls of [`Fabric::run_until`] every half
+//! packet time ([`Driver`], kept for the test that the two give the same traffic), makes each HCA load its
+//! next packet right after a send and give it back when the driver moves its start, two steps a packet
+//! that do nothing, and every call brings all 360 blocks to its end.
 
 use switch_asic::PacketDesc;
 

@@ -52,9 +52,8 @@ const QUIET_CHECK: u64 = 4096;
 const QUIET_MIN: u64 = 1024;
 
 /// Weight of an HCA in the partition, in switch ports: an HCA steps for every packet it sends, receives
-/// and every flow-control packet and CC message, and costs about twice a switch port (measured on
-/// `clos648-shift-cc` when parts were contiguous runs of switches: with equal weights the part with the
-/// leaves and their HCAs was 15% busier).
+/// and every flow-control packet and CC message, and costs about twice a switch port: with equal weights
+/// a part holding leaves and their HCAs is the busier one.
 const HCA_WEIGHT: u64 = 2;
 
 /// Part and index within it of a switch or HCA.
@@ -135,8 +134,8 @@ struct Part {
     port_due: Vec<Vec<u64>>,
     /// Per switch: the ports whose wire in holds an item (bit `p`: `port_due[i][p] != u64::MAX`). Only
     /// these are looked at for due items and for the switch's wake-up: in a lightly loaded fabric a
-    /// switch step found a few busy ports among 36 (`ft18x2-uniform`: the scans over every port were a
-    /// tenth of its instructions).
+    /// switch step finds a few busy ports among 36, and a scan over every port would cost more than the
+    /// step's own work.
     port_busy: Vec<u64>,
     sw_wake: Vec<u64>,
     hca_ids: Vec<usize>,
@@ -868,7 +867,8 @@ impl Fabric {
             hca_loc.extend((0..p.hcas.len() as u32).map(|h| (0, h)));
         } else {
             // Drained, not taken: the fabric's vectors and the parts' keep their allocations from call to
-            // call (648 HCAs are 570 KB; allocated afresh, they came back as new pages, up to 10 ms a call).
+            // call (a large fabric's HCAs are hundreds of KB; allocated afresh, they came back as new pages,
+            // and clearing them cost more than a window's work).
             for (s, (sw, ins)) in self
                 .switches
                 .drain(..)

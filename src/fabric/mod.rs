@@ -83,7 +83,7 @@ pub enum FabricError {
     Routes(#[from] crate::topology::TopologyError),
     /// A time that does not fit the model's cycle count (a scenario built in code, past the parser's
     /// ranges).
-    #[error("{0} does not fit the model's 2^40-cycle horizon (README, Limits)")]
+    #[error("{0} does not fit the model's 2^40-cycle horizon (docs/scenario-format.md, Limits and warnings)")]
     Limit(String),
 }
 

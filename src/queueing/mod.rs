@@ -164,7 +164,8 @@ pub fn parse(path: &Path, text: &str) -> Result<QueueingFile, ScenarioError> {
             "duration_units: must be above 0".into(),
         ));
     }
-    // Both in cycles must stay below the model's 2^40-cycle horizon (README, "Limits").
+    // Both in cycles must stay below the model's 2^40-cycle horizon (docs/scenario-format.md, "Limits
+    // and warnings").
     let (warm, dur) = (*f.warmup_units.get_ref(), *f.duration_units.get_ref());
     if warm > MAX_UNITS {
         return Err(at(

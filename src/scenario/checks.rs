@@ -361,7 +361,8 @@ pub(super) fn check_links(
 }
 
 /// The `[hca_cc]` and `[roce]` values that become cycles or bits per second: their ranges keep the
-/// conversions inside 64 bits and the model's cycle horizon (README, "Limits"). Only checked, never changed.
+/// conversions inside 64 bits and the model's cycle horizon (docs/scenario-format.md, "Limits and
+/// warnings"). Only checked, never changed.
 pub(super) fn check_converted_cc(
     file: &File,
     hca_cc: Option<&HcaCc>,

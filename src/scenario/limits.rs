@@ -1,4 +1,5 @@
-//! The ranges of scenario values, derived from what the model can represent and simulate (README, "Limits").
+//! The ranges of scenario values, derived from what the model can represent and simulate
+//! (docs/scenario-format.md, "Limits and warnings").
 //!
 //! Time inside the model is a cycle count, and a link's sub-cycle tick count is the cycle count times the
 //! reduced numerator of its rate (at most 2^16, `rtl_model::link::rate::RATE_PART_MAX`), so every cycle a run

@@ -1,4 +1,4 @@
-//! The cycle-level InfiniBand switch pipeline (issue 3), composed of the `rtl_model` blocks: `credit_rx` and
+//! The cycle-level InfiniBand switch pipeline, composed of the `rtl_model` blocks: `credit_rx` and
 //! `credit_tx` per port-VL, `vl_arb` per output, `cong_detect` and `fecn_marker` per output port-VL. Ports
 //! run IB link-level credits or, in RoCEv2 mode, PFC with ECN CE marking.
 //!

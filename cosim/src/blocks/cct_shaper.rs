@@ -112,7 +112,8 @@ impl Block for CctShaperBlock {
     }
 
     const CORNERS: u32 = 7;
-    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    /// A configuration's fresh model and reset cost as much as a few thousand cycles of stepping, so a
+    /// segment this long keeps them a small part of the run (cosim/README.md, Speed).
     const SEGMENT: u64 = 32_768;
 
     /// Corners: timer off with CCTI_Limit 0, the largest limit, CCTI_Min and timer, a short timer with a

@@ -196,7 +196,8 @@ impl Block for CreditTxBlock {
     }
 
     const CORNERS: u32 = 2;
-    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    /// A configuration's fresh model and reset cost as much as a few thousand cycles of stepping, so a
+    /// segment this long keeps them a small part of the run (cosim/README.md, Speed).
     const SEGMENT: u64 = 32_768;
 
     /// Corners: FCCL after reset 0 (no credit until the first FC packet) and 4,095 (the largest).

@@ -109,7 +109,8 @@ impl Block for FecnMarkerBlock {
     }
 
     const CORNERS: u32 = 5;
-    /// Fast enough that a fresh model every 16,384 cycles cost 3-5% of the run (cosim/README.md).
+    /// A configuration's fresh model and reset cost as much as a few thousand cycles of stepping, so a
+    /// segment this long keeps them a small part of the run (cosim/README.md, Speed).
     const SEGMENT: u64 = 32_768;
 
     /// Corners: Packet_Size 0 (every size) with Marking_Rate 0, the largest of both, frequent marks in

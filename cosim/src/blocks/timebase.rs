@@ -58,7 +58,8 @@ impl Block for TimebaseBlock {
     }
 
     const CORNERS: u32 = 5;
-    /// The fastest block: a fresh model every 8,192 cycles cost a tenth of the run (cosim/README.md).
+    /// The fastest block per cycle, so a fresh model weighs most against its stepping: the longest
+    /// segment keeps it a small part of the run (cosim/README.md, Speed).
     const SEGMENT: u64 = 65_536;
 
     /// Corners: the shortest and longest period, the lowest and highest frequency (whole and fractional

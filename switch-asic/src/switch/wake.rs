@@ -98,7 +98,7 @@ impl WakeSet {
 
     /// Recomputes the minimum after every holder moved later: a branch-free pass the compiler vectorises
     /// (a single pass for minimum and holders branched on `w < min` at every port, a branch on the data that
-    /// the predictor often missed: ft18x2-uniform 7% faster in separate passes).
+    /// the predictor often missed, so separate passes are faster).
     #[inline]
     fn refresh(&mut self) {
         if self.stale {
