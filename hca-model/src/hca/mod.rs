@@ -996,12 +996,13 @@ mod tests {
             h.add_flow(TxFlow::new(1, 8, 0, 256, 1000, 2000, 20_000));
             h
         };
-        let due = |t: u64| t % 700 == 0 || t % 900 == 50 || [3000, 3100, 9000].contains(&t);
+        let due =
+            |t: u64| t.is_multiple_of(700) || t % 900 == 50 || [3000, 3100, 9000].contains(&t);
         // What arrives at `t`, given the blocks the HCA has sent so far: credit 300 blocks beyond them (and
         // the count of blocks sent to it), a 256-byte data packet (two of three FECN-marked), CNPs for
         // flow 0.
         let hand = |h: &mut Hca, t: u64, sent_blocks: u64, rx_blocks: &mut u64| {
-            if t % 700 == 0 {
+            if t.is_multiple_of(700) {
                 h.rx_fc(FcPacket {
                     vl: 0,
                     fctbs: (*rx_blocks % 4096) as u16,
@@ -1012,7 +1013,7 @@ mod tests {
                 let k = t / 900;
                 let mut d = PacketDesc::local(2, 9, 0, Opcode::RcSendOnly, 256);
                 d.tag = (k % 2) as u32;
-                d.fecn = k % 3 != 0;
+                d.fecn = !k.is_multiple_of(3);
                 *rx_blocks += u64::from(d.blocks());
                 h.rx_packet(t, PacketStart { desc: d, offset: 0 });
             }
