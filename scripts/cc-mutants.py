@@ -43,8 +43,8 @@ MUTANTS = [
         "becn-ignored",
         "the reaction point ignores CNPs (BECN)",
         "hca-model/src/rate/cct.rs",
-        "            self.at(now).becn_i = true;",
-        "            let _ = self.at(now);",
+        "        self.at(now).becn_i = true;",
+        "        let _ = self.at(now);",
     ),
     (
         "victim-mask-inverted",

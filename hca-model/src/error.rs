@@ -1,9 +1,8 @@
 //! Configuration errors of the HCA congestion-control parts. Every message names the setting and the value.
 
 use rtl_model::blocks::ConfigError;
-use rtl_model::mad::MadError;
 
-/// A setting a controller or notification point cannot be built with.
+/// A setting a controller cannot be built with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CcError {
     /// A value outside what the setting allows (e.g. "mtu (1000) is invalid: not an IB MTU ...").
@@ -31,9 +30,6 @@ pub enum CcError {
     /// A rejected setting of an `rtl-model` block (the CCT shaper), with the block's message.
     #[error(transparent)]
     Block(#[from] ConfigError),
-    /// A rejected management attribute (CACongestionSetting, CongestionControlTable).
-    #[error(transparent)]
-    Mad(#[from] MadError),
 }
 
 /// Rejects zero.

@@ -3,13 +3,15 @@
 //! - **Time** is a [`Cycle`]: an integer count of core clock cycles since reset (cycle 0).
 //! - **The core clock** is given in kHz ([`CoreClock`]); durations configured in nanoseconds or microseconds are
 //!   turned into cycles by rounding down (`ns * kHz / 10^6`), at configuration, never at run time.
-//! - **Link rates** are exact rationals, `bytes` per `cycles` ([`LinkRate`]); the wire time of a packet is
-//!   rounded up to whole cycles (a packet occupies the wire for whole cycles).
-//! - **Controller rates** (DCQCN, receiver-driven, FIMD/PIPD) are integers in **bit/s** ([`Bps`]). A rate `r`
+//! - **Link rates** are exact rationals, `bytes` per `cycles`: the link layer's [`LinkRate`] (the same type
+//!   the switch and the HCA's port serialise with).
+//! - **Controller rates** (DCQCN, receiver-driven) are integers in **bit/s** ([`Bps`]). A rate `r`
 //!   turns into an inter-packet spacing of `len * 8 * f_Hz / r` cycles (see [`crate::rate::pacer`]).
 //! - **MTU** is one of the five IB MTUs ([`Mtu`]).
 
 use serde::{Deserialize, Serialize};
+
+pub use rtl_model::link::LinkRate;
 
 use crate::error::{nonzero, CcError};
 
@@ -72,89 +74,6 @@ impl TryFrom<u32> for CoreClock {
 impl From<CoreClock> for u32 {
     fn from(c: CoreClock) -> u32 {
         c.khz
-    }
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-/// A link's data rate as an exact rational: `bytes` bytes every `cycles` cycles (reduced). Serde form:
-/// `{ bytes = 4, cycles = 1 }`, checked on reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "LinkRateFields", into = "LinkRateFields")]
-pub struct LinkRate {
-    bytes: u64,
-    cycles: u64,
-}
-
-impl LinkRate {
-    /// `bytes` bytes per `cycles` cycles (both nonzero).
-    pub fn per_cycles(bytes: u64, cycles: u64) -> Result<Self, CcError> {
-        nonzero("link rate bytes", bytes)?;
-        nonzero("link rate cycles", cycles)?;
-        let g = gcd(bytes, cycles);
-        Ok(LinkRate {
-            bytes: bytes / g,
-            cycles: cycles / g,
-        })
-    }
-
-    /// A data rate of `mbps` Mbit/s on a core clock: `mbps * 10^6 / 8` bytes per `f_Hz` cycles, exactly.
-    /// (4x QDR carries 32 000 Mbit/s of data; 4x SDR 8 000.)
-    pub fn from_mbps(mbps: u64, clock: CoreClock) -> Result<Self, CcError> {
-        nonzero("link rate mbps", mbps)?;
-        // bytes/cycle = mbps * 10^6 / 8 / (kHz * 10^3) = mbps * 1000 / (8 * kHz).
-        Self::per_cycles(mbps * 1000, 8 * u64::from(clock.khz()))
-    }
-
-    /// Numerator: bytes.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    /// Denominator: cycles.
-    pub fn cycles(&self) -> u64 {
-        self.cycles
-    }
-
-    /// Whole cycles `len` bytes occupy the wire: `ceil(len * cycles / bytes)`.
-    pub fn wire_cycles(&self, len: u64) -> Cycle {
-        (u128::from(len) * u128::from(self.cycles)).div_ceil(u128::from(self.bytes)) as u64
-    }
-
-    /// The rate in bit/s on `clock`, rounded down.
-    pub fn bps(&self, clock: CoreClock) -> Bps {
-        (u128::from(self.bytes) * 8 * u128::from(clock.hz()) / u128::from(self.cycles)) as u64
-    }
-}
-
-/// The serde form of [`LinkRate`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkRateFields {
-    /// Bytes ...
-    pub bytes: u64,
-    /// ... per this many cycles.
-    pub cycles: u64,
-}
-
-impl TryFrom<LinkRateFields> for LinkRate {
-    type Error = CcError;
-    fn try_from(f: LinkRateFields) -> Result<Self, CcError> {
-        LinkRate::per_cycles(f.bytes, f.cycles)
-    }
-}
-
-impl From<LinkRate> for LinkRateFields {
-    fn from(l: LinkRate) -> Self {
-        LinkRateFields {
-            bytes: l.bytes,
-            cycles: l.cycles,
-        }
     }
 }
 
@@ -222,32 +141,9 @@ mod tests {
     }
 
     #[test]
-    fn link_rate_arithmetic() {
-        let clk = CoreClock::from_khz(1_000_000).unwrap();
-        // 32 Gbit/s of data at 1 GHz: 4 bytes per cycle.
-        let l = LinkRate::from_mbps(32_000, clk).unwrap();
-        assert_eq!((l.bytes(), l.cycles()), (4, 1));
-        assert_eq!(l.wire_cycles(2074), 519, "2074 / 4 = 518.5, rounded up");
-        assert_eq!(l.bps(clk), 32_000_000_000);
-        // 8 Gbit/s at 312.5 MHz: 10^9 bytes/s over 312.5e6 cycles/s = 3.2 bytes per cycle = 16 / 5.
-        let clk = CoreClock::from_khz(312_500).unwrap();
-        let l = LinkRate::from_mbps(8_000, clk).unwrap();
-        assert_eq!((l.bytes(), l.cycles()), (16, 5));
-        assert_eq!(l.wire_cycles(16), 5);
-        assert_eq!(l.wire_cycles(17), 6);
-        assert!(LinkRate::from_mbps(0, clk).is_err());
-        assert!(CoreClock::from_khz(0).is_err());
-        // Serde forms are checked.
-        assert_eq!(
-            serde_json::from_str::<LinkRate>(r#"{"bytes": 8, "cycles": 2}"#).unwrap(),
-            LinkRate::per_cycles(4, 1).unwrap()
-        );
-        let e = serde_json::from_str::<LinkRate>(r#"{"bytes": 0, "cycles": 2}"#).unwrap_err();
-        assert!(
-            e.to_string().contains("link rate bytes (0) is invalid"),
-            "{e}"
-        );
+    fn clock_serde_is_checked() {
         assert!(serde_json::from_str::<CoreClock>("0").is_err());
+        let clk = CoreClock::from_khz(312_500).unwrap();
         assert_eq!(serde_json::to_string(&clk).unwrap(), "312500");
     }
 

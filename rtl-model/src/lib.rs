@@ -6,6 +6,8 @@
 //! - [`blocks`]: synchronous clocked primitives (credit accounting, VL arbitration, congestion detection, FECN
 //!   marking decision, CCT rate shaper), each the twin of an RTL module in `hdl/`.
 //! - [`capture`]: pcap writing in the formats Wireshark/tshark decode.
+//! - [`link`]: the link layer both the switch and the HCA use (link rates, packet descriptors, serialiser,
+//!   wire, PFC timers).
 //!
 //! [`clocked`] states the contract every block follows.
 #![forbid(unsafe_code)]
@@ -14,6 +16,7 @@ pub mod blocks;
 pub mod capture;
 pub mod clocked;
 pub mod crc;
+pub mod link;
 pub mod mad;
 pub mod samples;
 #[cfg(feature = "proptest")]

@@ -47,7 +47,7 @@ pub fn reaction_point(
         },
         mtu: Mtu::new(mtu).map_err(|e| e.to_string())?,
         packet_overhead: IB_LOCAL_OVERHEAD,
-        link: LinkRate::from_mbps(rate_mbps, clock).map_err(|e| e.to_string())?,
+        link: LinkRate::from_mbps(rate_mbps, clock.khz()).map_err(|e| e.to_string())?,
         clock,
     };
     CctController::new(&p).map_err(|e| e.to_string())

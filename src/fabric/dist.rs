@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
-use switch_asic::packet::PacketDesc;
+use rtl_model::link::packet::PacketDesc;
 use switch_asic::{FcPacket, PacketStart};
 
 use super::{Ev, Fabric, Rx};

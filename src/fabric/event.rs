@@ -36,9 +36,9 @@
 //! (`fabric::fc_memo`, private). Threads meet at a barrier once per
 //! window, a spinning one (`SpinBarrier`).
 
-use switch_asic::link::Wire;
+use rtl_model::link::quiet::FcSync;
+use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::ports;
-use switch_asic::quiet::FcSync;
 use switch_asic::{Switch, TxEvent};
 
 use super::fc_memo::FcMemo;
@@ -679,7 +679,7 @@ impl Fabric {
     /// Returns whether it did.
     fn quiet_jump(&mut self, end: u64) -> bool {
         if self.roce {
-            // PFC ports have no flow-control steady state in `switch_asic::quiet`.
+            // PFC ports have no flow-control steady state in `rtl_model::link::quiet`.
             return false;
         }
         let t0 = self.now;

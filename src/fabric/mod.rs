@@ -23,8 +23,6 @@ mod cc;
 pub mod dist;
 pub mod event;
 mod fc_memo;
-pub mod flow_cc;
-pub mod flow_table;
 pub mod hca;
 pub mod roce;
 pub mod rrcc;
@@ -32,8 +30,8 @@ pub mod tap;
 pub mod traffic;
 mod wheel;
 
-use switch_asic::endpoint::EndpointOut;
-use switch_asic::link::Wire;
+use hca_model::port::EndpointOut;
+use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::all_ports;
 use switch_asic::{LinkRate, PacketStart, PortConfig, Switch, SwitchConfig, TxEvent};
 
@@ -319,7 +317,7 @@ impl Fabric {
         let mut hca_in = Vec::new();
         let mut hca_out = Vec::new();
         // Per-flow tables indexed by flow where every HCA's entry for every flow fits in this many entries
-        // in all (about 100 bytes each), searched otherwise (see `flow_table`).
+        // in all (about 100 bytes each), searched otherwise (see `hca_model::hca::FlowTable`).
         const DENSE_FLOW_ENTRIES: usize = 1 << 20;
         let dense_flows = sc.flows.len().saturating_mul(topo.hcas.len()) <= DENSE_FLOW_ENTRIES;
         for (h, node) in topo.hcas.iter().enumerate() {
@@ -387,7 +385,7 @@ impl Fabric {
                 stop,
             );
             let src = traffic::MsgSource::new(
-                f.pattern,
+                traffic::pattern(f.pattern),
                 clock,
                 f.message_bytes,
                 start,
@@ -487,7 +485,7 @@ impl Fabric {
 
     /// Whether switches and HCAs leave off the timer-fired flow-control packets that repeat the last one on
     /// their wire (on by default; [`switch_asic::switch::Switch::set_fc_repeats_off`],
-    /// [`switch_asic::endpoint::Endpoint::set_fc_repeats_off`]: their receivers would set ABR and the limit
+    /// [`hca_model::port::Endpoint::set_fc_repeats_off`]: their receivers would set ABR and the limit
     /// to the values they hold, so only the wire's contents differ).
     pub fn leave_off_fc_repeats(&mut self, on: bool) {
         for sw in &mut self.switches {

@@ -1,25 +1,20 @@
 //! Message arrivals of a fabric flow and message completion latency.
 //!
-//! A flow's source holds the arrival cycles of its messages in order ([`MsgSource`]): first those fully
-//! sent but not yet matched with their completion, then those still (partly) to send. A saturating flow
-//! "receives" a message when it takes the message's first packet, so its latency is the transfer time; a
-//! patterned flow gets its arrival cycles from hca-model's [`Arrivals`] and queues up to
-//! `max_queued_messages` unsent messages (more are refused and counted).
+//! A flow's source holds the arrival cycles of its messages in order (hca-model's [`MsgSource`]); a
+//! patterned flow queues up to `max_queued_messages` unsent messages (more are refused and counted).
 //!
-//! The destination notes the cycle each message's last packet is fully in ([`Hca::done`]). Messages of a
+//! The destination notes the cycle each message's last packet is fully in ([`super::Hca::done`]). Messages of a
 //! flow complete in the order they arrive (one path, lossless, in order), so the `k`-th completion belongs to
 //! the `k`-th arrival: [`Fabric::collect_messages`] pairs them (once per sample interval, not per cycle)
 //! into latencies. A user of [`Fabric`] other than `ibcycle run` must call it too, or these records grow
 //! with every message.
 
-use std::collections::VecDeque;
-
-use hca_model::traffic::pattern::{Arrivals, Pattern};
+use hca_model::traffic::pattern::Pattern;
 use hca_model::traffic::rng::SplitMix64;
-use hca_model::units::CoreClock;
+pub use hca_model::traffic::source::MsgSource;
 use serde::Serialize;
 
-use super::{Fabric, Hca};
+use super::Fabric;
 use crate::run::round3;
 use crate::scenario::{FlowPattern, Scenario};
 
@@ -50,129 +45,6 @@ pub fn pattern(p: FlowPattern) -> Pattern {
 pub fn flow_seed(scenario_seed: u64, flow: usize) -> u64 {
     let mut r = SplitMix64::new(scenario_seed ^ (flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     r.next_u64()
-}
-
-/// The messages of one flow at its source. See the module documentation.
-#[derive(Debug, Clone)]
-pub struct MsgSource {
-    /// `None`: saturating.
-    arrivals: Option<Arrivals>,
-    /// The next arrival not yet queued.
-    next: Option<u64>,
-    /// Arrival cycles: `sent` fully sent and unmatched ones, then the unsent ones.
-    queue: VecDeque<u64>,
-    sent: usize,
-    limit: usize,
-    /// Arrivals refused on a full queue.
-    pub refused: u64,
-}
-
-impl MsgSource {
-    /// Messages of `msg_bytes` arriving by `p` from cycle `start` until before `stop`, at most `limit` queued.
-    pub fn new(
-        p: FlowPattern,
-        clock_mhz: u32,
-        msg_bytes: u64,
-        start: u64,
-        stop: u64,
-        seed: u64,
-        limit: u32,
-    ) -> Result<Self, String> {
-        let arrivals = match p {
-            FlowPattern::Saturating => None,
-            _ => {
-                let clock = CoreClock::from_khz(clock_mhz.saturating_mul(1000))
-                    .map_err(|e| e.to_string())?;
-                Some(
-                    Arrivals::new(pattern(p), clock, msg_bytes, start, stop, seed)
-                        .map_err(|e| e.to_string())?,
-                )
-            }
-        };
-        let mut s = MsgSource {
-            arrivals,
-            next: None,
-            // Room for the queue and the messages in flight, so that the steady state rarely allocates; a
-            // saturating flow holds only the messages in flight (a large fabric has many such flows).
-            queue: VecDeque::with_capacity(if matches!(p, FlowPattern::Saturating) {
-                16
-            } else {
-                (limit as usize).min(4096) * 2
-            }),
-            sent: 0,
-            limit: limit as usize,
-            refused: 0,
-        };
-        s.next = s.arrivals.as_mut().and_then(|a| a.next_arrival());
-        Ok(s)
-    }
-
-    /// Saturating: a message is always there.
-    pub fn saturating(&self) -> bool {
-        self.arrivals.is_none()
-    }
-
-    /// The cycle the next message arrives when none is waiting (or being sent) at `now`; `None` when one is,
-    /// or the source is saturating. Arrivals are queued only when [`MsgSource::has_work`] asks, and whether
-    /// one is refused depends only on the queue, which changes only when packets are taken: a flow that
-    /// sleeps until this cycle queues and refuses exactly what asking every cycle would.
-    pub fn idle_until(&self, now: u64) -> Option<u64> {
-        if self.arrivals.is_none() || self.queue.len() > self.sent {
-            return None;
-        }
-        match self.next {
-            Some(t) if t <= now => None,
-            next => Some(next.unwrap_or(u64::MAX)),
-        }
-    }
-
-    /// Queues the arrivals due by `now`; whether a message is waiting to be sent (or is being sent).
-    pub fn has_work(&mut self, now: u64) -> bool {
-        if let Some(a) = self.arrivals.as_mut() {
-            while let Some(t) = self.next.filter(|&t| t <= now) {
-                if self.queue.len() - self.sent < self.limit {
-                    self.queue.push_back(t);
-                } else {
-                    self.refused += 1;
-                }
-                self.next = a.next_arrival();
-            }
-            self.queue.len() > self.sent
-        } else {
-            true
-        }
-    }
-
-    /// The first packet of a message was taken at `now` (a saturating flow's message arrives then).
-    pub fn first_taken(&mut self, now: u64) {
-        if self.saturating() {
-            self.queue.push_back(now);
-        }
-    }
-
-    /// The last packet of a message was taken.
-    pub fn last_taken(&mut self) {
-        self.sent += 1;
-    }
-
-    /// The packet taken last is given back: `first`/`last` say what it was.
-    pub fn untake(&mut self, first: bool, last: bool) {
-        if last {
-            self.sent -= 1;
-        }
-        if first && self.saturating() {
-            self.queue.pop_back();
-        }
-    }
-
-    /// The arrival cycle of the oldest fully sent, unmatched message (removed).
-    pub fn pop_sent(&mut self) -> Option<u64> {
-        if self.sent == 0 {
-            return None;
-        }
-        self.sent -= 1;
-        self.queue.pop_front()
-    }
 }
 
 /// Message latency statistics of one flow in `summary.json` (`msg_latency_us`): arrival at the source to the
@@ -213,15 +85,6 @@ impl LatencyStats {
     }
 }
 
-impl Hca {
-    /// A message of flow `flow` completed here at `now`.
-    pub(super) fn message_done(&mut self, flow: usize, now: u64) {
-        if let Some(d) = self.done.get_mut(flow) {
-            d.push_back(now);
-        }
-    }
-}
-
 impl Fabric {
     /// Pairs every completed message with its arrival and appends the latencies (cycles) to `out[flow]`.
     pub fn collect_messages(&mut self, sc: &Scenario, out: &mut [Vec<u64>]) {
@@ -240,38 +103,6 @@ impl Fabric {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn saturating_messages_arrive_when_taken_and_untake_restores() {
-        let mut s = MsgSource::new(FlowPattern::Saturating, 1000, 4096, 0, 100, 1, 4).unwrap();
-        assert!(s.has_work(0));
-        s.first_taken(5);
-        s.untake(true, false);
-        assert_eq!(s.pop_sent(), None);
-        s.first_taken(7);
-        s.last_taken();
-        s.first_taken(9);
-        assert_eq!(s.pop_sent(), Some(7));
-        assert_eq!(s.pop_sent(), None, "the second message is not fully sent");
-    }
-
-    /// 1000-byte messages at 8 Gbit/s on 1 GHz: one every 1000 cycles from 0; a queue of 2.
-    #[test]
-    fn constant_arrivals_queue_up_to_the_limit() {
-        let p = FlowPattern::Constant { rate_mbps: 8000 };
-        let mut s = MsgSource::new(p, 1000, 1000, 0, u64::MAX, 1, 2).unwrap();
-        assert!(s.has_work(0));
-        assert!(
-            s.has_work(3500),
-            "arrivals at 0, 1000 queued; 2000, 3000 refused"
-        );
-        assert_eq!(s.refused, 2);
-        s.last_taken();
-        s.last_taken();
-        assert!(!s.has_work(3999));
-        assert!(s.has_work(4000));
-        assert_eq!((s.pop_sent(), s.pop_sent()), (Some(0), Some(1000)));
-    }
 
     #[test]
     fn latency_statistics_by_hand() {

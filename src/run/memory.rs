@@ -7,7 +7,7 @@
 //! switches with 30 hosts (553 KB), of 24,575 switches with one host (3.4 GB: every switch holds a route to
 //! every HCA), and a 64-leaf, 32-spine fat tree of 64-port switches with 2,048 HCAs (82 MB). They give about
 //! 8 KB a switch, 13 KB a port, 4 KB an HCA and 4 bytes a route; per-VL state is most of a port's, so the
-//! port and HCA figures are counted per VL. Wires preallocate at most `switch_asic::link::WIRE_PREALLOC_ITEMS` items and
+//! port and HCA figures are counted per VL. Wires preallocate at most `rtl_model::link::serial::WIRE_PREALLOC_ITEMS` items and
 //! grow only with what is in flight (bounded by credits), so a long link costs no more than a short one.
 //! What a run collects grows with its length: the samples of `throughput.csv` and `cnp.csv` (per interval
 //! and flow) and every completed message's latency.
@@ -59,7 +59,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         cycles
             .saturating_mul(2)
             .saturating_add(4)
-            .min(switch_asic::link::WIRE_PREALLOC_ITEMS as u64)
+            .min(rtl_model::link::serial::WIRE_PREALLOC_ITEMS as u64)
             .saturating_mul(WIRE_ITEM_BYTES as u64)
     };
     let wires = topo

@@ -329,7 +329,7 @@ fn config_line(sc: &Scenario) -> String {
     let mut hi = 0u128;
     // The fabric switch's own table: its Threshold mapping for this buffer and the fabric's MTU.
     let mtu = sc.flows.iter().map(|f| f.mtu).max().unwrap_or(256);
-    let map = rtl_model::blocks::cong_detect::ThresholdMap::from(cc.threshold_map);
+    let map = cc.threshold_map;
     for (t, e) in map.table(buf, mtu_packet_blocks(mtu)).iter().enumerate() {
         if t < 8 {
             set_lane(&mut table, t, 16, u64::from(*e));

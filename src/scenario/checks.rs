@@ -293,7 +293,7 @@ pub(super) fn check_links(
             let fb = crate::fabric::roce::frame_bytes(mtu, r.frame_overhead_bytes).div_ceil(64);
             let pfc = crate::fabric::roce::pfc_config(r, rate, lat, fb, clock);
             let roce_span = file.roce.as_ref().map_or(0..0, |s| s.span());
-            let need = switch_asic::pfc::headroom_blocks(rate, pfc.link_delay, fb);
+            let need = rtl_model::link::pfc::headroom_blocks(rate, pfc.link_delay, fb);
             if let Some(h) = r.headroom_blocks {
                 if u64::from(h) < need {
                     return Err(at(
@@ -342,7 +342,7 @@ pub(super) fn check_links(
         } else {
             // Every VL sends a flow-control packet each interval: if they alone fill the interval, no data
             // packet can start.
-            let fc_cycles = (switch_asic::packet::FC_PACKET_BYTES * u64::from(rate.den))
+            let fc_cycles = (rtl_model::link::packet::FC_PACKET_BYTES * u64::from(rate.den))
                 .div_ceil(u64::from(rate.num));
             let need = u64::from(settings.data_vls) * fc_cycles;
             if u64::from(settings.fc_interval_cycles) <= need {

@@ -2,13 +2,13 @@
 //! (docs/scenario-format.md, "Limits and warnings").
 //!
 //! Time inside the model is a cycle count, and a link's sub-cycle tick count is the cycle count times the
-//! reduced numerator of its rate (at most 2^16, `switch_asic::rate::RATE_PART_MAX`), so every cycle a run
+//! reduced numerator of its rate (at most 2^16, `rtl_model::link::rate::RATE_PART_MAX`), so every cycle a run
 //! reaches must stay below [`MAX_CYCLES`] = 2^40 for tick arithmetic to fit in a `u64`. The ranges of the time
 //! values are chosen so that the longest run, its drain and the longest wire stay below that at the fastest
 //! clock; the arithmetic that converts them is checked as well, so a value that slipped past a range is an
 //! error, never a wrapped number.
 
-use switch_asic::rate::RATE_MAX_BYTES_PER_CYCLE;
+use rtl_model::link::rate::RATE_MAX_BYTES_PER_CYCLE;
 
 use crate::topology::{FIRST_HCA_LID, MAX_UNICAST_LID};
 

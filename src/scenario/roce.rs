@@ -59,14 +59,14 @@ pub enum DcqcnPreset {
 #[serde(default, deny_unknown_fields)]
 pub struct RoceSettings {
     /// PFC headroom of every priority buffer in blocks; absent: computed per port from its link's latency
-    /// (`switch_asic::pfc::headroom_blocks`), so XOFF = buffer - headroom.
+    /// (`rtl_model::link::pfc::headroom_blocks`), so XOFF = buffer - headroom.
     pub headroom_blocks: Option<u16>,
     /// XON level in blocks used; absent: half of XOFF.
     pub xon_blocks: Option<u16>,
     /// Quanta (512 bit times) of an XOFF frame.
     pub pause_quanta: u16,
     /// RCM-1a: nanoseconds after a pause ends during which a priority still counts as without credit (see
-    /// `switch_asic::pfc::PfcConfig::victim_hold`).
+    /// `rtl_model::link::pfc::PfcConfig::victim_hold`).
     pub victim_hold_ns: u64,
     /// Bytes each frame occupies on the wire besides what the descriptor counts (Ethernet header through
     /// ICRC): FCS 4 + preamble and SFD 8 + inter-frame gap 12 = 24. They stretch serialisation (a 40 Gbit/s

@@ -11,7 +11,10 @@
 use std::time::Instant;
 
 use rtl_model::wire::bth::Opcode;
-use switch_asic::endpoint::Rig;
+#[path = "../src/rig.rs"]
+#[allow(dead_code)] // Not every user of the shared rig calls all of it.
+mod rig;
+use rig::Rig;
 use switch_asic::{LinkRate, PacketDesc, PortConfig, SwitchConfig};
 
 fn config(n: usize, buf: u16) -> SwitchConfig {

@@ -1,9 +1,9 @@
 //! Switch-level congestion-control tests: fill-comparison onsets, Marking_Rate, Packet_Size, root/victim.
 
 use crate::config::{FillCompare, MarkMode, MarkPoint, PortCc, ThresholdMap};
-use crate::endpoint::Rig;
-use crate::rate::LinkRate;
+use crate::rig::Rig;
 use crate::switch_tests::{cfg, pkt};
+use rtl_model::link::rate::LinkRate;
 
 const OUT: usize = 4;
 

@@ -5,7 +5,7 @@
 //! can also be taken from the wire form of SwitchCongestionSetting / SwitchPortCongestionSetting
 //! ([`SwitchConfig::apply_congestion_mads`]).
 
-use rtl_model::blocks::{cong_detect, credit_rx, fecn_marker};
+use rtl_model::blocks::{cong_detect, fecn_marker};
 use rtl_model::mad::sl2vl::Sl2VlTable;
 use rtl_model::mad::switch_cong::{
     ControlMapOrder, ControlType, SwitchCongestionSetting, SwitchPortCongestionSettingBlock,
@@ -13,8 +13,8 @@ use rtl_model::mad::switch_cong::{
 use rtl_model::mad::vlarb::VlArbTable;
 use serde::{Deserialize, Serialize};
 
-use crate::pfc::{PfcConfig, PRIORITIES};
-use crate::rate::LinkRate;
+use rtl_model::link::pfc::{PfcConfig, PRIORITIES};
+use rtl_model::link::rate::LinkRate;
 
 /// Fewest ports a switch has.
 pub const PORTS_MIN: usize = 2;
@@ -26,99 +26,14 @@ pub const DATA_VLS_MAX: u8 = 15;
 /// VCRC 2 (the same sum as `rtl_model::blocks::MAX_PKT_BLOCKS`).
 pub const MAX_HEADER_BYTES: u32 = 82;
 
-/// A setting the switch cannot be built with: which setting, its value, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{setting} = {value}: {reason}")]
-pub struct ConfigError {
-    /// Path of the setting (`ports[3].vl_buf_blocks[1]`, `lft[17]`, ...).
-    pub setting: String,
-    /// The bad value as written.
-    pub value: String,
-    /// What is wrong with it.
-    pub reason: String,
-}
-
-impl ConfigError {
-    /// An error for `setting` holding `value`.
-    pub fn new(
-        setting: impl Into<String>,
-        value: impl ToString,
-        reason: impl Into<String>,
-    ) -> Self {
-        ConfigError {
-            setting: setting.into(),
-            value: value.to_string(),
-            reason: reason.into(),
-        }
-    }
-}
+pub use rtl_model::blocks::cong_detect::{FillCompare, ThresholdMap};
+pub use rtl_model::blocks::credit_rx::FcPolicy;
+pub use rtl_model::blocks::fecn_marker::MarkMode;
+pub use rtl_model::link::ConfigError;
 
 /// Largest packet of an MTU, in 64-byte blocks: `ceil((mtu + 82) / 64)` (66 at 4096).
 pub fn mtu_packet_blocks(mtu: u16) -> u16 {
     ((u32::from(mtu) + MAX_HEADER_BYTES).div_ceil(64)) as u16
-}
-
-/// When a port's receiver sends flow-control packets (mirror of `credit_rx::FcPolicy` for serde).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FcPolicy {
-    /// Every `fc_interval` cycles.
-    Periodic,
-    /// Every `fc_interval` cycles and whenever the advertised limit changes.
-    #[default]
-    PeriodicAndOnChange,
-}
-
-impl From<FcPolicy> for credit_rx::FcPolicy {
-    fn from(p: FcPolicy) -> Self {
-        match p {
-            FcPolicy::Periodic => credit_rx::FcPolicy::Periodic,
-            FcPolicy::PeriodicAndOnChange => credit_rx::FcPolicy::PeriodicAndOnChange,
-        }
-    }
-}
-
-/// Which VoQ fill is compared with the threshold (mirror of `cong_detect::FillCompare` for serde).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FillCompare {
-    /// Any single input's VoQ above the threshold.
-    PerVoq,
-    /// The sum of the inputs' VoQs above the threshold (the default, see `cong_detect::FillCompare`).
-    #[default]
-    SumVoqs,
-    /// The sum above the threshold divided by the number of contributing inputs.
-    SumPerContributor,
-}
-
-impl From<FillCompare> for cong_detect::FillCompare {
-    fn from(c: FillCompare) -> Self {
-        match c {
-            FillCompare::PerVoq => cong_detect::FillCompare::PerVoq,
-            FillCompare::SumVoqs => cong_detect::FillCompare::SumVoqs,
-            FillCompare::SumPerContributor => cong_detect::FillCompare::SumPerContributor,
-        }
-    }
-}
-
-/// How Threshold maps to a fill in blocks (mirror of `cong_detect::ThresholdMap` for serde).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ThresholdMap {
-    /// Sixteenths of the buffer beyond one maximum packet: one packet queued is never congestion.
-    #[default]
-    BeyondOnePacket,
-    /// Sixteenths of the whole buffer.
-    LinearSixteenths,
-}
-
-impl From<ThresholdMap> for cong_detect::ThresholdMap {
-    fn from(m: ThresholdMap) -> Self {
-        match m {
-            ThresholdMap::BeyondOnePacket => cong_detect::ThresholdMap::BeyondOnePacket,
-            ThresholdMap::LinearSixteenths => cong_detect::ThresholdMap::LinearSixteenths,
-        }
-    }
 }
 
 /// When an IB output port-VL decides a packet's FECN (`fecn_marker` is stepped once per packet, at this
@@ -143,26 +58,6 @@ pub enum MarkPoint {
     Enqueue,
     /// When the packet starts at the output.
     Dequeue,
-}
-
-/// How Marking_Rate is counted (mirror of `fecn_marker::MarkMode` for serde).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MarkMode {
-    /// Exactly one in `marking_rate + 1` eligible packets.
-    #[default]
-    Counter,
-    /// Pseudo-random with a mean of `marking_rate` unmarked packets between marks.
-    Lfsr,
-}
-
-impl From<MarkMode> for fecn_marker::MarkMode {
-    fn from(m: MarkMode) -> Self {
-        match m {
-            MarkMode::Counter => fecn_marker::MarkMode::Counter,
-            MarkMode::Lfsr => fecn_marker::MarkMode::Lfsr,
-        }
-    }
 }
 
 /// Congestion detection of a RoCEv2-mode (PFC) port (seed 001, section IV.1).
@@ -248,10 +143,10 @@ impl PortCc {
     pub fn detect_config(&self, buf_blocks: u16, pkt_blocks: u16) -> cong_detect::Config {
         let mut c = cong_detect::Config::new(buf_blocks);
         c.threshold = self.threshold;
-        c.thr_table = self.thr_table.unwrap_or_else(|| {
-            cong_detect::ThresholdMap::from(self.threshold_map).table(buf_blocks, pkt_blocks)
-        });
-        c.compare = self.compare.into();
+        c.thr_table = self
+            .thr_table
+            .unwrap_or_else(|| self.threshold_map.table(buf_blocks, pkt_blocks));
+        c.compare = self.compare;
         c.root_min_credits = self.root_min_credits;
         c.victim_mask = self.victim_mask;
         c
@@ -262,7 +157,7 @@ impl PortCc {
         fecn_marker::Config {
             packet_size: self.packet_size,
             marking_rate: self.marking_rate,
-            mode: self.mark_mode.into(),
+            mode: self.mark_mode,
             lfsr_seed: self.lfsr_seed,
         }
     }

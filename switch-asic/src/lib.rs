@@ -6,30 +6,27 @@
 //! nothing, idle ports cost nothing, and [`Switch::next_event`] / [`Switch::skip`] fast-forward exactly.
 //!
 //! - [`config`]: [`SwitchConfig`] and its validation ([`ConfigError`] names the setting).
-//! - [`rate`]: exact link rates ([`LinkRate`]) and the sub-cycle tick base.
-//! - [`packet`]: packet descriptors and the port interface ([`PacketStart`], [`FcPacket`], [`TxEvent`]).
-//! - [`link`]: serialiser, block-arrival model and fixed-latency wire shared by the switch and its partners.
+//! - the link layer (link rates, packet descriptors and the port interface, serialiser, wire, PFC timers) is
+//!   `rtl_model::link`, shared with the HCA; its port types are re-exported here.
 //! - [`switch`]: the [`Switch`] itself (port interface, phases of a cycle, designer choices, cost).
-//! - [`pfc`]: RoCEv2 mode: PFC watermarks, headroom and pause frames; ECN CE marking of frame bytes.
 //! - [`observe`]: per-clock signals and counters.
-//! - [`endpoint`]: a credit-obeying link partner (saturating source and sink) for tests and benches.
+//!
+//! Its tests put an HCA port (`hca_model::port`) on every switch port (`src/rig.rs`).
 #![forbid(unsafe_code)]
+
+// The test rig names this crate by its name, as the integration tests and examples that include it do.
+#[cfg(test)]
+extern crate self as switch_asic;
 
 #[cfg(test)]
 mod cc_tests;
 pub mod config;
-pub mod endpoint;
-#[cfg(test)]
-mod endpoint_tests;
-pub mod link;
 pub mod observe;
-pub mod packet;
-pub mod pfc;
 #[cfg(test)]
 mod pipeline_tests;
 pub mod port_mask;
-pub mod quiet;
-pub mod rate;
+#[cfg(test)]
+mod rig;
 #[cfg(test)]
 mod roce_tests;
 pub mod switch;
@@ -38,6 +35,5 @@ mod switch_tests;
 
 pub use config::{ConfigError, PortCc, PortConfig, SwitchConfig};
 pub use observe::{PortVlCounters, PortVlSignals};
-pub use packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
-pub use rate::LinkRate;
+pub use rtl_model::link::{FcPacket, LinkRate, PacketDesc, PacketStart, TxEvent};
 pub use switch::{RxError, Switch};

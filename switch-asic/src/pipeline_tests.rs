@@ -6,11 +6,11 @@ use rtl_model::mad::vlarb::{VlArbEntry, VlArbTable};
 use rtl_model::wire::bth::Opcode;
 
 use crate::config::{PortConfig, SwitchConfig};
-use crate::endpoint::Rig;
-use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
-use crate::rate::LinkRate;
+use crate::rig::Rig;
 use crate::switch::{RxError, Switch};
 use crate::switch_tests::{cfg, pkt};
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use rtl_model::link::rate::LinkRate;
 
 fn r(n: u32, d: u32) -> LinkRate {
     LinkRate::new(n, d).unwrap()

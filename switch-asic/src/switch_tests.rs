@@ -3,10 +3,10 @@
 use rtl_model::wire::bth::Opcode;
 
 use crate::config::{PortConfig, SwitchConfig};
-use crate::endpoint::Rig;
-use crate::packet::{FcPacket, PacketDesc, PacketStart};
-use crate::rate::LinkRate;
+use crate::rig::Rig;
 use crate::switch::Switch;
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
+use rtl_model::link::rate::LinkRate;
 
 fn rate8() -> LinkRate {
     LinkRate::new(8, 1).unwrap()
@@ -268,7 +268,7 @@ fn script(seed: u64, n: usize, cycles: u64, pfc: bool, rate: LinkRate) -> Vec<(u
         if pfc && rnd(3) == 0 {
             // Pauses of a few quanta, or resumes.
             let q = [0u16, 1, 5, 40][rnd(4) as usize];
-            out.push((t, p, In::Pause(crate::pfc::frame(0, q))));
+            out.push((t, p, In::Pause(rtl_model::link::pfc::frame(0, q))));
         } else if !pfc && rnd(3) == 0 {
             // Generous credit for the switch's output p, and this input's FCTBS (the blocks it sent).
             let fccl = fctbs[p].wrapping_add(100 + rnd(400) as u16) & 0xfff;
@@ -366,7 +366,7 @@ proptest::proptest! {
             p.cc.packet_size = 0;
             p.cc.marking_rate = 1;
             if pfc {
-                p.pfc = Some(crate::pfc::PfcConfig {
+                p.pfc = Some(rtl_model::link::pfc::PfcConfig {
                     headroom_blocks: Some(140),
                     pause_quanta: 30,
                     victim_hold: 50,

@@ -7,7 +7,10 @@ use std::alloc::System;
 
 use rtl_model::wire::bth::Opcode;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
-use switch_asic::endpoint::Rig;
+#[path = "../src/rig.rs"]
+#[allow(dead_code)] // Not every user of the shared rig calls all of it.
+mod rig;
+use rig::Rig;
 use switch_asic::{LinkRate, PacketDesc, PortCc, PortConfig, SwitchConfig};
 
 #[global_allocator]
@@ -81,7 +84,7 @@ fn ib_mode() {
 
 fn pfc_mode() {
     let mut port = PortConfig::new(LinkRate::new(8, 1).unwrap(), 250);
-    port.pfc = Some(switch_asic::pfc::PfcConfig {
+    port.pfc = Some(rtl_model::link::pfc::PfcConfig {
         link_delay: 10,
         victim_hold: 500,
         ..Default::default()

@@ -1,6 +1,5 @@
 //! The IB CC reaction point: a [`RateController`] around the `rtl-model` block
-//! [`rtl_model::blocks::cct_shaper::CctShaper`] (one per QP in QP-based mode, one per SL in SL-based mode:
-//! CACongestionSetting Port_Control bit 0, see [`cc_context`]), driven by a private copy of the shared
+//! [`rtl_model::blocks::cct_shaper::CctShaper`] (one per flow: QP-based CC), driven by a private copy of the shared
 //! 1.024 us [`Timebase`] (both reset at cycle 0, so every controller of an HCA sees the same tick phase).
 //!
 //! - A CNP or a BECN (any [`Feedback::Cnp`]) pulses `becn_i`: `CCTI = min(CCTI + CCTI_Increase, CCTI_Limit)`
@@ -12,7 +11,6 @@
 //!   `T_pkt` is a multiple of `2^shift`.
 //! - Trigger_Threshold: the block reports when a BECN brings CCTI to the threshold; counted in
 //!   [`CctController::trigger_events`] (hfi1 logs such an event).
-//! - ACKs without BECN do nothing.
 //!
 //! Events of one cycle are merged into one block edge (a BECN and a send in the same cycle: the send loads
 //! the IRD of the CCTI before the BECN, as the block defines). The edge of the latest event's cycle stays
@@ -24,7 +22,7 @@ use rtl_model::blocks::cct_shaper::{self, CctEntryBits, CctShaper};
 use rtl_model::blocks::timebase::{self, ClockSpec, Timebase};
 use rtl_model::blocks::ConfigError;
 use rtl_model::clocked::Clocked;
-use rtl_model::mad::ca_cong::{CaCongestionEntry, CaCongestionSetting, CcMode};
+use rtl_model::mad::ca_cong::CaCongestionEntry;
 use rtl_model::mad::cct::Cct;
 
 use super::{Feedback, RateController, Sent};
@@ -40,48 +38,6 @@ pub struct CctSettings {
     pub entry: CaCongestionEntry,
     /// The CongestionControlTable.
     pub cct: Cct,
-}
-
-impl CctSettings {
-    /// The settings of `sl` from the two attributes as a subnet manager writes them, or `None` when
-    /// Control_Map does not select `sl` (the CA then applies no congestion control to it).
-    pub fn from_mads(
-        setting: &CaCongestionSetting,
-        cct: &Cct,
-        sl: u8,
-    ) -> Result<Option<Self>, CcError> {
-        if sl > 15 {
-            return Err(CcError::Invalid {
-                setting: "sl",
-                value: sl.into(),
-                reason: "SLs are 0..=15",
-            });
-        }
-        if !setting.sl_selected(sl) {
-            return Ok(None);
-        }
-        Ok(Some(CctSettings {
-            entry: setting.entries[usize::from(sl)],
-            cct: cct.clone(),
-        }))
-    }
-}
-
-/// Which congestion-control context a packet's BECN and sends belong to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CcContext {
-    /// QP-based CC: one CCTI per QP (24-bit QPN).
-    Qp(u32),
-    /// SL-based CC: one CCTI per SL of the port.
-    Sl(u8),
-}
-
-/// The context of a flow under Port_Control `mode`. The per-SL settings (CCTI_Timer etc.) apply in both modes.
-pub fn cc_context(mode: CcMode, sl: u8, qp: u32) -> CcContext {
-    match mode {
-        CcMode::QpBased => CcContext::Qp(qp & 0x00FF_FFFF),
-        CcMode::SlBased => CcContext::Sl(sl & 0x0F),
-    }
 }
 
 /// Everything a CCT reaction point is built from.
@@ -159,7 +115,7 @@ impl CctController {
         Ok(CctController {
             shaper: CctShaper::new(cfg).map_err(|e: ConfigError| CcError::Block(e))?,
             tb,
-            link_bps: p.link.bps(p.clock),
+            link_bps: p.link.bps(p.clock.hz()),
             cycle_q: 0,
             pending: None,
             triggers: 0,
@@ -182,25 +138,6 @@ impl CctController {
     pub fn trigger_events(&mut self) -> u64 {
         self.flush();
         self.triggers
-    }
-
-    /// The cycle [`RateController::next_send`] will give once `sent`, the packet just sent, has been
-    /// reported ([`RateController::on_sent`], its edge at `sent.end`) with no feedback before, if that is
-    /// known now without changing the state; `None` when it is not. Known when no edge is open and no CCTI
-    /// timer tick falls before `sent.end`: then the CCTI at that edge is the current one, and the edge
-    /// loads the injection delay of the CCTI it starts with. Lets an HCA sleep from one send to the next
-    /// instead of waking at the send's end only to report it.
-    pub fn send_after(&self, sent: &Sent) -> Option<Cycle> {
-        if self.pending.is_some() || sent.end < self.cycle_q {
-            return None;
-        }
-        // The first tick edge is `tb.next_event()` cycles on; while the timer is stopped ticks change
-        // nothing (see `run_idle_to`).
-        let tick = self.cycle_q + self.tb.next_event().unwrap_or(0);
-        if self.shaper.timer_q != 0 && tick < sent.end {
-            return None;
-        }
-        Some(sent.end + 1 + u64::from(self.shaper.ird()))
     }
 
     /// Idle edges for cycles `cycle_q .. c` (ticks included).
@@ -268,9 +205,8 @@ impl CctController {
 
 impl RateController for CctController {
     fn on_feedback(&mut self, now: Cycle, fb: Feedback) {
-        if let Feedback::Cnp(_) = fb {
-            self.at(now).becn_i = true;
-        }
+        let Feedback::Cnp(_) = fb;
+        self.at(now).becn_i = true;
     }
 
     fn on_sent(&mut self, sent: Sent) {
@@ -294,6 +230,21 @@ impl RateController for CctController {
 
     fn next_timer(&self) -> Option<Cycle> {
         (self.shaper.timer_q != 0).then(|| self.cycle_q + self.tb.next_event().unwrap_or(0))
+    }
+
+    /// Known when no edge is open and no CCTI timer tick falls before `sent.end`: then the CCTI at that edge
+    /// is the current one, and the edge loads the injection delay of the CCTI it starts with.
+    fn send_after(&self, sent: &Sent) -> Option<Cycle> {
+        if self.pending.is_some() || sent.end < self.cycle_q {
+            return None;
+        }
+        // The first tick edge is `tb.next_event()` cycles on; while the timer is stopped ticks change
+        // nothing (see `run_idle_to`).
+        let tick = self.cycle_q + self.tb.next_event().unwrap_or(0);
+        if self.shaper.timer_q != 0 && tick < sent.end {
+            return None;
+        }
+        Some(sent.end + 1 + u64::from(self.shaper.ird()))
     }
 
     fn rate_bps(&self) -> Bps {
@@ -334,7 +285,7 @@ mod tests {
             },
             mtu: Mtu::new(2048).unwrap(),
             packet_overhead: crate::units::IB_LOCAL_OVERHEAD,
-            link: LinkRate::from_mbps(32_000, clock).unwrap(),
+            link: LinkRate::from_mbps(32_000, clock.khz()).unwrap(),
             clock,
         }
     }
@@ -440,13 +391,6 @@ mod tests {
     }
 
     #[test]
-    fn acks_without_becn_do_nothing() {
-        let mut c = CctController::new(&params(20, 0, 4, 0)).unwrap();
-        c.on_feedback(3, Feedback::Ack { ecn_echo: true });
-        assert_eq!(c.ccti(), 0);
-    }
-
-    #[test]
     fn bad_settings_get_clear_errors() {
         let mut p = params(10, 0, 1, 0);
         p.settings.entry.ccti_min = 11;
@@ -461,43 +405,11 @@ mod tests {
             "cct has 5 entries, fewer than ccti_limit + 1 (11)"
         );
         let mut p = params(10, 0, 1, 0);
-        p.link = LinkRate::per_cycles(1, 100).unwrap();
+        p.link = LinkRate::new(1, 100).unwrap();
         assert!(CctController::new(&p)
             .unwrap_err()
             .to_string()
             .starts_with("t_pkt cycles (207400) is invalid"));
-    }
-
-    #[test]
-    fn settings_from_mads_and_serde() {
-        let entry = CaCongestionEntry {
-            ccti_timer: 150,
-            ccti_increase: 1,
-            trigger_threshold: 2,
-            ccti_min: 0,
-        };
-        let mut setting = CaCongestionSetting::all_sls(CcMode::SlBased, entry);
-        setting.select_sl(3, false);
-        let cct = Cct::from_entries(vec![CctEntry::new(1, 7).unwrap(); 128]).unwrap();
-        // Through the wire form of both attributes.
-        let setting = CaCongestionSetting::parse(&setting.to_bytes()).unwrap();
-        let blocks: Vec<_> = cct
-            .to_blocks()
-            .iter()
-            .map(|b| {
-                rtl_model::mad::cct::CongestionControlTableBlock::parse(&b.to_bytes()).unwrap()
-            })
-            .collect();
-        let cct = Cct::from_blocks(&blocks).unwrap();
-        let s = CctSettings::from_mads(&setting, &cct, 2).unwrap().unwrap();
-        assert_eq!(s.entry, entry);
-        assert_eq!(s.cct.ccti_limit, 127);
-        assert_eq!(CctSettings::from_mads(&setting, &cct, 3).unwrap(), None);
-        assert!(CctSettings::from_mads(&setting, &cct, 16).is_err());
-        let json = serde_json::to_string(&s).unwrap();
-        assert_eq!(serde_json::from_str::<CctSettings>(&json).unwrap(), s);
-        assert_eq!(cc_context(setting.port_control, 2, 77), CcContext::Sl(2));
-        assert_eq!(cc_context(CcMode::QpBased, 2, 77), CcContext::Qp(77));
     }
 
     /// `send_after`, when it answers, is what reporting the send at its end and asking gives, in a run of

@@ -1,6 +1,6 @@
 //! DCQCN reaction point (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015), the
-//! de-facto RoCEv2 algorithm, in fixed point. Its notification point is [`crate::np::roce::RoceNp`] (a CNP on
-//! ECN CE, at most one per flow per `min_interval`, 50 us in the paper's NP).
+//! de-facto RoCEv2 algorithm, in fixed point. Its notification point is the HCA's ([`crate::hca::Hca::set_cnp_interval`]:
+//! a CNP on ECN CE, at most one per flow per minimum interval, 50 us in the paper's NP).
 //!
 //! Per flow: current rate `Rc`, target rate `Rt` (bit/s), and `alpha` in Q20 (`2^20` = 1.0).
 //! - **CNP**: `Rt = Rc`; `Rc = max(Rc * (1 - alpha/2), R_min)` (the cut uses alpha before this CNP's update);
@@ -232,9 +232,8 @@ impl DcqcnController {
 impl RateController for DcqcnController {
     fn on_feedback(&mut self, now: Cycle, fb: Feedback) {
         self.advance(now);
-        if let Feedback::Cnp(_) = fb {
-            self.cnp(now);
-        }
+        let Feedback::Cnp(_) = fb;
+        self.cnp(now);
     }
 
     fn on_sent(&mut self, sent: Sent) {

@@ -1,5 +1,4 @@
-//! The rate-controller interface the HCA transmit pipeline calls per flow (one instance per QP, or per SL
-//! when the CA runs SL-based CC), and the controllers behind it.
+//! The rate-controller interface the HCA calls per flow, and the controllers behind it.
 //!
 //! Contract:
 //! - Calls come in non-decreasing time. `advance(now)` applies every timer expiry due at or before `now`;
@@ -9,7 +8,7 @@
 //!   rate-based controllers and the CCT fix it when a packet is reported sent (a rate change applies from the
 //!   next packet on, as a hardware rate limiter loads its delay counter once per packet); RCM evaluates its
 //!   level when asked (the paper: "after receiving a CNP, the subsequent data packet won't be scheduled
-//!   until..."), so the pipeline asks again after delivering feedback or timer expiries. The pipeline still
+//!   until..."), so the HCA asks again after delivering feedback or timer expiries. The HCA's port still
 //!   serialises at the link rate and obeys credits; the controller only gates.
 //! - Nothing here panics on any input sequence; configuration errors are [`crate::CcError`]s.
 //!
@@ -21,25 +20,19 @@ pub mod cct;
 pub mod dcqcn;
 
 pub mod fixed;
-pub mod ib_port;
+pub mod flow;
 pub mod pacer;
 pub mod rcm;
 pub mod rrcc;
-pub mod srf;
 
 use crate::units::{Bps, Cycle};
 
 /// Congestion feedback that reached the sender of a flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feedback {
-    /// A congestion notification: an IB CNP (0x80), a BECN on an RC ACK, a RoCEv2 CNP (0x81), or a
-    /// receiver-driven CNP with or without BECN.
+    /// A congestion notification: an IB CNP (0x80), a RoCEv2 CNP (0x81), or a receiver-driven CNP with or
+    /// without BECN. (The HCA sends no ACKs, so no BECN arrives on one.)
     Cnp(CnpInfo),
-    /// An acknowledgement; `ecn_echo` says the acknowledged packet was marked (the ACK-echo scheme of seed 003).
-    Ack {
-        /// The acknowledged packet carried a congestion mark.
-        ecn_echo: bool,
-    },
 }
 
 /// What a CNP carries.
@@ -70,7 +63,7 @@ pub struct Sent {
     pub bytes: u32,
 }
 
-/// The per-flow congestion-control state machine the transmit pipeline consults.
+/// The per-flow congestion-control state machine the HCA consults.
 pub trait RateController {
     /// Feedback for this flow arrived at `now`.
     fn on_feedback(&mut self, now: Cycle, fb: Feedback);
@@ -81,10 +74,28 @@ pub trait RateController {
     /// The earliest cycle at which the next packet may start.
     fn next_send(&mut self) -> Cycle;
     /// The next cycle at which a timer of the controller expires, or `None` when no timer runs (lets the
-    /// pipeline skip idle time).
+    /// HCA skip idle time).
     fn next_timer(&self) -> Option<Cycle>;
     /// The current rate limit in bit/s (for statistics; the gate is [`RateController::next_send`]).
     fn rate_bps(&self) -> Bps;
+    /// The first cycle a flow refused at `next_send` (what [`RateController::next_send`] just gave) must ask
+    /// again; until then it may sleep. Exact because [`RateController::advance`] gives the same state
+    /// whenever it is called, feedback reaches the controller only in a step of its HCA, and between sends
+    /// the send time moves only where a controller says so here. By default it never moves (the CCT's
+    /// injection delay is loaded on a send and counts down one per cycle, BECNs and CCTI timer ticks change
+    /// the CCTI, not the running delay; DCQCN's and RR-CC's pacers are set on a send and rate changes apply
+    /// to the next spacing).
+    fn wake_for_send(&self, next_send: Cycle) -> Cycle {
+        next_send
+    }
+    /// The cycle [`RateController::next_send`] will give once `sent`, the packet just sent, has been
+    /// reported ([`RateController::on_sent`] at `sent.end`) with no feedback before, if that is known now
+    /// without changing the state (then already through [`RateController::wake_for_send`]); `None` when it
+    /// is not (the default: ask at `sent.end`). Lets an HCA sleep from one send to the next instead of waking
+    /// at the send's end only to report it.
+    fn send_after(&self, _sent: &Sent) -> Option<Cycle> {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -93,7 +104,6 @@ mod tests {
     use super::dcqcn::{DcqcnConfig, DcqcnController};
     use super::rcm::{RcmConfig, RcmController, RecoveryCombine};
     use super::rrcc::{RrccSender, RrccSenderConfig};
-    use super::srf::{ResponseFunction, SrfConfig, SrfController};
     use super::*;
     use crate::units::{CoreClock, LinkRate, Mtu};
     use proptest::prelude::*;
@@ -121,12 +131,6 @@ mod tests {
                         receive_rate: Some(x),
                     }),
                 ),
-                2 => Call::Fb(
-                    t,
-                    Feedback::Ack {
-                        ecn_echo: x % 2 == 0,
-                    },
-                ),
                 3 | 4 => Call::Sent(t, x % 100_000, b),
                 5 => Call::Advance(t),
                 _ => Call::Next,
@@ -136,8 +140,9 @@ mod tests {
     }
 
     fn controllers(clock: CoreClock) -> Vec<Box<dyn RateController>> {
-        let link = LinkRate::from_mbps(100_000, clock).unwrap();
-        let line = link.bps(clock);
+        // 12.5 bytes per cycle whatever the clock (a link rate's parts are bounded, so not a fixed Mbit/s).
+        let link = LinkRate::new(25, 2).unwrap();
+        let line = link.bps(clock.hz());
         vec![
             Box::new(
                 CctController::new(&CctParams {
@@ -196,17 +201,6 @@ mod tests {
                 })
                 .unwrap(),
             ),
-            Box::new(
-                SrfController::new(SrfConfig {
-                    clock,
-                    function: ResponseFunction::Pipd { m: 7 },
-                    unit_bps: 1,
-                    rmax: line,
-                    rmin: 1,
-                    initial: 1,
-                })
-                .unwrap(),
-            ),
         ]
     }
 
@@ -218,7 +212,7 @@ mod tests {
         #[test]
         fn no_panic_on_any_calls(seq in calls(), khz in 1000u32..5_000_000) {
             let clock = CoreClock::from_khz(khz).unwrap();
-            let line = LinkRate::from_mbps(100_000, clock).unwrap().bps(clock);
+            let line = LinkRate::new(25, 2).unwrap().bps(clock.hz());
             for mut c in controllers(clock) {
                 for call in &seq {
                     match *call {

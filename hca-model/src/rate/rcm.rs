@@ -142,11 +142,10 @@ impl RcmController {
 impl RateController for RcmController {
     fn on_feedback(&mut self, now: Cycle, fb: Feedback) {
         self.advance(now);
-        if let Feedback::Cnp(_) = fb {
-            self.level = self.level.saturating_add(1).min(self.cfg.max_level);
-            self.since = now;
-            self.bytes_since = 0;
-        }
+        let Feedback::Cnp(_) = fb;
+        self.level = self.level.saturating_add(1).min(self.cfg.max_level);
+        self.since = now;
+        self.bytes_since = 0;
     }
 
     fn on_sent(&mut self, sent: Sent) {
@@ -193,7 +192,12 @@ impl RateController for RcmController {
     }
 
     fn rate_bps(&self) -> Bps {
-        self.cfg.link.bps(self.cfg.clock) / (u64::from(self.level) + 1)
+        self.cfg.link.bps(self.cfg.clock.hz()) / (u64::from(self.level) + 1)
+    }
+
+    /// The level is evaluated when asked, and a recovery deadline lowers it: ask again then.
+    fn wake_for_send(&self, next_send: Cycle) -> Cycle {
+        next_send.min(self.next_timer().unwrap_or(Cycle::MAX))
     }
 }
 
@@ -210,7 +214,7 @@ mod tests {
         RcmConfig {
             mtu: Mtu::new(2048).unwrap(),
             packet_overhead: 62,
-            link: LinkRate::from_mbps(40_000, clock).unwrap(),
+            link: LinkRate::from_mbps(40_000, clock.khz()).unwrap(),
             recovery_cycles: time,
             recovery_bytes: bytes,
             combine,

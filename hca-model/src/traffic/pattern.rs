@@ -7,7 +7,6 @@
 //! - [`Pattern::GeBursty`]: the generalised exponential of seed 003 (section 2.4.1): with `tau = 2 / (C^2 + 1)`
 //!   a gap is 0 with probability `1 - tau`, otherwise exponential with mean `1 / (tau lambda)`: mean gap
 //!   `1 / lambda`, squared coefficient of variation `C^2` (>= 1).
-//! - [`Pattern::OnOff`]: constant rate during `on` cycles, nothing during `off` cycles, repeating.
 //!
 //! Exponential samples without floating point: with `x` uniform in `1..=2^32`, `-ln(x / 2^32)` is
 //! `(32 - log2 x) ln 2`, computed with the Q32 [`crate::rate::fixed::log2_q32`] and `ln 2` in Q32.
@@ -44,15 +43,6 @@ pub enum Pattern {
         /// `C^2` denominator.
         scv_den: u32,
     },
-    /// Constant rate during `on` cycles, silence for `off` cycles.
-    OnOff {
-        /// Offered load while on, bit/s.
-        rate: Bps,
-        /// Cycles on.
-        on: Cycle,
-        /// Cycles off.
-        off: Cycle,
-    },
 }
 
 /// The arrival process of one flow: message size, pattern, start and stop cycles, seed.
@@ -62,7 +52,6 @@ pub struct Arrivals {
     clock: CoreClock,
     msg_bytes: u64,
     stop: Cycle,
-    start: Cycle,
     next: Cycle,
     frac: u64,
     rng: SplitMix64,
@@ -91,17 +80,12 @@ impl Arrivals {
                 // C^2 >= 1, else tau > 1.
                 at_most("scv_den", scv_den.into(), "scv_num", scv_num.into())?;
             }
-            Pattern::OnOff { rate, on, .. } => {
-                nonzero("rate", rate)?;
-                nonzero("on", on)?;
-            }
         }
         Ok(Arrivals {
             pattern,
             clock,
             msg_bytes,
             stop,
-            start,
             next: start,
             frac: 0,
             rng: SplitMix64::new(seed),
@@ -123,7 +107,7 @@ impl Arrivals {
     fn gap(&mut self) -> Cycle {
         match self.pattern {
             Pattern::Saturating => 0,
-            Pattern::ConstantRate { rate } | Pattern::OnOff { rate, .. } => {
+            Pattern::ConstantRate { rate } => {
                 let num = self.mean_num() + u128::from(self.frac);
                 let r = u128::from(rate);
                 self.frac = (num % r) as u64;
@@ -153,14 +137,7 @@ impl Arrivals {
 
     /// The next arrival cycle, or `None` once the stop cycle is reached.
     pub fn next_arrival(&mut self) -> Option<Cycle> {
-        let mut t = self.next;
-        if let Pattern::OnOff { on, off, .. } = self.pattern {
-            let period = on.saturating_add(off);
-            let phase = (t - self.start) % period;
-            if phase >= on {
-                t += period - phase;
-            }
-        }
+        let t = self.next;
         if t >= self.stop {
             return None;
         }
@@ -199,26 +176,10 @@ mod tests {
     }
 
     #[test]
-    fn saturating_and_on_off() {
+    fn saturating() {
         // Saturating never runs dry: every arrival is at the start (the caller takes what it can queue).
         let mut a = Arrivals::new(Pattern::Saturating, clock(), 64, 100, 200, 1).unwrap();
         assert!((0..1000).all(|_| a.next_arrival() == Some(100)));
-        // 125-byte messages at 1 Gbit/s = 1000 cycles; on 2500, off 7500: arrivals at 0, 1000, 2000 of each
-        // 10 000-cycle period (relative to the start 100).
-        let t = collect(
-            Pattern::OnOff {
-                rate: 1_000_000_000,
-                on: 2500,
-                off: 7500,
-            },
-            125,
-            100 + 25_000,
-            1,
-        );
-        assert_eq!(
-            t,
-            [100, 1100, 2100, 10_100, 11_100, 12_100, 20_100, 21_100, 22_100]
-        );
     }
 
     /// Statistics over 200 000 seeded gaps (floats only in the check): Poisson mean within 1% and SCV

@@ -50,7 +50,8 @@ pub const THRESHOLD_MAX: u8 = 15;
 pub const CREDIT_WIDTH: u32 = 12;
 
 /// Which fill is compared against the threshold (seed 000, section 3.2.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FillCompare {
     /// Congested when any single VoQ is above the threshold.
     PerVoq,
@@ -67,7 +68,8 @@ pub enum FillCompare {
 
 /// How the 4-bit Threshold maps to a fill threshold in blocks (the IB specification says only that 1..=15
 /// are uniformly decreasing thresholds, seed 000 section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ThresholdMap {
     /// Sixteenths of the buffer beyond one maximum packet ([`beyond_one_packet_thr_table`]).
     #[default]

@@ -45,12 +45,14 @@ pub const BLK_WIDTH: u32 = 7;
 const FC_MASK: u16 = 0xfff;
 
 /// When flow-control packets go out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FcPolicy {
     /// Every `fc_interval` cycles.
-    #[default]
     Periodic,
-    /// Every `fc_interval` cycles, and in any cycle where FCCL differs from the last one sent.
+    /// Every `fc_interval` cycles, and in any cycle where FCCL differs from the last one sent. The default of
+    /// a switch configuration.
+    #[default]
     PeriodicAndOnChange,
 }
 

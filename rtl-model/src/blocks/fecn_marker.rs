@@ -46,7 +46,8 @@ pub const COUNTER_MARKS_FIRST: bool = true;
 pub const BYTES_WIDTH: u32 = 13;
 
 /// How `marking_rate` is applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MarkMode {
     /// Exactly one in `marking_rate + 1` eligible packets, the first of each cycle.
     #[default]

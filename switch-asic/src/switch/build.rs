@@ -29,7 +29,7 @@ impl Switch {
                 // A PFC port uses credit_rx only as its buffer model: its packets are never sent, so its timer
                 // is set as slow as it goes.
                 let (policy, interval) = match pc.pfc {
-                    None => (cfg.fc_policy.into(), pc.fc_interval),
+                    None => (cfg.fc_policy, pc.fc_interval),
                     Some(_) => (credit_rx::FcPolicy::Periodic, u16::MAX),
                 };
                 crx.push(

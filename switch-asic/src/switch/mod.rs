@@ -5,7 +5,7 @@
 //! Before each [`Switch::step`] the caller hands in what arrives on each port in that cycle: at most one packet
 //! head ([`Switch::rx_packet`], a [`PacketStart`]) and at most one flow-control packet ([`Switch::rx_fc`]).
 //! The rest of a packet follows at the port's exact link rate; the switch counts its blocks itself
-//! ([`crate::link::Arrival`]). `step` returns what each port puts on its link in that cycle ([`TxEvent`]s); a
+//! ([`rtl_model::link::serial::Arrival`]). `step` returns what each port puts on its link in that cycle ([`TxEvent`]s); a
 //! fabric delays them by the link latency and hands them to the far end the same way.
 //!
 //! # One cycle
@@ -62,13 +62,13 @@ use rtl_model::clocked::Clocked;
 use rtl_model::mad::sl2vl::Sl2VlTable;
 
 use crate::config::{mtu_packet_blocks, ConfigError, MarkPoint, RoceDetect, SwitchConfig};
-use crate::link::{Arrival, Serializer};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
-use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
-use crate::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
 use crate::port_mask::{all_ports, ports};
-use crate::quiet::FcLast;
-use crate::rate::LinkRate;
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use rtl_model::link::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use rtl_model::link::quiet::FcLast;
+use rtl_model::link::rate::LinkRate;
+use rtl_model::link::serial::{Arrival, Serializer};
 use wake::WakeSet;
 
 const NONE: u32 = u32::MAX;

@@ -1,9 +1,9 @@
-//! Quiet fast-forward of a [`Switch`] (see [`crate::quiet`]): with no packet anywhere in the switch, the only
-//! activity is each port's periodic flow-control packet, whose timing [`crate::quiet::fc_plan`] gives in
+//! Quiet fast-forward of a [`Switch`] (see [`rtl_model::link::quiet`]): with no packet anywhere in the switch, the only
+//! activity is each port's periodic flow-control packet, whose timing [`rtl_model::link::quiet::fc_plan`] gives in
 //! closed form, so `n` cycles cost O(ports) instead of O(n / fc_interval * ports).
 
 use super::*;
-use crate::quiet::{fc_plan, FcPlan, FcSync};
+use rtl_model::link::quiet::{fc_plan, FcPlan, FcSync};
 
 impl Switch {
     /// Flow-control state of `port`, VL 0, when the port has exactly one data VL and runs IB credits.

@@ -6,12 +6,15 @@
 //!
 //! A byte occupying ticks `[a, a + den)` counts as sent (and, at the far end, received) in the cycle that holds
 //! its last tick, `(a + den - 1) / num`. Both ends of a link use the same rule, so a receiver that knows the tick
-//! at which a packet started (its head cycle plus the sub-cycle offset carried in [`crate::PacketStart`]) sees
+//! at which a packet started (its head cycle plus the sub-cycle offset carried in [`super::packet::PacketStart`]) sees
 //! every block in exactly the cycle the transmitter sent it, shifted by the link latency.
+//!
+//! The HCA's rate controllers read the same type as `bytes` per `cycles` ([`LinkRate::bytes`],
+//! [`LinkRate::cycles`], [`LinkRate::bps`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use super::ConfigError;
 
 /// Largest numerator or denominator accepted, so tick arithmetic over 2^40 cycles stays inside `u64`.
 pub const RATE_PART_MAX: u32 = 1 << 16;
@@ -41,6 +44,27 @@ const fn gcd(mut a: u32, mut b: u32) -> u32 {
 impl LinkRate {
     /// A rate of `num / den` bytes per cycle, reduced. `setting` names the configuration field in errors.
     pub fn new(num: u32, den: u32) -> Result<Self, ConfigError> {
+        LinkRate { num, den }.checked("rate")
+    }
+
+    /// A data rate of `mbps` Mbit/s on a core clock of `clock_khz` kHz: `mbps * 10^6 / 8` bytes per
+    /// `clock_khz * 10^3` cycles, exactly (4x QDR carries 32 000 Mbit/s of data; 4x SDR 8 000).
+    pub fn from_mbps(mbps: u64, clock_khz: u32) -> Result<Self, ConfigError> {
+        // bytes/cycle = mbps * 10^6 / 8 / (kHz * 10^3) = mbps * 1000 / (8 * kHz), reduced before the range
+        // check.
+        let (b, c) = (u128::from(mbps) * 1000, 8 * u128::from(clock_khz));
+        let bad = |reason: &str| {
+            ConfigError::new("rate", format!("{mbps} Mbit/s at {clock_khz} kHz"), reason)
+        };
+        if b == 0 || c == 0 {
+            return Err(bad("a link rate needs a nonzero rate and clock"));
+        }
+        let (mut x, mut y) = (b, c);
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        let num = u32::try_from(b / x).map_err(|_| bad("too large"))?;
+        let den = u32::try_from(c / x).map_err(|_| bad("too large"))?;
         LinkRate { num, den }.checked("rate")
     }
 
@@ -106,6 +130,26 @@ impl LinkRate {
         u64::from(self.num) * u64::from(other.den) <= u64::from(other.num) * u64::from(self.den)
     }
 
+    /// Bytes per [`LinkRate::cycles`] cycles (the numerator).
+    pub fn bytes(self) -> u64 {
+        u64::from(self.num)
+    }
+
+    /// Cycles per [`LinkRate::bytes`] bytes (the denominator).
+    pub fn cycles(self) -> u64 {
+        u64::from(self.den)
+    }
+
+    /// Whole cycles `len` bytes occupy the wire: `ceil(len * den / num)`.
+    pub fn wire_cycles(self, len: u64) -> u64 {
+        (u128::from(len) * u128::from(self.den)).div_ceil(u128::from(self.num)) as u64
+    }
+
+    /// The rate in bit/s on a clock of `hz` Hz, rounded down.
+    pub fn bps(self, hz: u64) -> u64 {
+        (u128::from(self.num) * 8 * u128::from(hz) / u128::from(self.den)) as u64
+    }
+
     /// Bytes per cycle as a float, for reports only.
     pub fn bytes_per_cycle(self) -> f64 {
         f64::from(self.num) / f64::from(self.den)
@@ -146,5 +190,26 @@ mod tests {
         assert_eq!(t, 74_000);
         assert!(r.le(LinkRate::new(3, 1).unwrap()));
         assert!(!LinkRate::new(3, 1).unwrap().le(r));
+    }
+
+    #[test]
+    fn rates_from_mbps_and_wire_time() {
+        // 32 Gbit/s of data at 1 GHz: 4 bytes per cycle.
+        let l = LinkRate::from_mbps(32_000, 1_000_000).unwrap();
+        assert_eq!((l.bytes(), l.cycles()), (4, 1));
+        assert_eq!(l.wire_cycles(2074), 519, "2074 / 4 = 518.5, rounded up");
+        assert_eq!(l.bps(1_000_000_000), 32_000_000_000);
+        // 8 Gbit/s at 312.5 MHz: 10^9 bytes/s over 312.5e6 cycles/s = 3.2 bytes per cycle = 16 / 5.
+        let l = LinkRate::from_mbps(8_000, 312_500).unwrap();
+        assert_eq!((l.bytes(), l.cycles()), (16, 5));
+        assert_eq!(l.wire_cycles(16), 5);
+        assert_eq!(l.wire_cycles(17), 6);
+        assert!(LinkRate::from_mbps(0, 312_500).is_err());
+        assert!(LinkRate::from_mbps(8_000, 0).is_err());
+        // The same rational as the switch's rate of a link configured in Mbit/s at a clock in MHz.
+        assert_eq!(
+            LinkRate::from_mbps(40_000, 1_000_000).unwrap(),
+            LinkRate::new(40_000, 8_000).unwrap()
+        );
     }
 }

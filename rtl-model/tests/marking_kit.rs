@@ -1,10 +1,11 @@
 //! The switch's egress rewrite against the property-test kit: every packet the kit draws, forwarded onto
 //! any output VL with or without FECN, differs from what came in only where a switch may change it
-//! (`rtl_model::testkit::oracle::switched`).
+//! (`rtl_model::testkit::oracle::switched`). Needs the `proptest` feature (the kit).
+#![cfg(feature = "proptest")]
 
 use proptest::prelude::*;
 use rtl_model::testkit::{oracle, packets};
-use switch_asic::packet::egress_rewrite;
+use rtl_model::link::packet::egress_rewrite;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]

@@ -1,15 +1,15 @@
-//! The link-level timing shared by the switch and its test partners: a transmitter's serialiser, a receiver's
+//! The link-level timing shared by the switch and the HCA's port: a transmitter's serialiser, a receiver's
 //! block-arrival model, and a fixed-latency wire.
 //!
-//! Both ends apply the rule of [`crate::rate`] to the same start tick, so the blocks a receiver counts in each
+//! Both ends apply the rule of [`super::rate`] to the same start tick, so the blocks a receiver counts in each
 //! cycle are exactly those the transmitter sent `latency` cycles before.
 
 use std::collections::VecDeque;
 
-use rtl_model::blocks::credit_rx::CreditRx;
+use crate::blocks::credit_rx::CreditRx;
 
-use crate::packet::FC_PACKET_BYTES;
-use crate::rate::LinkRate;
+use super::packet::FC_PACKET_BYTES;
+use super::rate::LinkRate;
 
 /// The receiver's view of one packet arriving: which of its 64-byte blocks are in by which cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +139,7 @@ impl Serializer {
     }
 
     /// A flow-control packet may start in cycle `t`: the wire was free when the cycle began, so no data byte
-    /// before it is sent in cycle `t` (see [`crate::FcPacket`]).
+    /// before it is sent in cycle `t` (see [`super::packet::FcPacket`]).
     pub fn can_start_fc(&self, rate: LinkRate, t: u64) -> bool {
         self.free_tick <= rate.tick_of(t)
     }

@@ -3,12 +3,12 @@
 //! At fabric scale a packet is a [`PacketDesc`]: the header fields the switch reads or writes, the wire length
 //! and a payload seed. Bytes are made only when a capture, a CRC check or the RTL needs them
 //! ([`PacketDesc::materialise`]); the switch's egress edits are then applied to real bytes by
-//! [`egress_rewrite`], which sets the LRH VL and the BTH FECN bit and regenerates the VCRC with `rtl_model`.
+//! [`egress_rewrite`], which sets the LRH VL and the BTH FECN bit and regenerates the VCRC.
 //! ICRC is unchanged by both edits (VL and FECN are masked in it).
 
-use rtl_model::crc::vcrc::fill_vcrc;
-use rtl_model::wire::builder::{ExtHeader, IbPacket, Payload, Transport, ICRC_LEN};
-use rtl_model::wire::{bth, grh, lrh};
+use crate::crc::vcrc::fill_vcrc;
+use crate::wire::builder::{ExtHeader, IbPacket, Payload, Transport, ICRC_LEN};
+use crate::wire::{bth, grh, lrh};
 
 /// Bytes of the Ethernet, IPv4 and UDP headers before a RoCEv2 BTH.
 pub const ROCE_V4_HEADERS: usize = 14 + 20 + 8;
@@ -43,7 +43,7 @@ pub struct PacketDesc {
     pub payload_len: u16,
     /// Bytes on the wire, LRH through VCRC (what the link serialises and what credits count).
     pub wire_len: u16,
-    /// Seed of the payload pattern (`rtl_model::wire::builder::pattern_byte`).
+    /// Seed of the payload pattern (`crate::wire::builder::pattern_byte`).
     pub payload_seed: u32,
     /// Caller's tag (a flow or packet id); carried unchanged.
     pub tag: u32,
@@ -59,7 +59,7 @@ impl PacketDesc {
             + ext
             + usize::from(payload_len).div_ceil(4) * 4
             + ICRC_LEN
-            + rtl_model::crc::vcrc::VCRC_LEN;
+            + crate::crc::vcrc::VCRC_LEN;
         PacketDesc {
             dlid,
             slid,
@@ -96,9 +96,9 @@ impl PacketDesc {
     /// Writes the RoCEv2 frame of a [`PacketDesc::roce_v4`] descriptor into `out`: MAC 02:00:00:00:hi:lo and
     /// IPv4 10.0.hi.lo from the LIDs, DSCP 8 x priority, the descriptor's ECN, UDP source port 0xC000 | QP
     /// low bits; IPv4 checksum and ICRC filled. FECN/BECN go into the BTH as for IB.
-    pub fn materialise_roce_v4(&self, out: &mut Vec<u8>) -> rtl_model::wire::Result<()> {
-        use rtl_model::wire::builder::{IpHeader, RocePacket};
-        use rtl_model::wire::{ethernet, ipv4};
+    pub fn materialise_roce_v4(&self, out: &mut Vec<u8>) -> crate::wire::Result<()> {
+        use crate::wire::builder::{IpHeader, RocePacket};
+        use crate::wire::{ethernet, ipv4};
         static ZEROS: [u8; 64] = [0; 64];
         let opcode = bth::Opcode::from(self.opcode);
         let ext_len = opcode.ext_header_len().unwrap_or(0).min(ZEROS.len());
@@ -161,7 +161,7 @@ impl PacketDesc {
 
     /// Writes the packet's bytes into `out` (cleared first) with ICRC and VCRC filled. Extension headers are
     /// zero bytes of the opcode's length.
-    pub fn materialise(&self, out: &mut Vec<u8>) -> rtl_model::wire::Result<()> {
+    pub fn materialise(&self, out: &mut Vec<u8>) -> crate::wire::Result<()> {
         static ZEROS: [u8; 64] = [0; 64];
         let opcode = bth::Opcode::from(self.opcode);
         let ext_len = opcode.ext_header_len().unwrap_or(0).min(ZEROS.len());
@@ -211,7 +211,7 @@ impl PacketDesc {
 
 /// The switch's egress edits on real bytes (LRH through VCRC): the LRH VL becomes `out_vl`, FECN is set when
 /// `set_fecn`, and the VCRC is regenerated. Fails only on a buffer too short for the headers it names.
-pub fn egress_rewrite(bytes: &mut [u8], out_vl: u8, set_fecn: bool) -> rtl_model::wire::Result<()> {
+pub fn egress_rewrite(bytes: &mut [u8], out_vl: u8, set_fecn: bool) -> crate::wire::Result<()> {
     let mut l = lrh::Packet::new_checked(&mut *bytes)?;
     l.set_vl(out_vl);
     let bth_at = match l.lnh() {
@@ -229,7 +229,7 @@ pub fn egress_rewrite(bytes: &mut [u8], out_vl: u8, set_fecn: bool) -> rtl_model
 
 /// A packet head arriving on (or leaving from) a port.
 ///
-/// The head's first byte is on the wire `offset` ticks (`1 / rate.num` cycle, see [`crate::rate`]) after the
+/// The head's first byte is on the wire `offset` ticks (`1 / rate.num` cycle, see [`super::rate`]) after the
 /// start of the cycle in which the event is given; the rest of the packet follows at the link's exact rate, so
 /// the receiver knows in which cycle every 64-byte block arrives without further events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,20 +273,20 @@ pub enum TxEvent {
         /// Its contents.
         fc: FcPacket,
     },
-    /// A PFC pause frame leaves `port` (a RoCEv2-mode port; see [`crate::pfc`]).
+    /// A PFC pause frame leaves `port` (a RoCEv2-mode port; see [`super::pfc`]).
     Pause {
         /// Output port.
         port: u8,
         /// The frame.
-        frame: rtl_model::wire::pfc::Repr,
+        frame: crate::wire::pfc::Repr,
     },
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtl_model::crc::icrc::{ib_covered, verify_icrc};
-    use rtl_model::crc::vcrc::verify_vcrc;
+    use crate::crc::icrc::{ib_covered, verify_icrc};
+    use crate::crc::vcrc::verify_vcrc;
 
     #[test]
     fn descriptor_length_matches_materialised_bytes() {
@@ -314,13 +314,13 @@ mod tests {
         d.materialise_roce_v4(&mut b).unwrap();
         assert_eq!(b.len(), usize::from(d.wire_len));
         // What the switch does to the descriptor (ECN := CE) equals what mark_ce_ipv4 does to the bytes.
-        assert!(crate::pfc::mark_ce_ipv4(&mut b).unwrap());
+        assert!(crate::link::pfc::mark_ce_ipv4(&mut b).unwrap());
         let mut e = d;
         e.ecn = 3;
         let mut want = Vec::new();
         e.materialise_roce_v4(&mut want).unwrap();
         assert_eq!(b, want);
-        let (kind, covered) = rtl_model::crc::icrc::roce_covered(&b).unwrap();
+        let (kind, covered) = crate::crc::icrc::roce_covered(&b).unwrap();
         assert!(verify_icrc(kind, covered).unwrap());
     }
 

@@ -1,19 +1,20 @@
-//! A link partner for the switch in tests and benches: an HCA-like port that obeys IB credits. It sends a
-//! saturating stream of one packet template on one VL (or nothing), sinks what it receives at a configurable
-//! drain rate, and exchanges flow-control packets by the same rules as a switch port ([`crate::FcPacket`]),
-//! using the same `credit_tx` / `credit_rx` blocks. [`Rig`] wires endpoints to every port of a switch.
+//! The HCA's link port: it obeys IB credits (or, in RoCEv2 mode, PFC pause frames), sends a stream of one
+//! packet template on its VL (the HCA loads one packet at a time; a test may load a saturating stream),
+//! sinks what it receives at a configurable drain rate, and exchanges flow-control packets by the same rules
+//! as a switch port ([`rtl_model::link::FcPacket`]), using the same `credit_tx` / `credit_rx` blocks and the
+//! same link layer (`rtl_model::link`).
 
 use rtl_model::blocks::credit_rx::{self, CreditRx};
 use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
 use rtl_model::clocked::Clocked;
 
-use crate::config::{mtu_packet_blocks, ConfigError, FcPolicy, SwitchConfig};
-use crate::link::{Arrival, Serializer, Wire};
-use crate::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
-use crate::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
-use crate::quiet::FcLast;
-use crate::rate::LinkRate;
-use crate::switch::Switch;
+use rtl_model::blocks::credit_rx::FcPolicy;
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
+use rtl_model::link::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use rtl_model::link::quiet::FcLast;
+use rtl_model::link::rate::LinkRate;
+use rtl_model::link::serial::{Arrival, Serializer};
+use rtl_model::link::ConfigError;
 
 /// What an endpoint puts on its link in one cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,7 +127,7 @@ impl Endpoint {
         for _ in 0..vls {
             crx.push(
                 CreditRx::new(credit_rx::Config {
-                    policy: FcPolicy::PeriodicAndOnChange.into(),
+                    policy: FcPolicy::PeriodicAndOnChange,
                     ..credit_rx::Config::new(buf_blocks, fc_interval)
                 })
                 .map_err(err)?,
@@ -205,11 +206,6 @@ impl Endpoint {
         self.stats
     }
 
-    /// Blocks held in the receive buffer of `vl`.
-    pub fn held_blocks(&self, vl: usize) -> u32 {
-        self.held.get(vl).copied().unwrap_or(0)
-    }
-
     /// Credit of `vl` towards the switch in blocks (`credit_tx` `avail_o`).
     pub fn credits_avail(&self, vl: usize) -> u16 {
         self.ctx
@@ -247,7 +243,7 @@ impl Endpoint {
     }
 
     /// Leaves off the flow-control packets that a timer fires and that repeat the last one sent (same
-    /// FCTBS and FCCL, no packet head between), as [`crate::switch::Switch::set_fc_repeats_off`] does: no
+    /// FCTBS and FCCL, no packet head between), as the switch's `set_fc_repeats_off` does: no
     /// wake-up and no [`EndpointOut::fc`] for them, their wire time accounted in [`Endpoint::skip`]. Only
     /// with one data VL and IB credits. Off by default.
     pub fn set_fc_repeats_off(&mut self, on: bool) {
@@ -443,19 +439,19 @@ impl Endpoint {
     }
 
     /// Flow-control state of VL 0 when the endpoint has one data VL and runs IB credits.
-    pub fn fc_sync(&self) -> Option<crate::quiet::FcSync> {
+    pub fn fc_sync(&self) -> Option<rtl_model::link::quiet::FcSync> {
         if self.vls != 1 || self.pfc.is_some() {
             return None;
         }
         let pending = (self.fc_pending & 1 != 0).then_some(self.fc_fccl[0]);
-        Some(crate::quiet::FcSync::of(
+        Some(rtl_model::link::quiet::FcSync::of(
             &self.crx[0],
             &self.ctx[0],
             pending,
         ))
     }
 
-    fn quiet_plan(&self, n: u64) -> Option<crate::quiet::FcPlan> {
+    fn quiet_plan(&self, n: u64) -> Option<rtl_model::link::quiet::FcPlan> {
         if self.rx_pkt.is_some()
             || self.rx_fc.is_some()
             || self.rx_pause.is_some()
@@ -471,7 +467,7 @@ impl Endpoint {
         }
         let t0 = self.now;
         let first = self.crx[0].next_event().map_or(u64::MAX, |e| t0 + e);
-        crate::quiet::fc_plan(
+        rtl_model::link::quiet::fc_plan(
             self.rate,
             u64::from(self.crx[0].config().fc_interval),
             t0,
@@ -488,7 +484,7 @@ impl Endpoint {
         self.quiet_plan(n).is_some()
     }
 
-    /// Advances `n` quiet cycles at once (see [`crate::quiet`]); returns false and changes nothing when it
+    /// Advances `n` quiet cycles at once (see [`rtl_model::link::quiet`]); returns false and changes nothing when it
     /// does not apply. The periodic flow-control packets of those cycles are not produced.
     pub fn quiet_jump(&mut self, n: u64) -> bool {
         if n == 0 {
@@ -497,7 +493,7 @@ impl Endpoint {
         let Some(plan) = self.quiet_plan(n) else {
             return false;
         };
-        let fccl = crate::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
+        let fccl = rtl_model::link::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
         let fctbs = self.ctx[0].fctbs_q;
         self.fc_last
             .after_quiet(&plan, self.ser, fctbs, fccl, self.fc_fccl[0]);
@@ -722,99 +718,6 @@ impl Endpoint {
     }
 }
 
-/// A switch with an [`Endpoint`] on every port, joined by wires of one latency.
-#[derive(Debug, Clone)]
-pub struct Rig {
-    /// The switch under test.
-    pub sw: Switch,
-    /// Endpoint `p` is on switch port `p`.
-    pub eps: Vec<Endpoint>,
-    to_ep: Vec<Wire<TxEvent>>,
-    to_sw: Vec<Wire<EndpointOut>>,
-    /// Every packet the switch sent, per port, in order, when recording is on (see [`Rig::record`]).
-    pub sent: Vec<Vec<PacketDesc>>,
-    record: bool,
-}
-
-impl Rig {
-    /// Builds the switch from `cfg` and an endpoint per port with the port's rate, buffers of `ep_buf`
-    /// blocks per VL and the port's flow-control interval; links have `latency` cycles.
-    pub fn new(cfg: SwitchConfig, ep_buf: u16, latency: u64) -> Result<Self, ConfigError> {
-        let mtu_blocks = mtu_packet_blocks(cfg.mtu);
-        let eps = cfg
-            .ports
-            .iter()
-            .map(|p| {
-                let e = Endpoint::new(p.rate, p.data_vls, ep_buf, p.fc_interval)?;
-                match p.pfc {
-                    Some(c) => e.with_pfc(c, mtu_blocks),
-                    None => Ok(e),
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let n = cfg.ports.len();
-        Ok(Rig {
-            sw: Switch::new(cfg)?,
-            eps,
-            to_ep: (0..n).map(|_| Wire::new(latency)).collect(),
-            to_sw: (0..n).map(|_| Wire::new(latency)).collect(),
-            sent: vec![Vec::new(); n],
-            record: false,
-        })
-    }
-
-    /// Keep every packet the switch sends in [`Rig::sent`] (allocates; off by default).
-    pub fn record(&mut self, on: bool) {
-        self.record = on;
-    }
-
-    /// One cycle of the whole rig.
-    pub fn step(&mut self) {
-        let now = self.sw.now();
-        for p in 0..self.eps.len() {
-            while let Some(o) = self.to_sw[p].pop_due(now) {
-                if let Some(pkt) = o.pkt {
-                    let _ = self.sw.rx_packet(p, pkt);
-                }
-                if let Some(fc) = o.fc {
-                    let _ = self.sw.rx_fc(p, fc);
-                }
-                if let Some(f) = o.pause {
-                    let _ = self.sw.rx_pause(p, f);
-                }
-            }
-            while let Some(e) = self.to_ep[p].pop_due(now) {
-                match e {
-                    TxEvent::Packet { start, .. } => self.eps[p].rx_packet(start),
-                    TxEvent::Fc { fc, .. } => self.eps[p].rx_fc(fc),
-                    TxEvent::Pause { frame, .. } => self.eps[p].rx_pause(frame),
-                }
-            }
-        }
-        for &e in self.sw.step() {
-            let port = match e {
-                TxEvent::Packet { port, start } => {
-                    if self.record {
-                        self.sent[usize::from(port)].push(start.desc);
-                    }
-                    port
-                }
-                TxEvent::Fc { port, .. } | TxEvent::Pause { port, .. } => port,
-            };
-            self.to_ep[usize::from(port)].push(now, e);
-        }
-        for (p, ep) in self.eps.iter_mut().enumerate() {
-            let o = ep.step();
-            if o.pkt.is_some() || o.fc.is_some() || o.pause.is_some() {
-                self.to_sw[p].push(now, o);
-            }
-        }
-    }
-
-    /// `n` cycles.
-    pub fn run(&mut self, n: u64) {
-        for _ in 0..n {
-            self.step();
-        }
-    }
-}
+#[cfg(test)]
+#[path = "port_tests.rs"]
+mod tests;

@@ -5,9 +5,9 @@
 use proptest::prelude::*;
 use rtl_model::wire::bth::Opcode;
 
-use crate::endpoint::{Endpoint, EndpointOut};
-use crate::packet::{FcPacket, PacketDesc, PacketStart};
-use crate::rate::LinkRate;
+use super::{Endpoint, EndpointOut};
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
+use rtl_model::link::rate::LinkRate;
 
 #[derive(Debug, Clone, Copy)]
 enum Hand {
@@ -154,4 +154,93 @@ fn drain_mode_change_during_an_arrival_moves_the_look() {
     // The tail of a 2 kB packet at 4 bytes per cycle is hundreds of cycles off, the next block 16.
     assert!(sleep > 100, "sleeps {sleep} cycles");
     assert_eq!(drained.next_event(), Some(sleep));
+}
+
+/// A PFC port stepped only at its `next_event` (and when something is handed in) gives the outputs of
+/// stepping it every cycle: pause frames (XOFF, the XOFF refreshes while its buffer stays above the mark,
+/// XON), its own packets held back by pauses it receives, and its blocks.
+#[test]
+fn pfc_port_sleeps_exactly() {
+    use rtl_model::link::pfc::PfcConfig;
+    // A 2048-byte RoCEv2 packet from LID `p + 1` to LID 5.
+    let roce = |p: u16| PacketDesc::roce_v4(5, p + 1, 0, Opcode::RcSendOnly, 2048);
+    let rate = LinkRate::new(4, 1).unwrap();
+    let pfc = PfcConfig {
+        headroom_blocks: Some(10),
+        xon_blocks: Some(6),
+        // Refreshes every 104 cycles: not on the 16-cycle grid of the arriving blocks' steps.
+        pause_quanta: 13,
+        ..PfcConfig::default()
+    };
+    let mut a = Endpoint::new(rate, 1, 30, 200)
+        .unwrap()
+        .with_pfc(pfc, 33)
+        .unwrap();
+    a.set_source(roce(0), Some(3));
+    let mut b = a.clone();
+    // Hand-ins: pause frames for the endpoint's own three packets, XOFF at 300 (holding the second one
+    // back) and XON at 700; then, with its wire free, 2048-byte packets back to back from cycle 2000 (each
+    // holds up to 33 blocks, above XOFF at 20, long enough for refreshes).
+    let wire = u64::from(roce(1).wire_len).div_ceil(4);
+    let heads: Vec<u64> = (0..5).map(|k| 2000 + k * (wire + 3)).collect();
+    let hand = |e: &mut Endpoint, t: u64| {
+        if heads.contains(&t) {
+            e.rx_packet(PacketStart {
+                desc: roce(1),
+                offset: 0,
+            });
+        }
+        if t == 300 || t == 700 {
+            e.rx_pause(rtl_model::link::pfc::frame(
+                0,
+                if t == 300 { 40 } else { 0 },
+            ));
+        }
+    };
+    let due = |t: u64| heads.contains(&t) || t == 300 || t == 700;
+    let mut want: Vec<(u64, EndpointOut)> = Vec::new();
+    for t in 0..5000 {
+        hand(&mut a, t);
+        let o = a.step();
+        if o != EndpointOut::default() {
+            want.push((t, o));
+        }
+    }
+    let mut got = Vec::new();
+    let mut steps = 0;
+    while b.now() < 5000 {
+        let t = b.now();
+        let idle = b.next_event().unwrap_or(u64::MAX);
+        let next_hand = (t..5000).find(|&c| due(c)).unwrap_or(5000);
+        let n = idle.min(next_hand - t).min(5000 - t);
+        if n > 0 {
+            b.skip(n);
+            continue;
+        }
+        hand(&mut b, t);
+        let o = b.step();
+        steps += 1;
+        if o != EndpointOut::default() {
+            got.push((t, o));
+        }
+    }
+    let quanta: Vec<u16> = want
+        .iter()
+        .filter_map(|(_, o)| o.pause.map(|p| p.quanta[0]))
+        .collect();
+    let xoff = quanta.iter().filter(|&&q| q > 0).count();
+    let xon = quanta.len() - xoff;
+    // Per arriving packet an XOFF, at least one refresh, an XON.
+    assert!(xoff >= 10 && xon >= 5, "pause frames {quanta:?}");
+    let sent = want
+        .iter()
+        .filter(|(_, o)| o.pkt.is_some())
+        .map(|(t, _)| *t)
+        .collect::<Vec<_>>();
+    assert!(
+        sent.len() == 3 && sent[1] > 700,
+        "own packets at {sent:?}: the pause did not hold one back"
+    );
+    assert_eq!(got, want);
+    assert!(steps < 4000, "{steps} steps: the endpoint did not sleep");
 }

@@ -20,11 +20,11 @@
 //! - RCM-1a root/victim: a priority counts as without credit while it is paused and for
 //!   [`PfcConfig::victim_hold`] cycles after ([`PfcConfig::victim_hold`] documents why).
 
-use rtl_model::wire::pfc;
+use crate::wire::pfc;
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
-use crate::rate::LinkRate;
+use super::rate::LinkRate;
+use super::ConfigError;
 
 /// Bytes of a pause frame on the wire (a minimum Ethernet frame).
 pub const PAUSE_FRAME_BYTES: u64 = 64;
@@ -185,8 +185,8 @@ impl PfcRx {
 /// Marks a RoCEv2-over-IPv4 frame (Ethernet header first) Congestion Experienced if its ECN field is ECT,
 /// updating the IPv4 header checksum (the ICRC masks both). Returns whether it marked. Frames that are not
 /// IPv4, or not ECN-capable, are left alone.
-pub fn mark_ce_ipv4(frame: &mut [u8]) -> rtl_model::wire::Result<bool> {
-    use rtl_model::wire::{ethernet, ipv4};
+pub fn mark_ce_ipv4(frame: &mut [u8]) -> crate::wire::Result<bool> {
+    use crate::wire::{ethernet, ipv4};
     let eth = ethernet::Packet::new_checked(&*frame)?;
     if eth.ethertype() != ethernet::EtherType::Ipv4 {
         return Ok(false);
@@ -202,9 +202,9 @@ pub fn mark_ce_ipv4(frame: &mut [u8]) -> rtl_model::wire::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtl_model::crc::icrc::{roce_covered, verify_icrc};
-    use rtl_model::wire::builder::{ExtHeader, IpHeader, Payload, RocePacket, Transport};
-    use rtl_model::wire::{bth, ethernet, ipv4};
+    use crate::crc::icrc::{roce_covered, verify_icrc};
+    use crate::wire::builder::{ExtHeader, IpHeader, Payload, RocePacket, Transport};
+    use crate::wire::{bth, ethernet, ipv4};
 
     #[test]
     fn headroom_and_watermarks() {

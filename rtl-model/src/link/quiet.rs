@@ -1,7 +1,7 @@
 //! Quiet fast-forward: a port with no packet traffic only sends its periodic flow-control packets, and the
 //! cycles at which it sends them follow from its `credit_rx` timer in closed form. `fc_plan` computes a
 //! port's transmit state (serialiser, pending flow-control packet) after `n` such cycles without stepping
-//! them; [`crate::Switch::quiet_jump`] and [`crate::endpoint::Endpoint::quiet_jump`] apply it.
+//! them; the switch's and the HCA port's `quiet_jump` apply it.
 //!
 //! The flow-control packets themselves are not produced: a caller (the fabric) may skip them only when they
 //! change nothing at the receiver, i.e. when every one carries the FCTBS the receiver's `credit_rx` already
@@ -9,12 +9,12 @@
 //! lossless link with no traffic, that is the steady state: a flow-control packet then only re-latches
 //! equal values, which is what an idle step does.
 
-use rtl_model::blocks::credit_rx::CreditRx;
-use rtl_model::blocks::credit_tx::{CreditTx, FC_MOD};
+use crate::blocks::credit_rx::CreditRx;
+use crate::blocks::credit_tx::{CreditTx, FC_MOD};
 
-use crate::link::Serializer;
-use crate::packet::FC_PACKET_BYTES;
-use crate::rate::LinkRate;
+use super::packet::FC_PACKET_BYTES;
+use super::rate::LinkRate;
+use super::serial::Serializer;
 
 /// The flow-control state of one port and VL, for checking that a link is in the steady state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct FcSync {
 
 impl FcSync {
     /// The state of a port-VL from its blocks and pending packet.
-    pub(crate) fn of(crx: &CreditRx, ctx: &CreditTx, pending_fccl: Option<u16>) -> Self {
+    pub fn of(crx: &CreditRx, ctx: &CreditTx, pending_fccl: Option<u16>) -> Self {
         let cap = crx.config().fccl_cap;
         FcSync {
             fctbs: ctx.fctbs_q,
@@ -62,7 +62,7 @@ impl FcSync {
 /// that leaves off repeats (`Switch::set_fc_repeats_off`, `Endpoint::set_fc_repeats_off`) compares the next
 /// one with, as the fabric's `fc_memo` does at the receiver.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct FcLast(u32);
+pub struct FcLast(u32);
 
 impl FcLast {
     /// `1 << 31 | fctbs << 12 | fccl`: never 0, which is "none".
@@ -113,7 +113,7 @@ impl FcLast {
 
 /// A port's transmit state after a quiet stretch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FcPlan {
+pub struct FcPlan {
     /// The serialiser after the last flow-control packet sent in the stretch.
     pub ser: Serializer,
     /// A flow-control packet is pending at the end (its timer fired in the stretch's last cycles).
@@ -132,7 +132,7 @@ pub(crate) struct FcPlan {
 /// pending at the start of a cycle can go in it; one set in a cycle goes at the earliest in the next).
 /// `None` when the stretch is not regular (a packet would still wait when the timer fires again); the
 /// caller then steps normally.
-pub(crate) fn fc_plan(
+pub fn fc_plan(
     rate: LinkRate,
     interval: u64,
     t0: u64,
