@@ -15,5 +15,6 @@ pub mod capture;
 pub mod clocked;
 pub mod crc;
 pub mod mad;
+pub mod rng;
 pub mod samples;
 pub mod wire;
