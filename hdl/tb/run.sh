@@ -7,7 +7,7 @@
 # usage: hdl/tb/run.sh [--bugs] [--cycles N] [--seed S] [--stretch T] [BLOCK...]
 #   --bugs      also build every `ifdef IBCYCLE_FAULT_<NAME> variant (with IBCYCLE_FAULTS_ENABLE) of each module and require the same trace to catch it
 #   --cycles N  cycles per block (default 100000); fecn_rewrite_b8 runs N/5 and fecn_rewrite_b32 N/20, as Icarus
-#               takes about 0.3 and 1 ms per cycle on their byte loops (the Verilator co-simulation runs millions)
+#               is slowest on their wide beats and CRC trees (the Verilator co-simulation runs millions)
 #   --seed S    schedule seed (default 1)
 #   --stretch T most cycles per configuration before the schedule moves on (default N/10, at least 500), so a
 #               short run still passes through the corner configurations
