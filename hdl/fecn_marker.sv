@@ -27,7 +27,8 @@
 // A seed of 0 would stick the LFSR at 0 and, in LFSR mode, mark every eligible packet: it is flagged (and
 // asserted against) and the LFSR resets to the Rust default seed 0xACE1 instead, so the state is never 0
 // whatever the configuration. `lfsr_thresh_i` is derived from `marking_rate_i`; its consistency is asserted
-// (in simulation and formal runs), not flagged in hardware, which would take a multiplier.
+// in LFSR mode, where it is read (in simulation and formal runs), not flagged in hardware, which would take a
+// multiplier.
 //
 // State: `cnt_q` (16 bits, reset 0), `lfsr_q` (16 bits, reset `lfsr_seed_i`, never 0). Only eligible packets
 // move either; the mode not in use holds its register.
@@ -187,7 +188,8 @@ module fecn_marker (
     a_ok[3] = !rst_ni || !a_cnt_mode || !a_seen_q || a_rate_q != marking_rate_i
               || (a_gap_q <= a_rate17 && 17'(cnt_q) == ((a_gap_q == a_rate17) ? 17'd0 : a_gap_q + 17'd1));
     a_ok[4] = !rst_ni || lfsr_q != 16'd0;
-    a_ok[5] = !rst_ni || (a_lo <= 34'd65536 && a_hi > 34'd65536);
+    // Read in LFSR mode only (a counter-mode user may leave it 0).
+    a_ok[5] = !rst_ni || a_cnt_mode || (a_lo <= 34'd65536 && a_hi > 34'd65536);
   end
   // The properties are registered and the registers asserted (a cycle late), so the check does not depend
   // on how a simulator orders clocked blocks.
@@ -214,7 +216,7 @@ module fecn_marker (
     assert (a_ok_q[2]);  // one of every Marking_Rate + 1 eligible packets
     assert (a_ok_q[3]);  // the counter agrees with the count since the last mark
     assert (a_ok_q[4]);  // the LFSR is never 0
-    assert (a_ok_q[5]);  // lfsr_thresh_i is floor(65536 / (Marking_Rate + 1))
+    assert (a_ok_q[5]);  // in LFSR mode, lfsr_thresh_i is floor(65536 / (Marking_Rate + 1))
   end
 `endif
 
