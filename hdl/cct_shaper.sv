@@ -26,6 +26,12 @@
 // | `ird_o`               | out | 24            | IRD of cct[ccti_o], saturated at 24 bits                    |
 // | `ready_o`             | out | 1             | `ipd_q == 0`: the flow may send (1 while reset is low)      |
 // | `trigger_o`           | out | 1             | this cycle's BECN brought CCTI to >= trigger_threshold      |
+// | `cfg_err_o`           | out | 2             | configuration rules broken, a bit per rule (below)          |
+//
+// `cfg_err_o` flags the held values the Rust `Config::validate` refuses (`Config::cfg_err`, the same bits),
+// from the configuration ports alone (combinational, also during reset); an assertion fails on any bit:
+//   bit 0  ccti_min_i > ccti_limit_i   (CCTI would leave [CCTI_Min, CCTI_Limit])
+//   bit 1  ccti_limit_i >= CctEntries  (the table does not cover CCTI_Limit; the Rust table is too short)
 //
 // The CCT is a flattened vector (Yosys 0.23 rejects packed 2-D ports) read at one index. Entries above
 // CCTI_Limit are never read (the Rust block requires at least ccti_limit + 1 entries); an index beyond
@@ -56,6 +62,9 @@
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
 
+// The assertions at the end are compiled as ibcycle_assertions.svh decides (on except in synthesis).
+`include "ibcycle_assertions.svh"
+
 module cct_shaper #(
   // CCT entries (opensm: at most 128; a 7-bit CCTI addresses 128). 1..128.
   parameter int CctEntries = 128
@@ -81,7 +90,10 @@ module cct_shaper #(
   output logic [6:0]              ccti_o,
   output logic [23:0]             ird_o,
   output logic                    ready_o,
-  output logic                    trigger_o
+  output logic                    trigger_o,
+
+  // Configuration check
+  output logic [1:0]              cfg_err_o
 );
 
   // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
@@ -114,6 +126,11 @@ module cct_shaper #(
 `endif
 
   localparam logic [23:0] IrdMax = 24'hffffff;
+
+  always_comb begin
+    cfg_err_o[0] = ccti_min_i > ccti_limit_i;
+    cfg_err_o[1] = 32'(ccti_limit_i) >= CctEntries;
+  end
 
   // Registered state and next state
   logic [6:0]  ccti_q, ccti_d;
@@ -205,6 +222,54 @@ module cct_shaper #(
       ipd_q   <= ipd_d;
     end
   end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // The reaction point's invariants, out of reset: the configuration passes its rules; CCTI stays within
+  // [CCTI_Min, CCTI_Limit]; it rises only on a BECN and falls only on a tick, by one; the timer never
+  // holds more than CCTI_Timer; the flow is ready exactly when no injection delay is left, and that delay
+  // is the IRD loaded by the last packet sent, counting down by one a cycle; a trigger only on a BECN
+  // that brought CCTI to Trigger_Threshold (non-zero). Each property is registered and the register
+  // asserted (a cycle late), so the check does not depend on how a simulator orders clocked blocks; the
+  // transition properties compare against the previous cycle's registered values.
+  logic        a_run_q;     // the previous cycle was out of reset
+  logic        a_becn_q, a_tick_q, a_sent_q;
+  logic [6:0]  a_ccti_q;
+  logic [23:0] a_ipd_q, a_ird_q;
+  always_ff @(posedge clk_i) begin
+    a_run_q  <= rst_ni;
+    a_becn_q <= becn_i;
+    a_tick_q <= tick_i;
+    a_sent_q <= sent_i;
+    a_ccti_q <= ccti_q;
+    a_ipd_q  <= ipd_q;
+    a_ird_q  <= ird_o;
+  end
+  initial a_run_q = 1'b0;
+  logic [6:0] a_ok, a_ok_q;
+  always_comb begin
+    a_ok[0] = !rst_ni || (cfg_err_o == 2'd0 && ccti_min_i <= ccti_limit_i);
+    a_ok[1] = !rst_ni || (ccti_q >= ccti_min_i && ccti_q <= ccti_limit_i);
+    a_ok[2] = !rst_ni || !a_run_q || ccti_q <= a_ccti_q || a_becn_q;
+    a_ok[3] = !rst_ni || !a_run_q || ccti_q >= a_ccti_q || (a_tick_q && ccti_q == a_ccti_q - 7'd1);
+    a_ok[4] = !rst_ni || timer_q <= timer_load;
+    a_ok[5] = !rst_ni || (ready_o == (ipd_q == 24'd0)
+                          && (!a_run_q || ipd_q == (a_sent_q ? a_ird_q
+                                                  : ((a_ipd_q != 24'd0) ? a_ipd_q - 24'd1 : 24'd0))));
+    a_ok[6] = !rst_ni || !trigger_o
+              || (becn_i && trigger_threshold_i != 8'd0 && {1'b0, ccti_d} >= trigger_threshold_i);
+  end
+  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  initial a_ok_q = '1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q[0]);  // configuration within its rules
+    assert (a_ok_q[1]);  // CCTI within [CCTI_Min, CCTI_Limit]
+    assert (a_ok_q[2]);  // CCTI rises only on a BECN
+    assert (a_ok_q[3]);  // CCTI falls only on a tick, by one
+    assert (a_ok_q[4]);  // the timer holds at most CCTI_Timer
+    assert (a_ok_q[5]);  // ready exactly when no delay is left; the delay loads the IRD and counts down
+    assert (a_ok_q[6]);  // a trigger only on a BECN reaching Trigger_Threshold
+  end
+`endif
 
 endmodule
 

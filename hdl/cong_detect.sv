@@ -25,6 +25,11 @@
 // | `root_o`             | out | 1         | congested and credit available (`root_q`)                         |
 // | `victim_o`           | out | 1         | congested without credit (`victim_q`)                             |
 // | `mark_state_o`       | out | 1         | `root_q || (victim_q && victim_mask_i)`                           |
+// | `cfg_err_o`          | out | 1         | configuration rule broken: bit 0 `compare_i` is 3 (reserved;      |
+// |                      |     |           | behaves as PerVoq). Combinational from the held ports, also in    |
+// |                      |     |           | reset; asserted 0. The Rust `Config::cfg_err` (always 0: the     |
+// |                      |     |           | Rust enum has no reserved value, and the other settings the Rust  |
+// |                      |     |           | `Config::validate` checks cannot exceed their port widths)        |
 //
 // `thr_table_i` is the Threshold mapping, a designer choice made where the table is built (the Rust
 // `ThresholdMap`): `BeyondOnePacket`, the default (entry t = P + (buf - P) * (16 - t) / 16, P one MTU
@@ -89,7 +94,10 @@ module cong_detect #(
   output logic            cong_o,
   output logic            root_o,
   output logic            victim_o,
-  output logic            mark_state_o
+  output logic            mark_state_o,
+
+  // Configuration check
+  output logic            cfg_err_o
 );
 
   // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
@@ -189,6 +197,8 @@ module cong_detect #(
 `endif
   end
 
+  assign cfg_err_o = compare_i == 2'd3;
+
 `ifdef IBCYCLE_FAULT_VICTIM_MASK
   logic unused_victim_mask;
   assign unused_victim_mask = victim_mask_i;
@@ -210,8 +220,9 @@ module cong_detect #(
   // Root and victim split the congested state; only a congested port VL may have its packets marked.
   // Each property is evaluated on this cycle's settled values and registered; the registered bits are
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
-  logic [2:0] a_ok, a_ok_q;
+  logic [3:0] a_ok, a_ok_q;
   always_comb begin
+    a_ok[3] = !rst_ni || !cfg_err_o;
     a_ok[0] = !rst_ni || (!(root_o && victim_o));
     a_ok[1] = !rst_ni || (cong_o == (root_o || victim_o));
     a_ok[2] = !rst_ni || (!mark_state_o || cong_o);
@@ -222,6 +233,7 @@ module cong_detect #(
     assert (a_ok_q[0]);
     assert (a_ok_q[1]);
     assert (a_ok_q[2]);
+    assert (a_ok_q[3]);  // configuration within its rules
   end
 `endif
 

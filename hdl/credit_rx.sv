@@ -23,18 +23,26 @@
 // | fc_send_o          | out | 1     | a flow-control packet carrying fccl_o goes out this cycle          |
 // | overflow_o         | out | 1     | blk_rx_i > free_q: more data than space                            |
 // | drain_err_o        | out | 1     | blk_free_i above the blocks held after this cycle's arrivals       |
+// | cfg_err_o          | out | 4     | configuration rules broken, a bit per rule (below)                 |
 //
 // State: abr_q (12), free_q (16), timer_q (16, cycles until the periodic packet; 0 after reset so the first
 // packet leaves in the first cycle after reset), last_fccl_q (12, FCCL of the last packet sent).
 // While rst_ni is low the value outputs show the reset values and the strobes are 0.
-// The configuration is made of input ports, not parameters, so one Verilated model covers every configuration;
-// the Rust Config::validate ranges apply (buf_blocks_i, fc_interval_i, fccl_cap_i nonzero, cap <= 2048).
+// The configuration is made of input ports, not parameters, so one Verilated model covers every configuration.
+// cfg_err_o flags the held values the Rust Config::validate refuses (Config::cfg_err, the same bits), from the
+// configuration ports alone (combinational, also during reset), and an assertion fails on any bit:
+//   bit 0  buf_blocks_i == 0
+//   bit 1  fc_interval_i == 0   (then the timer reloads with 0: a flow-control packet every cycle)
+//   bit 2  fccl_cap_i == 0      (no credit is ever advertised beyond ABR)
+//   bit 3  fccl_cap_i > 2048    (then the cap used is 2048: the transmitter's check stays unambiguous)
+// The two substitutions keep a flagged configuration from breaking the link; they change nothing for a valid one.
 //
 // Fault-injection variants (build-time, for the co-simulation's self-test; never define them otherwise):
 //   IBCYCLE_FAULT_FCCL_CAP   FCCL advertises all free blocks, without the 2048 cap (the transmitter's check goes ambiguous)
 //   IBCYCLE_FAULT_ABR_LOAD   an FC packet loads ABR := FCTBS and drops the blocks received in the same cycle
 //   IBCYCLE_FAULT_FC_TIMER   the periodic timer reloads with fc_interval instead of fc_interval - 1 (one cycle late)
 //   IBCYCLE_FAULT_OVERFLOW_AT_FULL  overflow_o also when the blocks received exactly fill the buffer (>= for >)
+//   IBCYCLE_FAULT_CAP_CHECK  cfg_err_o bit 3 also for a cap of exactly 2048 (>= for >), the default cap
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
 
@@ -48,10 +56,7 @@ module credit_rx (
   input  logic [15:0] buf_blocks_i,
   input  logic [15:0] fc_interval_i,
   input  logic        fc_on_change_i,
-  // Unread only in the IBCYCLE_FAULT_FCCL_CAP variant, which drops the cap.
-  /* verilator lint_off UNUSEDSIGNAL */
   input  logic [11:0] fccl_cap_i,
-  /* verilator lint_on UNUSEDSIGNAL */
   // data and flow-control packets from the transmitter
   input  logic [6:0]  blk_rx_i,
   input  logic        fc_valid_i,
@@ -64,7 +69,9 @@ module credit_rx (
   output logic [11:0] fccl_o,
   output logic        fc_send_o,
   output logic        overflow_o,
-  output logic        drain_err_o
+  output logic        drain_err_o,
+  // configuration check
+  output logic [3:0]  cfg_err_o
 );
 
   // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
@@ -82,10 +89,38 @@ module credit_rx (
 `ifdef IBCYCLE_FAULT_OVERFLOW_AT_FULL
   $fatal(1, "IBCYCLE_FAULT_OVERFLOW_AT_FULL is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
+`ifdef IBCYCLE_FAULT_CAP_CHECK
+  $fatal(1, "IBCYCLE_FAULT_CAP_CHECK is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
+`endif
+
+  // Configuration rules (see the header), and the values used in their place when broken.
+  logic        cap_above;
+  // Unread only in the IBCYCLE_FAULT_FCCL_CAP variant, which drops the cap.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [11:0] cap;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [15:0] reload;
+  always_comb begin
+    cap_above = fccl_cap_i > 12'd2048;
+    cap       = cap_above ? 12'd2048 : fccl_cap_i;
+    reload    = (fc_interval_i == 16'd0) ? 16'd0 : fc_interval_i - 16'd1;
+    cfg_err_o[0] = buf_blocks_i == 16'd0;
+    cfg_err_o[1] = fc_interval_i == 16'd0;
+    cfg_err_o[2] = fccl_cap_i == 12'd0;
+`ifdef IBCYCLE_FAULT_CAP_CHECK
+    cfg_err_o[3] = fccl_cap_i >= 12'd2048;
+`else
+    cfg_err_o[3] = cap_above;
+`endif
+  end
 
   logic [11:0] abr_q, abr_d;
   logic [15:0] free_q, free_d;
+  // Blocks held, buf_blocks_i - free_q, kept as a register of its own (the Rust block has no such state):
+  // the next free count then needs no subtraction from the buffer size first, which kept the path through
+  // the drain within the depth budget.
+  logic [15:0] held_q, held_d;
   logic [15:0] timer_q, timer_d;
   logic [11:0] last_fccl_q, last_fccl_d;
 
@@ -95,10 +130,16 @@ module credit_rx (
   logic [15:0] lead;
   logic [11:0] fccl;
   logic        send;
-  // Free blocks after this cycle's arrivals (saturating), blocks then held, and the drain accepted.
-  logic [15:0] free_mid;
-  logic [15:0] held;
-  logic [15:0] drain;
+  // This cycle's arrivals beyond the free blocks (overflow), and the drain beyond the blocks then held
+  // (free_q - blk_rx_i saturated at 0 from a buffer of buf_blocks_i: held_q + blk_rx_i, or the whole buffer
+  // after an overflow). The held count is at least 128 (more than any drain) unless held_q is below 128,
+  // so the drain compares 8-bit sums only.
+  logic        over_rx, over_drain;
+  logic [7:0]  held_lo;
+  // The next counts without a drain error: free_q - blk_rx_i + blk_free_i, held_q + blk_rx_i - blk_free_i
+  // (the small difference of the two 7-bit counts first, then one 16-bit sum).
+  logic [8:0]  net_in;
+  logic [15:0] free_next, held_next;
   // Unread only in the IBCYCLE_FAULT_ABR_LOAD variant, which loads ABR without the same-cycle blocks.
   /* verilator lint_off UNUSEDSIGNAL */
   logic [11:0] abr_base;
@@ -110,6 +151,7 @@ module credit_rx (
   always_comb begin
     abr_d       = abr_q;
     free_d      = free_q;
+    held_d      = held_q;
     timer_d     = timer_q;
     last_fccl_d = last_fccl_q;
     abr_cur     = rst_ni ? abr_q : 12'd0;
@@ -117,13 +159,17 @@ module credit_rx (
 `ifdef IBCYCLE_FAULT_FCCL_CAP
     lead        = free_cur;
 `else
-    lead        = (free_cur < 16'(fccl_cap_i)) ? free_cur : 16'(fccl_cap_i);
+    lead        = (free_cur < 16'(cap)) ? free_cur : 16'(cap);
 `endif
     fccl        = abr_cur + lead[11:0];
     send        = (timer_q == 16'd0) || (fc_on_change_i && (fccl != last_fccl_q));
-    free_mid    = (16'(blk_rx_i) > free_q) ? 16'd0 : free_q - 16'(blk_rx_i);
-    held        = (free_mid > buf_blocks_i) ? 16'd0 : buf_blocks_i - free_mid;
-    drain       = (16'(blk_free_i) < held) ? 16'(blk_free_i) : held;
+    over_rx     = 16'(blk_rx_i) > free_q;
+    held_lo     = {1'b0, held_q[6:0]} + {1'b0, blk_rx_i};
+    over_drain  = over_rx ? (16'(blk_free_i) > buf_blocks_i)
+                          : (held_q[15:7] == 9'd0 && {1'b0, blk_free_i} > held_lo);
+    net_in      = {2'b00, blk_rx_i} - {2'b00, blk_free_i};
+    free_next   = free_q - {{7{net_in[8]}}, net_in};
+    held_next   = held_q + {{7{net_in[8]}}, net_in};
     abr_base    = fc_valid_i ? fc_fctbs_i : abr_q;
 
     abr_o       = abr_cur;
@@ -133,30 +179,36 @@ module credit_rx (
     overflow_o  = 1'b0;
     drain_err_o = 1'b0;
 
-    if (!rst_ni) begin
-      abr_d       = 12'd0;
-      free_d      = buf_blocks_i;
-      timer_d     = 16'd0;
-      last_fccl_d = 12'd0;
-    end else begin
+    if (rst_ni) begin
       fc_send_o   = send;
 `ifdef IBCYCLE_FAULT_OVERFLOW_AT_FULL
       overflow_o  = 16'(blk_rx_i) >= free_q;
 `else
       overflow_o  = 16'(blk_rx_i) > free_q;
 `endif
-      drain_err_o = 16'(blk_free_i) > held;
+      drain_err_o = over_drain;
 `ifdef IBCYCLE_FAULT_ABR_LOAD
       abr_d       = fc_valid_i ? fc_fctbs_i : abr_q + 12'(blk_rx_i);
 `else
       abr_d       = abr_base + 12'(blk_rx_i);
 `endif
-      free_d      = free_mid + drain;
+      // A drain error frees the whole buffer (the drain is cut to the blocks held); after an overflow the
+      // arrivals filled it, so what is free is what drained.
+      if (over_drain) begin
+        free_d = buf_blocks_i;
+        held_d = 16'd0;
+      end else if (over_rx) begin
+        free_d = 16'(blk_free_i);
+        held_d = buf_blocks_i - 16'(blk_free_i);
+      end else begin
+        free_d = free_next;
+        held_d = held_next;
+      end
       if (send) begin
 `ifdef IBCYCLE_FAULT_FC_TIMER
-        timer_d     = fc_interval_i;
+        timer_d     = reload + 16'd1;
 `else
-        timer_d     = fc_interval_i - 16'd1;
+        timer_d     = reload;
 `endif
         last_fccl_d = fccl;
       end else if (timer_q != 16'd0) begin
@@ -166,10 +218,19 @@ module credit_rx (
   end
 
   always_ff @(posedge clk_i) begin
-    abr_q       <= abr_d;
-    free_q      <= free_d;
-    timer_q     <= timer_d;
-    last_fccl_q <= last_fccl_d;
+    if (!rst_ni) begin
+      abr_q       <= 12'd0;
+      free_q      <= buf_blocks_i;
+      held_q      <= 16'd0;
+      timer_q     <= 16'd0;
+      last_fccl_q <= 12'd0;
+    end else begin
+      abr_q       <= abr_d;
+      free_q      <= free_d;
+      held_q      <= held_d;
+      timer_q     <= timer_d;
+      last_fccl_q <= last_fccl_d;
+    end
   end
 
 `ifdef IBCYCLE_ASSERTIONS
@@ -178,9 +239,11 @@ module credit_rx (
   always_comb a_lead = (free_o < 16'(fccl_cap_i)) ? free_o[11:0] : fccl_cap_i;
   // Each property is evaluated on this cycle's settled values and registered; the registered bits are
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
-  logic [3:0] a_ok, a_ok_q;
+  // The configuration properties are the rules themselves, not cfg_err_o, so a wrong flag cannot hide one.
+  logic [4:0] a_ok, a_ok_q;
   always_comb begin
-    a_ok[0] = !rst_ni || (buf_blocks_i != 16'd0 && fc_interval_i != 16'd0);
+    a_ok[4] = !rst_ni || held_q + free_q == buf_blocks_i;
+    a_ok[0] = !rst_ni || (buf_blocks_i != 16'd0 && fc_interval_i != 16'd0 && cfg_err_o == 4'd0);
     a_ok[1] = !rst_ni || (fccl_cap_i != 12'd0 && fccl_cap_i <= 12'd2048);
     a_ok[2] = !rst_ni || (free_o <= buf_blocks_i);
     a_ok[3] = !rst_ni || (fccl_o == abr_o + a_lead);
@@ -192,6 +255,7 @@ module credit_rx (
     assert (a_ok_q[1]);
     assert (a_ok_q[2]);
     assert (a_ok_q[3]);
+    assert (a_ok_q[4]);  // the held count is the buffer less the free count
   end
 `endif
 

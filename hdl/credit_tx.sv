@@ -103,10 +103,7 @@ module credit_tx (
     fccl_o    = fccl_reset_i;
     avail_o   = (fccl_reset_i <= CreditWindow) ? fccl_reset_i : 12'd0;
     credit    = fccl_q - fctbs_q;
-    if (!rst_ni) begin
-      fctbs_d = 12'd0;
-      fccl_d  = fccl_reset_i;
-    end else begin
+    if (rst_ni) begin
       fctbs_o   = fctbs_q;
       fccl_o    = fccl_q;
       avail_o   = (credit <= CreditWindow) ? credit : 12'd0;
@@ -119,8 +116,13 @@ module credit_tx (
   end
 
   always_ff @(posedge clk_i) begin
-    fctbs_q <= fctbs_d;
-    fccl_q  <= fccl_d;
+    if (!rst_ni) begin
+      fctbs_q <= 12'd0;
+      fccl_q  <= fccl_reset_i;
+    end else begin
+      fctbs_q <= fctbs_d;
+      fccl_q  <= fccl_d;
+    end
   end
 
 `ifdef IBCYCLE_ASSERTIONS

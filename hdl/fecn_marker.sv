@@ -13,7 +13,7 @@
 // | `packet_size_i`  | in  | 8     | Packet_Size in 64-byte units; shorter packets are never marked          |
 // | `marking_rate_i` | in  | 16    | Marking_Rate                                                            |
 // | `mode_i`         | in  | 1     | MarkMode: 0 Counter, 1 Lfsr (encoding defined here)                     |
-// | `lfsr_seed_i`    | in  | 16    | LFSR reset value (nonzero)                                              |
+// | `lfsr_seed_i`    | in  | 16    | LFSR reset value (nonzero; 0 is flagged and replaced by 0xACE1)         |
 // | `lfsr_thresh_i`  | in  | 17    | floor(65536 / (marking_rate + 1)), the Rust `FecnMarker::lfsr_thresh()` |
 // | per-cycle inputs                                                                                         |
 // | `pkt_valid_i`    | in  | 1     | a packet starts on this port-VL this cycle                              |
@@ -21,6 +21,14 @@
 // | `mark_state_i`   | in  | 1     | the port-VL is in the marking state                                     |
 // | output (combinational from `_q` and this cycle's inputs)                                                 |
 // | `mark_o`         | out | 1     | set FECN on this packet                                                 |
+// | `cfg_err_o`      | out | 1     | configuration rule broken: bit 0 `lfsr_seed_i` is 0 (combinational     |
+// |                  |     |       | from the held ports, also in reset; the Rust `Config::cfg_err`)         |
+//
+// A seed of 0 would stick the LFSR at 0 and, in LFSR mode, mark every eligible packet: it is flagged (and
+// asserted against) and the LFSR resets to the Rust default seed 0xACE1 instead, so the state is never 0
+// whatever the configuration. `lfsr_thresh_i` is derived from `marking_rate_i`; its consistency is asserted
+// in LFSR mode, where it is read (in simulation and formal runs), not flagged in hardware, which would take a
+// multiplier.
 //
 // State: `cnt_q` (16 bits, reset 0), `lfsr_q` (16 bits, reset `lfsr_seed_i`, never 0). Only eligible packets
 // move either; the mode not in use holds its register.
@@ -63,7 +71,9 @@ module fecn_marker (
   input  logic        mark_state_i,
 
   // Decision
-  output logic        mark_o
+  output logic        mark_o,
+  // Configuration check
+  output logic        cfg_err_o
 );
 
   // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
@@ -83,6 +93,13 @@ module fecn_marker (
   localparam logic        ModeLfsr  = 1'b1;
   localparam logic [15:0] LfsrTaps  = 16'hB400;
   localparam int          LfsrLeap  = 16;
+  localparam logic [15:0] SeedSafe  = 16'hACE1;
+
+  logic [15:0] seed;
+  always_comb begin
+    cfg_err_o = lfsr_seed_i == 16'd0;
+    seed      = cfg_err_o ? SeedSafe : lfsr_seed_i;
+  end
 
   // Registered state and next state
   logic [15:0] cnt_q, cnt_d, lfsr_q, lfsr_d;
@@ -134,7 +151,7 @@ module fecn_marker (
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       cnt_q  <= '0;
-      lfsr_q <= lfsr_seed_i;
+      lfsr_q <= seed;
     end else begin
       cnt_q  <= cnt_d;
       lfsr_q <= lfsr_d;
@@ -154,14 +171,25 @@ module fecn_marker (
     a_cnt_mode = mode_i != ModeLfsr;
     a_rate17 = 17'(marking_rate_i);
   end
-  logic [3:0] a_ok, a_ok_q;
+  // lfsr_thresh_i = floor(65536 / (R + 1)): thresh * (R + 1) <= 65536 < (thresh + 1) * (R + 1).
+  logic [16:0] a_r1;
+  logic [33:0] a_lo, a_hi;
+  always_comb begin
+    a_r1 = a_rate17 + 17'd1;
+    a_lo = 34'(lfsr_thresh_i) * 34'(a_r1);
+    a_hi = a_lo + 34'(a_r1);
+  end
+  logic [5:0] a_ok, a_ok_q;
   always_comb begin
     a_ok[0] = !rst_ni || !mark_o || a_elig;
-    a_ok[1] = !rst_ni || a_cnt_mode || lfsr_seed_i != 16'd0;
+    a_ok[1] = !rst_ni || (lfsr_seed_i != 16'd0 && !cfg_err_o);
     a_ok[2] = !rst_ni || !a_cnt_mode || !a_seen_q || a_rate_q != marking_rate_i || !a_elig
               || mark_o == (a_gap_q == a_rate17);
     a_ok[3] = !rst_ni || !a_cnt_mode || !a_seen_q || a_rate_q != marking_rate_i
               || (a_gap_q <= a_rate17 && 17'(cnt_q) == ((a_gap_q == a_rate17) ? 17'd0 : a_gap_q + 17'd1));
+    a_ok[4] = !rst_ni || lfsr_q != 16'd0;
+    // Read in LFSR mode only (a counter-mode user may leave it 0).
+    a_ok[5] = !rst_ni || a_cnt_mode || (a_lo <= 34'd65536 && a_hi > 34'd65536);
   end
   // The properties are registered and the registers asserted (a cycle late), so the check does not depend
   // on how a simulator orders clocked blocks.
@@ -187,6 +215,8 @@ module fecn_marker (
     assert (a_ok_q[1]);  // LFSR seed non-zero
     assert (a_ok_q[2]);  // one of every Marking_Rate + 1 eligible packets
     assert (a_ok_q[3]);  // the counter agrees with the count since the last mark
+    assert (a_ok_q[4]);  // the LFSR is never 0
+    assert (a_ok_q[5]);  // in LFSR mode, lfsr_thresh_i is floor(65536 / (Marking_Rate + 1))
   end
 `endif
 

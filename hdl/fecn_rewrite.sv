@@ -109,6 +109,60 @@ module fecn_rewrite #(
   localparam logic [15:0] FecnOffLocal = 16'd12;  // LRH 8 + BTH byte 4
   localparam logic [15:0] FecnOffGlobal = 16'd52; // LRH 8 + GRH 40 + BTH byte 4
 
+  // The VCRC of a beat as XOR trees (a parallel CRC, the same result as the byte-serial definition in one
+  // cycle). The CRC is linear over GF(2): the register after the beat's B = BeatBytes bytes is a fixed
+  // 16 x (16 + 8B) matrix times {bytes, register}, so each bit is the XOR of a constant subset of the inputs.
+  // A last beat covers only its first m bytes (the VCRC's two bytes are not covered): the bytes from m on are
+  // masked to 0 and the register after the whole masked beat is mapped back over the B - m zero bytes, each
+  // step of the shift being invertible (the polynomial's constant term is 1), by one of B + 1 constant 16 x 16
+  // matrices, selected by m. The matrices are computed at elaboration from the byte-serial definition.
+  localparam int DW = 8 * BeatBytes;
+  localparam int LW = 16 + DW;
+
+  // Row j of the whole-beat map at [j*LW +: LW]: bit i set when input bit i ({bytes, register}, the register
+  // at [15:0]) reaches register bit j; each byte goes into the register bit-serially, as the definition
+  // (rtl_model::crc::vcrc) has it. (Written without calls: Icarus 11 evaluates no call in a constant function.)
+  function automatic logic [16*LW-1:0] beat_map(input int unused);
+    logic [16*LW-1:0] r;
+    logic [LW-1:0]    e;
+    logic [15:0]      y;
+    for (int i = 0; i < LW; i++) begin
+      e = '0;
+      e[i] = 1'b1;
+      y = e[15:0];
+      for (int k = 0; k < BeatBytes; k++) begin
+        y = y ^ {8'h00, e[16 + 8*k +: 8]};
+        for (int j = 0; j < 8; j++) y = y[0] ? ((y >> 1) ^ VcrcPoly) : (y >> 1);
+      end
+      for (int j = 0; j < 16; j++) r[j*LW + i] = y[j];
+    end
+    beat_map = r;
+  endfunction
+
+  // Matrix t (t = 0..B) at [256*t +: 256], row j at [16*j +: 16]: the register before t zero bytes from the
+  // register after them (8t inverse shifts; the inverse of a shift takes the register's top bit as the bit
+  // shifted out).
+  function automatic logic [256*(BeatBytes+1)-1:0] back_maps(input int unused);
+    logic [256*(BeatBytes+1)-1:0] r;
+    logic [15:0] y;
+    logic        top;
+    for (int t = 0; t <= BeatBytes; t++) begin
+      for (int i = 0; i < 16; i++) begin
+        y = 16'(1) << i;
+        for (int s = 0; s < 8*t; s++) begin
+          top = y[15];
+          y = y ^ (top ? VcrcPoly : 16'h0000);
+          y = {y[14:0], top};
+        end
+        for (int j = 0; j < 16; j++) r[256*t + 16*j + i] = y[j];
+      end
+    end
+    back_maps = r;
+  endfunction
+
+  localparam logic [16*LW-1:0]              BeatMap  = beat_map(0);
+  localparam logic [256*(BeatBytes+1)-1:0] BackMaps = back_maps(0);
+
   logic [15:0] off_q, off_d, crc_q, crc_d, crcin_q, crcin_d, errs_q, errs_d;
   logic [1:0]  lnh_q, lnh_d;
   logic        mark_q, mark_d;
@@ -117,10 +171,17 @@ module fecn_rewrite #(
   logic [8*BeatBytes-1:0] data_q, data_d;
 
   // Beat rewrite
-  logic [15:0] off, crc, crcin, fecn_off, n, pos, rx_vcrc;
+  logic [15:0] off, crc, crcin, rx_vcrc, tx_vcrc;
+  logic [BeatBytes-2:0] at_vcrc;
+  logic [16*(BeatBytes+1)-1:0] crc_terms, crcin_terms;
+  logic [16*(BeatBytes-1)-1:0] rx_terms;
+  logic          full;
+  logic [BeatBytes:0] back;
   logic [1:0]  lnh;
-  logic        mark, has_fecn, last, good;
-  logic [7:0]  b;
+  logic        mark, last, good;
+  logic [BeatBytes-1:0] fecn_at, covered;
+  logic [DW-1:0] rw, rw_cov, rx_cov;
+  logic [15:0] crc_all, crcin_all;
 
   always_comb begin
     off  = sop_i ? 16'd0 : off_q;
@@ -129,58 +190,75 @@ module fecn_rewrite #(
     crc  = sop_i ? 16'hFFFF : crc_q;
     crcin = sop_i ? 16'hFFFF : crcin_q;
     last = eop_i;
-    n    = (bytes_i == '0 || 32'(bytes_i) > BeatBytes) ? 16'(BeatBytes) : 16'(bytes_i);
-    if (!last) n = 16'(BeatBytes);
-    has_fecn = mark && lnh[1];
-    fecn_off = lnh[0] ? FecnOffGlobal : FecnOffLocal;
-    data_d = data_i;
+    // Valid bytes of the beat: n, all B unless a last beat says fewer (full: all). The VCRC covers the first
+    // m of them (a last beat's last two are its VCRC). Every use below compares bytes_i with a constant
+    // instead of computing n and m first (the difference cost the path through the CRC a subtractor).
+    full = !last || bytes_i == '0 || 32'(bytes_i) > BeatBytes;
+    // FECN's byte: byte k when off + k is its offset (only a marked IBA packet, LNH 2 or 3, has one);
+    // compared as off against the offset less k, a constant, for each k.
     for (int k = 0; k < BeatBytes; k++) begin
-      pos = off + 16'(k);
-      b = data_i[8*k +: 8];
-      if (16'(k) < n) begin
-        // Every byte before the VCRC, as received, into the check's CRC.
-        if (!last || 16'(k) + 16'd2 < n) begin
-          crcin = crcin ^ {8'h00, b};
-          for (int j = 0; j < 8; j++) crcin = crcin[0] ? ((crcin >> 1) ^ VcrcPoly) : (crcin >> 1);
-        end
-        if (has_fecn && pos == fecn_off) begin
+      fecn_at[k] = mark && lnh[1] && (full || 32'(bytes_i) > k)
+                   && (lnh[0] ? (k <= 32'(FecnOffGlobal) && off == FecnOffGlobal - 16'(k))
+                              : (k <= 32'(FecnOffLocal) && off == FecnOffLocal - 16'(k)));
+      covered[k] = full ? (!last || k + 2 < BeatBytes) : (32'(bytes_i) > k + 2);
+    end
+    rw = data_i;
+    for (int k = 0; k < BeatBytes; k++) begin
 `ifdef IBCYCLE_FAULT_FECN_BIT
-          b = b | 8'h40;
+      if (fecn_at[k]) rw[8*k + 6] = 1'b1;
 `else
-          b = b | 8'h80;
+      if (fecn_at[k]) rw[8*k + 7] = 1'b1;
 `endif
-        end
-        // Every byte before the VCRC, as rewritten, into the regenerated VCRC.
-        if (!last || 16'(k) + 16'd2 < n) begin
-          crc = crc ^ {8'h00, b};
-          for (int j = 0; j < 8; j++) crc = crc[0] ? ((crc >> 1) ^ VcrcPoly) : (crc >> 1);
-        end
-      end
-      data_d[8*k +: 8] = b;
+      rw_cov[8*k +: 8] = covered[k] ? rw[8*k +: 8] : 8'h00;
+      rx_cov[8*k +: 8] = covered[k] ? data_i[8*k +: 8] : 8'h00;
     end
-    // The received VCRC, least significant byte first; a last beat of fewer than 2 bytes has none.
-    rx_vcrc = 16'h0000;
+    // t = B - m masked bytes to map back over: 0 for a beat that is not the last; for a last beat of n
+    // bytes (2 <= n <= B) t = B + 2 - n, and B when n < 2.
+    for (int t = 0; t <= BeatBytes; t++) begin
+      if (t == 0) back[t] = !last || (full && BeatBytes == 2);
+      else if (t == BeatBytes) back[t] = last && !full && 32'(bytes_i) <= 2;
+      else back[t] = last && (full ? (BeatBytes + 2 - t == BeatBytes) : (32'(bytes_i) == BeatBytes + 2 - t));
+    end
+  end
+
+  // The registers after the whole masked beat, then mapped back over its B - m masked bytes: the B + 1
+  // candidates selected as an AND-OR (exactly one t matches; OR trees, not chains of multiplexers). Continuous
+  // assignments, each bit its own XOR tree (a simulator re-evaluates only what changed).
+  for (genvar j = 0; j < 16; j++) begin : g_crc
+    assign crc_all[j]   = ^({rw_cov, crc} & BeatMap[j*LW +: LW]);
+    assign crcin_all[j] = ^({rx_cov, crcin} & BeatMap[j*LW +: LW]);
+    for (genvar t = 0; t <= BeatBytes; t++) begin : g_back
+      assign crc_terms[j*(BeatBytes+1) + t]   = back[t] & ^(crc_all & BackMaps[256*t + 16*j +: 16]);
+      assign crcin_terms[j*(BeatBytes+1) + t] = back[t] & ^(crcin_all & BackMaps[256*t + 16*j +: 16]);
+    end
+    assign crc_d[j]   = |crc_terms[j*(BeatBytes+1) +: BeatBytes+1];
+    assign crcin_d[j] = |crcin_terms[j*(BeatBytes+1) +: BeatBytes+1];
+  end
+
+  always_comb begin
+    // The VCRC's place: bytes k and k + 1 with k + 2 = n (a last beat of fewer than 2 bytes has none). The
+    // received VCRC (least significant byte first) and the bytes that replace it are AND-OR selections by
+    // place, not chains of multiplexers.
     for (int k = 0; k < BeatBytes - 1; k++) begin
-      if (16'(k) + 16'd2 == n) rx_vcrc = {data_i[8*(k+1) +: 8], data_i[8*k +: 8]};
+      at_vcrc[k] = full ? (k + 2 == BeatBytes) : (32'(bytes_i) == k + 2);
+      for (int j = 0; j < 16; j++) rx_terms[j*(BeatBytes-1) + k] = at_vcrc[k] & data_i[8*k + j];
     end
-    good = (n >= 16'd2) && (rx_vcrc == ~crcin);
+    for (int j = 0; j < 16; j++) rx_vcrc[j] = |rx_terms[j*(BeatBytes-1) +: BeatBytes-1];
+    good = (full || 32'(bytes_i) >= 2) && (rx_vcrc == ~crcin_d);
     ebp_d = valid_i && last && !good;
-    if (last && n >= 16'd2) begin
-      for (int k = 0; k < BeatBytes - 1; k++) begin
-        if (16'(k) + 16'd2 == n) begin
-          // A good packet gets the regenerated VCRC, a bad one its complement (stomped: never good).
+    // A good packet gets the regenerated VCRC, a bad one its complement (stomped: never good).
 `ifdef IBCYCLE_FAULT_VCRC_BYTE_ORDER
-          data_d[8*k +: 16] = good ? {~crc[7:0], ~crc[15:8]} : {crc[7:0], crc[15:8]};
+    tx_vcrc = good ? {~crc_d[7:0], ~crc_d[15:8]} : {crc_d[7:0], crc_d[15:8]};
 `else
-          data_d[8*k +: 16] = good ? {~crc[15:8], ~crc[7:0]} : crc;
+    tx_vcrc = good ? ~crc_d : crc_d;
 `endif
-        end
-      end
+    data_d = rw;
+    for (int k = 0; k < BeatBytes; k++) begin
+      if (last && k < BeatBytes - 1 && at_vcrc[k % (BeatBytes - 1)]) data_d[8*k +: 8] = tx_vcrc[7:0];
+      if (last && k > 0 && at_vcrc[(k + BeatBytes - 2) % (BeatBytes - 1)]) data_d[8*k +: 8] = tx_vcrc[15:8];
     end
     if (!valid_i) data_d = data_i;
     off_d  = (32'(off) + BeatBytes > 32'hFFFF) ? 16'hFFFF : off + 16'(BeatBytes);
-    crc_d  = crc;
-    crcin_d = crcin;
     errs_d = (ebp_d && errs_q != 16'hFFFF) ? errs_q + 16'd1 : errs_q;
     lnh_d  = lnh;
     mark_d = mark;

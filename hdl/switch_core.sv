@@ -377,6 +377,10 @@ module switch_core #(
   logic [NPv*16-1:0] rx_free;
   logic [NPv-1:0]    rx_drain_err, cd_cong, cd_root, cd_victim;
   logic [NPorts-1:0] arb_high;
+  // The blocks' configuration checks (every instance sees the same held ports).
+  logic [NPorts*4-1:0] arb_cfg_err;
+  logic [NPv*4-1:0]  rx_cfg_err;
+  logic [NPv-1:0]    cd_cfg_err, fm_cfg_err;
   /* verilator lint_on UNUSEDSIGNAL */
 
   for (genvar p = 0; p < NPorts; p++) begin : g_port
@@ -401,7 +405,8 @@ module switch_core #(
       .clk_i, .rst_ni,
       .hi_vl_i, .hi_weight_i, .hi_n_i, .lo_vl_i, .lo_weight_i, .lo_n_i, .vl_high_limit_i,
       .ready_i(ready[p]), .req_i(req16), .len_i(len112), .credit_ok_i(ok16),
-      .gnt_valid_o(gnt[p]), .gnt_vl_o(gnt_vl4[4*p +: 4]), .gnt_high_o(arb_high[p])
+      .gnt_valid_o(gnt[p]), .gnt_vl_o(gnt_vl4[4*p +: 4]), .gnt_high_o(arb_high[p]),
+      .cfg_err_o(arb_cfg_err[4*p +: 4])
     );
 
     for (genvar v = 0; v < NVl; v++) begin : g_vl
@@ -413,7 +418,8 @@ module switch_core #(
         .blk_rx_i(blk_rx[7*L +: 7]), .fc_valid_i(rxfc[L]), .fc_fctbs_i(fc_fctbs_i[12*p +: 12]),
         .blk_free_i(blk_free[7*L +: 7]),
         .abr_o(rx_abr[12*L +: 12]), .free_o(rx_free[16*L +: 16]), .fccl_o(fccl_o[12*L +: 12]),
-        .fc_send_o(fc_send_o[L]), .overflow_o(overflow_o[L]), .drain_err_o(rx_drain_err[L])
+        .fc_send_o(fc_send_o[L]), .overflow_o(overflow_o[L]), .drain_err_o(rx_drain_err[L]),
+        .cfg_err_o(rx_cfg_err[4*L +: 4])
       );
 
       credit_tx u_tx (
@@ -430,14 +436,15 @@ module switch_core #(
         .threshold_i, .thr_table_i, .compare_i, .root_min_credits_i, .victim_mask_i,
         .voq_fill_i(cd_fill[16*NPorts*L +: 16*NPorts]), .voq_cnt_i(CntW'(NPorts)),
         .credit_avail_i(avail_o[12*L +: 12]),
-        .cong_o(cd_cong[L]), .root_o(cd_root[L]), .victim_o(cd_victim[L]), .mark_state_o(mark_state_o[L])
+        .cong_o(cd_cong[L]), .root_o(cd_root[L]), .victim_o(cd_victim[L]), .mark_state_o(mark_state_o[L]),
+        .cfg_err_o(cd_cfg_err[L])
       );
 
       fecn_marker u_fm (
         .clk_i, .rst_ni,
         .packet_size_i, .marking_rate_i, .mode_i, .lfsr_seed_i, .lfsr_thresh_i,
         .pkt_valid_i(take[L]), .pkt_bytes_i(hbytes[13*L +: 13]), .mark_state_i(mark_state_o[L]),
-        .mark_o(mark[L])
+        .mark_o(mark[L]), .cfg_err_o(fm_cfg_err[L])
       );
     end
   end

@@ -16,6 +16,10 @@
 // | outputs (combinational from `_q`; 0 while reset is low)                                                 |
 // | `tick_o`    | out | 1     | a 1.024 us tick this cycle: `acc_q + inc >= modulus` (33-bit sum)          |
 // | `ts_o`      | out | 32    | ticks since reset, wrapping (`ts_q`)                                       |
+// | `cfg_err_o` | out | 2     | configuration rules broken: bit 0 `inc_i` is 0 (no tick ever), bit 1       |
+// |             |     |       | `inc_i >= modulus_i` (not a proper fraction: ticks would be lost; this     |
+// |             |     |       | covers `modulus_i` 0). Combinational from the held ports, also in reset;   |
+// |             |     |       | the Rust `Config::cfg_err`, which `Config::validate` refuses.              |
 //
 // State (reset 0): `acc_q` (32, below `modulus_i`), `ts_q` (32).
 //
@@ -43,7 +47,10 @@ module timebase (
 
   // Time
   output logic        tick_o,
-  output logic [31:0] ts_o
+  output logic [31:0] ts_o,
+
+  // Configuration check
+  output logic [1:0]  cfg_err_o
 );
 
   // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
@@ -59,6 +66,11 @@ module timebase (
 
   logic [32:0] sum;
   logic [32:0] rem;
+
+  always_comb begin
+    cfg_err_o[0] = inc_i == 32'd0;
+    cfg_err_o[1] = inc_i >= modulus_i;
+  end
 
   always_comb begin
     acc_d  = acc_q;
@@ -111,7 +123,7 @@ module timebase (
   always_comb begin
     a_sum = a_sum_q + 64'(inc_i);
     a_ticks = a_ticks_q + 64'(tick_o);
-    a_ok[0] = !rst_ni || (inc_i != 32'd0 && inc_i < modulus_i);
+    a_ok[0] = !rst_ni || (inc_i != 32'd0 && inc_i < modulus_i && cfg_err_o == 2'd0);
     a_ok[1] = !rst_ni || (a_ticks * 64'(modulus_i) <= a_sum && a_sum < (a_ticks + 64'd1) * 64'(modulus_i));
     a_ok[2] = !rst_ni || ts_o == a_ts_q;
   end

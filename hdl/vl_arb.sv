@@ -26,6 +26,15 @@
 // | `gnt_valid_o`     | out | 1             | a packet starts this cycle                                     |
 // | `gnt_vl_o`        | out | 4             | its VL (0 when no grant)                                       |
 // | `gnt_high_o`      | out | 1             | it was granted from the high table (0 for VL15)                |
+// | `cfg_err_o`       | out | 4             | configuration rules broken, a bit per rule (below)             |
+//
+// `cfg_err_o` flags the held values the Rust `Config::validate` refuses (`Config::cfg_err`, the same bits),
+// from the configuration ports alone (combinational, also during reset); an assertion fails on any bit:
+//   bit 0  hi_n_i > TableMax             (then the table is TableMax long)
+//   bit 1  lo_n_i > TableMax             (likewise)
+//   bit 2  a high entry in use has VL 15 (VL15 is management traffic, never in a table; the entry is used
+//                                         as given, and VL15's requests are served before any table)
+//   bit 3  a low entry in use has VL 15  (likewise)
 //
 // Tables are flattened vectors rather than packed 2-D arrays because Yosys 0.23 rejects packed 2-D ports.
 // A table entry at index >= its count is never a candidate, so the unused tail of a table may hold anything.
@@ -93,7 +102,10 @@ module vl_arb #(
   output logic                  gnt_valid_o,
   output logic [3:0]            gnt_vl_o,
   /* verilator lint_on UNOPTFLAT */
-  output logic                  gnt_high_o
+  output logic                  gnt_high_o,
+
+  // Configuration check
+  output logic [3:0]            cfg_err_o
 );
 
   // A fault variant is built only on purpose: defined without IBCYCLE_FAULTS_ENABLE (a stray define from
@@ -123,6 +135,18 @@ module vl_arb #(
 `endif
 
   localparam logic [7:0] HighLimitUnbounded = 8'd255;
+
+  // Configuration rules (see the header).
+  always_comb begin
+    cfg_err_o[0] = 32'(hi_n_i) > TableMax;
+    cfg_err_o[1] = 32'(lo_n_i) > TableMax;
+    cfg_err_o[2] = 1'b0;
+    cfg_err_o[3] = 1'b0;
+    for (int e = 0; e < TableMax; e++) begin
+      if (32'(hi_n_i) > e && hi_vl_i[4*e +: 4] == 4'd15) cfg_err_o[2] = 1'b1;
+      if (32'(lo_n_i) > e && lo_vl_i[4*e +: 4] == 4'd15) cfg_err_o[3] = 1'b1;
+    end
+  end
 
   // Registered state and next state
   logic [IdxW-1:0] hi_idx_q, hi_idx_d, lo_idx_q, lo_idx_d;
@@ -270,8 +294,9 @@ module vl_arb #(
   // A grant only to a ready output, for a VL that requests and has the credit for its head packet.
   // Each property is evaluated on this cycle's settled values and registered; the registered bits are
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
-  logic [1:0] a_ok, a_ok_q;
+  logic [2:0] a_ok, a_ok_q;
   always_comb begin
+    a_ok[2] = !rst_ni || cfg_err_o == 4'd0;
     // VL15 (subnet management) is not flow-controlled: it needs no credit.
     a_ok[0] = !rst_ni || !gnt_valid_o
               || (ready_i && req_i[gnt_vl_o] && (gnt_vl_o == 4'd15 || credit_ok_i[gnt_vl_o]));
@@ -282,6 +307,7 @@ module vl_arb #(
   always @(posedge clk_i) begin
     assert (a_ok_q[0]);  // a grant only to a ready output, a requesting VL, with credit
     assert (a_ok_q[1]);  // no high-table flag without a grant
+    assert (a_ok_q[2]);  // configuration within its rules
   end
 `endif
 

@@ -31,6 +31,7 @@ pub mod ports;
 pub mod registry;
 pub mod rng;
 pub mod table;
+pub mod tb_trace;
 pub mod trace;
 pub mod wide;
 

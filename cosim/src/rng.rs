@@ -8,11 +8,8 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator from `seed` (any value; the seed is scrambled so nearby seeds give unrelated streams).
     pub fn new(seed: u64) -> Self {
-        // splitmix64 finaliser: seeds 1, 2, 3 ... start far apart; never zero.
-        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
+        // One SplitMix64 step from the seed: seeds 1, 2, 3 ... start far apart; never zero.
+        let z = rtl_model::rng::splitmix64(&mut { seed });
         Rng(if z == 0 { 1 } else { z })
     }
 

@@ -34,6 +34,8 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
     let (c, _) = CreditRxBlock::random(seed);
     match (block, bug) {
         ("credit_rx", "BUG_FCCL_CAP") => c.buf_blocks > c.fccl_cap,
+        // Flagging the cap of exactly 2048 as out of range shows only with that cap.
+        ("credit_rx", "BUG_CAP_CHECK") => c.fccl_cap == rtl_model::blocks::credit_rx::FCCL_CAP,
         ("credit_rx", "BUG_FC_TIMER") => c.policy == FcPolicy::Periodic || c.fc_interval <= 64,
         // Dropping the remainder at a tick changes nothing when the ratio is a whole number of cycles.
         ("timebase", "BUG_TICK_DRIFT") => {

@@ -19,6 +19,7 @@ module credit_link (
   logic [11:0] fctbs, tx_fccl, avail, abr, rx_fccl;
   logic [15:0] free;
   logic        send_ok, err, fc_send, overflow, drain_err, take;
+  logic [3:0]  cfg_err;
   logic [6:0]  blk_rx, blk_free, held7;
   logic [15:0] held;
   logic [15:0] BufBlocks;
@@ -44,7 +45,7 @@ module credit_link (
     .fccl_cap_i(FcclCap),
     .blk_rx_i(blk_rx), .fc_valid_i(tx_fc_i), .fc_fctbs_i(fctbs), .blk_free_i(blk_free),
     .abr_o(abr), .free_o(free), .fccl_o(rx_fccl), .fc_send_o(fc_send), .overflow_o(overflow),
-    .drain_err_o(drain_err)
+    .drain_err_o(drain_err), .cfg_err_o(cfg_err)
   );
 
   // Reset in the first cycle, then never again; the configuration is held from then on.
@@ -76,6 +77,7 @@ module credit_link (
     assert (!overflow);
     assert (!err);
     assert (!drain_err);
+    assert (cfg_err == 4'd0);
     assert (abr == fctbs);
     assert (16'(credit) <= free && credit <= FcclCap);
     assert (free <= BufBlocks);

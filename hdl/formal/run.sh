@@ -49,6 +49,6 @@ check() {
 }
 
 check credit_link "credit_tx.sv credit_rx.sv formal/credit_link.sv" \
-  "BUG_CREDIT_WRAP BUG_FC_ORDER BUG_FCCL_CAP BUG_ABR_LOAD BUG_OVERFLOW_AT_FULL"
+  "BUG_CREDIT_WRAP BUG_FC_ORDER BUG_FCCL_CAP BUG_ABR_LOAD BUG_OVERFLOW_AT_FULL BUG_CAP_CHECK"
 check marker_rate "fecn_marker.sv formal/marker_rate.sv" "BUG_COUNTER_RELOAD BUG_PACKET_SIZE"
 exit $fail

@@ -1,4 +1,5 @@
-// credit_rx_tb: replays a tracegen trace (stimulus and the Rust CreditRx's outputs) into credit_rx
+// credit_rx_tb: replays a testbench trace (the co-simulation's seeded stimulus and the Rust CreditRx's outputs,
+// written by cosim's tbtrace: cosim/src/tb_trace.rs) into credit_rx
 // and compares every output every cycle. Ends with "Checked N cycles" or at the first mismatch with cycle,
 // port, RTL and model values in hex. Run: vvp credit_rx_tb.vvp +trace=FILE
 `timescale 1ns / 1ps
@@ -13,6 +14,7 @@ module credit_rx_tb;
   logic [11:0] abr, fccl, exp_abr, exp_fccl;
   logic [15:0] free, exp_free;
   logic        fc_send, overflow, drain_err, exp_fc_send, exp_overflow, exp_drain_err;
+  logic [3:0]  cfg_err, exp_cfg_err;
 
   credit_rx dut (
     .clk_i(clk), .rst_ni(rst_ni),
@@ -20,7 +22,7 @@ module credit_rx_tb;
     .fccl_cap_i(fccl_cap),
     .blk_rx_i(blk_rx), .fc_valid_i(fc_valid), .fc_fctbs_i(fc_fctbs), .blk_free_i(blk_free),
     .abr_o(abr), .free_o(free), .fccl_o(fccl), .fc_send_o(fc_send), .overflow_o(overflow),
-    .drain_err_o(drain_err)
+    .drain_err_o(drain_err), .cfg_err_o(cfg_err)
   );
 
   `include "trace_replay.svh"
@@ -31,9 +33,10 @@ module credit_rx_tb;
       if (kind == 0) begin
         r = $fscanf(fd, "%h %h %h %h", buf_blocks, fc_interval, fc_on_change, fccl_cap);
       end else begin
-        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h %h", rst_ni, blk_rx, fc_valid, fc_fctbs, blk_free,
-                    exp_abr, exp_free, exp_fccl, exp_fc_send, exp_overflow, exp_drain_err);
-        expect_fields(r, 11);
+        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h %h %h", rst_ni, blk_rx, fc_valid, fc_fctbs, blk_free,
+                    exp_abr, exp_free, exp_fccl, exp_fc_send, exp_overflow, exp_drain_err,
+                    exp_cfg_err);
+        expect_fields(r, 12);
         #1;
         check("abr_o", 64'(abr), 64'(exp_abr));
         check("free_o", 64'(free), 64'(exp_free));
@@ -41,6 +44,7 @@ module credit_rx_tb;
         check("fc_send_o", 64'(fc_send), 64'(exp_fc_send));
         check("overflow_o", 64'(overflow), 64'(exp_overflow));
         check("drain_err_o", 64'(drain_err), 64'(exp_drain_err));
+        check("cfg_err_o", 64'(cfg_err), 64'(exp_cfg_err));
         clock_edge;
       end
     end

@@ -1,4 +1,5 @@
-// credit_tx_tb: replays a tracegen trace (stimulus and the Rust CreditTx's outputs) into credit_tx
+// credit_tx_tb: replays a testbench trace (the co-simulation's seeded stimulus and the Rust CreditTx's outputs,
+// written by cosim's tbtrace: cosim/src/tb_trace.rs) into credit_tx
 // and compares every output every cycle. Ends with "Checked N cycles" or at the first mismatch with cycle,
 // port, RTL and model values in hex. Run: vvp credit_tx_tb.vvp +trace=FILE
 `timescale 1ns / 1ps

@@ -1,4 +1,5 @@
-// fecn_rewrite_tb: replays a tracegen trace (stimulus and the Rust FecnRewrite's outputs) into fecn_rewrite
+// fecn_rewrite_tb: replays a testbench trace (the co-simulation's seeded stimulus and the Rust FecnRewrite's outputs,
+// written by cosim's tbtrace: cosim/src/tb_trace.rs) into fecn_rewrite
 // and compares every output every cycle. Ends with "Checked N cycles" or at the first mismatch with cycle,
 // port, RTL and model values in hex. The beat width is this testbench's parameter, passed on to the DUT; the
 // trace's configuration line names the width it was made for, and a trace of another width is an error.

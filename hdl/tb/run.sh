@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Checks each RTL module in hdl/ against its Rust block without the co-simulation crate: tracegen (a small Rust
-# binary on rtl-model) writes random stimulus and the Rust outputs, the Icarus testbench hdl/tb/<block>_tb.sv
-# replays it into the RTL and compares every output every cycle.
+# Checks each RTL module in hdl/ against its Rust block under Icarus, on the co-simulation's own stimulus:
+# cosim's tbtrace (cosim/src/tb_trace.rs, built without Verilator) writes the seeded stimulus of the
+# co-simulation's schedule of configurations and the Rust outputs, the Icarus testbench hdl/tb/<block>_tb.sv
+# replays it into the RTL (assertions on) and compares every output every cycle.
 #
-# usage: hdl/tb/run.sh [--bugs] [--cycles N] [--seed S] [BLOCK...]
-#   --bugs      also build every `ifdef IBCYCLE_FAULT_<NAME>` variant (with IBCYCLE_FAULTS_ENABLE) of each module and require the same trace to catch it
+# usage: hdl/tb/run.sh [--bugs] [--cycles N] [--seed S] [--stretch T] [BLOCK...]
+#   --bugs      also build every `ifdef IBCYCLE_FAULT_<NAME> variant (with IBCYCLE_FAULTS_ENABLE) of each module and require the same trace to catch it
 #   --cycles N  cycles per block (default 100000); fecn_rewrite_b8 runs N/5 and fecn_rewrite_b32 N/20, as Icarus
-#               takes about 0.3 and 1 ms per cycle on their byte loops (the Verilator co-simulation runs millions)
-#   --seed S    stimulus seed (default 1)
+#               is slowest on their wide beats and CRC trees (the Verilator co-simulation runs millions)
+#   --seed S    schedule seed (default 1)
+#   --stretch T most cycles per configuration before the schedule moves on (default N/10, at least 500), so a
+#               short run still passes through the corner configurations
 #   BLOCK       vl_arb cong_detect fecn_marker cct_shaper timebase fecn_rewrite_b8 fecn_rewrite_b32 credit_tx
 #               credit_rx (default: all); fecn_rewrite_bN is fecn_rewrite built with BeatBytes = N
 # Exit status 0 when every block matches (and, with --bugs, every bug variant is caught); 1 otherwise.
@@ -17,13 +20,15 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cycles=100000
 seed=1
 bugs=0
+stretch=""
 blocks=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --bugs) bugs=1 ;;
     --cycles) cycles=$2; shift ;;
     --seed) seed=$2; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --stretch) stretch=$2; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) blocks+=("$1") ;;
   esac
@@ -38,10 +43,9 @@ done
 
 out="$root/target/hdl-tb"
 mkdir -p "$out"
-echo "building tracegen"
-CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1} cargo build -q --release \
-  --manifest-path "$root/hdl/tb/tracegen/Cargo.toml" --target-dir "$root/target/tracegen"
-tracegen="$root/target/tracegen/release/tracegen"
+echo "building cosim's tbtrace"
+cargo build -q --release --manifest-path "$root/Cargo.toml" -p cosim --bin tbtrace
+tbtrace="$root/target/release/tbtrace"
 
 # The module of block $1: a name ending in _b<N> is that module with its parameter BeatBytes = N.
 module_of() {
@@ -75,7 +79,9 @@ for block in "${blocks[@]}"; do
     fecn_rewrite_b32) n=$((cycles / 20)) ;;
     *) n=$cycles ;;
   esac
-  "$tracegen" "$block" "$n" "$seed" "$trace"
+  t=${stretch:-$((n / 10))}
+  [ "$t" -ge 500 ] || t=500
+  "$tbtrace" "$block" "$n" "$seed" "$trace" "$t"
   rm -f "$out/$block.vvp"
   compile "$block" "$out/$block.vvp"
   log=$(vvp -n "$out/$block.vvp" +trace="$trace" 2>&1 || true)
@@ -105,4 +111,15 @@ for block in "${blocks[@]}"; do
     fi
   done
 done
+# A flagged configuration stays safe: fecn_marker with LFSR seed 0 (assertions off: they stop the run on it).
+rm -f "$out/fecn_marker_seed0.vvp"
+iverilog -g2012 -DSYNTHESIS -I "$root/hdl" -o "$out/fecn_marker_seed0.vvp" "$root/hdl/fecn_marker.sv" \
+  "$root/hdl/tb/fecn_marker_seed0_tb.sv" 2>&1 | { grep -v 'sorry: constant selects in always_\* processes' || true; }
+log=$(vvp -n "$out/fecn_marker_seed0.vvp" 2>&1 || true)
+if [ "$log" = "Checked 1000 cycles" ]; then
+  printf '%-16s ok: seed 0 flagged, marks at the configured rate (%s)\n' fecn_marker_seed0 "$log"
+else
+  printf '%-16s FAIL: %s\n' fecn_marker_seed0 "$log"
+  fail=1
+fi
 exit $fail

@@ -18,6 +18,7 @@ pub mod clocked;
 pub mod crc;
 pub mod link;
 pub mod mad;
+pub mod rng;
 pub mod samples;
 #[cfg(feature = "proptest")]
 pub mod testkit;

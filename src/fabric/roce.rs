@@ -43,10 +43,9 @@ pub fn pfc_config(
 /// different sequences, and the same scenario the same ones.
 pub fn lfsr_seed(seed: u64, switch: usize, port: usize) -> u16 {
     // SplitMix64's finaliser spreads neighbouring inputs over all bits.
-    let mut z = seed ^ ((switch as u64) << 32 | port as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    let z = rtl_model::rng::mix64(
+        seed ^ ((switch as u64) << 32 | port as u64).wrapping_mul(rtl_model::rng::GOLDEN),
+    );
     (z as u16).max(1)
 }
 

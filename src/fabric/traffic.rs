@@ -43,7 +43,7 @@ pub fn pattern(p: FlowPattern) -> Pattern {
 /// The seed of flow `flow`'s arrivals: the scenario seed and the flow index mixed, so flows are independent
 /// and a flow's arrivals do not change when flows are added after it.
 pub fn flow_seed(scenario_seed: u64, flow: usize) -> u64 {
-    let mut r = SplitMix64::new(scenario_seed ^ (flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut r = SplitMix64::new(scenario_seed ^ (flow as u64).wrapping_mul(rtl_model::rng::GOLDEN));
     r.next_u64()
 }
 

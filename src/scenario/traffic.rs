@@ -196,21 +196,14 @@ pub(super) fn expand(
     Ok((flows, warnings))
 }
 
-/// SplitMix64: the draws of the shuffles, so a seed gives the same flows on every machine.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Fisher-Yates with `seed`.
 fn shuffle<T>(v: &mut [T], seed: u64) {
     let mut st = seed;
     for i in (1..v.len()).rev() {
         // Multiply-shift: a draw in 0..=i without a division.
-        let j = ((u128::from(splitmix(&mut st)) * (i as u128 + 1)) >> 64) as usize;
+        // SplitMix64: a seed gives the same flows on every machine.
+        let j =
+            ((u128::from(rtl_model::rng::splitmix64(&mut st)) * (i as u128 + 1)) >> 64) as usize;
         v.swap(i, j);
     }
 }

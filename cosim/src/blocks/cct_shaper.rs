@@ -29,7 +29,8 @@ crate::impl_ports!(Out {
     ccti_o,
     ird_o,
     ready_o,
-    trigger_o
+    trigger_o,
+    cfg_err_o
 });
 
 /// `cct_shaper` as a co-simulation [`Block`].
@@ -393,6 +394,7 @@ pub mod rtl {
         ird_o: |v| *v,
         ready_o: |v| *v != 0,
         trigger_o: |v| *v != 0,
+        cfg_err_o: |v| *v as u8,
     });
 }
 

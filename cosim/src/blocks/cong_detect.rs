@@ -100,7 +100,8 @@ crate::impl_ports!(Out {
     cong_o,
     root_o,
     victim_o,
-    mark_state_o
+    mark_state_o,
+    cfg_err_o
 });
 
 /// The Rust `CongDetect` with the RTL's lane-and-count input: the model side of the co-simulation.
@@ -589,6 +590,7 @@ pub mod rtl {
         root_o: |v| *v != 0,
         victim_o: |v| *v != 0,
         mark_state_o: |v| *v != 0,
+        cfg_err_o: |v| *v as u8,
     });
 }
 

@@ -31,7 +31,8 @@ impl_ports!(Out {
     fccl_o,
     fc_send_o,
     overflow_o,
-    drain_err_o
+    drain_err_o,
+    cfg_err_o
 });
 
 /// `credit_rx` as a co-simulation [`Block`].
@@ -347,6 +348,7 @@ impl Cover for CreditRxCover {
         ("BUG_ABR_LOAD", "fc_with_rx"),
         ("BUG_FC_TIMER", "timer_send"),
         ("BUG_OVERFLOW_AT_FULL", "rx_fills_buffer"),
+        ("BUG_CAP_CHECK", "cap_max"),
     ];
     type Config = Config;
     type In = In;
@@ -454,6 +456,7 @@ pub mod rtl {
         fc_send_o: |v| *v != 0,
         overflow_o: |v| *v != 0,
         drain_err_o: |v| *v != 0,
+        cfg_err_o: |v| *v as u8,
     });
 }
 

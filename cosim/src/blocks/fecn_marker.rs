@@ -21,7 +21,7 @@ impl_ports!(In {
     pkt_bytes_i,
     mark_state_i
 });
-impl_ports!(Out { mark_o });
+impl_ports!(Out { mark_o, cfg_err_o });
 
 /// `fecn_marker` as a co-simulation [`Block`].
 #[derive(Debug, Clone, Copy)]
@@ -360,5 +360,6 @@ pub mod rtl {
 
     crate::rtl_dut!(FecnMarkerRtl [FecnMarkerIo]: In => Out {
         mark_o: |v| *v != 0,
+        cfg_err_o: |v| *v as u8,
     });
 }

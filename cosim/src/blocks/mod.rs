@@ -82,13 +82,9 @@ pub struct Segment<C, S> {
     pub len: u64,
 }
 
-/// SplitMix64's finaliser: seeds of a run's configurations that share no stream with each other or with
-/// the run's seed.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+// SplitMix64's finaliser: seeds of a run's configurations that share no stream with each other or with
+// the run's seed.
+use rtl_model::rng::mix64 as mix;
 
 /// Configuration `k` of the run with seed `seed`: even places go through `B`'s corner configurations in
 /// turn (every corner within the first `2 * CORNERS` configurations, for every seed), odd places are drawn

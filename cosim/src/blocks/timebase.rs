@@ -15,7 +15,11 @@ use crate::rng::Rng;
 use rtl_model::blocks::timebase::{ClockSpec, Config, In, Out, Timebase, TICK_PS};
 
 impl_ports!(In { rst_ni });
-impl_ports!(Out { tick_o, ts_o });
+impl_ports!(Out {
+    tick_o,
+    ts_o,
+    cfg_err_o
+});
 
 /// `timebase` as a co-simulation [`Block`].
 #[derive(Debug, Clone, Copy)]
@@ -248,6 +252,7 @@ pub mod rtl {
     crate::rtl_dut!(TimebaseRtl [TimebaseIo]: In => Out {
         tick_o: |v| *v != 0,
         ts_o: |v| *v,
+        cfg_err_o: |v| *v as u8,
     });
 }
 

@@ -59,7 +59,8 @@ impl Ports for In {
 crate::impl_ports!(Out {
     gnt_valid_o,
     gnt_vl_o,
-    gnt_high_o
+    gnt_high_o,
+    cfg_err_o
 });
 
 /// `vl_arb` as a co-simulation [`Block`].
@@ -492,6 +493,7 @@ pub mod rtl {
         gnt_valid_o: |v| *v != 0,
         gnt_vl_o: |v| *v as u8,
         gnt_high_o: |v| *v != 0,
+        cfg_err_o: |v| *v as u8,
     });
 }
 

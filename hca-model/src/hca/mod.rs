@@ -109,13 +109,9 @@ pub struct Retarget {
 }
 
 impl Retarget {
-    /// SplitMix64 step.
+    /// SplitMix64 step ([`rtl_model::rng::splitmix64`]).
     pub fn splitmix(s: &mut u64) -> u64 {
-        *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        rtl_model::rng::splitmix64(s)
     }
 
     /// A uniformly random node other than `me` among `nodes` (`nodes >= 2`), from stream `s`.

@@ -36,7 +36,7 @@
 //!   driver's comment. Pulsing it at the packet start would overlap the delay with the packet.
 //! - IRD saturates at [`IRD_MAX`] (hfi1 masks the reload value to its CSR field instead).
 
-use super::{check_above, check_max, ConfigError};
+use super::{check_above, check_max, flag, ConfigError};
 use crate::clocked::Clocked;
 
 /// Most CCT entries (opensm: at most 128).
@@ -96,7 +96,26 @@ pub struct Config {
     pub t_pkt: u16,
 }
 
+/// `cfg_err_o` bit: `ccti_min` is above `ccti_limit`.
+pub const CFG_ERR_MIN_ABOVE_LIMIT: u8 = 1 << 0;
+/// `cfg_err_o` bit: the table has no entry for `ccti_limit` (the RTL: `ccti_limit` at or above its
+/// `CctEntries` parameter).
+pub const CFG_ERR_TABLE_SHORT: u8 = 1 << 1;
+/// Width of `cfg_err_o`, bits.
+pub const CFG_ERR_WIDTH: u32 = 2;
+
 impl Config {
+    /// The configuration rules this configuration breaks, a bit per rule ([`CFG_ERR_MIN_ABOVE_LIMIT`],
+    /// [`CFG_ERR_TABLE_SHORT`]): what the RTL shows on `cfg_err_o` for these held ports (`ccti_limit` and
+    /// `ccti_min` as their 7-bit ports carry them; the table's length as the RTL's `CctEntries`).
+    /// [`Config::validate`] refuses exactly the configurations with a bit set, among those the ports carry.
+    pub fn cfg_err(&self) -> u8 {
+        let limit = self.ccti_limit & 0x7f;
+        let min = u16::from(self.ccti_min & 0x7f);
+        flag(min > limit, CFG_ERR_MIN_ABOVE_LIMIT)
+            | flag(self.cct.len() <= usize::from(limit), CFG_ERR_TABLE_SHORT)
+    }
+
     /// Checks ranges and that the table covers `ccti_limit`.
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_max("ccti_limit", self.ccti_limit.into(), CCTI_MAX.into())?;
@@ -164,6 +183,9 @@ pub struct Out {
     pub ready_o: bool,
     /// A BECN brought CCTI to the trigger threshold.
     pub trigger_o: bool,
+    /// Configuration rules broken ([`Config::cfg_err`]): 0 for every block built, as [`Config::validate`]
+    /// refuses the rest; the RTL computes it from its held ports.
+    pub cfg_err_o: u8,
 }
 
 /// The CCT rate shaper of one CCTI.
@@ -222,6 +244,7 @@ impl Clocked for CctShaper {
                 ird_o: self.ird(),
                 ready_o: true,
                 trigger_o: false,
+                cfg_err_o: 0,
             };
         }
         let min = c.ccti_min;
@@ -249,6 +272,7 @@ impl Clocked for CctShaper {
             ird_o: ird,
             ready_o: self.ipd_q == 0,
             trigger_o: i.becn_i && c.trigger_threshold != 0 && ccti >= c.trigger_threshold,
+            cfg_err_o: 0,
         };
         self.ccti_q = ccti;
         self.timer_q = timer;

@@ -113,6 +113,11 @@ pub fn linear_thr_table(buf_blocks: u16) -> [u16; 16] {
     t
 }
 
+/// `cfg_err_o` bit (RTL only): `compare_i` is 3, a reserved encoding (behaves as [`FillCompare::PerVoq`]).
+pub const CFG_ERR_COMPARE_RESERVED: u8 = 1 << 0;
+/// Width of `cfg_err_o`, bits.
+pub const CFG_ERR_WIDTH: u32 = 1;
+
 /// Static configuration (held-constant ports in the RTL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
@@ -141,6 +146,13 @@ impl Config {
             root_min_credits: MAX_PKT_BLOCKS.into(),
             victim_mask: false,
         }
+    }
+
+    /// The configuration rules this configuration breaks at the RTL's held ports (`cfg_err_o`): always 0,
+    /// as the one rule there ([`CFG_ERR_COMPARE_RESERVED`]) is a value [`FillCompare`] cannot take, and the
+    /// settings [`Config::validate`] checks cannot exceed their port widths.
+    pub fn cfg_err(&self) -> u8 {
+        0
     }
 
     /// Checks the settings fit their widths.
@@ -176,6 +188,9 @@ pub struct Out {
     pub victim_o: bool,
     /// Packets leaving here may be marked.
     pub mark_state_o: bool,
+    /// Configuration rules broken ([`Config::cfg_err`]): always 0 here; the RTL computes it from its held
+    /// ports.
+    pub cfg_err_o: u8,
 }
 
 /// Congestion detection of one (output port, VL).
@@ -214,6 +229,7 @@ impl CongDetect {
             root_o: self.root_q,
             victim_o: self.victim_q,
             mark_state_o: self.root_q || (self.victim_q && self.cfg.victim_mask),
+            cfg_err_o: 0,
         }
     }
 
@@ -390,7 +406,8 @@ mod tests {
                 cong_o: true,
                 root_o: true,
                 victim_o: false,
-                mark_state_o: true
+                mark_state_o: true,
+                cfg_err_o: 0
             }
         );
         // 65 credits < 66: a victim, not marking without Victim_Mask.
@@ -401,7 +418,8 @@ mod tests {
                 cong_o: true,
                 root_o: false,
                 victim_o: true,
-                mark_state_o: false
+                mark_state_o: false,
+                cfg_err_o: 0
             }
         );
         assert_eq!(d.step_with(&at(&[0], 65)), Out::default());

@@ -18,6 +18,7 @@
 //! | `fc_send_o`    | out | 1     | a flow-control packet carrying `fccl_o` goes out this cycle             |
 //! | `overflow_o`   | out | 1     | `blk_rx_i > free_q`: more data than space, a lossless violation         |
 //! | `drain_err_o`  | out | 1     | `blk_free_i` above the blocks held: the buffer model is inconsistent    |
+//! | `cfg_err_o`    | out | 4     | configuration rules broken, a bit per rule ([`Config::cfg_err`])         |
 //!
 //! State: `abr_q` (12), `free_q` (16), `timer_q` (16, cycles until the periodic packet), `last_fccl_q` (12,
 //! FCCL of the last packet sent).
@@ -35,7 +36,7 @@
 //!   cycle are allowed (cut-through): `free := min(sat(free - blk_rx) + blk_free, buf_blocks)`.
 //! - On overflow `free_q` saturates at 0; on a drain error it saturates at `buf_blocks`; both raise a flag.
 
-use super::{check_max, mask, ConfigError};
+use super::{check_max, flag, mask, ConfigError};
 use crate::clocked::Clocked;
 
 /// Largest FCCL lead over ABR that keeps the transmitter's 12-bit check unambiguous.
@@ -43,6 +44,16 @@ pub const FCCL_CAP: u16 = 2048;
 /// Width of `blk_rx_i` and `blk_free_i`, bits.
 pub const BLK_WIDTH: u32 = 7;
 const FC_MASK: u16 = 0xfff;
+/// `cfg_err_o` bit: `buf_blocks` is 0 (no buffer).
+pub const CFG_ERR_BUF_ZERO: u8 = 1 << 0;
+/// `cfg_err_o` bit: `fc_interval` is 0 (the RTL then sends a flow-control packet every cycle).
+pub const CFG_ERR_INTERVAL_ZERO: u8 = 1 << 1;
+/// `cfg_err_o` bit: `fccl_cap` is 0 (no credit ever granted).
+pub const CFG_ERR_CAP_ZERO: u8 = 1 << 2;
+/// `cfg_err_o` bit: `fccl_cap` is above [`FCCL_CAP`] (the RTL then caps at [`FCCL_CAP`]).
+pub const CFG_ERR_CAP_ABOVE: u8 = 1 << 3;
+/// Width of `cfg_err_o`, bits.
+pub const CFG_ERR_WIDTH: u32 = 4;
 
 /// When flow-control packets go out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -78,6 +89,18 @@ impl Config {
             policy: FcPolicy::Periodic,
             fccl_cap: FCCL_CAP,
         }
+    }
+
+    /// The configuration rules this configuration breaks, a bit per rule ([`CFG_ERR_BUF_ZERO`],
+    /// [`CFG_ERR_INTERVAL_ZERO`], [`CFG_ERR_CAP_ZERO`], [`CFG_ERR_CAP_ABOVE`]): what the RTL shows on
+    /// `cfg_err_o` for these held ports (`fccl_cap` as its 12-bit port carries it). [`Config::validate`]
+    /// refuses exactly the configurations with a bit set, among those the ports can carry.
+    pub fn cfg_err(&self) -> u8 {
+        let cap = self.fccl_cap & FC_MASK;
+        flag(self.buf_blocks == 0, CFG_ERR_BUF_ZERO)
+            | flag(self.fc_interval == 0, CFG_ERR_INTERVAL_ZERO)
+            | flag(cap == 0, CFG_ERR_CAP_ZERO)
+            | flag(cap > FCCL_CAP, CFG_ERR_CAP_ABOVE)
     }
 
     /// Checks the settings.
@@ -138,6 +161,9 @@ pub struct Out {
     pub overflow_o: bool,
     /// More blocks drained than held.
     pub drain_err_o: bool,
+    /// Configuration rules broken ([`Config::cfg_err`]): 0 for every block built, as
+    /// [`Config::validate`] refuses the rest; the RTL computes it from its held ports.
+    pub cfg_err_o: u8,
 }
 
 /// The receiver's credit accounting for one VL.
@@ -207,6 +233,7 @@ impl CreditRx {
             fc_send_o: send,
             overflow_o: false,
             drain_err_o: false,
+            cfg_err_o: 0,
         }
     }
 
@@ -272,6 +299,7 @@ impl Clocked for CreditRx {
             fc_send_o: send,
             overflow_o: blk_rx > self.free_q,
             drain_err_o: blk_free > held,
+            cfg_err_o: 0,
         };
         let abr_base = if i.fc_valid_i {
             i.fc_fctbs_i & FC_MASK
@@ -336,6 +364,40 @@ mod tests {
             rst_ni: true,
             ..In::default()
         }
+    }
+
+    /// `validate` and the RTL's rule (`cfg_err`) refuse the same configurations, over every edge of each
+    /// range the ports carry.
+    #[test]
+    fn validate_refuses_exactly_the_cfg_err_configurations() {
+        for buf_blocks in [0, 1, 2, u16::MAX] {
+            for fc_interval in [0, 1, 2, u16::MAX] {
+                for fccl_cap in [0, 1, 2047, 2048, 2049, 4095] {
+                    for policy in [FcPolicy::Periodic, FcPolicy::PeriodicAndOnChange] {
+                        let c = Config {
+                            buf_blocks,
+                            fc_interval,
+                            policy,
+                            fccl_cap,
+                        };
+                        assert_eq!(c.validate().is_err(), c.cfg_err() != 0, "{c:?}");
+                    }
+                }
+            }
+        }
+        let c = |fccl_cap| Config {
+            fccl_cap,
+            ..Config::new(0, 0)
+        };
+        assert_eq!(c(2048).cfg_err(), CFG_ERR_BUF_ZERO | CFG_ERR_INTERVAL_ZERO);
+        assert_eq!(
+            c(0).cfg_err(),
+            CFG_ERR_BUF_ZERO | CFG_ERR_INTERVAL_ZERO | CFG_ERR_CAP_ZERO
+        );
+        assert_eq!(
+            c(2049).cfg_err(),
+            CFG_ERR_BUF_ZERO | CFG_ERR_INTERVAL_ZERO | CFG_ERR_CAP_ABOVE
+        );
     }
 
     #[test]

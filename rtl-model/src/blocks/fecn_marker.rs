@@ -11,6 +11,7 @@
 //! | `pkt_bytes_i`  | in  | 13    | its length in bytes                                                    |
 //! | `mark_state_i` | in  | 1     | the port-VL is in the marking state                                    |
 //! | `mark_o`       | out | 1     | set FECN on this packet                                                |
+//! | `cfg_err_o`    | out | 1     | configuration rule broken ([`Config::cfg_err`]; 0 for a built block)   |
 //!
 //! Held-constant configuration ports in the RTL: `packet_size` (8), `marking_rate` (16), `mode` (1),
 //! `lfsr_seed` (16) and `lfsr_thresh` (17), the last precomputed here ([`FecnMarker::lfsr_thresh`]) so that
@@ -31,7 +32,7 @@
 //!   so the leap still visits every state) makes consecutive compare values share no bits; with one shift a
 //!   small value `v` is followed by `v >> 1`, so marks would come in bursts.
 
-use super::{mask, ConfigError};
+use super::{flag, mask, ConfigError};
 use crate::clocked::Clocked;
 
 /// Toggle mask of the Galois LFSR (x^16 + x^14 + x^13 + x^11 + 1).
@@ -44,6 +45,11 @@ pub const LFSR_SEED_DEFAULT: u16 = 0xACE1;
 pub const COUNTER_MARKS_FIRST: bool = true;
 /// Width of `pkt_bytes_i`, bits.
 pub const BYTES_WIDTH: u32 = 13;
+/// `cfg_err_o` bit: `lfsr_seed` is 0 (the LFSR would stick at 0; the RTL resets it to
+/// [`LFSR_SEED_DEFAULT`] instead).
+pub const CFG_ERR_SEED_ZERO: u8 = 1 << 0;
+/// Width of `cfg_err_o`, bits.
+pub const CFG_ERR_WIDTH: u32 = 1;
 
 /// How `marking_rate` is applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -82,6 +88,18 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The configuration rules this configuration breaks, a bit per rule ([`CFG_ERR_SEED_ZERO`]): what the
+    /// RTL shows on `cfg_err_o` for these held ports. [`Config::validate`] refuses exactly these.
+    pub fn cfg_err(&self) -> u8 {
+        flag(self.lfsr_seed == 0, CFG_ERR_SEED_ZERO)
+    }
+
+    /// `floor(65536 / (marking_rate + 1))`, 17 bits: the RTL's `lfsr_thresh` port
+    /// ([`FecnMarker::lfsr_thresh`] of a built block).
+    pub fn lfsr_thresh(&self) -> u32 {
+        65536 / (u32::from(self.marking_rate) + 1)
+    }
+
     /// Checks the settings.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.lfsr_seed == 0 {
@@ -113,6 +131,9 @@ pub struct In {
 pub struct Out {
     /// Set FECN on the packet starting this cycle.
     pub mark_o: bool,
+    /// Configuration rules broken ([`Config::cfg_err`]): 0 for every block built, as [`Config::validate`]
+    /// refuses the rest; the RTL computes it from its held ports.
+    pub cfg_err_o: u8,
 }
 
 /// FECN marking decision of one (output port, VL).
@@ -174,7 +195,7 @@ impl FecnMarker {
         cfg.validate()?;
         Ok(FecnMarker {
             cfg,
-            thresh: 65536 / (u32::from(cfg.marking_rate) + 1),
+            thresh: cfg.lfsr_thresh(),
             cnt_q: 0,
             lfsr_q: cfg.lfsr_seed,
         })
@@ -229,6 +250,7 @@ impl Clocked for FecnMarker {
         };
         Out {
             mark_o: eligible & mark,
+            cfg_err_o: 0,
         }
     }
 

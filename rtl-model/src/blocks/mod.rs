@@ -7,7 +7,10 @@
 //! - [`crate::clocked::Clocked::next_event`] returning `Some(k)` means: the next `k` idle edges leave every
 //!   output as it is now (only counters move), and the cycle after them may differ. `skip(n)` is exact for
 //!   any `n`, but outputs of edges it passes over are not reported, so callers skip at most `k`.
-//! - Configuration errors are [`ConfigError`]s naming the setting and the bad value.
+//! - Configuration errors are [`ConfigError`]s naming the setting and the bad value. A block whose RTL has
+//!   held configuration ports also states its rules as bits (`Config::cfg_err`, the RTL's `cfg_err_o`, valid
+//!   during reset too): `validate` refuses exactly the configurations with a bit set among those the ports
+//!   can carry, so a built block's `cfg_err_o` is always 0.
 
 pub mod cct_shaper;
 pub mod cong_detect;
@@ -100,6 +103,15 @@ pub(crate) fn check_above(
 /// Checks `value <= max` where `max` is a hardware limit.
 pub(crate) fn check_max(setting: &'static str, value: u64, max: u64) -> Result<(), ConfigError> {
     check_above(setting, value, "the maximum", max)
+}
+
+/// `bit` when `cond` holds, else 0: one rule's bit of a `cfg_err` word.
+pub(crate) const fn flag(cond: bool, bit: u8) -> u8 {
+    if cond {
+        bit
+    } else {
+        0
+    }
 }
 
 /// All-ones mask of `bits` bits (`bits <= 32`), for masking inputs to their port width.

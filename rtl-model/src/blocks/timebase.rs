@@ -19,7 +19,7 @@
 //! Designer choices, named: reset phase `acc_q = 0`, so the first tick comes `ceil(modulus / inc)` cycles
 //! after reset (in the cycle where the accumulator would reach the modulus).
 
-use super::ConfigError;
+use super::{flag, ConfigError};
 use crate::clocked::Clocked;
 
 /// Picoseconds in one tick.
@@ -48,7 +48,32 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
+/// `cfg_err_o` bit: the increment is 0 (a clock of 0 ps: no tick ever).
+pub const CFG_ERR_INC_ZERO: u8 = 1 << 0;
+/// `cfg_err_o` bit: the increment is not below the modulus (a clock of 0 kHz, or one cycle per tick or
+/// slower).
+pub const CFG_ERR_INC_NOT_BELOW: u8 = 1 << 1;
+/// Width of `cfg_err_o`, bits.
+pub const CFG_ERR_WIDTH: u32 = 2;
+
+/// The configuration rules the RTL's held ports `inc`, `modulus` break, a bit per rule
+/// ([`CFG_ERR_INC_ZERO`], [`CFG_ERR_INC_NOT_BELOW`]): what the RTL shows on `cfg_err_o`.
+pub fn cfg_err_of(inc: u64, modulus: u64) -> u8 {
+    flag(inc == 0, CFG_ERR_INC_ZERO) | flag(inc >= modulus, CFG_ERR_INC_NOT_BELOW)
+}
+
 impl Config {
+    /// [`cfg_err_of`] the clock's ratio (before reduction by the gcd, which changes neither rule).
+    /// [`Config::validate`] refuses every clock with a bit set, and also one whose reduced ratio does not fit
+    /// the 32-bit ports.
+    pub fn cfg_err(&self) -> u8 {
+        let (inc, modulus) = match self.clock {
+            ClockSpec::FreqKhz(f) => (1_000_000u64, 1024 * u64::from(f)),
+            ClockSpec::PeriodPs(p) => (u64::from(p), u64::from(TICK_PS)),
+        };
+        cfg_err_of(inc, modulus)
+    }
+
     /// `(inc, modulus)` reduced, or why the clock cannot be used.
     pub fn ratio(&self) -> Result<(u32, u32), ConfigError> {
         let (inc, modulus, setting, value) = match self.clock {
@@ -101,6 +126,9 @@ pub struct Out {
     pub tick_o: bool,
     /// Ticks since reset.
     pub ts_o: u32,
+    /// Configuration rules broken ([`Config::cfg_err`]): 0 for every block built, as [`Config::validate`]
+    /// refuses the rest; the RTL computes it from its held ports.
+    pub cfg_err_o: u8,
 }
 
 /// The shared 1.024 us tick generator.
@@ -154,6 +182,7 @@ impl Clocked for Timebase {
         let out = Out {
             tick_o: tick,
             ts_o: self.ts_q,
+            cfg_err_o: 0,
         };
         if tick {
             self.acc_q = (sum - u64::from(self.modulus)) as u32;

@@ -43,7 +43,7 @@
 //!   made before a packet starts, so a high packet may run past the limit by up to one packet.
 //! - Work conserving: if the limit is reached but no low candidate exists, high is still granted.
 
-use super::{check_max, mask, ConfigError};
+use super::{check_max, flag, mask, ConfigError};
 use crate::clocked::Clocked;
 
 /// Most entries in each table.
@@ -90,7 +90,31 @@ pub struct Config {
     pub vl_high_limit: u8,
 }
 
+/// `cfg_err_o` bit: the high table has more than [`TABLE_MAX`] entries.
+pub const CFG_ERR_HIGH_LONG: u8 = 1 << 0;
+/// `cfg_err_o` bit: the low table has more than [`TABLE_MAX`] entries.
+pub const CFG_ERR_LOW_LONG: u8 = 1 << 1;
+/// `cfg_err_o` bit: a high entry names VL 15.
+pub const CFG_ERR_HIGH_VL15: u8 = 1 << 2;
+/// `cfg_err_o` bit: a low entry names VL 15.
+pub const CFG_ERR_LOW_VL15: u8 = 1 << 3;
+/// Width of `cfg_err_o`, bits.
+pub const CFG_ERR_WIDTH: u32 = 4;
+
 impl Config {
+    /// The configuration rules this configuration breaks, a bit per rule ([`CFG_ERR_HIGH_LONG`],
+    /// [`CFG_ERR_LOW_LONG`], [`CFG_ERR_HIGH_VL15`], [`CFG_ERR_LOW_VL15`]): what the RTL shows on `cfg_err_o`
+    /// for these held ports (entries' VLs as their 4-bit ports carry them; the RTL sees the first
+    /// [`TABLE_MAX`] entries). [`Config::validate`] refuses exactly the configurations with a bit set, among
+    /// those the ports carry (VLs up to 15, at most 127 entries).
+    pub fn cfg_err(&self) -> u8 {
+        let vl15 = |t: &[ArbEntry]| t.iter().take(TABLE_MAX).any(|e| e.vl & 0xf == 15);
+        flag(self.high.len() > TABLE_MAX, CFG_ERR_HIGH_LONG)
+            | flag(self.low.len() > TABLE_MAX, CFG_ERR_LOW_LONG)
+            | flag(vl15(&self.high), CFG_ERR_HIGH_VL15)
+            | flag(vl15(&self.low), CFG_ERR_LOW_VL15)
+    }
+
     /// Checks table sizes and VLs.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (name, t) in [("vl_arb_high", &self.high), ("vl_arb_low", &self.low)] {
@@ -135,6 +159,9 @@ pub struct Out {
     pub gnt_vl_o: u8,
     /// Granted from the high table.
     pub gnt_high_o: bool,
+    /// Configuration rules broken ([`Config::cfg_err`]): 0 for every block built, as [`Config::validate`]
+    /// refuses the rest; the RTL computes it from its held ports.
+    pub cfg_err_o: u8,
 }
 
 /// The VL arbiter of one output port.
@@ -277,6 +304,7 @@ impl Clocked for VlArb {
                 gnt_valid_o: true,
                 gnt_vl_o: 15,
                 gnt_high_o: false,
+                cfg_err_o: 0,
             };
         }
         let cand = i.req_i & i.credit_ok_i & 0x7fff;
@@ -309,6 +337,7 @@ impl Clocked for VlArb {
                     gnt_valid_o: true,
                     gnt_vl_o: vl,
                     gnt_high_o: true,
+                    cfg_err_o: 0,
                 }
             }
             (_, Some((j, fresh))) => {
@@ -321,6 +350,7 @@ impl Clocked for VlArb {
                     gnt_valid_o: true,
                     gnt_vl_o: vl,
                     gnt_high_o: false,
+                    cfg_err_o: 0,
                 }
             }
             _ => Out::default(),

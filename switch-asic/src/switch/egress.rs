@@ -175,6 +175,7 @@ impl Switch {
             let mut mo = match mark_state {
                 None => fecn_marker::Out {
                     mark_o: slot.marked,
+                    cfg_err_o: 0,
                 },
                 Some(m) => self.mark[k].step(&fecn_marker::In {
                     rst_ni: true,
