@@ -4,8 +4,8 @@
 #![cfg(feature = "proptest")]
 
 use proptest::prelude::*;
-use rtl_model::testkit::{oracle, packets};
 use rtl_model::link::packet::egress_rewrite;
+use rtl_model::testkit::{oracle, packets};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
