@@ -106,10 +106,14 @@ fn only_changes(
     Ok(())
 }
 
-fn bth_bit_marked(
+/// The check every rewrite of a good native IB packet shares: only the LRH VL field (when `vl` is given:
+/// now that VL), the BTH bits of `set` (now set; named `name`) and the VCRC differ; the VCRC verifies over the
+/// new bytes; an ICRC that verified still does (VL, FECN and BECN are masked in it).
+fn ib_rewritten(
     before: &[u8],
     after: &[u8],
-    bit: u8,
+    vl: Option<u8>,
+    set: u8,
     name: &'static str,
 ) -> Result<(), Violation> {
     let bth =
@@ -121,67 +125,21 @@ fn bth_bit_marked(
     }
     let n = before.len();
     only_changes(before, after, |at| {
-        if at == bth + 4 {
-            bit
-        } else if at >= n - 2 {
-            0xFF
-        } else {
-            0
-        }
-    })?;
-    if after[bth + 4] & bit == 0 {
-        return Err(Violation::NotSet(name));
-    }
-    if !verify_vcrc(after) {
-        return Err(Violation::VcrcNotRegenerated);
-    }
-    let good_in = ib_covered(before).is_ok_and(|(k, c)| verify_icrc(k, c).unwrap_or(false));
-    let good_out = ib_covered(after).is_ok_and(|(k, c)| verify_icrc(k, c).unwrap_or(false));
-    if good_in && !good_out {
-        return Err(Violation::IcrcBroken);
-    }
-    Ok(())
-}
-
-/// A native IB packet with a good VCRC left FECN-marked: only BTH FECN differs (now set; it may have been
-/// set already), the VCRC is regenerated, and an ICRC that verified still does (FECN is masked in it).
-pub fn fecn_marked(before: &[u8], after: &[u8]) -> Result<(), Violation> {
-    bth_bit_marked(before, after, 0x80, "BTH FECN")
-}
-
-/// As [`fecn_marked`], for BTH BECN (a CNP's mark on the way back).
-pub fn becn_marked(before: &[u8], after: &[u8]) -> Result<(), Violation> {
-    bth_bit_marked(before, after, 0x40, "BTH BECN")
-}
-
-/// A native IB packet with a good VCRC forwarded by a switch onto output VL `out_vl`, FECN-marked there if
-/// `fecn`: only the LRH VL field (now `out_vl`), BTH FECN (set if `fecn`, as it came otherwise) and the VCRC
-/// differ; the VCRC verifies; an ICRC that verified still does (the VL and FECN are masked in it).
-pub fn switched(before: &[u8], after: &[u8], out_vl: u8, fecn: bool) -> Result<(), Violation> {
-    let bth =
-        bth_offset(before).ok_or(Violation::NotApplicable("not an IBA packet (LNH 2 or 3)"))?;
-    if before.len() < bth + 12 + 6 || !verify_vcrc(before) {
-        return Err(Violation::NotApplicable(
-            "not a whole IB packet with a good VCRC",
-        ));
-    }
-    let n = before.len();
-    only_changes(before, after, |at| {
-        if at == 0 {
+        if at == 0 && vl.is_some() {
             0xF0
-        } else if at == bth + 4 && fecn {
-            0x80
+        } else if at == bth + 4 {
+            set
         } else if at >= n - 2 {
             0xFF
         } else {
             0
         }
     })?;
-    if after[0] >> 4 != out_vl & 0x0F {
+    if vl.is_some_and(|v| after[0] >> 4 != v & 0x0F) {
         return Err(Violation::NotSet("LRH VL (the output VL)"));
     }
-    if fecn && after[bth + 4] & 0x80 == 0 {
-        return Err(Violation::NotSet("BTH FECN"));
+    if after[bth + 4] & set != set {
+        return Err(Violation::NotSet(name));
     }
     if !verify_vcrc(after) {
         return Err(Violation::VcrcNotRegenerated);
@@ -191,6 +149,30 @@ pub fn switched(before: &[u8], after: &[u8], out_vl: u8, fecn: bool) -> Result<(
         return Err(Violation::IcrcBroken);
     }
     Ok(())
+}
+
+/// A native IB packet with a good VCRC left FECN-marked: only BTH FECN differs (now set; it may have been
+/// set already), the VCRC is regenerated, and an ICRC that verified still does (FECN is masked in it).
+pub fn fecn_marked(before: &[u8], after: &[u8]) -> Result<(), Violation> {
+    ib_rewritten(before, after, None, 0x80, "BTH FECN")
+}
+
+/// As [`fecn_marked`], for BTH BECN (a CNP's mark on the way back).
+pub fn becn_marked(before: &[u8], after: &[u8]) -> Result<(), Violation> {
+    ib_rewritten(before, after, None, 0x40, "BTH BECN")
+}
+
+/// A native IB packet with a good VCRC forwarded by a switch onto output VL `out_vl`, FECN-marked there if
+/// `fecn`: only the LRH VL field (now `out_vl`), BTH FECN (set if `fecn`, as it came otherwise) and the VCRC
+/// differ; the VCRC verifies; an ICRC that verified still does (the VL and FECN are masked in it).
+pub fn switched(before: &[u8], after: &[u8], out_vl: u8, fecn: bool) -> Result<(), Violation> {
+    ib_rewritten(
+        before,
+        after,
+        Some(out_vl),
+        if fecn { 0x80 } else { 0 },
+        "BTH FECN",
+    )
 }
 
 /// The packet left byte for byte as it came.
