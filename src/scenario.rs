@@ -603,21 +603,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         .map_err(|e| at(ft.span(), generator_error("fat_tree", e)))?
     } else if let Some(ft) = &file.fat_tree3 {
         let f = ft.get_ref();
-        // Bounded before the generator allocates: both counts are at most a switch's ports.
-        let max = usize::from(topology::MAX_SWITCH_PORTS);
-        for (key, v) in [("radix", Some(f.radix)), ("pods", f.pods)] {
-            if v.is_some_and(|v| v > max) {
-                return Err(at(
-                    key_span(text, ft.span(), key),
-                    limits::out_of_range(
-                        &format!("fat_tree3.{key}"),
-                        v.unwrap_or(0),
-                        1,
-                        max as u64,
-                    ),
-                ));
-            }
-        }
+        // The generator checks the shape (radix, pods) before it allocates anything.
         let shape = topology::FatTree3 {
             radix: f.radix,
             pods: f.pods.unwrap_or(f.radix),

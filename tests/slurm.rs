@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// Two contributors into H3 and a victim into H2, long enough (about a second per point in a debug build)
-/// for a task to be caught running and cancelled: the poll for a running task comes every 20 ms, and at
-/// 6,000 us a point took 70 ms once the fabric stepped by events, so a task sometimes ended first.
+/// Two contributors into H3 and a victim into H2, long enough for a task to be caught running and
+/// cancelled: the poll for a running task comes every 20 ms, and a point much shorter than that (the
+/// event-driven fabric crosses quiet stretches in no time) can end before the cancel lands.
 const SCENARIO: &str = r#"name = "slurm-sweep"
 duration_us = 200000
 [settings]

@@ -2,13 +2,13 @@
 //!
 //! An HCA keeps counters per scenario flow (received, injected, CNPs) but only ever sees the flows it sends
 //! or receives. A dense vector per HCA over every flow of the scenario costs HCAs x flows entries: on the
-//! 11,664-host fat tree with one flow per host, 136 million entries per counter and over 13 GiB in all. The
+//! 11,664-host fat tree with one flow per host, 136 million entries per counter. The
 //! table keeps entries only for flows it was told of ([`FlowTable::note`], at fabric assembly) or that
 //! reached it (a flow whose destination changes during a run, as the uniform bench's do), sorted by flow
 //! number, so a lookup is a binary search over the few flows of one HCA. Where HCAs x flows is small the
-//! table is dense ([`FlowTable::make_dense`]): a lookup is an index, as cheap as the plain vector (a
-//! binary search per received packet over hundreds of flows cost the uniform bench, whose destinations
-//! change with every packet, about a tenth of its speed).
+//! table is dense ([`FlowTable::make_dense`]): a lookup is an index, as cheap as the plain vector, where a
+//! search would run for every packet received over all the flows that ever reached the HCA (hundreds on
+//! the uniform bench, whose destinations change with every packet).
 
 use std::ops::{Index, IndexMut};
 
