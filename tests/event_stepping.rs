@@ -7,8 +7,8 @@ use ibcycle::scenario::{self, Scenario};
 use proptest::prelude::*;
 
 /// Everything observable of a fabric: HCA counters, message completion cycles (a tail counted at the wrong
-/// cycle shows here) and credit state, every switch port's and VL's
-/// signals and counters, packets in flight, violations.
+/// cycle shows here) and every VL's credit state, every switch port's and VL's signals and counters,
+/// packets in flight, violations.
 fn digest(f: &Fabric) -> String {
     let mut s = format!(
         "now {} inflight {} viol {}\n",
@@ -29,16 +29,25 @@ fn digest(f: &Fabric) -> String {
             h.ctl_delivered,
             h.receiving()
         );
-        s += &format!("{} {}\n", h.credits_avail(0), h.rx_free(0));
+        for vl in 0..VLS_MAX {
+            s += &format!("{} {} ", h.credits_avail(vl), h.rx_free(vl));
+        }
+        s += "\n";
     }
     for sw in &f.switches {
         s += &format!("held {} err {}\n", sw.packets_held(), sw.rx_errors());
         for p in 0..sw.ports() {
-            s += &format!("{:?} {:?}\n", sw.observe(p, 0), sw.counters(p, 0));
+            // Every VL (a VL the port lacks reads as zeros).
+            for vl in 0..VLS_MAX {
+                s += &format!("{vl}: {:?} {:?}\n", sw.observe(p, vl), sw.counters(p, vl));
+            }
         }
     }
     s
 }
+
+/// Data VLs the digest covers: every VL a scenario here can have.
+const VLS_MAX: usize = 15;
 
 /// The flow-control state of every port (FCTBS, FCCL, ABR, the limit latched from the peer). Blocks absorb
 /// arriving data lazily between event-driven steps, so this is compared only after both fabrics were
@@ -63,15 +72,28 @@ fn chain(
     latency_ns: u64,
     flows: &[(usize, usize, u64, u64)],
 ) -> Scenario {
+    let flows: Vec<_> = flows.iter().map(|&(s, d, a, b)| (s, d, a, b, 0)).collect();
+    chain_vls(1, cc, fc_interval, latency_ns, &flows)
+}
+
+/// The 3-switch chain with `vls` data VLs; each flow `(src, dst, start_us, stop_us, sl)` on its SL (the
+/// default SL-to-VL map puts SL s on VL s mod `vls`).
+fn chain_vls(
+    vls: u8,
+    cc: bool,
+    fc_interval: u16,
+    latency_ns: u64,
+    flows: &[(usize, usize, u64, u64, u8)],
+) -> Scenario {
     let mut text = format!(
-        "duration_us = 30\n[settings]\nfc_interval_cycles = {fc_interval}\n[chain]\nswitches = 3\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = {latency_ns}\n"
+        "duration_us = 30\n[settings]\ndata_vls = {vls}\nfc_interval_cycles = {fc_interval}\n[chain]\nswitches = 3\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = {latency_ns}\n"
     );
     if cc {
         text += "[switch_cc]\nthreshold = 15\nmarking_rate = 1\npacket_size = 1\n[hca_cc]\nccti_increase = 4\nccti_timer = 2\n";
     }
-    for (i, &(src, dst, start, stop)) in flows.iter().enumerate() {
+    for (i, &(src, dst, start, stop, sl)) in flows.iter().enumerate() {
         text += &format!(
-            "[[flow]]\nid = \"F{i}\"\nsrc = \"H{src}\"\ndst = \"H{dst}\"\nmtu = 256\nmessage_bytes = 1000\nstart_us = {start}\nstop_us = {stop}\n"
+            "[[flow]]\nid = \"F{i}\"\nsrc = \"H{src}\"\ndst = \"H{dst}\"\nsl = {sl}\nmtu = 256\nmessage_bytes = 1000\nstart_us = {start}\nstop_us = {stop}\n"
         );
     }
     scenario::parse(std::path::Path::new("t.toml"), &text).unwrap()
@@ -79,8 +101,31 @@ fn chain(
 
 /// Runs `sc` to `end` both ways (`run_until` in `chunks`), compares, then steps both on and compares again;
 /// returns the event-driven fabric.
-fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
+/// Asserts `got == want`, naming the first line that differs (the digests are thousands of lines).
+#[track_caller]
+fn same(want: &str, got: &str, what: &str) {
+    if want != got {
+        let (w, g): (Vec<_>, Vec<_>) = (want.lines().collect(), got.lines().collect());
+        let i = (0..w.len().max(g.len()))
+            .find(|&i| w.get(i) != g.get(i))
+            .unwrap_or(0);
+        panic!(
+            "{what}: line {i} differs\n want {:?}\n  got {:?}",
+            w.get(i),
+            g.get(i)
+        );
+    }
+}
+
+/// The all-eager reference: every switch and HCA stepped, and every block clocked, in every cycle.
+fn reference(sc: &Scenario) -> Fabric {
     let mut a = Fabric::new(sc).unwrap();
+    a.set_eager(true);
+    a
+}
+
+fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
+    let mut a = reference(sc);
     let mut b = Fabric::new(sc).unwrap();
     for _ in 0..end {
         a.step();
@@ -91,7 +136,7 @@ fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
         b.run_until(to);
         i += 1;
     }
-    assert_eq!(digest(&a), digest(&b));
+    same(&digest(&a), &digest(&b), "digest at the end");
     // A quiet jump leaves off flow-control packets that would change nothing; once the longest wire has
     // passed, what is in flight must be the same item for item and cycle for cycle (this pins down the
     // timing of every port's periodic flow-control packets after a jump).
@@ -99,9 +144,17 @@ fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
         a.step();
         b.step();
     }
-    assert_eq!(digest(&a), digest(&b));
-    assert_eq!(fc_state(&a), fc_state(&b));
-    assert_eq!(a.wires_fingerprint(), b.wires_fingerprint());
+    same(&digest(&a), &digest(&b), "digest, stepped on");
+    same(
+        &fc_state(&a),
+        &fc_state(&b),
+        "flow-control state, stepped on",
+    );
+    same(
+        &a.wires_fingerprint(),
+        &b.wires_fingerprint(),
+        "wires, stepped on",
+    );
     b
 }
 
@@ -144,6 +197,66 @@ proptest! {
         prop_assume!(!flows.is_empty());
         let sc = chain(cc, fc_interval, latency_ns, &flows);
         same_both_ways(&sc, 20_000, &chunks);
+    }
+}
+
+proptest! {
+    #![proptest_config(stepping_config())]
+
+    /// The same with two to four data VLs, flows spread over them (so VL arbitration, per-VL credits and
+    /// congestion state, and flow-control packets of several VLs on one wire are all compared).
+    #[test]
+    fn run_until_equals_single_steps_with_several_vls(
+        vls in 2u8..=4,
+        cc in any::<bool>(),
+        fc_interval in 8u16..400,
+        latency_ns in 1u64..300,
+        flows in prop::collection::vec((0usize..6, 0usize..6, 0u64..10, 1u64..20, 0u8..4), 2..6),
+        chunks in prop::collection::vec(1u64..5000, 1..4),
+    ) {
+        let flows: Vec<_> = flows
+            .into_iter()
+            .filter(|f| f.0 != f.1)
+            .map(|(s, d, start, dur, sl)| (s, d, start, start + dur, sl % vls))
+            .collect();
+        prop_assume!(!flows.is_empty());
+        // The parser refuses an interval that the flow-control packets of every VL would fill (3 cycles
+        // each on the 4x DDR links here).
+        let fc_interval = fc_interval.max(4 * u16::from(vls));
+        let sc = chain_vls(vls, cc, fc_interval, latency_ns, &flows);
+        same_both_ways(&sc, 20_000, &chunks);
+    }
+}
+
+/// Two VLs sharing the congested trunks, with CC on: every flow-control packet, mark and CNP of both VLs
+/// compared, through quiet stretches and a restart, on a deterministic case that is certain to congest.
+#[test]
+fn two_vls_under_congestion_are_identical_event_driven() {
+    let flows = [
+        (0, 5, 0, 8, 0),
+        (1, 5, 0, 8, 1),
+        (2, 5, 1, 9, 1),
+        (3, 4, 2, 6, 0),
+        (4, 0, 14, 18, 1),
+        (5, 1, 15, 17, 0),
+    ];
+    for vls in [2, 4] {
+        let sc = chain_vls(vls, true, 100, 80, &flows);
+        let f = same_both_ways(&sc, 25_000, &[997, 1, 4096]);
+        let delivered = |vl: u8| -> u64 {
+            f.switches
+                .iter()
+                .flat_map(|sw| {
+                    (0..sw.ports()).map(move |p| sw.counters(p, usize::from(vl)).xmit_pkts)
+                })
+                .sum()
+        };
+        assert!(
+            delivered(0) > 0 && delivered(1) > 0,
+            "{vls} VLs: both VLs carried traffic"
+        );
+        let becn: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+        assert!(becn > 0, "{vls} VLs: no CNP reached a source");
     }
 }
 
@@ -224,7 +337,7 @@ fn small_tree() -> Scenario {
 #[test]
 fn any_thread_count_gives_the_single_step_state() {
     let sc = small_tree();
-    let mut a = Fabric::new(&sc).unwrap();
+    let mut a = reference(&sc);
     // 20 us of traffic, then quiet until 60 us (flows stop at 20 us).
     for _ in 0..60_000 {
         a.step();
@@ -296,7 +409,7 @@ fn a_quiet_jump_ending_at_any_phase_of_the_flow_control_timers_is_exact() {
     for leave_off in [false, true] {
         let mut seen = 0;
         for end in first..first + interval {
-            let mut r = Fabric::new(&sc).unwrap();
+            let mut r = reference(&sc);
             let mut b = Fabric::new(&sc).unwrap();
             r.leave_off_fc_repeats(leave_off);
             b.leave_off_fc_repeats(leave_off);
@@ -339,7 +452,7 @@ fn traffic_starting_right_after_a_quiet_jump_keeps_its_timing() {
         );
         let sc = scenario::parse(std::path::Path::new("k.toml"), &text).unwrap();
         let start = k * 1000;
-        let mut r = Fabric::new(&sc).unwrap();
+        let mut r = reference(&sc);
         for _ in 0..start + 2 {
             r.step();
         }

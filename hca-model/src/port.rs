@@ -444,8 +444,14 @@ impl Endpoint {
             return None;
         }
         let pending = (self.fc_pending & 1 != 0).then_some(self.fc_fccl[0]);
+        // Blocks in by now that a sleeping endpoint has not counted yet (see `Arrival::wake`), as a step
+        // would.
+        let mut crx = self.crx[0].clone();
+        if let Some((mut a, _, _)) = self.arriving {
+            a.absorb_before(self.rate, self.now, &mut crx);
+        }
         Some(rtl_model::link::quiet::FcSync::of(
-            &self.crx[0],
+            &crx,
             &self.ctx[0],
             pending,
         ))

@@ -528,6 +528,17 @@ impl Fabric {
         }
     }
 
+    /// Makes this fabric the all-eager reference (or not): every switch clocks every port and block every
+    /// cycle (`Switch::set_eager`). Together with [`Fabric::step`], which steps every switch and every HCA
+    /// in every cycle, that is the plain cycle-by-cycle model the differential tests compare the
+    /// event-driven [`Fabric::run_until`] with: none of the blocks' own `next_event`/`skip` shortcuts is
+    /// taken. Results are identical either way by contract; only the cost differs.
+    pub fn set_eager(&mut self, on: bool) {
+        for sw in &mut self.switches {
+            sw.set_eager(on);
+        }
+    }
+
     /// One cycle of the whole fabric.
     pub fn step(&mut self) {
         let t = self.now;

@@ -20,7 +20,12 @@ impl Switch {
         }
         let k = port * self.v;
         let pending = (self.fc_pending[port] & 1 != 0).then_some(self.fc_fccl[k]);
-        Some(FcSync::of(&self.crx[k], &self.ctx[k], pending))
+        // Blocks in by now that a sleeping port has not counted yet (see `Arrival::wake`), as a step would.
+        let mut crx = self.crx[k].clone();
+        if let Some(mut a) = self.arriving[port].map(|a| a.a) {
+            a.absorb_before(self.rate[port], self.now, &mut crx);
+        }
+        Some(FcSync::of(&crx, &self.ctx[k], pending))
     }
 
     /// The plan of every port for `n` quiet cycles, or `None` when the switch is not quiet (a packet held or
