@@ -32,8 +32,8 @@
 //! woken for a received packet's tail that only adds to counters (`Hca::skip` counts it at its own cycle),
 //! nor at the end of a packet it sent when its reaction point foresaw the next send (`TxFlow::cc_wake`).
 //! A periodic flow-control packet that
-//! repeats the last one on its wire changes nothing at the receiver and does not wake it
-//! (`fabric::fc_memo`, private). Threads meet at a barrier once per
+//! repeats the last one on its wire is not sent at all (`Switch::set_fc_repeats_off`,
+//! `Endpoint::set_fc_repeats_off`), so it wakes no receiver. Threads meet at a barrier once per
 //! window, a spinning one (`SpinBarrier`).
 
 use rtl_model::link::quiet::FcSync;
@@ -41,7 +41,6 @@ use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::ports;
 use switch_asic::{Switch, TxEvent};
 
-use super::fc_memo::FcMemo;
 use super::wheel::Wheel;
 use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
 
@@ -89,9 +88,6 @@ pub struct StepWork {
     pub hca_steps: u64,
     /// Items put on wires (packet heads, flow-control packets, pause frames).
     pub wire_items: u64,
-    /// Flow-control packets among them left off because they change nothing at the receiver
-    /// (`fabric::fc_memo`).
-    pub fc_left_off: u64,
 }
 
 impl StepWork {
@@ -100,7 +96,6 @@ impl StepWork {
         self.switch_steps += o.switch_steps;
         self.hca_steps += o.hca_steps;
         self.wire_items += o.wire_items;
-        self.fc_left_off += o.fc_left_off;
     }
 }
 
@@ -110,7 +105,6 @@ struct Links<'a> {
     hca_loc: &'a [Loc],
     sw_out: &'a [Vec<Option<Rx>>],
     hca_out: &'a [Rx],
-    fc_memo: &'a FcMemo,
 }
 
 impl Links<'_> {
@@ -254,13 +248,8 @@ impl Part {
         }
     }
 
-    /// Puts an item pushed at `t` on the local wire `rx` (at `idx`) and wakes its receiver, unless it is a
-    /// flow-control packet that changes nothing there.
-    fn deliver(&mut self, links: &Links, rx: Rx, idx: usize, t: u64, ev: Ev) {
-        if !links.fc_memo.record(rx, &ev) {
-            self.work.fc_left_off += 1;
-            return;
-        }
+    /// Puts an item pushed at `t` on the local wire `rx` (at `idx`) and wakes its receiver.
+    fn deliver(&mut self, rx: Rx, idx: usize, t: u64, ev: Ev) {
         let w = self.wire(rx, idx);
         w.push(t, ev);
         let at = t + w.latency();
@@ -285,7 +274,7 @@ impl Part {
         self.wire_pkts += i64::from(matches!(ev, Ev::Pkt(_)));
         let (part, idx) = links.loc(rx);
         if part == self.id {
-            self.deliver(links, rx, idx as usize, t, ev);
+            self.deliver(rx, idx as usize, t, ev);
         } else {
             self.outbox.push((rx, t, ev));
         }
@@ -446,7 +435,7 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, win: Window
             let mut inbox = lock(&inboxes[me]);
             for (rx, at, ev) in inbox.drain(..) {
                 let (_, idx) = links.loc(rx);
-                p.deliver(links, rx, idx as usize, at, ev);
+                p.deliver(rx, idx as usize, at, ev);
             }
             drop(inbox);
             // Every part computes the same start: nothing anywhere happens before the earliest bound, so the
@@ -782,7 +771,6 @@ impl Fabric {
             hca_loc: &hca_loc,
             sw_out: &self.sw_out,
             hca_out: &self.hca_out,
-            fc_memo: &self.fc_memo,
         };
         let mut t0 = self.now;
         let far = end;
@@ -805,7 +793,7 @@ impl Fabric {
                     if let Some(p) = parts.get_mut(me) {
                         for (rx, t, ev) in inbox.drain(..) {
                             let (_, idx) = links.loc(rx);
-                            p.deliver(&links, rx, idx as usize, t, ev);
+                            p.deliver(rx, idx as usize, t, ev);
                         }
                     }
                 }

@@ -22,7 +22,6 @@ mod cc;
 #[cfg(feature = "mpi")]
 pub mod dist;
 pub mod event;
-mod fc_memo;
 pub mod hca;
 pub mod roce;
 pub mod rrcc;
@@ -153,8 +152,6 @@ pub struct Fabric {
     threads: usize,
     /// Wake-up cycles of the event-driven [`Fabric::run_until`].
     sched: event::Sched,
-    /// The last flow-control packet on each wire, to leave off those that change nothing ([`fc_memo`]).
-    fc_memo: fc_memo::FcMemo,
     /// The split across MPI ranks (`None`: this process steps every block).
     #[cfg(feature = "mpi")]
     dist: Option<Box<dist::Dist>>,
@@ -438,7 +435,6 @@ impl Fabric {
                 }
             }
         }
-        let fc_memo = fc_memo::FcMemo::new(sw_in.iter().map(Vec::len), hcas.len(), set.data_vls);
         Ok(Fabric {
             now: 0,
             switches,
@@ -459,7 +455,6 @@ impl Fabric {
             roce: sc.roce.is_some(),
             threads: 1,
             sched: event::Sched::default(),
-            fc_memo,
             #[cfg(feature = "mpi")]
             dist: None,
         })
@@ -562,8 +557,6 @@ impl Fabric {
                 let (port, ev) = wire_item(self.events[i]);
                 if let Some(rx) = self.sw_out[s][usize::from(port)] {
                     self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
-                    // The reference leaves nothing off; it records so that event-driven runs can follow it.
-                    self.fc_memo.record(rx, &ev);
                     self.wire_to(rx).push(t, ev);
                     self.tap_ev(t, rx, ev);
                 }
@@ -574,7 +567,6 @@ impl Fabric {
             let rx = self.hca_out[h];
             for ev in hca_items(out) {
                 self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
-                self.fc_memo.record(rx, &ev);
                 self.wire_to(rx).push(t, ev);
                 self.tap_ev(t, rx, ev);
             }
@@ -690,9 +682,11 @@ impl Fabric {
     /// - [`Fault::DuplicatePacket`]: returns a copy of that packet head and its HCA, for
     ///   [`Fabric::fault_resend`] to send again once the fabric is quiet.
     /// - [`Fault::LeakCredit`], [`Fault::ExtraCredit`]: the switch sends an HCA a flow-control packet
-    ///   repeating its last one with the credit limit one block lower (higher).
+    ///   with its FCTBS and a credit limit one block lower (higher) than it advertises. Meant for a
+    ///   settled fabric, where that repeats its last one but for the limit.
     ///
-    /// `Err` when there is nothing to act on (no packet on such a wire, no flow-control packet sent yet).
+    /// `Err` when there is nothing to act on (no packet on such a wire; no switch port with one data VL
+    /// and IB credits facing an HCA).
     #[doc(hidden)]
     pub fn inject_fault(
         &mut self,
@@ -721,19 +715,23 @@ impl Fabric {
             }
             Fault::LeakCredit | Fault::ExtraCredit => {
                 for h in 0..self.hca_in.len() {
-                    if !matches!(self.hca_out[h], Rx::Switch(..)) {
+                    let Rx::Switch(s, p) = self.hca_out[h] else {
                         continue;
-                    }
-                    if let Some(mut fc) = self.fc_memo.last_fc(Rx::Hca(h), 0) {
+                    };
+                    if let Some(sync) = self.switches[s].fc_sync(p) {
                         let d: u16 = if fault == Fault::LeakCredit { 4095 } else { 1 };
-                        fc.fccl = fc.fccl.wrapping_add(d) & 0xFFF;
-                        // Not recorded in the memo: the switch's own next packets, equal to its last one,
-                        // are left off as changing nothing, so the wrong limit stays.
+                        // The switch's own next packets repeat its last one and are left off
+                        // (`Switch::set_fc_repeats_off`), so the wrong limit stays.
+                        let fc = switch_asic::FcPacket {
+                            vl: 0,
+                            fctbs: sync.fctbs,
+                            fccl: sync.fccl.wrapping_add(d) & 0xFFF,
+                        };
                         self.hca_in[h].push(self.now, Ev::Fc(fc));
                         return Ok(None);
                     }
                 }
-                Err("no flow-control packet sent to an HCA yet")
+                Err("no switch port with one data VL and IB credits faces an HCA")
             }
         }
     }

@@ -60,7 +60,19 @@ impl FcSync {
 
 /// The last flow-control packet a port sent on a VL, forgotten when a packet head follows it: what a sender
 /// that leaves off repeats (`Switch::set_fc_repeats_off`, `Endpoint::set_fc_repeats_off`) compares the next
-/// one with, as the fabric's `fc_memo` does at the receiver.
+/// one with.
+///
+/// # Why leaving a repeat off is exact
+/// A flow-control packet for VL `v` carrying FCTBS `b` and FCCL `c` does two things at its receiver:
+/// `credit_rx` sets ABR to `b` (before adding the blocks arriving in that cycle) and `credit_tx` latches `c`
+/// as its limit. Nothing else changes ABR or the limit: ABR otherwise only grows by blocks received, the
+/// limit only changes by flow-control packets (a fabric never resets a block). Let packet `k + 1` on a wire
+/// carry the same `(b, c)` for `v` as packet `k`, with no packet head on the wire between them. After packet
+/// `k` the limit is `c`, and no other flow-control packet for `v` came in between, so it is still `c`. ABR
+/// was set to `b`, and every block received since belongs to a packet put on the wire after packet `k` (a
+/// flow-control packet starts only after the previous packet's last byte, so every earlier packet's blocks
+/// were in before it): there is none, so ABR is still `b`. Packet `k + 1` therefore sets both to the values
+/// they have; only its wire time remains, which the sender still accounts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FcLast(u32);
 
