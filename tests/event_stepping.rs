@@ -560,11 +560,18 @@ fn leaving_off_flow_control_repeats_changes_nothing_but_the_wires() {
         (3, 1, 11, 30),
         (4, 2, 12, 13),
     ];
+    let on_vls: Vec<_> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, d, a, b))| (s, d, a, b, (i % 3) as u8))
+        .collect();
     let cases = [
         (chain(false, 40, 7, &flows), 1),
         (chain(true, 256, 100, &flows), 1),
         (chain(false, 97, 37, &flows), 2),
         (small_tree(), 2),
+        (chain_vls(3, true, 120, 50, &on_vls), 1),
+        (chain_vls(2, false, 64, 9, &on_vls), 2),
     ];
     for (i, (sc, threads)) in cases.iter().enumerate() {
         let mut on = Fabric::new(sc).unwrap();

@@ -81,8 +81,8 @@ pub struct Endpoint {
     ser: Serializer,
     fc_pending: u16,
     fc_fccl: Vec<u16>,
-    /// The last flow-control packet sent, for leaving off repeats.
-    fc_last: FcLast,
+    /// Per VL: the last flow-control packet sent, for leaving off repeats.
+    fc_last: Vec<FcLast>,
     /// Leave off timer-fired flow-control repeats ([`Endpoint::set_fc_repeats_off`]).
     fc_repeat_off: bool,
     arriving: Option<(Arrival, u8, bool)>,
@@ -143,7 +143,7 @@ impl Endpoint {
             ser: Serializer::default(),
             fc_pending: 0,
             fc_fccl: vec![0; vls],
-            fc_last: FcLast::default(),
+            fc_last: vec![FcLast::default(); vls],
             fc_repeat_off: false,
             arriving: None,
             look: None,
@@ -245,27 +245,27 @@ impl Endpoint {
     /// Leaves off the flow-control packets that a timer fires and that repeat the last one sent (same
     /// FCTBS and FCCL, no packet head between), as the switch's `set_fc_repeats_off` does: no
     /// wake-up and no [`EndpointOut::fc`] for them, their wire time accounted in [`Endpoint::skip`]. Only
-    /// with one data VL and IB credits. Off by default.
+    /// with IB credits. Off by default.
     pub fn set_fc_repeats_off(&mut self, on: bool) {
         self.fc_repeat_off = on;
     }
 
     fn repeats_off(&self) -> bool {
-        self.fc_repeat_off && self.vls == 1 && self.pfc.is_none() && self.drain.is_none()
+        self.fc_repeat_off && self.pfc.is_none() && self.drain.is_none()
     }
 
-    /// Whether the next timer fire's flow-control packet is a repeat that needs no wake-up: nothing can move
-    /// FCTBS or the FCCL before it (no packet arriving, no blocks held for release, nothing pending).
+    /// Whether the next timer fires' flow-control packets are repeats that need no wake-up: on every VL the
+    /// last packet's FCTBS and FCCL are those of now, and nothing can move them before the fires (no packet
+    /// arriving, no blocks held for release, nothing pending).
     fn fire_repeats(&self) -> bool {
-        self.fc_last.is_some()
+        self.fc_last[0].is_some()
             && self.repeats_off()
             && self.fc_pending == 0
             && self.arriving.is_none()
             && self.rx_pkt.is_none()
-            && self.held[0] == 0
-            && self
-                .fc_last
-                .repeats(self.ctx[0].fctbs_q, self.crx[0].fccl_now())
+            && self.held.iter().all(|&h| h == 0)
+            && (0..self.vls)
+                .all(|vl| self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, self.crx[vl].fccl_now()))
     }
 
     /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
@@ -388,17 +388,20 @@ impl Endpoint {
                 // change nothing: the receive side alone is the whole step.
                 debug_assert!(self.transmit_idle(), "an output in a skipped cycle");
                 self.receive(self.now, None, None);
-                if self.fc_pending != 0 {
-                    // A timer fired: its packet leaves at `s`, the first cycle the wire allows. A repeat
-                    // whose cycle lies in the skip is left off (`set_fc_repeats_off`) with its wire time;
-                    // any other was waited for (`next_event`), so it leaves at or after the skip's end.
+                while self.fc_pending != 0 {
+                    // A timer fired: its packet leaves at `s`, the first cycle the wire allows, the lowest
+                    // VL first, each after the one before. A repeat whose cycle lies in the skip is left off
+                    // (`set_fc_repeats_off`) with its wire time; any other was waited for (`next_event`),
+                    // so it and those behind it leave at or after the skip's end.
+                    let vl = self.fc_pending.trailing_zeros() as usize;
                     let s = self.ser.fc_ready_cycle(self.rate, self.now);
-                    let repeat = self.fc_last.repeats(self.ctx[0].fctbs_q, self.fc_fccl[0]);
+                    let repeat = self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, self.fc_fccl[vl]);
                     if s < end && self.repeats_off() && repeat {
                         self.ser.start_fc(self.rate, s);
-                        self.fc_pending = 0;
+                        self.fc_pending &= !(1 << vl);
                     } else {
                         debug_assert!(s >= end, "a flow-control packet would leave late");
+                        break;
                     }
                 }
                 continue;
@@ -501,8 +504,7 @@ impl Endpoint {
         };
         let fccl = rtl_model::link::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
         let fctbs = self.ctx[0].fctbs_q;
-        self.fc_last
-            .after_quiet(&plan, self.ser, fctbs, fccl, self.fc_fccl[0]);
+        self.fc_last[0].after_quiet(&plan, self.ser, fctbs, fccl, self.fc_fccl[0]);
         if plan.fired {
             self.fc_fccl[0] = fccl;
         }
@@ -548,7 +550,7 @@ impl Endpoint {
             self.ser.start_fc(r, t);
             let (fctbs, fccl) = (self.ctx[vl].fctbs_q, self.fc_fccl[vl]);
             // A repeat is left off however it came to be sent (here or in `skip`).
-            let repeat = self.fc_last.sent(fctbs, fccl);
+            let repeat = self.fc_last[vl].sent(fctbs, fccl);
             if !(repeat && self.repeats_off()) {
                 out.fc = Some(FcPacket {
                     vl: vl as u8,
@@ -565,7 +567,9 @@ impl Endpoint {
                 *l -= 1;
             }
             let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
-            self.fc_last.forget();
+            for l in &mut self.fc_last {
+                l.forget();
+            }
             out.pkt = Some(PacketStart { desc: d, offset });
             self.stats.sent_pkts += 1;
             self.stats.sent_bytes += u64::from(d.wire_len);

@@ -282,26 +282,28 @@ impl Switch {
         }
     }
 
-    /// Whether port `p` leaves off flow-control repeats (`set_fc_repeats_off`; ports of one data VL and IB
-    /// credits only).
+    /// Whether port `p` leaves off flow-control repeats (`set_fc_repeats_off`; ports with IB credits).
     #[inline]
     pub(super) fn repeats_off(&self, p: usize) -> bool {
-        self.fc_repeat_off & (1u64 << p) != 0 && self.nvl[p] == 1 && !self.pfc_on[p]
+        self.fc_repeat_off & (1u64 << p) != 0 && !self.pfc_on[p]
     }
 
-    /// Whether the flow-control packet of port `p`'s next timer fire, on the registers of now, is one that
-    /// [`Switch::set_fc_repeats_off`] leaves off: the port's only VL, nothing pending, and FCTBS and the FCCL
-    /// advertised now equal the last packet's. Until the port steps again neither can change (FCTBS moves
-    /// only with a packet sent, FCCL only with blocks drained or counted by a `credit_rx` step; blocks a
-    /// sleeping arrival absorbs later leave it as it is), so the fire needs no look of its own.
+    /// Whether the flow-control packets of port `p`'s next timer fires, on the registers of now, are ones
+    /// that [`Switch::set_fc_repeats_off`] leaves off: nothing pending, and on every VL of the port FCTBS and
+    /// the FCCL advertised now equal the last packet's. Until the port steps again neither can change (FCTBS
+    /// moves only with a packet sent, FCCL only with blocks drained or counted by a `credit_rx` step; blocks
+    /// a sleeping arrival absorbs later leave it as it is), so no fire needs a look of its own.
     #[inline]
     pub(super) fn fire_repeats(&self, p: usize) -> bool {
-        let k = p * self.v;
+        let base = p * self.v;
+        let vls = base..base + usize::from(self.nvl[p]);
         // First what fails most often under load: a packet head since the last flow-control packet.
-        self.fc_last[k].is_some()
+        self.fc_last[base].is_some()
             && self.repeats_off(p)
             && self.fc_pending[p] == 0
-            && self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now())
+            && vls
+                .into_iter()
+                .all(|k| self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now()))
     }
 
     /// Egress of an IB output with nothing queued: it can start no packet, so a look (its packet's

@@ -121,17 +121,28 @@ impl Switch {
     /// in the skipped cycles were idle, except for blocks of an arrival that sleeps until its tail
     /// ([`Arrival::wake`]): those are counted later by `absorb_before`, which commutes with these idle steps
     /// because such blocks move neither FCCL nor an overflow ([`CreditRx::absorb`]). An arrival watched block
-    /// by block wakes the port at each block, which applies the fires before it first.
+    /// by block wakes the port at each block, which applies the fires before it first. The fires of the
+    /// port's VLs are applied in cycle order, the lowest VL first within a cycle (the order in which the
+    /// reference sends pending flow-control packets), since each packet's wire time delays the next.
     pub(super) fn catch_up(&mut self, p: usize, t: u64) {
         if self.fire_at.get(p) >= t {
             return;
         }
         let base = p * self.v;
-        let mut next = NEVER;
-        for vl in 0..usize::from(self.nvl[p]) {
-            let k = base + vl;
-            while self.crx_due[k] < t {
+        let vls = base..base + usize::from(self.nvl[p]);
+        loop {
+            let mut k = base;
+            for j in vls.clone() {
+                if self.crx_due[j] < self.crx_due[k] {
+                    k = j;
+                }
+            }
+            let vl = k - base;
+            {
                 let at = self.crx_due[k];
+                if at >= t {
+                    break;
+                }
                 let o = self.crx[k].skip_then_idle_step(at - self.crx_next[k]);
                 debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
                 if o.fc_send_o {
@@ -161,8 +172,8 @@ impl Switch {
                 self.crx_next[k] = at + 1;
                 self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| at + 1 + e);
             }
-            next = next.min(self.crx_due[k]);
         }
+        let next = vls.map(|k| self.crx_due[k]).min().unwrap_or(NEVER);
         self.fire_at.set(p, next);
     }
 

@@ -288,8 +288,9 @@ impl Switch {
     /// last one the port sent (same FCTBS and FCCL, no packet head between): the switch neither wakes nor
     /// emits a [`TxEvent`] for them, and accounts their wire time when it next steps (`catch_up`). Exact for
     /// everything but the wire's contents when the far end ignores such a repeat, as every IB receiver
-    /// does for a VL it has (it sets ABR and the limit to the values they hold): a fabric turns it on for
-    /// ports of one data VL and IB credits when nothing records the wire. Off by default; may change at any
+    /// does for a VL it has (it sets ABR and the limit to the values they hold; `rtl_model::link::quiet::FcLast`
+    /// has the argument): a fabric turns it on when nothing records the wire. Ports with PFC send no
+    /// flow-control packets to leave off. Off by default; may change at any
     /// cycle.
     pub fn set_fc_repeats_off(&mut self, mask: u64) {
         let dropped = self.fc_repeat_off & !mask;
