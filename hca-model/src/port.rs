@@ -268,6 +268,30 @@ impl Endpoint {
                 .all(|vl| self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, self.crx[vl].fccl_now()))
     }
 
+    /// Whether this cycle's timer fires may begin a period of left-off repeats in [`Endpoint::skip`]: a
+    /// timer fires now, the endpoint leaves off repeats and has nothing pending, arriving or held, every
+    /// VL's flow-control packet would repeat the last one, every VL shares one interval and fires within
+    /// it from now, and the wire is free from the next cycle. Then the next `interval` cycles hold one fire
+    /// per VL at the same offsets as the period after, and their packets take the wire at the same
+    /// offsets: two such starts one interval apart (every fire between left off) make the stretch
+    /// periodic. Returns the interval.
+    fn period_start(&self) -> Option<u64> {
+        let interval = u64::from(self.crx[0].config().fc_interval);
+        let ok = self.repeats_off()
+            && self.fc_pending == 0
+            && self.arriving.is_none()
+            && self.held.iter().all(|&h| h == 0)
+            && self.ser.free_tick <= self.rate.tick_of(self.now + 1)
+            && self.crx.iter().any(|c| c.next_event() == Some(0))
+            && (0..self.vls).all(|vl| {
+                let c = &self.crx[vl];
+                u64::from(c.config().fc_interval) == interval
+                    && c.next_event().is_some_and(|e| e < interval)
+                    && self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, c.fccl_now())
+            });
+        ok.then_some(interval)
+    }
+
     /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
     /// has work; `None`: never). Idle means: no block arrives, no flow-control or packet can start, nothing
     /// is held for release and no `credit_rx` timer or change is due, so a step would only count timers down.
@@ -365,6 +389,8 @@ impl Endpoint {
             "skip past an event"
         );
         let end = self.now + n;
+        // Whole periods of left-off repeats (see `period_start`): the cycle the run of them began at.
+        let mut period: Option<u64> = None;
         while self.now < end {
             // The cycles to the first with receive-side work of its own (0: this one); one pass over the
             // `credit_rx` timers serves both the "due now" test and the distance.
@@ -387,6 +413,29 @@ impl Endpoint {
                 // first cycle anything can leave, the transmit side of a step would start nothing and so
                 // change nothing: the receive side alone is the whole step.
                 debug_assert!(self.transmit_idle(), "an output in a skipped cycle");
+                if let Some(interval) = self.period_start() {
+                    match period {
+                        Some(p0) if self.now == p0 + interval => {
+                            // One whole period of left-off repeats from `p0` to now, begun with the wire
+                            // free: every period on repeats it, shifted. Jump the whole periods that end
+                            // before `end`, leaving the last stretch to be stepped.
+                            let m = (end - 1 - self.now) / interval;
+                            if m > 0 {
+                                let d = m * interval;
+                                for c in &mut self.crx {
+                                    c.skip(d);
+                                }
+                                self.ser.free_tick += d * self.rate.ticks_per_cycle();
+                                self.now += d;
+                            }
+                            period = Some(self.now);
+                        }
+                        Some(_) => {}
+                        None => period = Some(self.now),
+                    }
+                } else {
+                    period = None;
+                }
                 self.receive(self.now, None, None);
                 while self.fc_pending != 0 {
                     // A timer fired: its packet leaves at `s`, the first cycle the wire allows, the lowest
@@ -401,6 +450,7 @@ impl Endpoint {
                         self.fc_pending &= !(1 << vl);
                     } else {
                         debug_assert!(s >= end, "a flow-control packet would leave late");
+                        period = None;
                         break;
                     }
                 }

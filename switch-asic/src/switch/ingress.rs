@@ -130,6 +130,9 @@ impl Switch {
         }
         let base = p * self.v;
         let vls = base..base + usize::from(self.nvl[p]);
+        // Whole periods of left-off repeats (see `period_start`): the first fire of the period the run
+        // of them began at, if any.
+        let mut period: Option<u64> = None;
         loop {
             let mut k = base;
             for j in vls.clone() {
@@ -138,43 +141,91 @@ impl Switch {
                 }
             }
             let vl = k - base;
-            {
-                let at = self.crx_due[k];
-                if at >= t {
-                    break;
-                }
-                let o = self.crx[k].skip_then_idle_step(at - self.crx_next[k]);
-                debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
-                if o.fc_send_o {
-                    let repeat = self.fc_last[k].repeats(self.ctx[k].fctbs_q, o.fccl_o)
-                        && self.repeats_off(p)
-                        && self.fc_pending[p] == 0;
-                    self.fc_fccl[k] = o.fccl_o;
-                    // The cycle the reference sends it: the first the wire allows after the fire.
-                    let send = |sw: &Self| sw.ser[p].fc_ready_cycle(sw.rate[p], at + 1);
-                    if repeat {
-                        let s = send(self);
-                        if s < t {
-                            // Left off (`set_fc_repeats_off`): only its wire time remains, from cycle `s`.
-                            self.ser[p].start_fc(self.rate[p], s);
-                        } else {
-                            // Leaves now or later, as any other: its look (left out by `fire_repeats`).
-                            self.fc_pending[p] |= 1 << vl;
-                            self.eg_wake.lower(p, s);
-                        }
-                    } else {
-                        // Not a repeat: `fire_repeats` was false when the look was planned, so the look
-                        // is at its cycle, not before this step.
-                        debug_assert!(send(self) >= t, "a flow-control packet would leave late");
-                        self.fc_pending[p] |= 1 << vl;
-                    }
-                }
-                self.crx_next[k] = at + 1;
-                self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| at + 1 + e);
+            let mut at = self.crx_due[k];
+            if at >= t {
+                break;
             }
+            if let Some(interval) = self.period_start(p, at) {
+                match period {
+                    Some(p0) if at == p0 + interval => {
+                        // One whole period of left-off repeats from `p0` to `at`, each begun with the wire
+                        // free: every period on repeats it, shifted (the same fires at the same offsets,
+                        // the same packets at the same offsets after them). Jump the whole periods that
+                        // end before `t`, leaving the last stretch to be applied fire by fire.
+                        let m = (t - 1 - at) / interval;
+                        if m > 0 {
+                            let d = m * interval;
+                            for j in vls.clone() {
+                                self.crx[j].skip(d);
+                                self.crx_next[j] += d;
+                                self.crx_due[j] += d;
+                            }
+                            self.ser[p].free_tick += d * self.rate[p].ticks_per_cycle();
+                            at += d;
+                        }
+                        period = Some(at);
+                    }
+                    Some(_) => {}
+                    None => period = Some(at),
+                }
+            } else {
+                period = None;
+            }
+            let o = self.crx[k].skip_then_idle_step(at - self.crx_next[k]);
+            debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
+            if o.fc_send_o {
+                let repeat = self.fc_last[k].repeats(self.ctx[k].fctbs_q, o.fccl_o)
+                    && self.repeats_off(p)
+                    && self.fc_pending[p] == 0;
+                self.fc_fccl[k] = o.fccl_o;
+                // The cycle the reference sends it: the first the wire allows after the fire.
+                let send = |sw: &Self| sw.ser[p].fc_ready_cycle(sw.rate[p], at + 1);
+                if repeat {
+                    let s = send(self);
+                    if s < t {
+                        // Left off (`set_fc_repeats_off`): only its wire time remains, from cycle `s`.
+                        self.ser[p].start_fc(self.rate[p], s);
+                    } else {
+                        // Leaves now or later, as any other: its look (left out by `fire_repeats`).
+                        self.fc_pending[p] |= 1 << vl;
+                        self.eg_wake.lower(p, s);
+                        period = None;
+                    }
+                } else {
+                    // Not a repeat: `fire_repeats` was false when the look was planned, so the look
+                    // is at its cycle, not before this step.
+                    debug_assert!(send(self) >= t, "a flow-control packet would leave late");
+                    self.fc_pending[p] |= 1 << vl;
+                    period = None;
+                }
+            }
+            self.crx_next[k] = at + 1;
+            self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| at + 1 + e);
         }
         let next = vls.map(|k| self.crx_due[k]).min().unwrap_or(NEVER);
         self.fire_at.set(p, next);
+    }
+
+    /// Whether the earliest timer fire of port `p`, at cycle `at`, may begin a period of left-off repeats:
+    /// the port leaves off repeats and has nothing pending, every VL's flow-control packet would repeat the
+    /// last one, every VL shares one interval and fires within it from `at`, and the wire is free from the
+    /// cycle after `at`. Then the fires of the next `interval` cycles are one per VL at the same offsets as
+    /// the period after, and their packets take the wire at the same offsets: two such starts one interval
+    /// apart (with every fire between left off) make the port's timer stretch periodic. Returns the
+    /// interval.
+    fn period_start(&self, p: usize, at: u64) -> Option<u64> {
+        let base = p * self.v;
+        let vls = base..base + usize::from(self.nvl[p]);
+        let interval = u64::from(self.crx[base].config().fc_interval);
+        let ok = self.repeats_off(p)
+            && self.fc_pending[p] == 0
+            && self.ser[p].free_tick <= self.rate[p].tick_of(at + 1)
+            && vls.into_iter().all(|k| {
+                u64::from(self.crx[k].config().fc_interval) == interval
+                    && self.crx_due[k] < at + interval
+                    && self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now())
+            });
+        ok.then_some(interval)
     }
 
     /// Applies every timer fire before the current cycle that was left to be applied lazily, so that the
