@@ -52,7 +52,7 @@ const VLS_MAX: usize = 15;
 /// The flow-control state of every port (FCTBS, FCCL, ABR, the limit latched from the peer). Blocks absorb
 /// arriving data lazily between event-driven steps, so this is compared only after both fabrics were
 /// stepped cycle by cycle past the longest wire; a flow-control packet left off wrongly (see
-/// `rtl_model::link::quiet::FcLast`) shows here.
+/// `rtl_model::link::fc::FcLast`) shows here.
 fn fc_state(f: &Fabric) -> String {
     let mut s = String::new();
     for h in &f.hcas {
@@ -137,9 +137,9 @@ fn same_both_ways(sc: &Scenario, end: u64, chunks: &[u64]) -> Fabric {
         i += 1;
     }
     same(&digest(&a), &digest(&b), "digest at the end");
-    // A quiet jump leaves off flow-control packets that would change nothing; once the longest wire has
-    // passed, what is in flight must be the same item for item and cycle for cycle (this pins down the
-    // timing of every port's periodic flow-control packets after a jump).
+    // Once the longest wire has passed, what is in flight must be the same item for item and cycle for
+    // cycle (this pins down the timing of every port's periodic flow-control packets after an idle
+    // stretch jumped in whole periods).
     for _ in 0..=a.max_latency() {
         a.step();
         b.step();
@@ -291,13 +291,15 @@ fn an_idle_fabric_only_exchanges_flow_control_and_stays_identical() {
         f.hcas[5].rx[0].packets, 0,
         "the flow's window is after the run"
     );
-    // After the first flow-control exchange the fabric is quiet: almost all of it was jumped.
-    assert!(f.quiet_cycles() > 40_000, "{}", f.quiet_cycles());
+    // After the first flow-control exchanges the fabric is quiet: every port's timers fire only repeats,
+    // which its own skip jumps in whole periods, so almost no cycle is visited.
+    let w = f.step_work();
+    assert!(w.cycles_visited < 100, "{w:?}");
 }
 
 #[test]
 fn traffic_after_a_quiet_stretch_is_identical() {
-    // Two bursts 12 us apart; between them the fabric drains, settles and is jumped.
+    // Two bursts 12 us apart; between them the fabric drains, settles and its timers are jumped.
     for cc in [false, true] {
         let sc = chain(
             cc,
@@ -306,7 +308,9 @@ fn traffic_after_a_quiet_stretch_is_identical() {
             &[(0, 5, 0, 2), (4, 1, 1, 3), (2, 5, 14, 16), (3, 0, 15, 17)],
         );
         let f = same_both_ways(&sc, 25_000, &[25_000]);
-        assert!(f.quiet_cycles() > 4_000, "cc {cc}: {}", f.quiet_cycles());
+        // The 10 us between the bursts cost almost nothing.
+        let w = f.step_work();
+        assert!(w.cycles_visited < 5_000, "cc {cc}: {w:?}");
         assert!(f.hcas[5].rx[2].packets > 0 && f.hcas[0].rx[3].packets > 0);
         // Ends at arbitrary cycles (not jump boundaries) too.
         let g = same_both_ways(&sc, 25_000, &[3_001, 777]);
@@ -352,13 +356,13 @@ fn any_thread_count_gives_the_single_step_state() {
             b.run_until(end);
         }
         assert_eq!(digest(&b), want, "{threads} threads");
-        assert!(
-            b.quiet_cycles() > 0,
-            "{threads} threads: the quiet end was jumped"
+        // Every block is stepped at the cycles one thread steps it at: the same work, idle end included.
+        let (wb, w1) = (b.step_work(), one.step_work());
+        assert_eq!(
+            (wb.switch_steps, wb.hca_steps, wb.wire_items),
+            (w1.switch_steps, w1.hca_steps, w1.wire_items),
+            "{threads} threads"
         );
-        // Threads stop for the quiet checks that can succeed, at the cycles one thread checks at: the
-        // same jumps.
-        assert_eq!(b.quiet_cycles(), one.quiet_cycles(), "{threads} threads");
     }
     let becn: u64 = a.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
     assert!(becn > 0 && a.violations() == 0);
@@ -375,7 +379,7 @@ fn summary_json_is_identical_for_one_and_two_threads() {
 }
 
 #[test]
-fn a_quiet_jump_ending_at_any_phase_of_the_flow_control_timers_is_exact() {
+fn an_idle_stretch_ending_at_any_phase_of_the_flow_control_timers_is_exact() {
     // Every end cycle over one flow-control period (so every port's last timer fire falls at each offset
     // before the end, including the last cycle, where its packet is still pending) and with a flow-control
     // packet long enough to overlap the following cycles (4x SDR trunk: 1 byte per cycle).
@@ -414,7 +418,11 @@ fn a_quiet_jump_ending_at_any_phase_of_the_flow_control_timers_is_exact() {
                 r.step();
             }
             b.run_until(end);
-            assert!(b.quiet_cycles() > 0, "end {end}: no jump");
+            if leave_off {
+                // The idle stretch from the flow's end was jumped in whole periods.
+                let w = b.step_work();
+                assert!(w.cycles_visited < 1_000, "end {end}: {w:?}");
+            }
             for k in 0..=lat + 1 {
                 assert_eq!(digest(&b), digest(&r), "end {end}, {k} cycles after");
                 assert_eq!(
@@ -435,8 +443,8 @@ fn a_quiet_jump_ending_at_any_phase_of_the_flow_control_timers_is_exact() {
 }
 
 #[test]
-fn traffic_starting_right_after_a_quiet_jump_keeps_its_timing() {
-    // The jump ends where a flow starts; with a flow-control interval of 19 cycles and flows starting on
+fn traffic_starting_right_after_an_idle_stretch_keeps_its_timing() {
+    // The idle stretch ends where a flow starts; with a flow-control interval of 19 cycles and flows starting on
     // whole microseconds (1000 = 12 mod 19), the start falls at every phase of every port's timers,
     // including the cycles in which a 6-cycle flow-control packet still occupies the 4x SDR trunk: with
     // 1-cycle wires a packet from H0 reaches that trunk 2 cycles after its start.
@@ -455,7 +463,8 @@ fn traffic_starting_right_after_a_quiet_jump_keeps_its_timing() {
         }
         let mut b = Fabric::new(&sc).unwrap();
         b.run_until(start + 2);
-        seen_jump += usize::from(b.quiet_cycles() > 0);
+        let w = b.step_work();
+        seen_jump += usize::from(w.cycles_visited < start / 4);
         // From 2 cycles after the start (the jump ends at the start; 1-cycle wires) every item on a wire was
         // sent after the jump; compare them cycle by cycle while the first packets cross the fabric, from the
         // first cycle whose items both fabrics put on with `step`.
@@ -549,7 +558,7 @@ fn rcm_recovery_deadlines_are_identical_event_driven() {
 /// default; `Fabric::leave_off_fc_repeats`). That may change the wires' contents and nothing else: every
 /// counter, message completion, credit and flow-control register equals a fabric that sends every one,
 /// through traffic that starts and stops (the wire time of a left-off packet still delays the next packet
-/// on its wire), quiet jumps and a thread split; and it leaves some off.
+/// on its wire), idle stretches and a thread split; and it leaves some off.
 #[test]
 fn leaving_off_flow_control_repeats_changes_nothing_but_the_wires() {
     let flows = [

@@ -9,9 +9,9 @@ use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
 use rtl_model::clocked::Clocked;
 
 use rtl_model::blocks::credit_rx::FcPolicy;
+use rtl_model::link::fc::FcLast;
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
 use rtl_model::link::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
-use rtl_model::link::quiet::FcLast;
 use rtl_model::link::rate::LinkRate;
 use rtl_model::link::serial::{Arrival, Serializer};
 use rtl_model::link::ConfigError;
@@ -492,7 +492,7 @@ impl Endpoint {
     }
 
     /// Flow-control state of VL 0 when the endpoint has one data VL and runs IB credits.
-    pub fn fc_sync(&self) -> Option<rtl_model::link::quiet::FcSync> {
+    pub fn fc_sync(&self) -> Option<rtl_model::link::fc::FcSync> {
         if self.vls != 1 || self.pfc.is_some() {
             return None;
         }
@@ -503,66 +503,7 @@ impl Endpoint {
         if let Some((mut a, _, _)) = self.arriving {
             a.absorb_before(self.rate, self.now, &mut crx);
         }
-        Some(rtl_model::link::quiet::FcSync::of(
-            &crx,
-            &self.ctx[0],
-            pending,
-        ))
-    }
-
-    fn quiet_plan(&self, n: u64) -> Option<rtl_model::link::quiet::FcPlan> {
-        if self.rx_pkt.is_some()
-            || self.rx_fc.is_some()
-            || self.rx_pause.is_some()
-            || self.pfc.is_some()
-            || self.drain.is_some()
-            || self.arriving.is_some()
-            || self.source.is_some_and(|s| s.left != Some(0))
-            || self.pfc_pending != 0
-            || self.vls != 1
-            || self.held[0] != 0
-        {
-            return None;
-        }
-        let t0 = self.now;
-        let first = self.crx[0].next_event().map_or(u64::MAX, |e| t0 + e);
-        rtl_model::link::quiet::fc_plan(
-            self.rate,
-            u64::from(self.crx[0].config().fc_interval),
-            t0,
-            t0 + n,
-            self.ser,
-            self.fc_pending != 0,
-            first,
-        )
-    }
-
-    /// Whether [`Endpoint::quiet_jump`] of `n` cycles would apply: nothing to send, nothing arriving or
-    /// held, one VL, IB credits.
-    pub fn can_quiet_jump(&self, n: u64) -> bool {
-        self.quiet_plan(n).is_some()
-    }
-
-    /// Advances `n` quiet cycles at once (see [`rtl_model::link::quiet`]); returns false and changes nothing when it
-    /// does not apply. The periodic flow-control packets of those cycles are not produced.
-    pub fn quiet_jump(&mut self, n: u64) -> bool {
-        if n == 0 {
-            return true;
-        }
-        let Some(plan) = self.quiet_plan(n) else {
-            return false;
-        };
-        let fccl = rtl_model::link::quiet::FcSync::of(&self.crx[0], &self.ctx[0], None).fccl;
-        let fctbs = self.ctx[0].fctbs_q;
-        self.fc_last[0].after_quiet(&plan, self.ser, fctbs, fccl, self.fc_fccl[0]);
-        if plan.fired {
-            self.fc_fccl[0] = fccl;
-        }
-        self.crx[0].skip(n);
-        self.ser = plan.ser;
-        self.fc_pending = u16::from(plan.pending);
-        self.now += n;
-        true
+        Some(rtl_model::link::fc::FcSync::of(&crx, &self.ctx[0], pending))
     }
 
     /// One cycle: returns what goes on the link.

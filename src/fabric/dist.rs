@@ -11,10 +11,8 @@
 //! blocks (or read from one block), so each rank reports its own blocks' share and the shares are summed
 //! (`MPI_Allreduce`), see `crate::run::dist`.
 //!
-//! # The quiet jump is off
-//! [`Fabric::run_until`]'s whole-fabric quiet jump needs every block's state in one place; under MPI it is
-//! simply not taken (it only saves time, the results are the same with or without it). A collective
-//! agreement on it would cost one more reduction per check and is left for later.
+//! Idle stretches cost a rank no more than one process: every block fast-forwards its own idle timers
+//! (`Switch::catch_up`, `Endpoint::skip`), so nothing needs the whole fabric's state in one place.
 //!
 //! # Wire format
 //! An item crossing ranks is 8 `u64` words (receiver, push cycle, and the event's fields packed); the

@@ -33,22 +33,18 @@
 //! nor at the end of a packet it sent when its reaction point foresaw the next send (`TxFlow::cc_wake`).
 //! A periodic flow-control packet that
 //! repeats the last one on its wire is not sent at all (`Switch::set_fc_repeats_off`,
-//! `Endpoint::set_fc_repeats_off`), so it wakes no receiver. Threads meet at a barrier once per
-//! window, a spinning one (`SpinBarrier`).
+//! `Endpoint::set_fc_repeats_off`), so it wakes no receiver; and a port whose timers fire only such
+//! repeats needs no look at all: its own `skip` (or, for a switch port, the lazily applied fires) jumps
+//! whole periods of them once one period has shown itself periodic. So an idle fabric costs nothing per
+//! cycle, and a run is one stretch of event-driven stepping whatever the traffic. Threads meet at a barrier
+//! once per window, a spinning one (`SpinBarrier`).
 
-use rtl_model::link::quiet::FcSync;
 use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::ports;
 use switch_asic::{Switch, TxEvent};
 
 use super::wheel::Wheel;
 use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
-
-/// Cycles of event-driven stepping between two checks for a quiet fabric (a check costs O(blocks), so
-/// it is spread over this many cycles of stepping).
-const QUIET_CHECK: u64 = 4096;
-/// The shortest quiet stretch worth a jump.
-const QUIET_MIN: u64 = 1024;
 
 /// Weight of an HCA in the partition, in switch ports: an HCA steps for every packet it sends, receives
 /// and every flow-control packet and CC message, and costs about twice a switch port: with equal weights
@@ -67,8 +63,6 @@ pub(super) struct Sched {
     pub(super) lookahead: u64,
     /// Threads the partition was made for.
     parts: usize,
-    /// Cycles advanced by quiet jumps so far.
-    quiet_cycles: u64,
     /// Work counts of event-driven stepping so far.
     pub(super) work: StepWork,
     /// The parts of the last run, emptied of blocks but keeping their allocations (wheel slots, wake-up
@@ -361,18 +355,8 @@ impl Part {
 /// Items handed from one part to another: receiver, push cycle, item.
 type Inbox = Vec<(Rx, u64, Ev)>;
 
-/// How [`run_threads`] cuts time.
-struct Windows {
-    /// The longest window: the shortest latency of a wire between two parts.
-    lookahead: u64,
-    /// Cycles between two points at which the run may stop for a quiet check.
-    check: u64,
-    /// Packet heads on wires at the start.
-    wire_pkts: i64,
-}
-
-/// Runs `parts` from `t0` towards `end` on one thread each (this one runs the first), in windows of at most
-/// `win.lookahead` cycles, and returns the cycle it stopped at. After a window each part hands its items for
+/// Runs `parts` from `t0` to `end` on one thread each (this one runs the first), in windows of at most
+/// `lookahead` cycles (the shortest latency of a wire between two parts). After a window each part hands its items for
 /// other parts to their inboxes and waits for the others; then it delivers its own inbox and goes on. An item
 /// sent in a window is due at least `lookahead` cycles after the window's start, so at or after the next
 /// window's end: delivering it at any point before the receiver's next window ends is exact. A part may even
@@ -381,33 +365,24 @@ struct Windows {
 /// costs one barrier, not a spawn. A window in which no part has anything to do is skipped: the parts publish a
 /// lower bound of their next work before the barrier and all start the next window at the earliest (windows
 /// need not be aligned; what matters is that none is longer than the lookahead).
-///
-/// Every `win.check` cycles from `t0` (where the one-part run stops for a quiet check) the parts also publish
-/// how many packet heads they put on wires and took off; the run stops there only when none is left on any
-/// wire, since otherwise the fabric's quiet check fails (`links_steady`). Stopping costs a restart of the
-/// threads; on `clos648-shift-cc` it came every 41 windows, now never while packets flow.
-fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, win: Windows) -> u64 {
-    use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: u64) {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     use std::sync::Mutex;
     let n = parts.len();
     let inboxes: Vec<Mutex<Inbox>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
     let barrier = SpinBarrier::new(n);
     // Per window parity and part: a lower bound of the part's next work (its next wake-up, or the earliest
-    // item it sent to another part), and its count of packet heads put on wires minus taken off. Two sets,
-    // so a part that runs ahead writes the next window's set while a slower one still reads this window's.
+    // item it sent to another part). Two sets, so a part that runs ahead writes the next window's set while
+    // a slower one still reads this window's.
     let next: [Vec<AtomicU64>; 2] =
         std::array::from_fn(|_| (0..n).map(|_| AtomicU64::new(0)).collect());
-    let pkts: [Vec<AtomicI64>; 2] =
-        std::array::from_fn(|_| (0..n).map(|_| AtomicI64::new(0)).collect());
-    let lookahead = win.lookahead;
-    let body = |p: &mut Part| -> u64 {
+    let body = |p: &mut Part| {
         let _poison = PoisonOnPanic(&barrier);
         let me = p.id as usize;
         let mut t = t0;
-        let mut stop = t0.saturating_add(win.check);
         let mut round = 0usize;
         while t < end {
-            let t1 = t.saturating_add(lookahead).min(end).min(stop);
+            let t1 = t.saturating_add(lookahead).min(end);
             p.run(links, t1);
             let mut soon = p.wheel.next_entry().unwrap_or(u64::MAX);
             // One lock per run of items for the same part (with 2 parts: one per window).
@@ -430,7 +405,6 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, win: Window
             }
             drop(held);
             next[round & 1][me].store(soon, Relaxed);
-            pkts[round & 1][me].store(p.wire_pkts, Relaxed);
             barrier.wait();
             let mut inbox = lock(&inboxes[me]);
             for (rx, at, ev) in inbox.drain(..) {
@@ -441,21 +415,9 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, win: Window
             // Every part computes the same start: nothing anywhere happens before the earliest bound, so the
             // next window may start there (skipping windows in which no part has work).
             let soonest = next[round & 1].iter().map(|a| a.load(Relaxed)).min();
-            let from = t1.max(soonest.unwrap_or(u64::MAX));
-            // Nothing runs between `t1` and `from`: the count of heads at a stop point passed over is the
-            // count now, and every part decides alike.
-            if from >= stop {
-                let on_wires =
-                    win.wire_pkts + pkts[round & 1].iter().map(|a| a.load(Relaxed)).sum::<i64>();
-                if on_wires == 0 {
-                    return stop.min(end);
-                }
-                stop = stop.saturating_add((from - stop) / win.check * win.check + win.check);
-            }
-            t = from;
+            t = t1.max(soonest.unwrap_or(u64::MAX));
             round += 1;
         }
-        end
     };
     std::thread::scope(|sc| {
         let (first, rest) = parts.split_first_mut().expect("at least one part");
@@ -577,7 +539,6 @@ impl Fabric {
             sw_part,
             lookahead,
             parts,
-            quiet_cycles: self.sched.quiet_cycles,
             work: self.sched.work,
             spare: std::mem::take(&mut self.sched.spare),
         };
@@ -594,18 +555,7 @@ impl Fabric {
             }
             return;
         }
-        while self.now < end {
-            // Split across MPI ranks no process sees the whole fabric: no quiet jump (see `dist`).
-            if !self.split() && self.quiet_jump(end) {
-                continue;
-            }
-            self.run_parts(end);
-        }
-    }
-
-    /// Whether this fabric is split across MPI ranks.
-    fn split(&self) -> bool {
-        self.own_part().is_some()
+        self.run_parts(end);
     }
 
     /// The part this process steps when split across MPI ranks (`None`: not split, every part).
@@ -618,102 +568,6 @@ impl Fabric {
     #[cfg(not(feature = "mpi"))]
     fn own_part(&self) -> Option<u32> {
         None
-    }
-
-    /// The flow-control state of the receiving end of `rx`.
-    fn sync_at(&self, rx: Rx) -> Option<FcSync> {
-        match rx {
-            Rx::Switch(s, p) => self.switches[s].fc_sync(p),
-            Rx::Hca(h) => self.hcas[h].fc_sync(),
-        }
-    }
-
-    /// Every link direction in the steady state: what its sender's periodic flow-control packets carry, and
-    /// what is on its wire, changes nothing at the receiver; no packet head on any wire.
-    fn links_steady(&self) -> bool {
-        if self.wire_pkts != 0 {
-            return false;
-        }
-        let steady = |a: Option<FcSync>, rx: Rx| {
-            let (Some(a), Some(b)) = (a, self.sync_at(rx)) else {
-                return false;
-            };
-            let wire = match rx {
-                Rx::Switch(s, p) => self.sw_in[s][p].as_ref(),
-                Rx::Hca(h) => Some(&self.hca_in[h]),
-            };
-            a.steady_towards(&b)
-                && wire.is_some_and(|w| {
-                    w.items().all(|(_, e)| match e {
-                        Ev::Fc(fc) => fc.vl == 0 && b.noop(fc.fctbs, fc.fccl),
-                        Ev::Pkt(_) | Ev::Pause(_) => false,
-                    })
-                })
-        };
-        for (s, outs) in self.sw_out.iter().enumerate() {
-            for (p, out) in outs.iter().enumerate() {
-                if let Some(rx) = out {
-                    if !steady(self.switches[s].fc_sync(p), *rx) {
-                        return false;
-                    }
-                }
-            }
-        }
-        (0..self.hcas.len()).all(|h| steady(self.hcas[h].fc_sync(), self.hca_out[h]))
-    }
-
-    /// When the whole fabric is quiet (no packet anywhere, no source due, every link in the steady state),
-    /// advances every block to the next source start (at most `end`) in closed form and drops the
-    /// flow-control packets on the wires, all of which would change nothing (see the module documentation).
-    /// Returns whether it did.
-    fn quiet_jump(&mut self, end: u64) -> bool {
-        if self.roce {
-            // PFC ports have no flow-control steady state in `rtl_model::link::quiet`.
-            return false;
-        }
-        let t0 = self.now;
-        let mut to = end;
-        for h in &self.hcas {
-            to = to.min(h.quiet_until(t0));
-            if to < t0.saturating_add(QUIET_MIN) && to < end {
-                return false;
-            }
-        }
-        let n = to - t0;
-        // Timer fires a switch applies lazily are applied now: the checks read the registers of this cycle.
-        for sw in &mut self.switches {
-            sw.settle();
-        }
-        if n == 0
-            || !self.links_steady()
-            || !self.switches.iter().all(|s| s.can_quiet_jump(n))
-            || !self.hcas.iter().all(|h| h.can_quiet_jump(t0, n))
-        {
-            return false;
-        }
-        for sw in &mut self.switches {
-            let ok = sw.quiet_jump(n);
-            debug_assert!(ok, "checked");
-        }
-        for h in &mut self.hcas {
-            let ok = h.quiet_jump(t0, n);
-            debug_assert!(ok, "checked");
-        }
-        for w in self.sw_in.iter_mut().flatten().flatten() {
-            w.clear();
-        }
-        for w in &mut self.hca_in {
-            w.clear();
-        }
-        self.now = to;
-        self.sched.quiet_cycles += n;
-        true
-    }
-
-    /// Cycles that [`Fabric::run_until`] advanced in closed form because the fabric was quiet (a cost
-    /// measure that tests can pin down).
-    pub fn quiet_cycles(&self) -> u64 {
-        self.sched.quiet_cycles
     }
 
     /// What event-driven stepping did so far (see [`StepWork`]).
@@ -740,10 +594,7 @@ impl Fabric {
         out
     }
 
-    /// Event-driven stepping towards `end` on the partition's threads, up to the next cycle at which a quiet
-    /// check may succeed: `QUIET_CHECK` cycles on, or with threads the first multiple of `QUIET_CHECK`
-    /// cycles on at which no packet head is on a wire (at the others `quiet_jump` could only fail; the threads
-    /// go on instead of stopping for it).
+    /// Event-driven stepping to `end` on the partition's threads.
     fn run_parts(&mut self, end: u64) {
         if self.now >= end {
             return;
@@ -773,8 +624,6 @@ impl Fabric {
             hca_out: &self.hca_out,
         };
         let mut t0 = self.now;
-        let far = end;
-        let mut end = end.min(t0.saturating_add(QUIET_CHECK));
         while t0 < end {
             #[cfg(feature = "mpi")]
             if let Some(d) = self.dist.as_deref_mut() {
@@ -803,12 +652,7 @@ impl Fabric {
             if nparts == 1 {
                 parts[0].run(&links, end);
             } else {
-                let win = Windows {
-                    lookahead: self.sched.lookahead,
-                    check: QUIET_CHECK,
-                    wire_pkts: self.wire_pkts as i64,
-                };
-                end = run_threads(&mut parts, &links, t0, far, win);
+                run_threads(&mut parts, &links, t0, end, self.sched.lookahead);
             }
             t0 = end;
         }

@@ -644,40 +644,9 @@ impl Hca {
             .map_or(at, |e| at.min(now.saturating_add(e)))
     }
 
-    /// The first cycle at or after `now` in which this HCA may do more than send periodic flow-control
-    /// packets: `now` while a packet is loaded, arriving or a CNP waits, else the next flow start or RR-CC
-    /// period end.
-    pub fn quiet_until(&self, now: u64) -> u64 {
-        if self.loaded.is_some() || !self.cnp_q.is_empty() || self.arriving.is_some() {
-            return now;
-        }
-        let mut at = self.rrcc_due.max(now);
-        for f in &self.flows {
-            if f.start >= f.stop || f.stop <= now {
-                continue;
-            }
-            if f.start <= now {
-                return now;
-            }
-            at = at.min(f.start);
-        }
-        at
-    }
-
-    /// Flow-control state of the port (one data VL, see `rtl_model::link::quiet`).
-    pub fn fc_sync(&self) -> Option<rtl_model::link::quiet::FcSync> {
+    /// Flow-control state of the port (one data VL, see `rtl_model::link::fc`).
+    pub fn fc_sync(&self) -> Option<rtl_model::link::fc::FcSync> {
         self.ep.fc_sync()
-    }
-
-    /// Whether [`Hca::quiet_jump`] applies to cycles `now..now + n`.
-    pub fn can_quiet_jump(&self, now: u64, n: u64) -> bool {
-        self.quiet_until(now) >= now.saturating_add(n) && self.ep.can_quiet_jump(n)
-    }
-
-    /// Advances `n` quiet cycles from `now` at once (only periodic flow control, not produced); false and no
-    /// change when it does not apply.
-    pub fn quiet_jump(&mut self, now: u64, n: u64) -> bool {
-        self.can_quiet_jump(now, n) && self.ep.quiet_jump(n)
     }
 
     /// Advances the port `n` idle cycles (see [`Hca::next_event`]; the caller never skips past it). A

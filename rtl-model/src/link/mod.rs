@@ -1,6 +1,6 @@
 //! The link layer shared by the switch and the HCA: exact link rates, packet descriptors and the port
 //! interface, the serialiser, the block-arrival model and the fixed-latency wire, PFC pause timers and
-//! watermarks, and the closed-form quiet fast-forward of flow-control packets.
+//! watermarks, and the state by which a sender leaves off flow-control packets that repeat the last one.
 //!
 //! Both ends of every link in a fabric are built from these, so a rate, a packet's wire time or a pause
 //! runs out by one rule everywhere.
@@ -9,11 +9,11 @@
 //! - [`packet`]: packet descriptors and the port interface ([`PacketStart`], [`FcPacket`], [`TxEvent`]).
 //! - [`serial`]: serialiser, block-arrival model and fixed-latency wire.
 //! - [`pfc`]: RoCEv2 mode: PFC watermarks, headroom, pause frames and timers; ECN CE marking of frame bytes.
-//! - [`quiet`]: a quiet port's flow-control packets in closed form.
+//! - [`fc`]: the last flow-control packet sent per VL, and a port-VL's flow-control registers.
 
+pub mod fc;
 pub mod packet;
 pub mod pfc;
-pub mod quiet;
 pub mod rate;
 pub mod serial;
 

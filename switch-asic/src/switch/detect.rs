@@ -1,6 +1,7 @@
 //! Congestion detection of a [`Switch`] (phase 3 of a cycle) and what callers observe.
 
 use super::*;
+use rtl_model::link::fc::FcSync;
 
 impl Switch {
     pub(super) fn detect(&mut self, t: u64) {
@@ -58,6 +59,28 @@ impl Switch {
             started,
             marked: started && marked,
         }
+    }
+
+    /// Flow-control state of `port`, VL 0, when the port has exactly one data VL and runs IB credits.
+    pub fn fc_sync(&self, port: usize) -> Option<FcSync> {
+        if port >= self.n || self.nvl[port] != 1 || self.pfc_on[port] {
+            return None;
+        }
+        if self.fire_at.get(port) < self.now {
+            // Timer fires not applied yet: as the next step would apply them (a repeat whose cycle has passed
+            // is sent already, `set_fc_repeats_off`), on a copy.
+            let mut c = self.clone();
+            c.catch_up(port, self.now);
+            return c.fc_sync(port);
+        }
+        let k = port * self.v;
+        let pending = (self.fc_pending[port] & 1 != 0).then_some(self.fc_fccl[k]);
+        // Blocks in by now that a sleeping port has not counted yet (see `Arrival::wake`), as a step would.
+        let mut crx = self.crx[k].clone();
+        if let Some(mut a) = self.arriving[port].map(|a| a.a) {
+            a.absorb_before(self.rate[port], self.now, &mut crx);
+        }
+        Some(FcSync::of(&crx, &self.ctx[k], pending))
     }
 
     /// The counters of `port`, VL `vl` up to now (zeros for a VL the port lacks).

@@ -64,9 +64,9 @@ use rtl_model::mad::sl2vl::Sl2VlTable;
 use crate::config::{mtu_packet_blocks, ConfigError, MarkPoint, RoceDetect, SwitchConfig};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::port_mask::{all_ports, ports};
+use rtl_model::link::fc::FcLast;
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use rtl_model::link::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
-use rtl_model::link::quiet::FcLast;
 use rtl_model::link::rate::LinkRate;
 use rtl_model::link::serial::{Arrival, Serializer};
 use wake::WakeSet;
@@ -288,7 +288,7 @@ impl Switch {
     /// last one the port sent (same FCTBS and FCCL, no packet head between): the switch neither wakes nor
     /// emits a [`TxEvent`] for them, and accounts their wire time when it next steps (`catch_up`). Exact for
     /// everything but the wire's contents when the far end ignores such a repeat, as every IB receiver
-    /// does for a VL it has (it sets ABR and the limit to the values they hold; `rtl_model::link::quiet::FcLast`
+    /// does for a VL it has (it sets ABR and the limit to the values they hold; `rtl_model::link::fc::FcLast`
     /// has the argument): a fabric turns it on when nothing records the wire. Ports with PFC send no
     /// flow-control packets to leave off. Off by default; may change at any
     /// cycle.
@@ -515,5 +515,4 @@ mod build;
 mod detect;
 mod egress;
 mod ingress;
-mod quiet;
 mod wake;
