@@ -274,10 +274,9 @@ impl Endpoint {
     /// it from now, and the wire is free from the next cycle. Then the next `interval` cycles hold one fire
     /// per VL at the same offsets as the period after, and their packets take the wire at the same
     /// offsets: two such starts one interval apart (every fire between left off) make the stretch
-    /// periodic. Returns the interval.
-    fn period_start(&self) -> Option<u64> {
-        let interval = u64::from(self.crx[0].config().fc_interval);
-        let ok = self.repeats_off()
+    /// periodic. `interval` is the first VL's.
+    fn period_start(&self, interval: u64) -> bool {
+        self.repeats_off()
             && self.fc_pending == 0
             && self.arriving.is_none()
             && self.held.iter().all(|&h| h == 0)
@@ -288,8 +287,7 @@ impl Endpoint {
                 u64::from(c.config().fc_interval) == interval
                     && c.next_event().is_some_and(|e| e < interval)
                     && self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, c.fccl_now())
-            });
-        ok.then_some(interval)
+            })
     }
 
     /// Idle cycles before [`Endpoint::step`] can do anything with nothing handed in (`Some(0)`: the next step
@@ -390,7 +388,10 @@ impl Endpoint {
         );
         let end = self.now + n;
         // Whole periods of left-off repeats (see `period_start`): the cycle the run of them began at.
+        // Looked for only where a jump can follow (two periods before `end`), so a short skip pays
+        // nothing for it.
         let mut period: Option<u64> = None;
+        let interval = u64::from(self.crx[0].config().fc_interval);
         while self.now < end {
             // The cycles to the first with receive-side work of its own (0: this one); one pass over the
             // `credit_rx` timers serves both the "due now" test and the distance.
@@ -413,28 +414,30 @@ impl Endpoint {
                 // first cycle anything can leave, the transmit side of a step would start nothing and so
                 // change nothing: the receive side alone is the whole step.
                 debug_assert!(self.transmit_idle(), "an output in a skipped cycle");
-                if let Some(interval) = self.period_start() {
-                    match period {
-                        Some(p0) if self.now == p0 + interval => {
-                            // One whole period of left-off repeats from `p0` to now, begun with the wire
-                            // free: every period on repeats it, shifted. Jump the whole periods that end
-                            // before `end`, leaving the last stretch to be stepped.
-                            let m = (end - 1 - self.now) / interval;
-                            if m > 0 {
-                                let d = m * interval;
-                                for c in &mut self.crx {
-                                    c.skip(d);
-                                }
-                                self.ser.free_tick += d * self.rate.ticks_per_cycle();
-                                self.now += d;
+                let look = match period {
+                    None => end - self.now > 2 * interval,
+                    Some(p0) => self.now == p0 + interval,
+                };
+                if look {
+                    if !self.period_start(interval) {
+                        period = None;
+                    } else if period.is_some() {
+                        // One whole period of left-off repeats from the last start to now, begun with
+                        // the wire free: every period on repeats it, shifted. Jump the whole periods that
+                        // end before `end`, leaving the last stretch to be stepped.
+                        let m = (end - 1 - self.now) / interval;
+                        if m > 0 {
+                            let d = m * interval;
+                            for c in &mut self.crx {
+                                c.skip(d);
                             }
-                            period = Some(self.now);
+                            self.ser.free_tick += d * self.rate.ticks_per_cycle();
+                            self.now += d;
                         }
-                        Some(_) => {}
-                        None => period = Some(self.now),
+                        period = Some(self.now);
+                    } else {
+                        period = Some(self.now);
                     }
-                } else {
-                    period = None;
                 }
                 self.receive(self.now, None, None);
                 while self.fc_pending != 0 {

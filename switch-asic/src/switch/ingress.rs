@@ -131,8 +131,10 @@ impl Switch {
         let base = p * self.v;
         let vls = base..base + usize::from(self.nvl[p]);
         // Whole periods of left-off repeats (see `period_start`): the first fire of the period the run
-        // of them began at, if any.
+        // of them began at, if any. Looked for only where a jump can follow (two periods before `t`), so
+        // a busy port, with a fire or two to apply, pays nothing for it.
         let mut period: Option<u64> = None;
+        let interval = u64::from(self.crx[base].config().fc_interval);
         loop {
             let mut k = base;
             for j in vls.clone() {
@@ -145,31 +147,33 @@ impl Switch {
             if at >= t {
                 break;
             }
-            if let Some(interval) = self.period_start(p, at) {
-                match period {
-                    Some(p0) if at == p0 + interval => {
-                        // One whole period of left-off repeats from `p0` to `at`, each begun with the wire
-                        // free: every period on repeats it, shifted (the same fires at the same offsets,
-                        // the same packets at the same offsets after them). Jump the whole periods that
-                        // end before `t`, leaving the last stretch to be applied fire by fire.
-                        let m = (t - 1 - at) / interval;
-                        if m > 0 {
-                            let d = m * interval;
-                            for j in vls.clone() {
-                                self.crx[j].skip(d);
-                                self.crx_next[j] += d;
-                                self.crx_due[j] += d;
-                            }
-                            self.ser[p].free_tick += d * self.rate[p].ticks_per_cycle();
-                            at += d;
+            let look = match period {
+                None => t - at > 2 * interval,
+                Some(p0) => at == p0 + interval,
+            };
+            if look {
+                if !self.period_start(p, at, interval) {
+                    period = None;
+                } else if period.is_some() {
+                    // One whole period of left-off repeats from the last start to `at`, each begun with
+                    // the wire free: every period on repeats it, shifted (the same fires at the same
+                    // offsets, the same packets at the same offsets after them). Jump the whole periods
+                    // that end before `t`, leaving the last stretch to be applied fire by fire.
+                    let m = (t - 1 - at) / interval;
+                    if m > 0 {
+                        let d = m * interval;
+                        for j in vls.clone() {
+                            self.crx[j].skip(d);
+                            self.crx_next[j] += d;
+                            self.crx_due[j] += d;
                         }
-                        period = Some(at);
+                        self.ser[p].free_tick += d * self.rate[p].ticks_per_cycle();
+                        at += d;
                     }
-                    Some(_) => {}
-                    None => period = Some(at),
+                    period = Some(at);
+                } else {
+                    period = Some(at);
                 }
-            } else {
-                period = None;
             }
             let o = self.crx[k].skip_then_idle_step(at - self.crx_next[k]);
             debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
@@ -211,21 +215,19 @@ impl Switch {
     /// last one, every VL shares one interval and fires within it from `at`, and the wire is free from the
     /// cycle after `at`. Then the fires of the next `interval` cycles are one per VL at the same offsets as
     /// the period after, and their packets take the wire at the same offsets: two such starts one interval
-    /// apart (with every fire between left off) make the port's timer stretch periodic. Returns the
-    /// interval.
-    fn period_start(&self, p: usize, at: u64) -> Option<u64> {
+    /// apart (with every fire between left off) make the port's timer stretch periodic. `interval` is the
+    /// interval of the port's first VL.
+    fn period_start(&self, p: usize, at: u64, interval: u64) -> bool {
         let base = p * self.v;
         let vls = base..base + usize::from(self.nvl[p]);
-        let interval = u64::from(self.crx[base].config().fc_interval);
-        let ok = self.repeats_off(p)
+        self.repeats_off(p)
             && self.fc_pending[p] == 0
             && self.ser[p].free_tick <= self.rate[p].tick_of(at + 1)
             && vls.into_iter().all(|k| {
                 u64::from(self.crx[k].config().fc_interval) == interval
                     && self.crx_due[k] < at + interval
                     && self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now())
-            });
-        ok.then_some(interval)
+            })
     }
 
     /// Applies every timer fire before the current cycle that was left to be applied lazily, so that the
