@@ -146,17 +146,87 @@ module cct_shaper #(
 `endif
 
   // IRD of the CCTI shown this cycle (the reset CCTI while reset is low).
-  logic [6:0]  ccti_now;
-  logic [15:0] entry;
-  logic [15:0] t_shift;
-  logic [29:0] ird_full;
+  //
+  // The product (t_pkt >> shift) * multiplier is computed in the cycle that reads the table, so it is
+  // built for depth: one partial product row per multiplier bit, the 14 rows reduced to two by carry-save
+  // adders (pairs of rows combined as 4:2 compressors, three levels) and the two added by a Kogge-Stone
+  // adder; the shifts of t_pkt are formed before the table read, which only selects one.
+
+  // Two carry-save pairs {c, s} (value s + c) reduced to one pair: a 4:2 compressor per bit, three gate
+  // levels. Of the four rows, the first three's majority goes to the next bit (cout, no dependency on that
+  // bit's own carry in), so the sum is (x1 ^ x2) ^ (x3 ^ x4) ^ cin and the carry the majority of
+  // x1 ^ x2 ^ x3, x4 and cin.
+  function automatic logic [59:0] cs_add30(input logic [59:0] x, input logic [59:0] y);
+    logic [29:0] x1, x2, x3, x4, p12, p, cout, cin, cy;
+    x1 = x[29:0];
+    x2 = x[59:30];
+    x3 = y[29:0];
+    x4 = y[59:30];
+    p12 = x1 ^ x2;
+    p   = p12 ^ (x3 ^ x4);
+    for (int i = 0; i < 30; i++) cout[i] = p12[i] ? x3[i] : x1[i];
+    cin = cout << 1;
+    for (int i = 0; i < 30; i++) cy[i] = p[i] ? cin[i] : x4[i];
+    cs_add30 = {cy << 1, p ^ cin};
+  endfunction
+
+  // The carries out of each bit of a + b (bit i: out of bits i..0), by a Kogge-Stone tree (Yosys's generic
+  // adder is Brent-Kung, twice the levels). Generate and propagate (a ^ b) never both hold, for a bit or a
+  // group, so a group's carry is one multiplexer: the lower group's carry where this one propagates, its
+  // own generate elsewhere.
+  function automatic logic [23:0] ks_carry24(input logic [23:0] a, input logic [23:0] b);
+    logic [23:0] g, p, gn;
+    g = a & b;
+    p = a ^ b;
+    for (int s = 1; s < 24; s = 2 * s) begin
+      gn = g;
+      for (int i = s; i < 24; i++) if (p[i]) gn[i] = g[i - s];
+      g = gn;
+      p = p & (p << s);
+    end
+    ks_carry24 = g;
+  endfunction
+
+  logic [6:0]    ccti_now;
+  logic [15:0]   entry;
+  logic [15:0]   t_shift;
+  logic [14*30-1:0] pp;     // partial product rows
+  logic [7*60-1:0]  cs1;    // seven carry-save pairs: the rows in pairs
+  logic [4*60-1:0]  cs2;
+  logic [2*60-1:0]  cs3;
+  logic [59:0]      cs4;
+  logic [23:0]      cy;  // carries of the low 24 bits
+  logic [23:0]      ird_low;
+  logic [5:0]       hi_s, hi_c;
+  logic             hi_zero, hi_ones, ird_sat;
 
   always_comb begin
     ccti_now = rst_ni ? ccti_q : ccti_min_i;
     entry    = (32'(ccti_now) < CctEntries) ? cct_i[ccti_now*16 +: 16] : 16'd0;
-    t_shift  = t_pkt_i >> entry[15:14];
-    ird_full = {14'd0, t_shift} * {16'd0, entry[13:0]};
-    ird_o    = (ird_full[29:24] != 6'd0) ? IrdMax : ird_full[23:0];
+    case (entry[15:14])
+      2'd0:    t_shift = t_pkt_i;
+      2'd1:    t_shift = {1'b0, t_pkt_i[15:1]};
+      2'd2:    t_shift = {2'b0, t_pkt_i[15:2]};
+      default: t_shift = {3'b0, t_pkt_i[15:3]};
+    endcase
+    for (int j = 0; j < 14; j++) pp[j*30 +: 30] = entry[j] ? ({14'd0, t_shift} << j) : 30'd0;
+    cs1 = pp;
+    for (int i = 0; i < 3; i++) cs2[i*60 +: 60] = cs_add30(cs1[2*i*60 +: 60], cs1[(2*i+1)*60 +: 60]);
+    cs2[3*60 +: 60] = cs1[6*60 +: 60];
+    for (int i = 0; i < 2; i++) cs3[i*60 +: 60] = cs_add30(cs2[2*i*60 +: 60], cs2[(2*i+1)*60 +: 60]);
+    cs4      = cs_add30(cs3[0 +: 60], cs3[60 +: 60]);
+    cy       = ks_carry24(cs4[23:0], cs4[53:30]);
+    ird_low  = cs4[23:0] ^ cs4[53:30] ^ {cy[22:0], 1'b0};
+    // Saturation: product bits 29:24 = (hi_s + hi_c + carry into bit 24) mod 64 is non-zero, decided without
+    // waiting for those six sum bits: with no carry in, unless hi_s + hi_c = 0 mod 64, which holds exactly
+    // when hi_s ^ hi_c equals (hi_s | hi_c) << 1 (every bit's carry out is then a | b); with a carry in,
+    // unless hi_s + hi_c = 63, i.e. hi_s ^ hi_c is all ones.
+    hi_s     = cs4[29:24];
+    hi_c     = cs4[59:54];
+    hi_zero  = (hi_s ^ hi_c) == ((hi_s | hi_c) << 1);
+    hi_ones  = (hi_s ^ hi_c) == 6'h3f;
+    ird_sat  = cy[23] ? !hi_ones : !hi_zero;
+    ird_o    = ird_sat ? IrdMax : ird_low;
     ccti_o   = ccti_now;
   end
 

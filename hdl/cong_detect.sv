@@ -133,15 +133,108 @@ module cong_detect #(
   // Registered state and next state
   logic cong_q, cong_d, root_q, root_d, victim_q, victim_d;
 
-  // Fill comparison
-  logic [15:0]     thr;
-  logic [CntW-1:0] lanes;
-  logic [SumW-1:0] sum;
-  logic [CntW-1:0] n_contrib;
-  logic            any_over;
-  localparam int ProdW = SumW + CntW;
-  logic [ProdW-1:0] prod;  // n_contrib * sum: the per-contributor compare without a divider
-  logic            over;
+  // Fill comparison, shaped for depth (no step is a chain over the lanes): the lane sum and the count of
+  // contributing lanes are carry-save trees (lanes in pairs, pairs combined by 4:2 compressors, log2 levels),
+  // left as two rows each; every comparison adds the threshold's complement as one more row and looks only
+  // at the carry out of the top, computed by a Kogge-Stone tree. The per-contributor product n * sum is
+  // formed from the count (binary) and the sum (still two rows): 2 * CntW shifted rows and the threshold row,
+  // reduced by a Wallace tree of full adders.
+  //
+  // Widths: every row is PW bits, enough for n * sum plus the threshold row without wrapping (NIn <= 64:
+  // n * sum < 2^28); a tree's rows are cut to the width of its total at the end (sums of non-negative rows
+  // never carry past the total's width), and the bits above are logic no output reads.
+  localparam int PW = SumW + CntW + 1;
+
+  // {carry, sum} rows of a full adder per bit; the carry row shifted to its weight. The carry in its
+  // multiplexer form (a ^ b ? c : a): two gate levels, as the sum.
+  function automatic logic [2*PW-1:0] csa(input logic [PW-1:0] a, input logic [PW-1:0] b,
+                                          input logic [PW-1:0] c);
+    logic [PW-1:0] p, cy;
+    p = a ^ b;
+    for (int i = 0; i < PW; i++) cy[i] = p[i] ? c[i] : a[i];
+    csa = {cy << 1, p ^ c};
+  endfunction
+
+  // Two carry-save pairs {c, s} reduced to one: a 4:2 compressor per bit, three gate levels. Of the four
+  // rows, the first three's majority goes to the next bit (cout, no dependency on that bit's own carry in),
+  // so the sum is (x1 ^ x2) ^ (x3 ^ x4) ^ cin and the carry the majority of x1 ^ x2 ^ x3, x4 and cin.
+  function automatic logic [2*PW-1:0] add42(input logic [2*PW-1:0] x, input logic [2*PW-1:0] y);
+    logic [PW-1:0] x1, x2, x3, x4, p12, p, cout, cin, cy;
+    x1 = x[PW-1:0];
+    x2 = x[2*PW-1:PW];
+    x3 = y[PW-1:0];
+    x4 = y[2*PW-1:PW];
+    p12 = x1 ^ x2;
+    p   = p12 ^ (x3 ^ x4);
+    for (int i = 0; i < PW; i++) cout[i] = p12[i] ? x3[i] : x1[i];
+    cin = cout << 1;
+    for (int i = 0; i < PW; i++) cy[i] = p[i] ? cin[i] : x4[i];
+    add42 = {cy << 1, p ^ cin};
+  endfunction
+
+  // 64 rows (row k at [PW*k +: PW]) to one carry-save pair: rows in pairs, then five levels of 4:2.
+  function automatic logic [2*PW-1:0] tree64(input logic [64*PW-1:0] rows);
+    logic [16*2*PW-1:0] l1;
+    logic [8*2*PW-1:0]  l2;
+    logic [4*2*PW-1:0]  l3;
+    logic [2*2*PW-1:0]  l4;
+    for (int i = 0; i < 16; i++) l1[i*2*PW +: 2*PW] = add42(rows[i*4*PW +: 2*PW], rows[(i*4+2)*PW +: 2*PW]);
+    for (int i = 0; i < 8; i++)  l2[i*2*PW +: 2*PW] = add42(l1[i*4*PW +: 2*PW], l1[(i*4+2)*PW +: 2*PW]);
+    for (int i = 0; i < 4; i++)  l3[i*2*PW +: 2*PW] = add42(l2[i*4*PW +: 2*PW], l2[(i*4+2)*PW +: 2*PW]);
+    for (int i = 0; i < 2; i++)  l4[i*2*PW +: 2*PW] = add42(l3[i*4*PW +: 2*PW], l3[(i*4+2)*PW +: 2*PW]);
+    tree64 = add42(l4[0 +: 2*PW], l4[2*PW +: 2*PW]);
+  endfunction
+
+  // 15 rows to one carry-save pair: a Wallace tree, 15 -> 10 -> 7 -> 5 -> 4 -> 3 -> 2.
+  function automatic logic [2*PW-1:0] tree15(input logic [15*PW-1:0] r0);
+    logic [10*PW-1:0] r1;
+    logic [7*PW-1:0]  r2;
+    logic [5*PW-1:0]  r3;
+    logic [4*PW-1:0]  r4;
+    logic [3*PW-1:0]  r5;
+    for (int i = 0; i < 5; i++) r1[i*2*PW +: 2*PW] = csa(r0[3*i*PW +: PW], r0[(3*i+1)*PW +: PW], r0[(3*i+2)*PW +: PW]);
+    for (int i = 0; i < 3; i++) r2[i*2*PW +: 2*PW] = csa(r1[3*i*PW +: PW], r1[(3*i+1)*PW +: PW], r1[(3*i+2)*PW +: PW]);
+    r2[6*PW +: PW] = r1[9*PW +: PW];
+    for (int i = 0; i < 2; i++) r3[i*2*PW +: 2*PW] = csa(r2[3*i*PW +: PW], r2[(3*i+1)*PW +: PW], r2[(3*i+2)*PW +: PW]);
+    r3[4*PW +: PW] = r2[6*PW +: PW];
+    r4[0 +: 2*PW]  = csa(r3[0 +: PW], r3[PW +: PW], r3[2*PW +: PW]);
+    r4[2*PW +: 2*PW] = r3[3*PW +: 2*PW];
+    r5[0 +: 2*PW]  = csa(r4[0 +: PW], r4[PW +: PW], r4[2*PW +: PW]);
+    r5[2*PW +: PW] = r4[3*PW +: PW];
+    tree15 = csa(r5[0 +: PW], r5[PW +: PW], r5[2*PW +: PW]);
+  endfunction
+
+  // The carry out of each bit of a + b (bit i: out of bits i..0) by a Kogge-Stone tree. Generate and
+  // propagate (a ^ b) never both hold, for a bit or a group, so a group's carry is one multiplexer.
+  function automatic logic [PW-1:0] carries(input logic [PW-1:0] a, input logic [PW-1:0] b);
+    logic [PW-1:0] g, p, gn;
+    g = a & b;
+    p = a ^ b;
+    for (int s = 1; s < PW; s = 2 * s) begin
+      gn = g;
+      for (int i = s; i < PW; i++) if (p[i]) gn[i] = g[i - s];
+      g = gn;
+      p = p & (p << s);
+    end
+    carries = g;
+  endfunction
+
+  logic [15:0]       thr;
+  logic [64*16-1:0]  fill;      // the lanes, padded with zeros to 64
+  logic [63:0]       valid;     // lane k is below the count
+  logic [63:0]       lane_over; // a valid lane above the threshold
+  logic [64*PW-1:0]  rows;
+  // A tree's rows above its total's width, and the carries above the count's, are never read.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [2*PW-1:0]   sum_cs, cnt_cs;
+  logic [PW-1:0]     cnt_cy;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [2*PW-1:0]   cmp_cs, prod_cs;
+  logic [PW-1:0]     sum_s, sum_c, cmp_cy, prod_cy, thr_row, ones;
+  logic [CntW-1:0]   n_contrib;
+  logic [15*PW-1:0]  prod_rows;
+  logic              any_over, sum_over, prod_over;
+  logic              over;
 
   always_comb begin
 `ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
@@ -149,34 +242,62 @@ module cong_detect #(
 `else
     thr       = thr_table_i[threshold_i*16 +: 16];
 `endif
-    lanes     = (voq_cnt_i > CntW'(NIn)) ? CntW'(NIn) : voq_cnt_i;
-    sum       = '0;
-    n_contrib = '0;
-    any_over  = 1'b0;
-    for (int k = 0; k < NIn; k++) begin
-      if (CntW'(k) < lanes) begin
-        sum       = sum + SumW'(voq_fill_i[k*16 +: 16]);
-        n_contrib = n_contrib + CntW'(voq_fill_i[k*16 +: 16] != 16'd0);
+    fill = '0;
+    fill[NIn*16-1:0] = voq_fill_i;
+    // A count above NIn means NIn: lane k < NIn is valid when k < the count, whatever the count.
+    for (int k = 0; k < 64; k++) begin
+      valid[k]     = (k < NIn) && (32'(voq_cnt_i) > k);
 `ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
-        any_over  = any_over | (voq_fill_i[k*16 +: 16] >= thr);
+      lane_over[k] = valid[k] && (fill[k*16 +: 16] >= thr);
 `else
-        any_over  = any_over | (voq_fill_i[k*16 +: 16] > thr);
+      lane_over[k] = valid[k] && (fill[k*16 +: 16] > thr);
 `endif
-      end
     end
-    prod    = ProdW'(sum) * ProdW'(n_contrib);
-    over    = 1'b0;
+    any_over = |lane_over;
+
+    // The sum of the valid lanes, as two rows S + C.
+    for (int k = 0; k < 64; k++) rows[k*PW +: PW] = valid[k] ? PW'(fill[k*16 +: 16]) : '0;
+    sum_cs = tree64(rows);
+    sum_s  = PW'(sum_cs[SumW-1:0]);
+    sum_c  = PW'(sum_cs[PW +: SumW]);
+
+    // The count of valid lanes with a non-zero fill: the same tree over one-bit rows, then added.
+    for (int k = 0; k < 64; k++) rows[k*PW +: PW] = PW'(valid[k] && (fill[k*16 +: 16] != 16'd0));
+    cnt_cs    = tree64(rows);
+    cnt_cy    = carries(PW'(cnt_cs[CntW-1:0]), PW'(cnt_cs[PW +: CntW]));
+    n_contrib = cnt_cs[CntW-1:0] ^ cnt_cs[PW +: CntW] ^ CntW'(cnt_cy << 1);
+
+    // SumVoqs: sum > thr exactly when S + C + (2^SumW - 1 - thr) carries into bit SumW (>=: one more).
+    thr_row = '0;
+    thr_row[SumW-1:0] = ~{{(SumW - 16){1'b0}}, thr};
+    cmp_cs  = csa(sum_s, sum_c, thr_row);
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
+    cmp_cs[PW] = 1'b1;  // the carry row's bit 0 is free: the + 1 of sum - thr >= 0
+`endif
+    cmp_cy   = carries(cmp_cs[PW-1:0], cmp_cs[2*PW-1:PW]);
+    sum_over = cmp_cs[SumW] ^ cmp_cs[PW + SumW] ^ cmp_cy[SumW-1];
+
+    // SumPerContributor: n * sum > thr exactly when n * (S + C) + (2^(PW-1) - 1 - thr) carries into bit
+    // PW - 1; the same as sum > floor(thr / n) for the Rust block's integer division, without a divider.
+    ones      = '1;
+    prod_rows = '0;
+    for (int i = 0; i < CntW; i++) begin
+      prod_rows[2*i*PW +: PW]     = n_contrib[i] ? sum_s << i : '0;
+      prod_rows[(2*i+1)*PW +: PW] = n_contrib[i] ? sum_c << i : '0;
+    end
+    prod_rows[14*PW +: PW] = (ones >> 1) & ~(PW'(thr));
+    prod_cs = tree15(prod_rows);
+`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
+    prod_cs[PW] = 1'b1;
+`endif
+    prod_cy   = carries(prod_cs[PW-1:0], prod_cs[2*PW-1:PW]);
+    prod_over = prod_cs[PW-1] ^ prod_cs[2*PW-1] ^ prod_cy[PW-2];
+
+    over = 1'b0;
     if (threshold_i != 4'd0) begin
       case (compare_i)
-`ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
-        CmpSumVoqs:           over = sum >= SumW'(thr);
-        CmpSumPerContributor: over = (n_contrib != '0) && (prod >= ProdW'(thr));
-`else
-        CmpSumVoqs:           over = sum > SumW'(thr);
-        // sum > floor(thr / n) exactly when n * sum > thr: the Rust block's integer division, without a
-        // divider.
-        CmpSumPerContributor: over = (n_contrib != '0) && (prod > ProdW'(thr));
-`endif
+        CmpSumVoqs:           over = sum_over;
+        CmpSumPerContributor: over = (n_contrib != '0) && prod_over;
         default:              over = any_over;
       endcase
     end

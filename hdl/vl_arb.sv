@@ -136,16 +136,17 @@ module vl_arb #(
 
   localparam logic [7:0] HighLimitUnbounded = 8'd255;
 
-  // Configuration rules (see the header).
+  // Configuration rules (see the header); the per-entry flags are OR-reduced as a tree.
+  logic [TableMax-1:0] hi_vl15, lo_vl15;
   always_comb begin
+    for (int e = 0; e < TableMax; e++) begin
+      hi_vl15[e] = 32'(hi_n_i) > e && hi_vl_i[4*e +: 4] == 4'd15;
+      lo_vl15[e] = 32'(lo_n_i) > e && lo_vl_i[4*e +: 4] == 4'd15;
+    end
     cfg_err_o[0] = 32'(hi_n_i) > TableMax;
     cfg_err_o[1] = 32'(lo_n_i) > TableMax;
-    cfg_err_o[2] = 1'b0;
-    cfg_err_o[3] = 1'b0;
-    for (int e = 0; e < TableMax; e++) begin
-      if (32'(hi_n_i) > e && hi_vl_i[4*e +: 4] == 4'd15) cfg_err_o[2] = 1'b1;
-      if (32'(lo_n_i) > e && lo_vl_i[4*e +: 4] == 4'd15) cfg_err_o[3] = 1'b1;
-    end
+    cfg_err_o[2] = |hi_vl15;
+    cfg_err_o[3] = |lo_vl15;
   end
 
   // Registered state and next state
@@ -157,66 +158,113 @@ module vl_arb #(
   logic [15:0] cand;
   assign cand = req_i & credit_ok_i & 16'h7fff;
 
-  // One table's pick: {found, fresh, entry}: the entry that gets the next grant and whether it starts a
-  // fresh visit (the Rust `pick`).
-  function automatic logic [IdxW+1:0] pick(
-    input logic [TableMax*4-1:0] vl,
-    input logic [TableMax*8-1:0] weight,
-    input logic [IdxW:0]         n,
-    input logic [IdxW-1:0]       idx,
-    input logic [8:0]            used,
-    input logic [15:0]           cand_vls
-  );
-    logic [TableMax-1:0]   cm;
-    logic [2*TableMax-1:0] rot;
-    logic [IdxW-1:0]       cur;
-    logic [IdxW:0]         off;
-    logic [IdxW+1:0]       nxt;
-    logic [9:0]            budget;
-    logic                  found;
-    pick = '0;
-    cm   = '0;
-    for (int e = 0; e < TableMax; e++) begin
-      cm[e] = (e < 32'(n)) && (weight[e*8 +: 8] != 8'd0) && cand_vls[vl[e*4 +: 4]];
-    end
-    // The current entry is idx, clamped to the table (n - 1 when the table is empty is never used).
-    cur = (32'(idx) >= 32'(n)) ? IdxW'(n - 1'b1) : idx;
-`ifdef IBCYCLE_FAULT_WEIGHT_UNIT
-    budget = {weight[cur*8 +: 8], 2'b00};
-`else
-    budget = {2'b00, weight[cur*8 +: 8]};
-`endif
-    // Rotate so that bit 0 is the entry after the current one; the current entry lands at the top.
-    rot   = {cm, cm} >> (32'(cur) + 1);
-    found = 1'b0;
-    off   = '0;
-    for (int p = TableMax - 1; p >= 0; p--) begin
-      if (rot[p]) begin
-        found = 1'b1;
-        off   = (IdxW + 1)'(p);
-      end
-    end
-    nxt = {1'b0, cur} + {1'b0, off} + 1'b1;
-    if (32'(nxt) >= TableMax) nxt = nxt - (IdxW + 2)'(TableMax);
-    if (n == '0) begin
-      pick = '0;
-    end else if (cm[cur] && ({1'b0, used} < budget)) begin
-      pick = {1'b1, 1'b0, cur};
-    end else if (found) begin
-      pick = {1'b1, 1'b1, nxt[IdxW-1:0]};
-    end
+  // Bit e of the result: some bit of x below e. A Kogge-Stone prefix OR, log2(TableMax) levels of OR
+  // gates, so finding the first candidate is no chain over the table.
+  function automatic logic [TableMax-1:0] below(input logic [TableMax-1:0] x);
+    logic [TableMax-1:0] p;
+    p = x << 1;
+    for (int s = 1; s < TableMax; s = 2 * s) p = p | (p << s);
+    below = p;
   endfunction
 
-  logic            hi_found, hi_fresh, lo_found, lo_fresh;
+  // Each table's pick (the Rust `pick`): whether an entry gets the next grant, whether it is the current
+  // entry keeping its visit (else a fresh visit starts), its index and its VL. t = 0 the high table, 1 the
+  // low one, at [t*W +: W].
+  //
+  // A tree, not a search: the candidate mask, the current entry as a one-hot vector and a thermometer mask
+  // of the entries after it come straight from the index register and the table length; the first
+  // candidate after the current entry is the lowest set bit of (candidates & after), found with the
+  // prefix OR above, and when there is none the lowest candidate of the whole table, so the current entry
+  // comes last (the rotated order of the Rust block). The chosen entry's index and VL are OR reductions of
+  // the one-hot vector. Entries at index >= n are never candidates.
+  logic [1:0]        t_found;
+  logic [2*IdxW-1:0] t_pick;
+  logic [2*4-1:0]    t_vl;
+  logic [2*9-1:0]    t_used;  // the visit's blocks after a grant from the table: used + len, or len (fresh)
+
+  for (genvar t = 0; t < 2; t++) begin : g_table
+    logic [TableMax*4-1:0] vl;
+    logic [TableMax*8-1:0] weight;
+    logic [IdxW:0]         n;
+    logic [IdxW-1:0]       idx;
+    logic [8:0]            used;
+    if (t == 0) begin : g_high
+      assign vl     = hi_vl_i;
+      assign weight = hi_weight_i;
+      assign n      = hi_n_i;
+      assign idx    = hi_idx_q;
+      assign used   = hi_used_q;
+    end else begin : g_low
+      assign vl     = lo_vl_i;
+      assign weight = lo_weight_i;
+      assign n      = lo_n_i;
+      assign idx    = lo_idx_q;
+      assign used   = lo_used_q;
+    end
+
+    logic [TableMax-1:0] cm, cur_oh, after, nxt_oh, bit_of;
+    logic                idx_in, keep, any_after;
+    logic [IdxW-1:0]     cur, nxt;
+    logic [9:0]          budget;
+    logic [3:0]          vl_cur, vl_nxt;
+
+    always_comb begin
+      // The current entry is idx, clamped to the table (n - 1 when the table is empty is never used).
+      idx_in = 32'(idx) < 32'(n);
+      cur    = idx_in ? idx : IdxW'(n - 1'b1);
+      for (int e = 0; e < TableMax; e++) begin
+        cm[e]     = (e < 32'(n)) && (weight[e*8 +: 8] != 8'd0) && cand[vl[e*4 +: 4]];
+        cur_oh[e] = idx_in ? (32'(idx) == e) : (32'(n) == e + 1);
+        // Entries after the current one (none when idx is clamped: cur is then the last entry).
+        after[e]  = cm[e] && idx_in && (32'(idx) < e);
+      end
+`ifdef IBCYCLE_FAULT_WEIGHT_UNIT
+      budget    = {weight[cur*8 +: 8], 2'b00};
+`else
+      budget    = {2'b00, weight[cur*8 +: 8]};
+`endif
+      keep      = |(cm & cur_oh) && ({1'b0, used} < budget);
+      any_after = |after;
+      nxt_oh    = any_after ? (after & ~below(after)) : (cm & ~below(cm));
+      for (int b = 0; b < IdxW; b++) begin
+        for (int e = 0; e < TableMax; e++) bit_of[e] = ((e >> b) & 1) != 0;
+        nxt[b] = |(nxt_oh & bit_of);
+      end
+      vl_cur = vl[cur*4 +: 4];
+      for (int b = 0; b < 4; b++) begin
+        for (int e = 0; e < TableMax; e++) bit_of[e] = vl[e*4 + b];
+        vl_nxt[b] = |(nxt_oh & bit_of);
+      end
+    end
+
+    assign t_found[t]               = |cm;
+    assign t_pick[t*IdxW +: IdxW]   = keep ? cur : nxt;
+    assign t_vl[t*4 +: 4]           = keep ? vl_cur : vl_nxt;
+    // The two cases apart, so the adder works on the current entry's length, known early.
+    assign t_used[t*9 +: 9]         = keep ? used + {2'b00, len_i[vl_cur*7 +: 7]}
+                                           : {2'b00, len_i[vl_nxt*7 +: 7]};
+  end
+
+  logic            hi_found, lo_found;
   logic [IdxW-1:0] hi_pick, lo_pick;
-  assign {hi_found, hi_fresh, hi_pick} = pick(hi_vl_i, hi_weight_i, hi_n_i, hi_idx_q, hi_used_q, cand);
-  assign {lo_found, lo_fresh, lo_pick} = pick(lo_vl_i, lo_weight_i, lo_n_i, lo_idx_q, lo_used_q, cand);
+  assign hi_found = t_found[0];
+  assign lo_found = t_found[1];
+  assign hi_pick  = t_pick[0 +: IdxW];
+  assign lo_pick  = t_pick[IdxW +: IdxW];
 
   logic        limit_reached;
   logic [3:0]  hi_gvl, lo_gvl;
-  logic [6:0]  hi_len, lo_len;
-  logic [16:0] hi_cnt_sum;
+  logic [16*16-1:0] cnt_plus;  // hi_cnt_q + VL v's head length, saturated, at [16v +: 16]
+
   logic        vl15_first;
+
+  // The count after a high grant, for every VL it may go to: the sums start with the cycle, not after the
+  // pick, which only selects one.
+  for (genvar v = 0; v < 16; v++) begin : g_cnt_plus
+    logic [16:0] sum;
+    assign sum                  = {1'b0, hi_cnt_q} + {10'b0, len_i[v*7 +: 7]};
+    assign cnt_plus[v*16 +: 16] = sum[16] ? 16'hffff : sum[15:0];
+  end
 
   always_comb begin
 `ifdef IBCYCLE_FAULT_HIGH_LIMIT
@@ -226,11 +274,8 @@ module vl_arb #(
     limit_reached = (vl_high_limit_i != HighLimitUnbounded) && (hi_cnt_q != 16'd0)
                     && (hi_cnt_q >= {2'b00, vl_high_limit_i, 6'b000000});
 `endif
-    hi_gvl     = hi_vl_i[hi_pick*4 +: 4];
-    lo_gvl     = lo_vl_i[lo_pick*4 +: 4];
-    hi_len     = len_i[hi_gvl*7 +: 7];
-    lo_len     = len_i[lo_gvl*7 +: 7];
-    hi_cnt_sum = {1'b0, hi_cnt_q} + {10'b0, hi_len};
+    hi_gvl     = t_vl[0 +: 4];
+    lo_gvl     = t_vl[4 +: 4];
 `ifdef IBCYCLE_FAULT_VL15_PRIORITY
     vl15_first = req_i[15] && !hi_found && !lo_found;
 `else
@@ -256,13 +301,13 @@ module vl_arb #(
         gnt_vl_o    = hi_gvl;
         gnt_high_o  = 1'b1;
         hi_idx_d    = hi_pick;
-        hi_used_d   = (hi_fresh ? 9'd0 : hi_used_q) + {2'b00, hi_len};
-        if (lo_found) hi_cnt_d = hi_cnt_sum[16] ? 16'hffff : hi_cnt_sum[15:0];
+        hi_used_d   = t_used[0 +: 9];
+        if (lo_found) hi_cnt_d = cnt_plus[hi_gvl*16 +: 16];
       end else if (lo_found) begin
         gnt_valid_o = 1'b1;
         gnt_vl_o    = lo_gvl;
         lo_idx_d    = lo_pick;
-        lo_used_d   = (lo_fresh ? 9'd0 : lo_used_q) + {2'b00, lo_len};
+        lo_used_d   = t_used[9 +: 9];
         hi_cnt_d    = 16'd0;
       end
 `ifdef IBCYCLE_FAULT_VL15_PRIORITY
