@@ -76,8 +76,7 @@ fn fault_variant_without_the_enable_fails_to_build() {
 }
 
 /// The modules synthesise on two threads, alternating in table order so the slow ones (`cong_detect` with
-/// its 64-lane sums and divider, about 25 s of CPU; `cct_shaper` and `fecn_rewrite_b32`, about 12 s each) are
-/// split between them; one at a time the test took 85 s.
+/// its 64-lane carry-save sums and compares; `cct_shaper` and `fecn_rewrite_b32`) are split between them.
 ///
 /// `switch_core` is left out: it holds eight `cong_detect`s and took over 5 minutes of Yosys on the shared
 /// machine, against the test file's one-minute budget. Its parts are synthesised here; the composition by
