@@ -164,9 +164,9 @@ module cct_shaper #(
     x4 = y[59:30];
     p12 = x1 ^ x2;
     p   = p12 ^ (x3 ^ x4);
-    for (int i = 0; i < 30; i++) cout[i] = p12[i] ? x3[i] : x1[i];
+    cout = (p12 & x3) | (~p12 & x1);
     cin = cout << 1;
-    for (int i = 0; i < 30; i++) cy[i] = p[i] ? cin[i] : x4[i];
+    cy = (p & cin) | (~p & x4);
     cs_add30 = {cy << 1, p ^ cin};
   endfunction
 
@@ -179,8 +179,7 @@ module cct_shaper #(
     g = a & b;
     p = a ^ b;
     for (int s = 1; s < 24; s = 2 * s) begin
-      gn = g;
-      for (int i = s; i < 24; i++) if (p[i]) gn[i] = g[i - s];
+      gn = (p & (g << s)) | (~p & g);
       g = gn;
       p = p & (p << s);
     end

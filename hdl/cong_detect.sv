@@ -145,13 +145,19 @@ module cong_detect #(
   // never carry past the total's width), and the bits above are logic no output reads.
   localparam int PW = SumW + CntW + 1;
 
+  // The adders below are written word-wide (a bitwise select, not a loop over bits) and kept as calls in
+  // the Verilated model (`no_inline_task`): Verilator unrolls a bit loop and inlines every call into every
+  // instance, which made a switch with a cong_detect per output VL tens of megabytes of C++. The netlist is
+  // the same.
+
   // {carry, sum} rows of a full adder per bit; the carry row shifted to its weight. The carry in its
   // multiplexer form (a ^ b ? c : a): two gate levels, as the sum.
   function automatic logic [2*PW-1:0] csa(input logic [PW-1:0] a, input logic [PW-1:0] b,
                                           input logic [PW-1:0] c);
+    /* verilator no_inline_task */
     logic [PW-1:0] p, cy;
     p = a ^ b;
-    for (int i = 0; i < PW; i++) cy[i] = p[i] ? c[i] : a[i];
+    cy = (p & c) | (~p & a);
     csa = {cy << 1, p ^ c};
   endfunction
 
@@ -159,6 +165,7 @@ module cong_detect #(
   // rows, the first three's majority goes to the next bit (cout, no dependency on that bit's own carry in),
   // so the sum is (x1 ^ x2) ^ (x3 ^ x4) ^ cin and the carry the majority of x1 ^ x2 ^ x3, x4 and cin.
   function automatic logic [2*PW-1:0] add42(input logic [2*PW-1:0] x, input logic [2*PW-1:0] y);
+    /* verilator no_inline_task */
     logic [PW-1:0] x1, x2, x3, x4, p12, p, cout, cin, cy;
     x1 = x[PW-1:0];
     x2 = x[2*PW-1:PW];
@@ -166,53 +173,21 @@ module cong_detect #(
     x4 = y[2*PW-1:PW];
     p12 = x1 ^ x2;
     p   = p12 ^ (x3 ^ x4);
-    for (int i = 0; i < PW; i++) cout[i] = p12[i] ? x3[i] : x1[i];
+    cout = (p12 & x3) | (~p12 & x1);
     cin = cout << 1;
-    for (int i = 0; i < PW; i++) cy[i] = p[i] ? cin[i] : x4[i];
+    cy = (p & cin) | (~p & x4);
     add42 = {cy << 1, p ^ cin};
-  endfunction
-
-  // 64 rows (row k at [PW*k +: PW]) to one carry-save pair: rows in pairs, then five levels of 4:2.
-  function automatic logic [2*PW-1:0] tree64(input logic [64*PW-1:0] rows);
-    logic [16*2*PW-1:0] l1;
-    logic [8*2*PW-1:0]  l2;
-    logic [4*2*PW-1:0]  l3;
-    logic [2*2*PW-1:0]  l4;
-    for (int i = 0; i < 16; i++) l1[i*2*PW +: 2*PW] = add42(rows[i*4*PW +: 2*PW], rows[(i*4+2)*PW +: 2*PW]);
-    for (int i = 0; i < 8; i++)  l2[i*2*PW +: 2*PW] = add42(l1[i*4*PW +: 2*PW], l1[(i*4+2)*PW +: 2*PW]);
-    for (int i = 0; i < 4; i++)  l3[i*2*PW +: 2*PW] = add42(l2[i*4*PW +: 2*PW], l2[(i*4+2)*PW +: 2*PW]);
-    for (int i = 0; i < 2; i++)  l4[i*2*PW +: 2*PW] = add42(l3[i*4*PW +: 2*PW], l3[(i*4+2)*PW +: 2*PW]);
-    tree64 = add42(l4[0 +: 2*PW], l4[2*PW +: 2*PW]);
-  endfunction
-
-  // 15 rows to one carry-save pair: a Wallace tree, 15 -> 10 -> 7 -> 5 -> 4 -> 3 -> 2.
-  function automatic logic [2*PW-1:0] tree15(input logic [15*PW-1:0] r0);
-    logic [10*PW-1:0] r1;
-    logic [7*PW-1:0]  r2;
-    logic [5*PW-1:0]  r3;
-    logic [4*PW-1:0]  r4;
-    logic [3*PW-1:0]  r5;
-    for (int i = 0; i < 5; i++) r1[i*2*PW +: 2*PW] = csa(r0[3*i*PW +: PW], r0[(3*i+1)*PW +: PW], r0[(3*i+2)*PW +: PW]);
-    for (int i = 0; i < 3; i++) r2[i*2*PW +: 2*PW] = csa(r1[3*i*PW +: PW], r1[(3*i+1)*PW +: PW], r1[(3*i+2)*PW +: PW]);
-    r2[6*PW +: PW] = r1[9*PW +: PW];
-    for (int i = 0; i < 2; i++) r3[i*2*PW +: 2*PW] = csa(r2[3*i*PW +: PW], r2[(3*i+1)*PW +: PW], r2[(3*i+2)*PW +: PW]);
-    r3[4*PW +: PW] = r2[6*PW +: PW];
-    r4[0 +: 2*PW]  = csa(r3[0 +: PW], r3[PW +: PW], r3[2*PW +: PW]);
-    r4[2*PW +: 2*PW] = r3[3*PW +: 2*PW];
-    r5[0 +: 2*PW]  = csa(r4[0 +: PW], r4[PW +: PW], r4[2*PW +: PW]);
-    r5[2*PW +: PW] = r4[3*PW +: PW];
-    tree15 = csa(r5[0 +: PW], r5[PW +: PW], r5[2*PW +: PW]);
   endfunction
 
   // The carry out of each bit of a + b (bit i: out of bits i..0) by a Kogge-Stone tree. Generate and
   // propagate (a ^ b) never both hold, for a bit or a group, so a group's carry is one multiplexer.
   function automatic logic [PW-1:0] carries(input logic [PW-1:0] a, input logic [PW-1:0] b);
+    /* verilator no_inline_task */
     logic [PW-1:0] g, p, gn;
     g = a & b;
     p = a ^ b;
     for (int s = 1; s < PW; s = 2 * s) begin
-      gn = g;
-      for (int i = s; i < PW; i++) if (p[i]) gn[i] = g[i - s];
+      gn = (p & (g << s)) | (~p & g);
       g = gn;
       p = p & (p << s);
     end
@@ -223,7 +198,22 @@ module cong_detect #(
   logic [64*16-1:0]  fill;      // the lanes, padded with zeros to 64
   logic [63:0]       valid;     // lane k is below the count
   logic [63:0]       lane_over; // a valid lane above the threshold
-  logic [64*PW-1:0]  rows;
+  // The trees work on arrays of rows, not on wide vectors: Verilator turns every part-select of a wide
+  // vector into multi-word code, per instance and per unrolled step (the netlist is the same).
+  logic [15:0]       lane [64];      // lane k's fill, zero above NIn
+  logic [PW-1:0]     sum_row [64];   // valid lanes' fills
+  logic [PW-1:0]     cnt_row [64];   // 1 for a valid lane with a non-zero fill
+  // 64 rows to one carry-save pair: node i < 16 is rows 4i..4i+3 by a 4:2 compressor, node 16 + i is nodes
+  // 2i and 2i + 1, so node 30 is the root, five levels of 4:2 in all.
+  logic [2*PW-1:0]   sum_node [31];
+  logic [2*PW-1:0]   cnt_node [31];
+  // The product's 15 rows to one carry-save pair: a Wallace tree, 15 -> 10 -> 7 -> 5 -> 4 -> 3 -> 2.
+  logic [PW-1:0]     w0 [15];
+  logic [PW-1:0]     w1 [10];
+  logic [PW-1:0]     w2 [7];
+  logic [PW-1:0]     w3 [5];
+  logic [PW-1:0]     w4 [4];
+  logic [PW-1:0]     w5 [3];
   // A tree's rows above its total's width, and the carries above the count's, are never read.
   /* verilator lint_off UNUSEDSIGNAL */
   logic [2*PW-1:0]   sum_cs, cnt_cs;
@@ -232,7 +222,6 @@ module cong_detect #(
   logic [2*PW-1:0]   cmp_cs, prod_cs;
   logic [PW-1:0]     sum_s, sum_c, cmp_cy, prod_cy, thr_row, ones;
   logic [CntW-1:0]   n_contrib;
-  logic [15*PW-1:0]  prod_rows;
   logic              any_over, sum_over, prod_over;
   logic              over;
 
@@ -246,24 +235,35 @@ module cong_detect #(
     fill[NIn*16-1:0] = voq_fill_i;
     // A count above NIn means NIn: lane k < NIn is valid when k < the count, whatever the count.
     for (int k = 0; k < 64; k++) begin
+      lane[k]      = fill[k*16 +: 16];
       valid[k]     = (k < NIn) && (32'(voq_cnt_i) > k);
 `ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
-      lane_over[k] = valid[k] && (fill[k*16 +: 16] >= thr);
+      lane_over[k] = valid[k] && (lane[k] >= thr);
 `else
-      lane_over[k] = valid[k] && (fill[k*16 +: 16] > thr);
+      lane_over[k] = valid[k] && (lane[k] > thr);
 `endif
     end
     any_over = |lane_over;
 
-    // The sum of the valid lanes, as two rows S + C.
-    for (int k = 0; k < 64; k++) rows[k*PW +: PW] = valid[k] ? PW'(fill[k*16 +: 16]) : '0;
-    sum_cs = tree64(rows);
+    // The sum of the valid lanes and the count of those with a non-zero fill, each as two rows S + C.
+    for (int k = 0; k < 64; k++) begin
+      sum_row[k] = valid[k] ? PW'(lane[k]) : '0;
+      cnt_row[k] = PW'(valid[k] && (lane[k] != 16'd0));
+    end
+    for (int i = 0; i < 16; i++) begin
+      sum_node[i] = add42({sum_row[4*i+1], sum_row[4*i]}, {sum_row[4*i+3], sum_row[4*i+2]});
+      cnt_node[i] = add42({cnt_row[4*i+1], cnt_row[4*i]}, {cnt_row[4*i+3], cnt_row[4*i+2]});
+    end
+    for (int i = 0; i < 15; i++) begin
+      sum_node[16+i] = add42(sum_node[2*i], sum_node[2*i+1]);
+      cnt_node[16+i] = add42(cnt_node[2*i], cnt_node[2*i+1]);
+    end
+    sum_cs = sum_node[30];
     sum_s  = PW'(sum_cs[SumW-1:0]);
     sum_c  = PW'(sum_cs[PW +: SumW]);
 
-    // The count of valid lanes with a non-zero fill: the same tree over one-bit rows, then added.
-    for (int k = 0; k < 64; k++) rows[k*PW +: PW] = PW'(valid[k] && (fill[k*16 +: 16] != 16'd0));
-    cnt_cs    = tree64(rows);
+    // The count, added.
+    cnt_cs    = cnt_node[30];
     cnt_cy    = carries(PW'(cnt_cs[CntW-1:0]), PW'(cnt_cs[PW +: CntW]));
     n_contrib = cnt_cs[CntW-1:0] ^ cnt_cs[PW +: CntW] ^ CntW'(cnt_cy << 1);
 
@@ -280,13 +280,23 @@ module cong_detect #(
     // SumPerContributor: n * sum > thr exactly when n * (S + C) + (2^(PW-1) - 1 - thr) carries into bit
     // PW - 1; the same as sum > floor(thr / n) for the Rust block's integer division, without a divider.
     ones      = '1;
-    prod_rows = '0;
+    for (int i = 0; i < 14; i++) w0[i] = '0;
     for (int i = 0; i < CntW; i++) begin
-      prod_rows[2*i*PW +: PW]     = n_contrib[i] ? sum_s << i : '0;
-      prod_rows[(2*i+1)*PW +: PW] = n_contrib[i] ? sum_c << i : '0;
+      w0[2*i]   = n_contrib[i] ? sum_s << i : '0;
+      w0[2*i+1] = n_contrib[i] ? sum_c << i : '0;
     end
-    prod_rows[14*PW +: PW] = (ones >> 1) & ~(PW'(thr));
-    prod_cs = tree15(prod_rows);
+    w0[14] = (ones >> 1) & ~(PW'(thr));
+    for (int i = 0; i < 5; i++) {w1[2*i+1], w1[2*i]} = csa(w0[3*i], w0[3*i+1], w0[3*i+2]);
+    for (int i = 0; i < 3; i++) {w2[2*i+1], w2[2*i]} = csa(w1[3*i], w1[3*i+1], w1[3*i+2]);
+    w2[6] = w1[9];
+    for (int i = 0; i < 2; i++) {w3[2*i+1], w3[2*i]} = csa(w2[3*i], w2[3*i+1], w2[3*i+2]);
+    w3[4] = w2[6];
+    {w4[1], w4[0]} = csa(w3[0], w3[1], w3[2]);
+    w4[2] = w3[3];
+    w4[3] = w3[4];
+    {w5[1], w5[0]} = csa(w4[0], w4[1], w4[2]);
+    w5[2] = w4[3];
+    prod_cs = csa(w5[0], w5[1], w5[2]);
 `ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
     prod_cs[PW] = 1'b1;
 `endif
