@@ -97,7 +97,8 @@ fn build() {
             .unwrap_or_default();
         let mut sources = own.clone();
         for (n, t) in &sv_texts {
-            if n != m.top && (own.contains(&format!("{n} u_")) || own.contains(&format!("{n} #("))) {
+            if n != m.top && (own.contains(&format!("{n} u_")) || own.contains(&format!("{n} #(")))
+            {
                 sources.push_str(t);
             }
         }
@@ -111,7 +112,15 @@ fn build() {
             let key = {
                 use std::hash::{Hash, Hasher};
                 let mut h = std::collections::hash_map::DefaultHasher::new();
-                (&script, &svh, &sources, format!("{m:?}"), bug, cpp_shim(m, &prefix)).hash(&mut h);
+                (
+                    &script,
+                    &svh,
+                    &sources,
+                    format!("{m:?}"),
+                    bug,
+                    cpp_shim(m, &prefix),
+                )
+                    .hash(&mut h);
                 format!("{:016x}", h.finish())
             };
             let stamp = out.join(format!("{prefix}.stamp"));
@@ -161,7 +170,10 @@ fn build() {
 
     // The Verilator runtime, once for all models (after them on the link line: they use it).
     let inc = root.join("include");
-    let rt_key = format!("{:?}{script}", std::fs::read_to_string(manifest.join("csrc/runtime.cpp")).ok());
+    let rt_key = format!(
+        "{:?}{script}",
+        std::fs::read_to_string(manifest.join("csrc/runtime.cpp")).ok()
+    );
     let rt_key = {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -180,7 +192,8 @@ fn build() {
         ] {
             b.file(inc.join(f));
         }
-        b.file(manifest.join("csrc/runtime.cpp")).cargo_metadata(false);
+        b.file(manifest.join("csrc/runtime.cpp"))
+            .cargo_metadata(false);
         b.compile("cosim_runtime");
         std::fs::write(&rt_stamp, &rt_key).expect("write the runtime's stamp");
     }

@@ -79,7 +79,7 @@ module ib_switch #(
   parameter int NVl      = 2,
   parameter int SlotMax  = 2048,
   parameter int LftMax   = 1024,
-  parameter int TableMax = 8,
+  parameter int TableMax = 64,
   parameter int PW       = 5,   // port index width; holds NPorts - 1
   parameter int SW       = $clog2(SlotMax),
   parameter int IdxW     = (TableMax > 1) ? $clog2(TableMax) : 1
@@ -680,157 +680,262 @@ module ib_switch #(
   end
 
   // ---------------------------------------------------------------- state update
-  // Procedural over the arrays: one output's dequeue and up to two enqueues per input (a store-and-forward
-  // tail, then a head) may touch one VoQ in a cycle, applied in the Switch's order (egress, then ingress in
-  // port order).
-  /* verilator lint_off BLKSEQ */
+  // Procedural: one output's dequeue and up to two enqueues per input (a store-and-forward tail, then a
+  // head) may touch one VoQ in a cycle, applied in the Switch's order (egress, then ingress in port order)
+  // on local copies of the queue state, which are registered at the end (non-blocking, as every register
+  // here: the combinational logic that reads them never sees a half-updated cycle); the descriptor pools
+  // are written non-blocking at indices no two updates of a cycle share.
   always_ff @(posedge clk_i) begin : update
+    logic [SW:0] ftop_n [NPorts];
+    logic [SW:0] fresh_n [NPorts];
+    logic [6:0] reads_n [NPorts];
+    logic [31:0] ser_n [NPorts];
+    logic if_v_n [NPorts];
+    logic [PW-1:0] if_in_n [NPorts];
+    logic [3:0] if_vl_n [NPorts];
+    logic [6:0] if_blk_n [NPorts];
+    logic [NVl-1:0] fcp_n [NPorts];
+    logic ar_v_n [NPorts];
+    logic [31:0] ar_e_n [NPorts];
+    logic [31:0] ar_thr_n [NPorts];
+    logic [31:0] ar_end_n [NPorts];
+    logic [6:0] ar_left_n [NPorts];
+    logic [6:0] ar_blk_n [NPorts];
+    logic [3:0] ar_vl_n [NPorts];
+    logic ar_def_n [NPorts];
+    logic ar_drop_n [NPorts];
+    logic [SW-1:0] ar_slot_n [NPorts];
+    logic [PW-1:0] ar_out_n [NPorts];
+    logic [3:0] ar_ovl_n [NPorts];
+    logic [PW-1:0] rr_n [NK];
+    logic [11:0] fcfccl_n [NK];
+    logic [15:0] fpend_n [NK];
+    logic [15:0] mk_n [NK];
+    logic [SW-1:0] vh_n [NPorts*NPorts*NVl];
+    logic [SW-1:0] vt_n [NPorts*NPorts*NVl];
+    logic [SW:0] vn_n [NPorts*NPorts*NVl];
+    logic [15:0] fill_n [NPorts*NPorts*NVl];
     /* verilator lint_off UNUSEDSIGNAL */
     int j;
     logic [16:0] mk;
     /* verilator lint_on UNUSEDSIGNAL */
     logic [SW:0] top;
+    logic [SW-1:0] slot;
     logic [31:0] r;
+    for (int q = 0; q < NPorts; q++) begin
+      ftop_n[q] = ftop_q[q];
+      fresh_n[q] = fresh_q[q];
+      reads_n[q] = reads_q[q];
+      ser_n[q] = ser_q[q];
+      if_v_n[q] = if_v_q[q];
+      if_in_n[q] = if_in_q[q];
+      if_vl_n[q] = if_vl_q[q];
+      if_blk_n[q] = if_blk_q[q];
+      fcp_n[q] = fcp_q[q];
+      ar_v_n[q] = ar_v_q[q];
+      ar_e_n[q] = ar_e_q[q];
+      ar_thr_n[q] = ar_thr_q[q];
+      ar_end_n[q] = ar_end_q[q];
+      ar_left_n[q] = ar_left_q[q];
+      ar_blk_n[q] = ar_blk_q[q];
+      ar_vl_n[q] = ar_vl_q[q];
+      ar_def_n[q] = ar_def_q[q];
+      ar_drop_n[q] = ar_drop_q[q];
+      ar_slot_n[q] = ar_slot_q[q];
+      ar_out_n[q] = ar_out_q[q];
+      ar_ovl_n[q] = ar_ovl_q[q];
+    end
+    for (int q = 0; q < NK; q++) begin
+      rr_n[q] = rr_q[q];
+      fcfccl_n[q] = fcfccl_q[q];
+      fpend_n[q] = fpend_q[q];
+      mk_n[q] = mk_q[q];
+    end
+    for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
+      vh_n[q] = vh_q[q];
+      vt_n[q] = vt_q[q];
+      vn_n[q] = vn_q[q];
+      fill_n[q] = fill_q[q];
+    end
     if (!rst_ni) begin
       for (int p = 0; p < NPorts; p++) begin
-        ftop_q[p] = '0;
-        fresh_q[p] = '0;
-        reads_q[p] = '0;
-        ser_q[p] = '0;
-        if_v_q[p] = 1'b0;
-        if_in_q[p] = '0;
-        if_vl_q[p] = '0;
-        if_blk_q[p] = '0;
-        fcp_q[p] = '0;
-        ar_v_q[p] = 1'b0;
-        ar_e_q[p] = '0;
-        ar_thr_q[p] = '0;
-        ar_end_q[p] = '0;
-        ar_left_q[p] = '0;
-        ar_blk_q[p] = '0;
-        ar_vl_q[p] = '0;
-        ar_def_q[p] = 1'b0;
-        ar_drop_q[p] = 1'b0;
-        ar_slot_q[p] = '0;
-        ar_out_q[p] = '0;
-        ar_ovl_q[p] = '0;
+        ftop_n[p] = '0;
+        fresh_n[p] = '0;
+        reads_n[p] = '0;
+        ser_n[p] = '0;
+        if_v_n[p] = 1'b0;
+        if_in_n[p] = '0;
+        if_vl_n[p] = '0;
+        if_blk_n[p] = '0;
+        fcp_n[p] = '0;
+        ar_v_n[p] = 1'b0;
+        ar_e_n[p] = '0;
+        ar_thr_n[p] = '0;
+        ar_end_n[p] = '0;
+        ar_left_n[p] = '0;
+        ar_blk_n[p] = '0;
+        ar_vl_n[p] = '0;
+        ar_def_n[p] = 1'b0;
+        ar_drop_n[p] = 1'b0;
+        ar_slot_n[p] = '0;
+        ar_out_n[p] = '0;
+        ar_ovl_n[p] = '0;
       end
       for (int k = 0; k < NK; k++) begin
-        rr_q[k] = '0;
-        fcfccl_q[k] = '0;
-        fpend_q[k] = '0;
-        mk_q[k] = mode_i[k / NVl] ? mk_seed(k / NVl) : 16'd0;
+        rr_n[k] = '0;
+        fcfccl_n[k] = '0;
+        fpend_n[k] = '0;
+        mk_n[k] = mode_i[k / NVl] ? mk_seed(k / NVl) : 16'd0;
       end
       for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
-        vh_q[q] = '0;
-        vt_q[q] = '0;
-        vn_q[q] = '0;
-        fill_q[q] = '0;
+        vh_n[q] = '0;
+        vt_n[q] = '0;
+        vn_n[q] = '0;
+        fill_n[q] = '0;
       end
     end else begin
+      // Slots taken by this cycle's heads first: a slot popped from the free stack is the one on top at
+      // the cycle's start, before this cycle's grants push theirs.
+      for (int p = 0; p < NPorts; p++) begin
+        if (i_head[p] && !i_head_drop[p]) begin
+          if (i_fresh[p]) fresh_n[p] = fresh_n[p] + 1'b1;
+          else ftop_n[p] = ftop_n[p] - 1'b1;
+        end
+      end
       // Egress: completions, grants (dequeue, slot freed, round robin, read slots), serialisers, FC.
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p]) begin
-          reads_q[if_in_q[p]] = reads_q[if_in_q[p]] - 7'd1;
-          if_v_q[p] = 1'b0;
+          reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
+          if_v_n[p] = 1'b0;
         end
       end
       for (int p = 0; p < NPorts; p++) begin
-        if (e_fc[p]) fcp_q[p][int'(e_fcvl[p])] = 1'b0;
+        if (e_fc[p]) fcp_n[p][int'(e_fcvl[p])] = 1'b0;
         if (e_gnt[p]) begin
           j = (int'(e_gin[p])*NPorts + p)*NVl + int'(e_gvl[p]);
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           if (e_len[p][int'(e_gvl[p])] == 7'd1) begin
 `endif
-          vn_q[j] = vn_q[j] - 1'b1;
-          vh_q[j] = s_next_q[e_gin[p]][vh_q[j]];
-          top = ftop_q[e_gin[p]];
-          fstk_q[e_gin[p]][top[SW-1:0]] = e_gslot[p];
-          ftop_q[e_gin[p]] = top + 1'b1;
+          vn_n[j] = vn_n[j] - 1'b1;
+          vh_n[j] = s_next_q[e_gin[p]][vh_n[j]];
+          top = ftop_n[e_gin[p]];
+          fstk_q[e_gin[p]][top[SW-1:0]] <= e_gslot[p];
+          ftop_n[e_gin[p]] = top + 1'b1;
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           end
 `endif
 `ifndef IBCYCLE_FAULT_RR_STUCK
-          rr_q[p*NVl + int'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
+          rr_n[p*NVl + int'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
 `endif
-          reads_q[e_gin[p]] = reads_q[e_gin[p]] + 7'd1;
+          reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
           // A packet whose last byte leaves in its start cycle is never released (as in the Switch).
-          if_v_q[p] = e_ser[p] > 32'(num_of(p));
-          if_in_q[p] = e_gin[p];
-          if_vl_q[p] = s_ivl_q[e_gin[p]][e_gslot[p]];
-          if_blk_q[p] = e_len[p][int'(e_gvl[p])];
+          if_v_n[p] = e_ser[p] > 32'(num_of(p));
+          if_in_n[p] = e_gin[p];
+          if_vl_n[p] = s_ivl_q[e_gin[p]][e_gslot[p]];
+          if_blk_n[p] = e_len[p][int'(e_gvl[p])];
           if (!mark_enq_i[p]) begin
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-            mk = mk_step(mk_q[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], !cd_mark[p*NVl + int'(e_gvl[p])]);
+            mk = mk_step(mk_n[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], !cd_mark[p*NVl + int'(e_gvl[p])]);
 `else
-            mk = mk_step(mk_q[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], cd_mark[p*NVl + int'(e_gvl[p])]);
+            mk = mk_step(mk_n[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], cd_mark[p*NVl + int'(e_gvl[p])]);
 `endif
-            mk_q[p*NVl + int'(e_gvl[p])] = mk[15:0];
+            mk_n[p*NVl + int'(e_gvl[p])] = mk[15:0];
           end
         end
         r = e_ser[p];
-        ser_q[p] = (r > 32'(num_of(p))) ? r - 32'(num_of(p)) : 32'd0;
+        ser_n[p] = (r > 32'(num_of(p))) ? r - 32'(num_of(p)) : 32'd0;
       end
       // Ingress in port order: tail enqueue, head (slot, arrival, enqueue), FC packets wanted by credit_rx.
       for (int p = 0; p < NPorts; p++) begin
-        if (ar_v_q[p]) begin
-          ar_e_q[p] = i_e[p];
-          ar_thr_q[p] = i_thr[p];
-          ar_left_q[p] = i_left[p];
-          if (i_left[p] == '0) ar_v_q[p] = 1'b0;
+        if (ar_v_n[p]) begin
+          ar_e_n[p] = i_e[p];
+          ar_thr_n[p] = i_thr[p];
+          ar_left_n[p] = i_left[p];
+          if (i_left[p] == '0) ar_v_n[p] = 1'b0;
           if (i_tail_enq[p]) begin
-            s_fecn_q[p][ar_slot_q[p]] = s_fecn_q[p][ar_slot_q[p]] | i_mark_tail[p];
-            j = (p*NPorts + int'(ar_out_q[p]))*NVl + int'(ar_ovl_q[p]);
-            if (vn_q[j] == '0) vh_q[j] = ar_slot_q[p];
-            else s_next_q[p][vt_q[j]] = ar_slot_q[p];
-            vt_q[j] = ar_slot_q[p];
-            vn_q[j] = vn_q[j] + 1'b1;
+            s_fecn_q[p][ar_slot_n[p]] <= s_fecn_q[p][ar_slot_n[p]] | i_mark_tail[p];
+            j = (p*NPorts + int'(ar_out_n[p]))*NVl + int'(ar_ovl_n[p]);
+            if (vn_n[j] == '0) vh_n[j] = ar_slot_n[p];
+            else s_next_q[p][vt_n[j]] <= ar_slot_n[p];
+            vt_n[j] = ar_slot_n[p];
+            vn_n[j] = vn_n[j] + 1'b1;
           end
         end
         if (i_head[p]) begin
           if (!i_head_drop[p]) begin
-            if (i_fresh[p]) fresh_q[p] = fresh_q[p] + 1'b1;
-            else ftop_q[p] = ftop_q[p] - 1'b1;
-            s_len_q[p][i_slot[p]] = rx_len_i[13*p +: 13];
-            s_fecn_q[p][i_slot[p]] = rx_fecn_i[p] | i_mark_head[p];
-            s_tag_q[p][i_slot[p]] = rx_tag_i[32*p +: 32];
-            s_ivl_q[p][i_slot[p]] = rx_vl_i[4*p +: 4];
+            slot = i_slot[p];
+            s_len_q[p][slot] <= rx_len_i[13*p +: 13];
+            s_fecn_q[p][slot] <= rx_fecn_i[p] | i_mark_head[p];
+            s_tag_q[p][slot] <= rx_tag_i[32*p +: 32];
+            s_ivl_q[p][slot] <= rx_vl_i[4*p +: 4];
             if (i_head_enq[p]) begin
               j = (p*NPorts + int'(i_out[p]))*NVl + int'(i_ovl[p]);
-              if (vn_q[j] == '0) vh_q[j] = i_slot[p];
-              else s_next_q[p][vt_q[j]] = i_slot[p];
-              vt_q[j] = i_slot[p];
-              vn_q[j] = vn_q[j] + 1'b1;
+              if (vn_n[j] == '0) vh_n[j] = slot;
+              else s_next_q[p][vt_n[j]] <= slot;
+              vt_n[j] = slot;
+              vn_n[j] = vn_n[j] + 1'b1;
             end
           end
-          ar_v_q[p] = !i_head_done[p];
-          ar_e_q[p] = i_e[p];
-          ar_thr_q[p] = i_thr[p];
-          ar_end_q[p] = i_end[p];
-          ar_left_q[p] = i_left[p];
-          ar_blk_q[p] = i_blocks[p];
-          ar_vl_q[p] = rx_vl_i[4*p +: 4];
-          ar_drop_q[p] = i_head_drop[p];
-          ar_def_q[p] = !i_head_drop[p] && !i_head_enq[p];
-          ar_slot_q[p] = i_slot[p];
-          ar_out_q[p] = i_out[p];
-          ar_ovl_q[p] = i_ovl[p];
+          ar_v_n[p] = !i_head_done[p];
+          ar_e_n[p] = i_e[p];
+          ar_thr_n[p] = i_thr[p];
+          ar_end_n[p] = i_end[p];
+          ar_left_n[p] = i_left[p];
+          ar_blk_n[p] = i_blocks[p];
+          ar_vl_n[p] = rx_vl_i[4*p +: 4];
+          ar_drop_n[p] = i_head_drop[p];
+          ar_def_n[p] = !i_head_drop[p] && !i_head_enq[p];
+          ar_slot_n[p] = i_slot[p];
+          ar_out_n[p] = i_out[p];
+          ar_ovl_n[p] = i_ovl[p];
         end
         for (int v = 0; v < NVl; v++) begin
           if (crx_send[p*NVl + v] && v < int'(nvl_of(p))) begin
-            fcp_q[p][v] = 1'b1;
-            fcfccl_q[p*NVl + v] = crx_fccl[p*NVl + v];
+            fcp_n[p][v] = 1'b1;
+            fcfccl_n[p*NVl + v] = crx_fccl[p*NVl + v];
           end
         end
       end
       for (int k = 0; k < NK; k++) begin
-        fpend_q[k] = i_fpend[k];
-        if (mark_enq_i[k / NVl]) mk_q[k] = i_mk[k];
+        fpend_n[k] = i_fpend[k];
+        if (mark_enq_i[k / NVl]) mk_n[k] = i_mk[k];
       end
-      for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_q[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
+      for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_n[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
     end
+    for (int q = 0; q < NPorts; q++) begin
+      ftop_q[q] <= ftop_n[q];
+      fresh_q[q] <= fresh_n[q];
+      reads_q[q] <= reads_n[q];
+      ser_q[q] <= ser_n[q];
+      if_v_q[q] <= if_v_n[q];
+      if_in_q[q] <= if_in_n[q];
+      if_vl_q[q] <= if_vl_n[q];
+      if_blk_q[q] <= if_blk_n[q];
+      fcp_q[q] <= fcp_n[q];
+      ar_v_q[q] <= ar_v_n[q];
+      ar_e_q[q] <= ar_e_n[q];
+      ar_thr_q[q] <= ar_thr_n[q];
+      ar_end_q[q] <= ar_end_n[q];
+      ar_left_q[q] <= ar_left_n[q];
+      ar_blk_q[q] <= ar_blk_n[q];
+      ar_vl_q[q] <= ar_vl_n[q];
+      ar_def_q[q] <= ar_def_n[q];
+      ar_drop_q[q] <= ar_drop_n[q];
+      ar_slot_q[q] <= ar_slot_n[q];
+      ar_out_q[q] <= ar_out_n[q];
+      ar_ovl_q[q] <= ar_ovl_n[q];
+    end
+    for (int q = 0; q < NK; q++) begin
+      rr_q[q] <= rr_n[q];
+      fcfccl_q[q] <= fcfccl_n[q];
+      fpend_q[q] <= fpend_n[q];
+      mk_q[q] <= mk_n[q];
+    end
+    vh_q <= vh_n;
+    vt_q <= vt_n;
+    vn_q <= vn_n;
+    fill_q <= fill_n;
   end : update
-  /* verilator lint_on BLKSEQ */
 
 
 `ifdef IBCYCLE_ASSERTIONS

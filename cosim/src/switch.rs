@@ -15,19 +15,18 @@
 
 use std::collections::HashMap;
 
-use rtl_model::blocks::{cong_detect, credit_rx, credit_tx};
 use rtl_model::blocks::fecn_marker::FecnMarker;
+use rtl_model::blocks::{cong_detect, credit_rx, credit_tx};
 use rtl_model::link::packet::TxEvent;
 use switch_asic::config::mtu_packet_blocks;
 use switch_asic::SwitchConfig;
-
 
 /// Ports of the RTL (parameter `NPorts`).
 pub const N_PORTS: usize = 18;
 /// Data VLs of the RTL (parameter `NVl`).
 pub const N_VL: usize = 2;
 /// VL arbitration entries per list (parameter `TableMax`).
-pub const TABLE_MAX: usize = 8;
+pub const TABLE_MAX: usize = 64;
 /// LFT entries (parameter `LftMax`).
 pub const LFT_MAX: usize = 1024;
 /// Descriptor slots per input (parameter `SlotMax`).
@@ -59,7 +58,10 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
         return bad(format!("{n} ports, the RTL has {N_PORTS}"));
     }
     if cfg.lft.len() > LFT_MAX {
-        return bad(format!("{} LFT entries, the RTL has {LFT_MAX}", cfg.lft.len()));
+        return bad(format!(
+            "{} LFT entries, the RTL has {LFT_MAX}",
+            cfg.lft.len()
+        ));
     }
     let mtu_blocks = mtu_packet_blocks(cfg.mtu);
     let mut v: HashMap<&'static str, (u32, Vec<u64>)> = HashMap::new();
@@ -72,19 +74,41 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
     };
     put("nports_i", 6, 0, n as u64);
     put("mtu_blocks_i", 7, 0, u64::from(mtu_blocks));
-    put("fc_on_change_i", 1, 0, u64::from(cfg.fc_policy == credit_rx::FcPolicy::PeriodicAndOnChange));
-    put("fccl_cap_i", 12, 0, u64::from(credit_rx::Config::new(1, 1).fccl_cap));
-    put("fccl_reset_i", 12, 0, u64::from(credit_tx::Config::default().fccl_reset));
+    put(
+        "fc_on_change_i",
+        1,
+        0,
+        u64::from(cfg.fc_policy == credit_rx::FcPolicy::PeriodicAndOnChange),
+    );
+    put(
+        "fccl_cap_i",
+        12,
+        0,
+        u64::from(credit_rx::Config::new(1, 1).fccl_cap),
+    );
+    put(
+        "fccl_reset_i",
+        12,
+        0,
+        u64::from(credit_tx::Config::default().fccl_reset),
+    );
     let mut slots = 0usize;
     for (p, pc) in cfg.ports.iter().enumerate() {
         if pc.pfc.is_some() {
-            return bad(format!("port {p} is a RoCEv2/PFC port (the RTL has IB credit ports only)"));
+            return bad(format!(
+                "port {p} is a RoCEv2/PFC port (the RTL has IB credit ports only)"
+            ));
         }
         if usize::from(pc.data_vls) > N_VL {
-            return bad(format!("port {p} has {} data VLs, the RTL {N_VL}", pc.data_vls));
+            return bad(format!(
+                "port {p} has {} data VLs, the RTL {N_VL}",
+                pc.data_vls
+            ));
         }
         if pc.vlarb.high.len() > TABLE_MAX || pc.vlarb.low.len() > TABLE_MAX {
-            return bad(format!("port {p}'s VL arbitration tables exceed {TABLE_MAX} entries"));
+            return bad(format!(
+                "port {p}'s VL arbitration tables exceed {TABLE_MAX} entries"
+            ));
         }
         put("rate_num_i", 17, p, u64::from(pc.rate.num));
         put("rate_den_i", 17, p, u64::from(pc.rate.den));
@@ -117,7 +141,12 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
                 None => per_port = Some(cd),
                 Some(c)
                     if (c.threshold, c.compare, c.root_min_credits, c.victim_mask)
-                        != (cd.threshold, cd.compare, cd.root_min_credits, cd.victim_mask) =>
+                        != (
+                            cd.threshold,
+                            cd.compare,
+                            cd.root_min_credits,
+                            cd.victim_mask,
+                        ) =>
                 {
                     return bad(format!("port {p}'s detection settings differ between VLs"));
                 }
@@ -159,12 +188,26 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
             put("lo_vl_i", 4, p * TABLE_MAX + e, u64::from(x.vl));
             put("lo_weight_i", 8, p * TABLE_MAX + e, u64::from(x.weight));
         }
-        put("hi_n_i", 4, p, pc.vlarb.high.len() as u64);
-        put("lo_n_i", 4, p, pc.vlarb.low.len() as u64);
+        put("hi_n_i", 7, p, pc.vlarb.high.len() as u64);
+        put("lo_n_i", 7, p, pc.vlarb.low.len() as u64);
         put("vl_high_limit_i", 8, p, u64::from(pc.vlarb.high_limit));
     }
+    // Ports the switch lacks: a valid idle configuration (their blocks' assertions hold out of reset).
+    for p in n..N_PORTS {
+        put("rate_num_i", 17, p, 1);
+        put("rate_den_i", 17, p, 1);
+        put("nvl_i", 4, p, 1);
+        put("speedup_i", 7, p, 1);
+        put("fc_interval_i", 16, p, 256);
+        for vl in 0..N_VL {
+            put("buf_blocks_i", 16, p * N_VL + vl, 1);
+        }
+        put("lfsr_seed_i", 16, p, 1);
+    }
     if slots > SLOT_MAX {
-        return bad(format!("an input holds up to {slots} packets, the RTL {SLOT_MAX} slots"));
+        return bad(format!(
+            "an input holds up to {slots} packets, the RTL {SLOT_MAX} slots"
+        ));
     }
     let lft = (0..LFT_MAX)
         .map(|d| cfg.lft.get(d).copied().flatten().unwrap_or(u8::MAX))
@@ -173,11 +216,10 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
     for i in 0..n {
         for o in 0..n {
             let t = cfg.sl2vl_of(i, o);
-            sl2vl[i * N_PORTS + o] = t
-                .vl
-                .iter()
-                .enumerate()
-                .fold(0, |a, (s, &vl)| a | u64::from(vl & 15) << (4 * s));
+            sl2vl[i * N_PORTS + o] =
+                t.vl.iter()
+                    .enumerate()
+                    .fold(0, |a, (s, &vl)| a | u64::from(vl & 15) << (4 * s));
         }
     }
     let mut ports: Vec<_> = v.into_iter().map(|(k, (w, l))| (k, w, l)).collect();
@@ -307,7 +349,11 @@ mod rtl {
     impl Field for u64 {
         fn set(&mut self, lane: usize, width: u32, x: u64) {
             let off = lane as u32 * width;
-            let m = if width == 64 { u64::MAX } else { ((1u64 << width) - 1) << off };
+            let m = if width == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << width) - 1) << off
+            };
             *self = (*self & !m) | ((x << off) & m);
         }
         fn get(&self, lane: usize, width: u32) -> u64 {
@@ -505,9 +551,9 @@ mod rtl {
     fn events_of(ev: &[TxEvent], p: usize) -> Vec<TxEvent> {
         ev.iter()
             .filter(|e| match e {
-                TxEvent::Packet { port, .. } | TxEvent::Fc { port, .. } | TxEvent::Pause { port, .. } => {
-                    usize::from(*port) == p
-                }
+                TxEvent::Packet { port, .. }
+                | TxEvent::Fc { port, .. }
+                | TxEvent::Pause { port, .. } => usize::from(*port) == p,
             })
             .copied()
             .collect()
@@ -575,7 +621,9 @@ mod rtl {
             let (got, drop_o, overflow) = rtl
                 .step(&pkts, &fc_in)
                 .map_err(|kind| CosimError::Halted { cycle: t, kind })?;
-            let drops_now: u64 = (0..cfg.ports.len()).map(|p| sw.port_counters(p).dropped).sum();
+            let drops_now: u64 = (0..cfg.ports.len())
+                .map(|p| sw.port_counters(p).dropped)
+                .sum();
             let model_drops = drops_now - drops_before;
             drops_before = drops_now;
             let mut note = String::new();

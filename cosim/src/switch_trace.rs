@@ -151,8 +151,8 @@ impl SwitchTrace {
                 if config.is_some() {
                     return Err(err(n, "a second config line"));
                 }
-                let c: SwitchConfig = serde_json::from_str(j)
-                    .map_err(|e| err(n, format!("config: {e}")))?;
+                let c: SwitchConfig =
+                    serde_json::from_str(j).map_err(|e| err(n, format!("config: {e}")))?;
                 config = Some(c);
                 continue;
             }
@@ -211,7 +211,8 @@ impl SwitchTrace {
                         psn: fit(num(13, "psn")?, 0xFF_FFFF, "psn")? as u32,
                         payload_len: fit(num(14, "payload_len")?, 0xFFFF, "payload_len")? as u16,
                         wire_len: fit(num(15, "wire_len")?, 0x1FFF, "wire_len")? as u16,
-                        payload_seed: fit(num(16, "payload_seed")?, 0xFFFF_FFFF, "payload_seed")? as u32,
+                        payload_seed: fit(num(16, "payload_seed")?, 0xFFFF_FFFF, "payload_seed")?
+                            as u32,
                         tag: fit(num(17, "tag")?, 0xFFFF_FFFF, "tag")? as u32,
                     };
                     let offset = fit(num(3, "offset")?, 0xFFFF_FFFF, "offset")? as u32;
@@ -229,10 +230,7 @@ impl SwitchTrace {
                 None => return Err(err(n, "missing record kind")),
             };
             if f.len() != want {
-                return Err(err(
-                    n,
-                    format!("{} fields, expected {want}", f.len()),
-                ));
+                return Err(err(n, format!("{} fields, expected {want}", f.len())));
             }
             events.push(Event { cycle, port, what });
         }
