@@ -112,6 +112,13 @@ pub fn run(cmd: Command) -> i32 {
         until_covered: a.until_covered,
         ..RunOpts::new(cycles)
     };
+    if let Some(path) = &a.replay {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if text.starts_with(cosim::switch_trace::HEADER) {
+                return replay_switch(&block, &text, path, &opts);
+            }
+        }
+    }
     let result = match &a.replay {
         Some(path) => match std::fs::read_to_string(path)
             .map_err(|err| cosim::CosimError::Io {
@@ -153,6 +160,57 @@ pub fn run(cmd: Command) -> i32 {
         Ok(m) => {
             println!("{m}");
             0
+        }
+        Err(e) if e.is_failure() => {
+            println!("{e}");
+            1
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+/// `ibcycle cosim switch_core --replay FILE` with a switch port trace (`ibcycle run --port-trace`): the
+/// switch RTL against `switch_asic::Switch`, every port's events every cycle (cosim::switch).
+fn replay_switch(block: &str, text: &str, path: &std::path::Path, opts: &RunOpts) -> i32 {
+    if block != "switch_core" {
+        eprintln!(
+            "error: {} is a switch port trace (block `switch_core`), not a trace of `{block}`",
+            path.display()
+        );
+        return 2;
+    }
+    let trace = match cosim::switch_trace::SwitchTrace::parse(text) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            return 2;
+        }
+    };
+    let ro = cosim::switch::ReplayOpts {
+        cycles: Some(opts.cycles),
+        bug: opts.bug.clone(),
+        vcd: opts.vcd.clone(),
+    };
+    match cosim::switch::replay(&trace, &ro) {
+        Ok(cosim::switch::SwitchReplay::Matched {
+            cycles,
+            packets,
+            fcs,
+            marked,
+        }) => {
+            println!(
+                "switch_core: {cycles} cycles matched on {} ports ({packets} packet heads, {marked} with FECN, \
+                 {fcs} flow-control packets sent)",
+                trace.config.ports.len()
+            );
+            0
+        }
+        Ok(cosim::switch::SwitchReplay::Mismatch(m)) => {
+            println!("{m}");
+            1
         }
         Err(e) if e.is_failure() => {
             println!("{e}");

@@ -70,20 +70,12 @@ enum Command {
         /// Threads for stepping the fabric (results are identical for any count).
         #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
         threads: u64,
-        /// Record what arrives at SWITCH's ports, per cycle, into DIR/port-trace-<SWITCH>.txt: a port trace
-        /// of the `switch_core` co-simulation (replay with `ibcycle cosim switch_core --replay FILE`; mapping in
-        /// src/run/port_trace.rs). Recorded by a second run of the scenario after the normal one.
+        /// Record what the fabric hands SWITCH each cycle (packet heads, flow-control packets) and its
+        /// configuration into DIR/port-trace-<SWITCH>.txt: a switch port trace (replay through the switch
+        /// RTL with `ibcycle cosim switch_core --replay FILE`; format in cosim/src/switch_trace.rs). Recorded
+        /// by a second run of the scenario after the normal one.
         #[arg(long = "port-trace", value_name = "SWITCH")]
         port_trace: Option<String>,
-        /// Where the port trace's output readiness comes from: `fabric` (not ready while the fabric's link
-        /// out of that port is inside a packet) or `always` (every output always ready).
-        #[arg(
-            long = "port-trace-ready",
-            value_enum,
-            default_value_t,
-            requires = "port_trace"
-        )]
-        port_trace_ready: ibcycle::run::port_trace::Readiness,
         /// Refuse, before building the fabric, a run whose estimated memory exceeds SIZE (bytes, or with
         /// K, M, G or T; default: half of the machine's memory). The estimate counts the switches, HCAs
         /// and wires, the samples and the message latencies the run keeps (src/run/memory.rs).
@@ -119,14 +111,13 @@ fn main() -> ExitCode {
             trace,
             threads,
             port_trace,
-            port_trace_ready,
             max_memory,
         } => ibcycle::run::cli_full(
             &file,
             &out,
             &ibcycle::run::ObserveOpts { pcap, vcd, trace },
             threads as usize,
-            port_trace.as_deref().map(|n| (n, port_trace_ready)),
+            port_trace.as_deref(),
             max_memory,
         ),
         Command::Bench(a) => cli_bench::run(a),

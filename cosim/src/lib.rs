@@ -10,6 +10,8 @@
 //!   the adapter to its Verilated model.
 //! - [`wide`]: port values of any width (up to 2,048 bits), as Verilator's `VlWide` words.
 //! - [`trace`]: the port-trace file format (per-cycle inputs as CSV) for replaying recorded stimulus.
+//! - [`switch`], [`switch_trace`]: the fabric's switch (`switch_asic::Switch`) against `hdl/ib_switch.sv`,
+//!   driven from a switch port trace recorded in a fabric run.
 //! - [`registry`]: blocks by name, for the `ibcycle cosim` command.
 //! - `ffi` (feature `verilator`): the safe wrapper over the generated C ABI shim; the only `unsafe` code.
 //! - `adapter` (feature `verilator`): `rtl_dut!`, the `Dut` impl of every RTL adapter from its output conversions.
@@ -30,6 +32,8 @@ pub mod ffi;
 pub mod ports;
 pub mod registry;
 pub mod rng;
+pub mod switch;
+pub mod switch_trace;
 pub mod table;
 pub mod tb_trace;
 pub mod trace;

@@ -548,8 +548,9 @@ impl Fabric {
     /// state afterwards is the state after `end - now()` calls of [`Fabric::step`], for any thread count (see
     /// the `event` module documentation).
     pub fn run_until(&mut self, end: u64) {
-        if self.tap.is_some() {
-            // A capture records every wire push with its cycle: single-step (the same results).
+        if self.tap.is_some() || self.hand_ins.is_some() {
+            // A capture records every wire push (a hand-in log every hand-in) with its cycle: single-step
+            // (the same results).
             while self.now < end {
                 self.step();
             }

@@ -146,6 +146,9 @@ pub struct Fabric {
     hca_buf: u16,
     /// Wires whose traffic is recorded for a capture (`None`: no capture, nothing recorded).
     tap: Option<Box<tap::Tap>>,
+    /// Per switch, whether its hand-ins are logged (switch port traces), and the log: (switch, cycle, port,
+    /// item).
+    hand_ins: Option<(Vec<bool>, Vec<HandInLog>)>,
     /// RoCEv2 mode (PFC instead of credits).
     roce: bool,
     /// Threads for [`Fabric::run_until`] (1: the calling thread only).
@@ -170,6 +173,18 @@ pub fn latency_cycles(latency_ns: u64, clock_mhz: u32) -> u64 {
     crate::scenario::limits::ns_to_cycles(latency_ns, clock_mhz)
         .unwrap_or(u64::MAX)
         .max(1)
+}
+
+/// A logged hand-in: (switch, cycle, port, item).
+pub type HandInLog = (usize, u64, usize, tap::TapEvent);
+
+/// A wire item as a capture shows it.
+fn tap_event(ev: Ev) -> tap::TapEvent {
+    match ev {
+        Ev::Pkt(p) => tap::TapEvent::Packet(p),
+        Ev::Fc(f) => tap::TapEvent::Fc(f),
+        Ev::Pause(f) => tap::TapEvent::Pause(f),
+    }
 }
 
 /// Hands an item due on switch port `p`'s wire to the switch; whether it was a packet head. A refusal is
@@ -452,6 +467,7 @@ impl Fabric {
             switch_buf: set.switch_vl_buf_blocks,
             hca_buf: set.hca_vl_buf_blocks,
             tap: None,
+            hand_ins: None,
             roce: sc.roce.is_some(),
             threads: 1,
             sched: event::Sched::default(),
@@ -491,6 +507,26 @@ impl Fabric {
         }
     }
 
+    /// Logs every item handed to the switches in `switches` from now on, in the order handed in (an empty
+    /// list stops): what a switch port trace records. While logging, [`Fabric::run_until`] single-steps
+    /// (the same results).
+    pub fn log_hand_ins(&mut self, switches: &[usize]) {
+        self.hand_ins = (!switches.is_empty()).then(|| {
+            let mut on = vec![false; self.switches.len()];
+            for &s in switches {
+                on[s] = true;
+            }
+            (on, Vec::new())
+        });
+    }
+
+    /// Moves the hand-ins logged since the last call into `into`.
+    pub fn take_hand_ins(&mut self, into: &mut Vec<HandInLog>) {
+        if let Some((_, log)) = self.hand_ins.as_mut() {
+            into.append(log);
+        }
+    }
+
     /// Moves what the tap recorded since the last call into `into`.
     pub fn take_tapped(&mut self, into: &mut Vec<tap::Tapped>) {
         if let Some(t) = self.tap.as_mut() {
@@ -505,12 +541,7 @@ impl Fabric {
                 Rx::Switch(s, p) => tap::WireEnd::Switch(s, p),
                 Rx::Hca(h) => tap::WireEnd::Hca(h),
             };
-            let event = match ev {
-                Ev::Pkt(p) => tap::TapEvent::Packet(p),
-                Ev::Fc(f) => tap::TapEvent::Fc(f),
-                Ev::Pause(f) => tap::TapEvent::Pause(f),
-            };
-            tap.record(t, to, event);
+            tap.record(t, to, tap_event(ev));
         }
     }
 
@@ -541,6 +572,11 @@ impl Fabric {
             for (p, w) in self.sw_in[s].iter_mut().enumerate() {
                 let Some(w) = w else { continue };
                 while let Some(e) = w.pop_due(t) {
+                    if let Some((on, log)) = &mut self.hand_ins {
+                        if on[s] {
+                            log.push((s, t, p, tap_event(e)));
+                        }
+                    }
                     self.wire_pkts -= u64::from(hand_to_switch(sw, p, e));
                 }
             }

@@ -301,7 +301,7 @@ pub fn cli_with(file: &Path, out: &Path, opts: &ObserveOpts, threads: usize) -> 
     cli_full(file, out, opts, threads, None, None)
 }
 
-/// [`cli_with`] and, with `port_trace` (`--port-trace SWITCH`, its readiness), the port trace of that
+/// [`cli_with`] and, with `port_trace` (`--port-trace SWITCH`), the port trace of that
 /// switch recorded by a second run after a successful first one. Every option is checked against the
 /// scenario before anything runs; the outputs are written into a staging directory beside `out` and
 /// renamed into place when all are complete (see [`output`]), so a failure leaves the previous outputs or
@@ -312,7 +312,7 @@ pub fn cli_full(
     out: &Path,
     opts: &ObserveOpts,
     threads: usize,
-    port_trace: Option<(&str, port_trace::Readiness)>,
+    port_trace: Option<&str>,
     max_memory: Option<u64>,
 ) -> ExitCode {
     // A queueing model file (thesis models, `[tandem]` / `[ge_queue]`) runs in its own mode.
@@ -332,7 +332,7 @@ pub fn cli_full(
     for n in &sc.notes {
         eprintln!("ibcycle run: note: {n}");
     }
-    if let Some((name, _)) = port_trace {
+    if let Some(name) = port_trace {
         if let Err(e) = port_trace::switch_index(&sc, name) {
             eprintln!("ibcycle run: {e}");
             return ExitCode::FAILURE;
@@ -382,8 +382,8 @@ pub fn cli_full(
     }
     let inv = &r.summary.invariants;
     let mut traced = None;
-    if let (Some((name, readiness)), None) = (port_trace, inv.broken()) {
-        match port_trace::record_into(&sc, name, readiness, staging.dir()) {
+    if let (Some(name), None) = (port_trace, inv.broken()) {
+        match port_trace::record_into(&sc, name, staging.dir()) {
             Ok(line) => traced = Some(line),
             Err(e) => {
                 eprintln!("ibcycle run: {e}");

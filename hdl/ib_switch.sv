@@ -1,0 +1,983 @@
+// ib_switch: the RTL twin of the fabric's switch, switch_asic::Switch (IB credit mode), cycle for cycle at its
+// ports: what `Switch::step` returns for the hand-ins of a cycle (`rx_packet`, `rx_fc`) is what this module
+// shows on its tx_* outputs in that cycle. The reference is `Switch::set_eager(true)` (every block clocked
+// every cycle), whose results equal the default event-driven stepping by the Switch's contract.
+//
+// Composition (switch-asic/src/switch/mod.rs names the designer choices; this file follows them):
+// per input VL a credit_rx, per output VL a credit_tx and a cong_detect, per output a vl_arb, and the FECN
+// decision of fecn_marker per output VL. Lossless virtual cut-through: a packet joins its VoQ when its head
+// arrives (when its tail has arrived if its output link is faster than its input link), its input buffer
+// blocks are released when its last byte leaves the output, one packet per input feeds at most `speedup`
+// outputs at once. Link timing is the serialiser and arrival arithmetic of rtl_model::link::{rate,serial}
+// done with tick counters (adds, compares and a multiply by the rate's ticks per byte; no divider).
+// Flow-control packets occupy the wire (6 bytes), start on a cycle boundary and go before waiting data.
+//
+// | port               | dir | width            | meaning                                                    |
+// |--------------------|-----|------------------|------------------------------------------------------------|
+// | clk_i, rst_ni      | in  | 1                | clock; synchronous reset, active low                       |
+// | configuration (held while out of reset; lane p of a vector is port p, lane p*NVl+v port p VL v)        |
+// | nports_i           | in  | 6                | ports in use (1..NPorts)                                   |
+// | mtu_blocks_i       | in  | 7                | longest packet in blocks; longer ones are dropped          |
+// | rate_num_i/den_i   | in  | NPorts x 17      | link rate: num/den bytes per cycle (reduced, num <= 64 den)|
+// | nvl_i              | in  | NPorts x 4       | data VLs of port p (1..NVl)                                |
+// | speedup_i          | in  | NPorts x 7       | outputs one input feeds at once (1..NPorts)                |
+// | mark_enq_i         | in  | NPorts           | output p decides FECN at enqueue (else at dequeue)         |
+// | buf_blocks_i       | in  | NPorts*NVl x 16  | credit_rx buffer of input p VL v                           |
+// | fc_interval_i      | in  | NPorts x 16      | credit_rx flow-control period of port p                    |
+// | fc_on_change_i, fccl_cap_i, fccl_reset_i | in | 1, 12, 12 | every credit_rx / credit_tx                   |
+// | threshold_i, compare_i, root_min_credits_i, victim_mask_i | in | NPorts x (4,2,12,1) | cong_detect     |
+// | thr_table_i        | in  | NPorts*NVl x 256 | cong_detect threshold table of output p VL v               |
+// | packet_size_i, marking_rate_i, mode_i, lfsr_seed_i, lfsr_thresh_i | in | NPorts x (8,16,1,16,17) | FECN |
+// | hi_vl_i, hi_weight_i, hi_n_i, lo_*, vl_high_limit_i | in | NPorts x vl_arb's | VL arbitration of port p |
+// | table write port (a subnet manager's: used in or out of reset, tables are not reset)                  |
+// | tbl_we_i           | in  | 1                | write one entry this cycle                                 |
+// | tbl_sel_i          | in  | 1                | 0: LFT entry tbl_addr_i (DLID) := tbl_data_i[7:0] (255 none)|
+// |                    |     |                  | 1: SL2VL of pair tbl_addr_i = in*NPorts+out := 16 x 4 bits |
+// | tbl_addr_i         | in  | 16               |                                                            |
+// | tbl_data_i         | in  | 64               |                                                            |
+// | per-cycle hand-ins (Switch::rx_packet / rx_fc)                                                         |
+// | rx_pkt_i           | in  | NPorts           | a packet head arrives on port p                            |
+// | rx_dlid_i, rx_sl_i, rx_vl_i, rx_len_i, rx_fecn_i | in | NPorts x (16,4,4,13,1) | LRH/BTH fields, wire len |
+// | rx_off_i           | in  | NPorts x 17      | its first byte's tick within the cycle (< num)             |
+// | rx_tag_i           | in  | NPorts x 32      | the caller's handle of the packet, carried to the output   |
+// | rx_fc_i, rx_fc_vl_i, rx_fc_fctbs_i, rx_fc_fccl_i | in | NPorts x (1,4,12,12) | a flow-control packet  |
+// | outputs (Switch::step's TxEvents of this cycle)                                                        |
+// | tx_pkt_o           | out | NPorts           | a packet head leaves port p                                |
+// | tx_vl_o, tx_fecn_o, tx_len_o, tx_off_o, tx_tag_o | out | NPorts x (4,1,13,17,32) | as sent (out VL, FECN)|
+// | tx_fc_o, tx_fc_vl_o, tx_fc_fctbs_o, tx_fc_fccl_o | out | NPorts x (1,4,12,12) | a flow-control packet   |
+// | drop_o             | out | NPorts           | a packet head on port p is dropped (no route, VL15, MTU)   |
+// | overflow_o         | out | NPorts*NVl       | credit_rx overflow_o (a sender beyond its credit)          |
+// | cfg_err_o          | out | 1                | a configuration out of range (or a block's cfg_err_o)      |
+//
+// Parameters: NPorts, NVl, SlotMax (descriptor slots per input: at least the sum of its VL buffers, since
+// every queued packet holds a buffer block), LftMax (LFT entries), TableMax (VL arbitration entries).
+//
+// Designer choices of the RTL (not visible at the ports):
+// - Descriptors live in a pool of SlotMax slots per input, linked per VoQ (input, output, VL); a slot is
+//   taken from a free stack (or the next never-used one) and returned at the grant.
+// - Several packets may join the VoQs of one output VL in one cycle (one head and one store-and-forward
+//   tail per input); their FECN decisions are taken in input order, so fecn_marker's single-decision port
+//   cannot carry them: the marker's step (counter or LFSR leap, Packet_Size check) is applied here as a
+//   chain over the cycle's decisions, on the same registered marking state.
+// - An input's saturation (speed-up) moves along the outputs in port order within a cycle, as Switch::step
+//   grants outputs in port order; each output's vl_arb sees requests that depend on the lower ports' grants.
+// - Simulation-shaped, not silicon-shaped: the state updates are procedural over arrays.
+//
+// Fault-injection variants (build-time, for the co-simulation's self-test; each needs IBCYCLE_FAULTS_ENABLE):
+//   IBCYCLE_FAULT_CREDIT_LEAK   a released packet returns one block less to its input's credit_rx
+//   IBCYCLE_FAULT_FECN_INVERT   the marking state read by the FECN decision is inverted
+//   IBCYCLE_FAULT_DUP_PACKET    a granted packet of more than one block stays at its VoQ head (sent twice)
+//   IBCYCLE_FAULT_VL_MIX        the output VL in the LRH is the input VL, not SL2VL's
+//   IBCYCLE_FAULT_SL2VL_INDEX   SL2VL is read at the (output, input) pair instead of (input, output)
+//   IBCYCLE_FAULT_CREDIT_BYPASS vl_arb's credit_ok_i is tied to its requests (packets go without credit)
+//   IBCYCLE_FAULT_RR_STUCK      the round-robin pointer of an output VL does not move past the input granted
+`default_nettype none
+`include "ibcycle_assertions.svh"
+
+module ib_switch #(
+  parameter int NPorts   = 18,
+  parameter int NVl      = 2,
+  parameter int SlotMax  = 2048,
+  parameter int LftMax   = 1024,
+  parameter int TableMax = 64,
+  parameter int PW       = 5,   // port index width; holds NPorts - 1
+  parameter int SW       = $clog2(SlotMax),
+  parameter int IdxW     = (TableMax > 1) ? $clog2(TableMax) : 1
+) (
+  input  wire logic                        clk_i,
+  input  wire logic                        rst_ni,
+  input  wire logic [5:0]                  nports_i,
+  input  wire logic [6:0]                  mtu_blocks_i,
+  input  wire logic [NPorts*17-1:0]        rate_num_i,
+  input  wire logic [NPorts*17-1:0]        rate_den_i,
+  input  wire logic [NPorts*4-1:0]         nvl_i,
+  input  wire logic [NPorts*7-1:0]         speedup_i,
+  input  wire logic [NPorts-1:0]           mark_enq_i,
+  input  wire logic [NPorts*NVl*16-1:0]    buf_blocks_i,
+  input  wire logic [NPorts*16-1:0]        fc_interval_i,
+  input  wire logic                        fc_on_change_i,
+  input  wire logic [11:0]                 fccl_cap_i,
+  input  wire logic [11:0]                 fccl_reset_i,
+  input  wire logic [NPorts*4-1:0]         threshold_i,
+  input  wire logic [NPorts*NVl*256-1:0]   thr_table_i,
+  input  wire logic [NPorts*2-1:0]         compare_i,
+  input  wire logic [NPorts*12-1:0]        root_min_credits_i,
+  input  wire logic [NPorts-1:0]           victim_mask_i,
+  input  wire logic [NPorts*8-1:0]         packet_size_i,
+  input  wire logic [NPorts*16-1:0]        marking_rate_i,
+  input  wire logic [NPorts-1:0]           mode_i,
+  input  wire logic [NPorts*16-1:0]        lfsr_seed_i,
+  input  wire logic [NPorts*17-1:0]        lfsr_thresh_i,
+  input  wire logic [NPorts*TableMax*4-1:0] hi_vl_i,
+  input  wire logic [NPorts*TableMax*8-1:0] hi_weight_i,
+  input  wire logic [NPorts*(IdxW+1)-1:0]  hi_n_i,
+  input  wire logic [NPorts*TableMax*4-1:0] lo_vl_i,
+  input  wire logic [NPorts*TableMax*8-1:0] lo_weight_i,
+  input  wire logic [NPorts*(IdxW+1)-1:0]  lo_n_i,
+  input  wire logic [NPorts*8-1:0]         vl_high_limit_i,
+  input  wire logic                        tbl_we_i,
+  input  wire logic                        tbl_sel_i,
+  input  wire logic [15:0]                 tbl_addr_i,
+  input  wire logic [63:0]                 tbl_data_i,
+  input  wire logic [NPorts-1:0]           rx_pkt_i,
+  input  wire logic [NPorts*16-1:0]        rx_dlid_i,
+  input  wire logic [NPorts*4-1:0]         rx_sl_i,
+  input  wire logic [NPorts*4-1:0]         rx_vl_i,
+  input  wire logic [NPorts*13-1:0]        rx_len_i,
+  input  wire logic [NPorts-1:0]           rx_fecn_i,
+  input  wire logic [NPorts*17-1:0]        rx_off_i,
+  input  wire logic [NPorts*32-1:0]        rx_tag_i,
+  input  wire logic [NPorts-1:0]           rx_fc_i,
+  input  wire logic [NPorts*4-1:0]         rx_fc_vl_i,
+  input  wire logic [NPorts*12-1:0]        rx_fc_fctbs_i,
+  input  wire logic [NPorts*12-1:0]        rx_fc_fccl_i,
+  output logic [NPorts-1:0]                tx_pkt_o,
+  output logic [NPorts*4-1:0]              tx_vl_o,
+  output logic [NPorts-1:0]                tx_fecn_o,
+  output logic [NPorts*13-1:0]             tx_len_o,
+  output logic [NPorts*17-1:0]             tx_off_o,
+  output logic [NPorts*32-1:0]             tx_tag_o,
+  output logic [NPorts-1:0]                tx_fc_o,
+  output logic [NPorts*4-1:0]              tx_fc_vl_o,
+  output logic [NPorts*12-1:0]             tx_fc_fctbs_o,
+  output logic [NPorts*12-1:0]             tx_fc_fccl_o,
+  output logic [NPorts-1:0]                drop_o,
+  output logic [NPorts*NVl-1:0]            overflow_o,
+  output logic                             cfg_err_o
+);
+
+`ifndef IBCYCLE_FAULTS_ENABLE
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+  $fatal(1, "IBCYCLE_FAULT_CREDIT_LEAK is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_FECN_INVERT
+  $fatal(1, "IBCYCLE_FAULT_FECN_INVERT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+  $fatal(1, "IBCYCLE_FAULT_DUP_PACKET is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_VL_MIX
+  $fatal(1, "IBCYCLE_FAULT_VL_MIX is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_SL2VL_INDEX
+  $fatal(1, "IBCYCLE_FAULT_SL2VL_INDEX is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
+  $fatal(1, "IBCYCLE_FAULT_CREDIT_BYPASS is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_RR_STUCK
+  $fatal(1, "IBCYCLE_FAULT_RR_STUCK is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
+  localparam int NK = NPorts * NVl;
+  localparam int CntW = $clog2(NPorts + 1);
+  localparam logic [7:0] NoRoute = 8'hFF;
+  localparam logic [3:0] VlDrop = 4'd15;
+
+  // ---------------------------------------------------------------- tables (not reset)
+  logic [7:0]  lft_q   [LftMax];
+  logic [63:0] sl2vl_q [NPorts*NPorts];
+  always_ff @(posedge clk_i) begin
+    if (tbl_we_i) begin
+      if (!tbl_sel_i) begin
+        if (32'(tbl_addr_i) < LftMax) lft_q[int'(tbl_addr_i)] <= tbl_data_i[7:0];
+      end else if (32'(tbl_addr_i) < NPorts * NPorts) begin
+        sl2vl_q[int'(tbl_addr_i)] <= tbl_data_i;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- state
+  // Descriptor pools, per input.
+  logic [12:0] s_len_q  [NPorts][SlotMax];
+  logic        s_fecn_q [NPorts][SlotMax];
+  logic [31:0] s_tag_q  [NPorts][SlotMax];
+  logic [3:0]  s_ivl_q  [NPorts][SlotMax];
+  logic [SW-1:0] s_next_q [NPorts][SlotMax];
+  logic [SW-1:0] fstk_q [NPorts][SlotMax];
+  logic [SW:0]   ftop_q [NPorts];
+  logic [SW:0]   fresh_q [NPorts];
+  // VoQs (input, output, VL): index (i*NPorts + o)*NVl + v.
+  logic [SW-1:0] vh_q [NPorts*NPorts*NVl];
+  logic [SW-1:0] vt_q [NPorts*NPorts*NVl];
+  logic [SW:0]   vn_q [NPorts*NPorts*NVl];
+  logic [15:0]   fill_q [NPorts*NPorts*NVl];
+  logic [PW-1:0] rr_q [NK];
+  logic [6:0]    reads_q [NPorts];
+  // Egress: serialiser (ticks still busy at the cycle's start), packet in flight, pending FC packets.
+  logic [31:0]   ser_q [NPorts];
+  logic          if_v_q [NPorts];
+  logic [PW-1:0] if_in_q [NPorts];
+  logic [3:0]    if_vl_q [NPorts];
+  logic [6:0]    if_blk_q [NPorts];
+  logic [NVl-1:0] fcp_q [NPorts];
+  logic [11:0]   fcfccl_q [NK];
+  // Ingress: free blocks waiting for credit_rx, packet arriving.
+  logic [15:0]   fpend_q [NK];
+  logic          ar_v_q [NPorts];
+  logic [31:0]   ar_e_q [NPorts];
+  logic [31:0]   ar_thr_q [NPorts];
+  logic [31:0]   ar_end_q [NPorts];
+  logic [6:0]    ar_left_q [NPorts];
+  logic [6:0]    ar_blk_q [NPorts];
+  logic [3:0]    ar_vl_q [NPorts];
+  logic          ar_def_q [NPorts];
+  logic          ar_drop_q [NPorts];
+  logic [SW-1:0] ar_slot_q [NPorts];
+  logic [PW-1:0] ar_out_q [NPorts];
+  logic [3:0]    ar_ovl_q [NPorts];
+  // FECN marker state per output VL.
+  logic [15:0]   mk_q [NK];
+
+  // ---------------------------------------------------------------- configuration views
+  function automatic logic [16:0] num_of(input int p);
+    num_of = rate_num_i[17*p +: 17];
+  endfunction
+  function automatic logic [16:0] den_of(input int p);
+    den_of = rate_den_i[17*p +: 17];
+  endfunction
+  function automatic logic [3:0] nvl_of(input int p);
+    nvl_of = nvl_i[4*p +: 4];
+  endfunction
+
+  // One FECN decision: {mark, next state} (fecn_marker's step, see the header).
+  localparam logic [15:0] LfsrTaps = 16'hB400;
+  function automatic logic [16:0] mk_step(input logic [15:0] s, input int p, input logic [12:0] bytes,
+                                          input logic mstate);
+    logic [15:0] x;
+    logic m;
+    x = s;
+    m = 1'b0;
+    if (mstate && {1'b0, bytes} >= {packet_size_i[8*p +: 8], 6'b0}) begin
+      if (mode_i[p]) begin
+        m = {1'b0, s} < lfsr_thresh_i[17*p +: 17];
+        for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
+      end else begin
+        m = s == 16'd0;
+        x = (s >= marking_rate_i[16*p +: 16]) ? 16'd0 : s + 16'd1;
+      end
+    end
+    mk_step = {m, x};
+  endfunction
+  function automatic logic [15:0] mk_seed(input int p);
+    mk_seed = (lfsr_seed_i[16*p +: 16] == 16'd0) ? 16'hACE1 : lfsr_seed_i[16*p +: 16];
+  endfunction
+
+  // ---------------------------------------------------------------- block ports
+  logic [6:0]  crx_blk [NK];
+  logic        crx_fcv [NK];
+  logic [6:0]  crx_free [NK];
+  logic [11:0] crx_fccl [NK];
+  logic        crx_send [NK];
+  logic        crx_ovf [NK];
+  logic [3:0]  crx_cfg [NK];
+  logic        ctx_fcv [NK];
+  logic        ctx_req [NK];
+  logic [6:0]  ctx_blocks [NK];
+  logic        ctx_take [NK];
+  logic [11:0] ctx_fctbs [NK];
+  logic [11:0] ctx_fcclq [NK];
+  // Read by vl_arb and written from its grant through credit_tx's single always_comb: a loop at block
+  // granularity only (send_ok_o does not depend on take_i).
+  /* verilator lint_off UNOPTFLAT */
+  logic        ctx_ok [NK];
+  /* verilator lint_on UNOPTFLAT */
+  logic        ctx_err [NK];
+  logic [11:0] cd_avail [NK];
+  logic [NPorts*16-1:0] cd_fill [NK];
+  logic        cd_mark [NK];
+  logic        cd_cfg [NK];
+  logic        arb_ready [NPorts];
+  logic [15:0] arb_req [NPorts];
+  logic [16*7-1:0] arb_len [NPorts];
+  logic [15:0] arb_ok [NPorts];
+  /* verilator lint_off UNOPTFLAT */
+  logic        arb_gv [NPorts];
+  logic [3:0]  arb_gvl [NPorts];
+  /* verilator lint_on UNOPTFLAT */
+  logic [3:0]  arb_cfg [NPorts];
+
+  for (genvar p = 0; p < NPorts; p++) begin : g_port
+    for (genvar v = 0; v < NVl; v++) begin : g_vl
+      localparam int K = p * NVl + v;
+      /* verilator lint_off PINCONNECTEMPTY */
+      credit_rx u_crx (
+        .clk_i, .rst_ni,
+        .buf_blocks_i(buf_blocks_i[16*K +: 16]), .fc_interval_i(fc_interval_i[16*p +: 16]),
+        .fc_on_change_i, .fccl_cap_i,
+        .blk_rx_i(crx_blk[K]), .fc_valid_i(crx_fcv[K]), .fc_fctbs_i(rx_fc_fctbs_i[12*p +: 12]),
+        .blk_free_i(crx_free[K]),
+        .abr_o(), .free_o(), .fccl_o(crx_fccl[K]), .fc_send_o(crx_send[K]), .overflow_o(crx_ovf[K]),
+        .drain_err_o(), .cfg_err_o(crx_cfg[K])
+      );
+      credit_tx u_ctx (
+        .clk_i, .rst_ni, .fccl_reset_i,
+        .fc_valid_i(ctx_fcv[K]), .fc_fccl_i(rx_fc_fccl_i[12*p +: 12]),
+        .req_valid_i(ctx_req[K]), .req_blocks_i(ctx_blocks[K]), .take_i(ctx_take[K]),
+        .fctbs_o(ctx_fctbs[K]), .fccl_o(ctx_fcclq[K]), .avail_o(), .send_ok_o(ctx_ok[K]), .err_o(ctx_err[K])
+      );
+      cong_detect #(.NIn(NPorts)) u_cd (
+        .clk_i, .rst_ni,
+        .threshold_i(threshold_i[4*p +: 4]), .thr_table_i(thr_table_i[256*K +: 256]),
+        .compare_i(compare_i[2*p +: 2]), .root_min_credits_i(root_min_credits_i[12*p +: 12]),
+        .victim_mask_i(victim_mask_i[p]),
+        .voq_fill_i(cd_fill[K]), .voq_cnt_i(CntW'(nports_i)), .credit_avail_i(cd_avail[K]),
+        .cong_o(), .root_o(), .victim_o(), .mark_state_o(cd_mark[K]), .cfg_err_o(cd_cfg[K])
+      );
+    end
+    vl_arb #(.TableMax(TableMax)) u_arb (
+      .clk_i, .rst_ni,
+      .hi_vl_i(hi_vl_i[p*TableMax*4 +: TableMax*4]), .hi_weight_i(hi_weight_i[p*TableMax*8 +: TableMax*8]),
+      .hi_n_i(hi_n_i[p*(IdxW+1) +: IdxW+1]),
+      .lo_vl_i(lo_vl_i[p*TableMax*4 +: TableMax*4]), .lo_weight_i(lo_weight_i[p*TableMax*8 +: TableMax*8]),
+      .lo_n_i(lo_n_i[p*(IdxW+1) +: IdxW+1]), .vl_high_limit_i(vl_high_limit_i[8*p +: 8]),
+      .ready_i(arb_ready[p]), .req_i(arb_req[p]), .len_i(arb_len[p]), .credit_ok_i(arb_ok[p]),
+      .gnt_valid_o(arb_gv[p]), .gnt_vl_o(arb_gvl[p]), .gnt_high_o(), .cfg_err_o(arb_cfg[p])
+    );
+    /* verilator lint_on PINCONNECTEMPTY */
+  end
+
+  // ---------------------------------------------------------------- egress (phases 0 and 1)
+  // Per output: completion, FC start, requests (round-robin heads among unsaturated inputs), grant. The
+  // saturation chain runs through the outputs in port order (see the header).
+  logic          e_done [NPorts];
+  logic          e_fc [NPorts];
+  logic [3:0]    e_fcvl [NPorts];
+  logic          e_gnt [NPorts];
+  logic [3:0]    e_gvl [NPorts];
+  logic [PW-1:0] e_gin [NPorts];
+  logic [SW-1:0] e_gslot [NPorts];
+  logic          e_gmark [NPorts];
+  logic [31:0]   e_ser [NPorts];
+  logic [PW-1:0] e_pick [NPorts][NVl];
+  logic [6:0]    e_len [NPorts][NVl];
+
+  always_comb begin : egress
+    logic [6:0] rd [NPorts];
+    logic [NPorts-1:0] sat;
+    logic [NPorts-1:0] all, fre;
+    logic [PW-1:0] i;
+    logic [SW-1:0] s;
+    logic [6:0] blocks;
+    logic [31:0] r;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [16:0] mk;
+    /* verilator lint_on UNUSEDSIGNAL */
+    i = '0;
+    s = '0;
+    blocks = '0;
+    mk = '0;
+    for (int q = 0; q < NPorts; q++) begin
+      rd[q] = reads_q[q];
+    end
+    // Completions of every output first.
+    for (int p = 0; p < NPorts; p++) begin
+      e_done[p] = rst_ni && if_v_q[p] && ser_q[p] != 32'd0 && ser_q[p] <= 32'(num_of(p));
+      if (e_done[p]) rd[if_in_q[p]] = rd[if_in_q[p]] - 7'd1;
+    end
+    for (int p = 0; p < NPorts; p++) begin
+      r = ser_q[p];
+      e_fc[p] = 1'b0;
+      e_fcvl[p] = 4'd0;
+      if (rst_ni && fcp_q[p] != '0 && r == 32'd0) begin
+        e_fc[p] = 1'b1;
+        for (int v = NVl - 1; v >= 0; v--) if (fcp_q[p][v]) e_fcvl[p] = 4'(v);
+      end
+      for (int q = 0; q < NPorts; q++) sat[q] = rd[q] == speedup_i[7*q +: 7];
+      arb_req[p] = '0;
+      arb_len[p] = '0;
+      for (int v = 0; v < NVl; v++) begin
+        e_pick[p][v] = '0;
+        e_len[p][v] = '0;
+        all = '0;
+        for (int q = 0; q < NPorts; q++) all[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
+        fre = all & ~sat;
+        ctx_req[p*NVl + v] = 1'b0;
+        if (fre != '0 && v < int'(nvl_of(p))) begin
+          i = '0;
+          for (int q = NPorts - 1; q >= 0; q--) if (fre[q] && q >= int'(rr_q[p*NVl + v])) i = PW'(q);
+          if (!fre[i] || int'(i) < int'(rr_q[p*NVl + v])) begin
+            for (int q = NPorts - 1; q >= 0; q--) if (fre[q]) i = PW'(q);
+          end
+          s = vh_q[(int'(i)*NPorts + p)*NVl + v];
+          blocks = 7'((s_len_q[i][s] + 13'd63) >> 6);
+          e_pick[p][v] = i;
+          e_len[p][v] = blocks;
+          arb_req[p][v] = 1'b1;
+          arb_len[p][7*v +: 7] = blocks;
+          ctx_req[p*NVl + v] = 1'b1;
+        end
+        ctx_blocks[p*NVl + v] = e_len[p][v];
+        ctx_fcv[p*NVl + v] = rst_ni && rx_fc_i[p] && rx_fc_vl_i[4*p +: 4] == 4'(v);
+      end
+      arb_ok[p] = '0;
+      for (int v = 0; v < NVl; v++) arb_ok[p][v] = ctx_ok[p*NVl + v];
+`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
+      arb_ok[p] = arb_req[p];
+`endif
+      arb_ready[p] = rst_ni && !e_fc[p] && (arb_req[p] & arb_ok[p]) != '0 && r < 32'(num_of(p));
+      e_gnt[p] = arb_ready[p] && arb_gv[p] && arb_gvl[p] < nvl_of(p);
+      e_gvl[p] = arb_gvl[p];
+      e_gin[p] = '0;
+      e_gslot[p] = '0;
+      e_gmark[p] = 1'b0;
+      for (int v = 0; v < NVl; v++) ctx_take[p*NVl + v] = e_gnt[p] && arb_gvl[p] == 4'(v);
+      if (e_gnt[p]) begin
+        i = e_pick[p][int'(arb_gvl[p])];
+        e_gin[p] = i;
+        s = vh_q[(int'(i)*NPorts + p)*NVl + int'(arb_gvl[p])];
+        e_gslot[p] = s;
+        rd[i] = rd[i] + 7'd1;
+        if (!mark_enq_i[p]) begin
+`ifdef IBCYCLE_FAULT_FECN_INVERT
+          mk = mk_step(mk_q[p*NVl + int'(arb_gvl[p])], p, s_len_q[i][s], !cd_mark[p*NVl + int'(arb_gvl[p])]);
+`else
+          mk = mk_step(mk_q[p*NVl + int'(arb_gvl[p])], p, s_len_q[i][s], cd_mark[p*NVl + int'(arb_gvl[p])]);
+`endif
+          e_gmark[p] = mk[16];
+        end
+      end
+      // The serialiser's busy ticks after this cycle's start (before the cycle's own ticks are counted).
+      if (e_fc[p]) e_ser[p] = 32'(den_of(p)) * 32'd6;
+      else if (e_gnt[p]) e_ser[p] = r + 32'(den_of(p)) * 32'(s_len_q[e_gin[p]][e_gslot[p]]);
+      else e_ser[p] = r;
+    end
+  end
+
+  // Outputs of the cycle.
+  always_comb begin : tx
+    for (int p = 0; p < NPorts; p++) begin
+      tx_pkt_o[p] = e_gnt[p];
+      tx_fc_o[p] = e_fc[p];
+      tx_fc_vl_o[4*p +: 4] = e_fc[p] ? e_fcvl[p] : 4'd0;
+      tx_fc_fctbs_o[12*p +: 12] = e_fc[p] ? ctx_fctbs[p*NVl + int'(e_fcvl[p])] : 12'd0;
+      tx_fc_fccl_o[12*p +: 12] = e_fc[p] ? fcfccl_q[p*NVl + int'(e_fcvl[p])] : 12'd0;
+      tx_vl_o[4*p +: 4] = '0;
+      tx_fecn_o[p] = 1'b0;
+      tx_len_o[13*p +: 13] = '0;
+      tx_off_o[17*p +: 17] = '0;
+      tx_tag_o[32*p +: 32] = '0;
+      if (e_gnt[p]) begin
+`ifdef IBCYCLE_FAULT_VL_MIX
+        tx_vl_o[4*p +: 4] = s_ivl_q[e_gin[p]][e_gslot[p]];
+`else
+        tx_vl_o[4*p +: 4] = e_gvl[p];
+`endif
+        tx_fecn_o[p] = s_fecn_q[e_gin[p]][e_gslot[p]] | e_gmark[p];
+        tx_len_o[13*p +: 13] = s_len_q[e_gin[p]][e_gslot[p]];
+        tx_off_o[17*p +: 17] = 17'(ser_q[p]);
+        tx_tag_o[32*p +: 32] = s_tag_q[e_gin[p]][e_gslot[p]];
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- ingress (phase 2)
+  // Per input: the arrival's blocks this cycle, a store-and-forward tail's enqueue, a new head (routed,
+  // dropped or given a slot and enqueued), the blocks freed, and each VL's credit_rx inputs.
+  logic          i_tail_enq [NPorts];   // the arriving packet's tail is in: enqueue its deferred slot
+  logic          i_head [NPorts];       // a head is accepted (not an error)
+  logic          i_head_drop [NPorts];
+  logic          i_head_enq [NPorts];   // enqueued this cycle (cut-through, or all in at once)
+  logic          i_head_done [NPorts];
+  logic [PW-1:0] i_out [NPorts];
+  logic [3:0]    i_ovl [NPorts];
+  logic [SW-1:0] i_slot [NPorts];
+  logic          i_fresh [NPorts];
+  logic [31:0]   i_e [NPorts];
+  logic [31:0]   i_thr [NPorts];
+  logic [31:0]   i_end [NPorts];
+  logic [6:0]    i_left [NPorts];
+  logic [6:0]    i_blocks [NPorts];
+  logic [15:0]   i_fpend [NK];
+  logic          i_mark_tail [NPorts];
+  logic          i_mark_head [NPorts];
+  logic [15:0]   i_mk [NK];
+  logic [NPorts*16-1:0] i_fill [NK];
+
+  // Joining VoQ (p, o, ov) with `len` bytes: the fill grows, and an enqueue-marking output decides FECN.
+`ifdef IBCYCLE_FAULT_FECN_INVERT
+`define IB_SWITCH_MSTATE !cd_mark[int'(o)*NVl + int'(ov)]
+`else
+`define IB_SWITCH_MSTATE cd_mark[int'(o)*NVl + int'(ov)]
+`endif
+`define IB_SWITCH_ENQ(MARK) \
+            fl[(p*NPorts + int'(o))*NVl + int'(ov)] = fl[(p*NPorts + int'(o))*NVl + int'(ov)] \
+              + ((16'(len) + 16'd63) >> 6); \
+            if (mark_enq_i[o]) begin \
+              mk = mk_step(mks[int'(o)*NVl + int'(ov)], int'(o), len, `IB_SWITCH_MSTATE); \
+              mks[int'(o)*NVl + int'(ov)] = mk[15:0]; \
+              MARK = mk[16]; \
+            end
+
+  always_comb begin : ingress
+    logic [31:0] e, thr, num, den;
+    logic [6:0] left, got, nblk;
+    logic [15:0] fp;
+    logic [15:0] fr [NK];
+    logic [3:0] vl, ovl;
+    logic [7:0] out;
+    logic [63:0] t;
+    logic [16:0] mk;
+    logic [15:0] mks [NK];
+    logic [15:0] fl [NPorts*NPorts*NVl];
+    logic [12:0] len;
+    logic [PW-1:0] o;
+    logic [3:0] ov;
+    got = '0;
+    o = '0;
+    ov = '0;
+    len = '0;
+    mk = '0;
+    vl = '0;
+    nblk = '0;
+    out = '0;
+    ovl = '0;
+    t = '0;
+    fp = '0;
+    for (int k = 0; k < NK; k++) begin
+      fr[k] = '0;
+      mks[k] = mk_q[k];
+    end
+    for (int j = 0; j < NPorts*NPorts*NVl; j++) fl[j] = fill_q[j];
+    // Dequeues of this cycle's grants.
+    for (int p = 0; p < NPorts; p++) begin
+      if (e_gnt[p]) begin
+        fl[(int'(e_gin[p])*NPorts + p)*NVl + int'(e_gvl[p])] =
+          fl[(int'(e_gin[p])*NPorts + p)*NVl + int'(e_gvl[p])] - 16'(e_len[p][int'(e_gvl[p])]);
+      end
+    end
+    // Released blocks of completed packets.
+    for (int p = 0; p < NPorts; p++) begin
+      if (e_done[p]) begin
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+        fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])] = fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])]
+          + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
+`else
+        fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])] = fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])]
+          + 16'(if_blk_q[p]);
+`endif
+      end
+    end
+    for (int p = 0; p < NPorts; p++) begin
+      num = 32'(num_of(p));
+      den = 32'(den_of(p));
+      for (int v = 0; v < NVl; v++) crx_blk[p*NVl + v] = '0;
+      i_tail_enq[p] = 1'b0;
+      i_mark_tail[p] = 1'b0;
+      i_mark_head[p] = 1'b0;
+      e = ar_e_q[p];
+      thr = ar_thr_q[p];
+      left = ar_left_q[p];
+      // The arriving packet's blocks of this cycle (at most two: only the last block is short).
+      if (rst_ni && ar_v_q[p]) begin
+        e = e + num;
+        got = '0;
+        if (left != '0 && e >= thr) begin
+          got = 7'd1;
+          thr = (thr + 32'd64 * den > ar_end_q[p]) ? ar_end_q[p] : thr + 32'd64 * den;
+          if (left > 7'd1 && e >= thr) begin
+            got = 7'd2;
+            thr = (thr + 32'd64 * den > ar_end_q[p]) ? ar_end_q[p] : thr + 32'd64 * den;
+          end
+        end
+        left = left - got;
+        crx_blk[p*NVl + int'(ar_vl_q[p])] = got;
+        if (left == '0) begin
+          if (ar_drop_q[p]) begin
+            fr[p*NVl + int'(ar_vl_q[p])] = fr[p*NVl + int'(ar_vl_q[p])] + 16'(ar_blk_q[p]);
+          end else if (ar_def_q[p]) begin
+            i_tail_enq[p] = 1'b1;
+            o = ar_out_q[p];
+            ov = ar_ovl_q[p];
+            len = s_len_q[p][ar_slot_q[p]];
+            `IB_SWITCH_ENQ(i_mark_tail[p])
+          end
+        end
+      end
+      i_e[p] = e;
+      i_thr[p] = thr;
+      i_left[p] = left;
+      // A new head.
+      vl = rx_vl_i[4*p +: 4];
+      len = rx_len_i[13*p +: 13];
+      i_head[p] = rst_ni && rx_pkt_i[p] && !(ar_v_q[p] && left != '0) && vl < nvl_of(p);
+      i_head_drop[p] = 1'b0;
+      i_head_enq[p] = 1'b0;
+      i_head_done[p] = 1'b0;
+      i_out[p] = '0;
+      i_ovl[p] = '0;
+      i_slot[p] = '0;
+      i_fresh[p] = 1'b0;
+      nblk = 7'((len + 13'd63) >> 6);
+      i_blocks[p] = nblk;
+      i_end[p] = 32'(len) * den;
+      if (i_head[p]) begin
+        e = num - 32'(rx_off_i[17*p +: 17]);
+        thr = (len > 13'd64) ? 32'd64 * den : i_end[p];
+        left = nblk;
+        if (left != '0 && e >= thr) begin
+          crx_blk[p*NVl + int'(vl)] = crx_blk[p*NVl + int'(vl)] + 7'd1;
+          left = left - 7'd1;
+          thr = (thr + 32'd64 * den > i_end[p]) ? i_end[p] : thr + 32'd64 * den;
+        end
+        i_e[p] = e;
+        i_thr[p] = thr;
+        i_left[p] = left;
+        i_head_done[p] = left == '0;
+        out = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[int'(rx_dlid_i[16*p +: 16])] : NoRoute;
+        ovl = VlDrop;
+        if (out != NoRoute && 32'(out) < NPorts) begin
+`ifdef IBCYCLE_FAULT_SL2VL_INDEX
+          t = sl2vl_q[int'(out)*NPorts + p];
+`else
+          t = sl2vl_q[p*NPorts + int'(out)];
+`endif
+          ovl = t[4*int'(rx_sl_i[4*p +: 4]) +: 4];
+        end
+        i_out[p] = PW'(out);
+        i_ovl[p] = ovl;
+        if (out == NoRoute || 32'(out) >= NPorts || ovl == VlDrop || 32'(ovl) >= NVl || nblk > mtu_blocks_i
+            || nblk == '0 || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax)) begin
+          i_head_drop[p] = 1'b1;
+          if (left == '0) fr[p*NVl + int'(vl)] = fr[p*NVl + int'(vl)] + 16'(nblk);
+        end else begin
+          i_fresh[p] = ftop_q[p] == '0;
+          i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fstk_q[p][ftop_q[p] - 1];
+          // Cut-through unless the output is faster than the input (then store-and-forward).
+          if (left == '0 || 64'(num_of(int'(out))) * 64'(den) <= 64'(num) * 64'(den_of(int'(out)))) begin
+            i_head_enq[p] = 1'b1;
+            o = PW'(out);
+            ov = ovl;
+            `IB_SWITCH_ENQ(i_mark_head[p])
+          end
+        end
+      end
+    end
+    for (int k = 0; k < NK; k++) begin
+      fp = fpend_q[k] + fr[k];
+      crx_free[k] = (fp > 16'd127) ? 7'd127 : fp[6:0];
+      i_fpend[k] = fp - 16'(crx_free[k]);
+      crx_fcv[k] = rst_ni && rx_fc_i[k / NVl] && int'(rx_fc_vl_i[4*(k / NVl) +: 4]) == k % NVl;
+      i_mk[k] = mks[k];
+      for (int q = 0; q < NPorts; q++) i_fill[k][16*q +: 16] = fl[(q*NPorts + k / NVl)*NVl + k % NVl];
+    end
+  end : ingress
+`undef IB_SWITCH_ENQ
+`undef IB_SWITCH_MSTATE
+
+
+  // Congestion detection (phase 3): every cong_detect sees the fills and credit after this cycle.
+  always_comb begin : detect
+    logic [11:0] fctbs, fccl, c;
+    for (int k = 0; k < NK; k++) begin
+      cd_fill[k] = i_fill[k];
+      fctbs = ctx_fctbs[k] + (ctx_take[k] ? 12'(ctx_blocks[k]) : 12'd0);
+      fccl = ctx_fcv[k] ? rx_fc_fccl_i[12*(k / NVl) +: 12] : ctx_fcclq[k];
+      c = fccl - fctbs;
+      cd_avail[k] = (c <= 12'd2048) ? c : 12'd0;
+    end
+  end
+
+  // ---------------------------------------------------------------- state update
+  // Procedural: one output's dequeue and up to two enqueues per input (a store-and-forward tail, then a
+  // head) may touch one VoQ in a cycle, applied in the Switch's order (egress, then ingress in port order)
+  // on local copies of the queue state, which are registered at the end (non-blocking, as every register
+  // here: the combinational logic that reads them never sees a half-updated cycle); the descriptor pools
+  // are written non-blocking at indices no two updates of a cycle share.
+  always_ff @(posedge clk_i) begin : update
+    logic [SW:0] ftop_n [NPorts];
+    logic [SW:0] fresh_n [NPorts];
+    logic [6:0] reads_n [NPorts];
+    logic [31:0] ser_n [NPorts];
+    logic if_v_n [NPorts];
+    logic [PW-1:0] if_in_n [NPorts];
+    logic [3:0] if_vl_n [NPorts];
+    logic [6:0] if_blk_n [NPorts];
+    logic [NVl-1:0] fcp_n [NPorts];
+    logic ar_v_n [NPorts];
+    logic [31:0] ar_e_n [NPorts];
+    logic [31:0] ar_thr_n [NPorts];
+    logic [31:0] ar_end_n [NPorts];
+    logic [6:0] ar_left_n [NPorts];
+    logic [6:0] ar_blk_n [NPorts];
+    logic [3:0] ar_vl_n [NPorts];
+    logic ar_def_n [NPorts];
+    logic ar_drop_n [NPorts];
+    logic [SW-1:0] ar_slot_n [NPorts];
+    logic [PW-1:0] ar_out_n [NPorts];
+    logic [3:0] ar_ovl_n [NPorts];
+    logic [PW-1:0] rr_n [NK];
+    logic [11:0] fcfccl_n [NK];
+    logic [15:0] fpend_n [NK];
+    logic [15:0] mk_n [NK];
+    logic [SW-1:0] vh_n [NPorts*NPorts*NVl];
+    logic [SW-1:0] vt_n [NPorts*NPorts*NVl];
+    logic [SW:0] vn_n [NPorts*NPorts*NVl];
+    logic [15:0] fill_n [NPorts*NPorts*NVl];
+    /* verilator lint_off UNUSEDSIGNAL */
+    int j;
+    logic [16:0] mk;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [SW:0] top;
+    logic [SW-1:0] slot;
+    logic [31:0] r;
+    for (int q = 0; q < NPorts; q++) begin
+      ftop_n[q] = ftop_q[q];
+      fresh_n[q] = fresh_q[q];
+      reads_n[q] = reads_q[q];
+      ser_n[q] = ser_q[q];
+      if_v_n[q] = if_v_q[q];
+      if_in_n[q] = if_in_q[q];
+      if_vl_n[q] = if_vl_q[q];
+      if_blk_n[q] = if_blk_q[q];
+      fcp_n[q] = fcp_q[q];
+      ar_v_n[q] = ar_v_q[q];
+      ar_e_n[q] = ar_e_q[q];
+      ar_thr_n[q] = ar_thr_q[q];
+      ar_end_n[q] = ar_end_q[q];
+      ar_left_n[q] = ar_left_q[q];
+      ar_blk_n[q] = ar_blk_q[q];
+      ar_vl_n[q] = ar_vl_q[q];
+      ar_def_n[q] = ar_def_q[q];
+      ar_drop_n[q] = ar_drop_q[q];
+      ar_slot_n[q] = ar_slot_q[q];
+      ar_out_n[q] = ar_out_q[q];
+      ar_ovl_n[q] = ar_ovl_q[q];
+    end
+    for (int q = 0; q < NK; q++) begin
+      rr_n[q] = rr_q[q];
+      fcfccl_n[q] = fcfccl_q[q];
+      fpend_n[q] = fpend_q[q];
+      mk_n[q] = mk_q[q];
+    end
+    for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
+      vh_n[q] = vh_q[q];
+      vt_n[q] = vt_q[q];
+      vn_n[q] = vn_q[q];
+      fill_n[q] = fill_q[q];
+    end
+    if (!rst_ni) begin
+      for (int p = 0; p < NPorts; p++) begin
+        ftop_n[p] = '0;
+        fresh_n[p] = '0;
+        reads_n[p] = '0;
+        ser_n[p] = '0;
+        if_v_n[p] = 1'b0;
+        if_in_n[p] = '0;
+        if_vl_n[p] = '0;
+        if_blk_n[p] = '0;
+        fcp_n[p] = '0;
+        ar_v_n[p] = 1'b0;
+        ar_e_n[p] = '0;
+        ar_thr_n[p] = '0;
+        ar_end_n[p] = '0;
+        ar_left_n[p] = '0;
+        ar_blk_n[p] = '0;
+        ar_vl_n[p] = '0;
+        ar_def_n[p] = 1'b0;
+        ar_drop_n[p] = 1'b0;
+        ar_slot_n[p] = '0;
+        ar_out_n[p] = '0;
+        ar_ovl_n[p] = '0;
+      end
+      for (int k = 0; k < NK; k++) begin
+        rr_n[k] = '0;
+        fcfccl_n[k] = '0;
+        fpend_n[k] = '0;
+        mk_n[k] = mode_i[k / NVl] ? mk_seed(k / NVl) : 16'd0;
+      end
+      for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
+        vh_n[q] = '0;
+        vt_n[q] = '0;
+        vn_n[q] = '0;
+        fill_n[q] = '0;
+      end
+    end else begin
+      // Slots taken by this cycle's heads first: a slot popped from the free stack is the one on top at
+      // the cycle's start, before this cycle's grants push theirs.
+      for (int p = 0; p < NPorts; p++) begin
+        if (i_head[p] && !i_head_drop[p]) begin
+          if (i_fresh[p]) fresh_n[p] = fresh_n[p] + 1'b1;
+          else ftop_n[p] = ftop_n[p] - 1'b1;
+        end
+      end
+      // Egress: completions, grants (dequeue, slot freed, round robin, read slots), serialisers, FC.
+      for (int p = 0; p < NPorts; p++) begin
+        if (e_done[p]) begin
+          reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
+          if_v_n[p] = 1'b0;
+        end
+      end
+      for (int p = 0; p < NPorts; p++) begin
+        if (e_fc[p]) fcp_n[p][int'(e_fcvl[p])] = 1'b0;
+        if (e_gnt[p]) begin
+          j = (int'(e_gin[p])*NPorts + p)*NVl + int'(e_gvl[p]);
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+          if (e_len[p][int'(e_gvl[p])] == 7'd1) begin
+`endif
+          vn_n[j] = vn_n[j] - 1'b1;
+          vh_n[j] = s_next_q[e_gin[p]][vh_n[j]];
+          top = ftop_n[e_gin[p]];
+          fstk_q[e_gin[p]][top[SW-1:0]] <= e_gslot[p];
+          ftop_n[e_gin[p]] = top + 1'b1;
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+          end
+`endif
+`ifndef IBCYCLE_FAULT_RR_STUCK
+          rr_n[p*NVl + int'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
+`endif
+          reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
+          // A packet whose last byte leaves in its start cycle is never released (as in the Switch).
+          if_v_n[p] = e_ser[p] > 32'(num_of(p));
+          if_in_n[p] = e_gin[p];
+          if_vl_n[p] = s_ivl_q[e_gin[p]][e_gslot[p]];
+          if_blk_n[p] = e_len[p][int'(e_gvl[p])];
+          if (!mark_enq_i[p]) begin
+`ifdef IBCYCLE_FAULT_FECN_INVERT
+            mk = mk_step(mk_n[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], !cd_mark[p*NVl + int'(e_gvl[p])]);
+`else
+            mk = mk_step(mk_n[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], cd_mark[p*NVl + int'(e_gvl[p])]);
+`endif
+            mk_n[p*NVl + int'(e_gvl[p])] = mk[15:0];
+          end
+        end
+        r = e_ser[p];
+        ser_n[p] = (r > 32'(num_of(p))) ? r - 32'(num_of(p)) : 32'd0;
+      end
+      // Ingress in port order: tail enqueue, head (slot, arrival, enqueue), FC packets wanted by credit_rx.
+      for (int p = 0; p < NPorts; p++) begin
+        if (ar_v_n[p]) begin
+          ar_e_n[p] = i_e[p];
+          ar_thr_n[p] = i_thr[p];
+          ar_left_n[p] = i_left[p];
+          if (i_left[p] == '0) ar_v_n[p] = 1'b0;
+          if (i_tail_enq[p]) begin
+            s_fecn_q[p][ar_slot_n[p]] <= s_fecn_q[p][ar_slot_n[p]] | i_mark_tail[p];
+            j = (p*NPorts + int'(ar_out_n[p]))*NVl + int'(ar_ovl_n[p]);
+            if (vn_n[j] == '0) vh_n[j] = ar_slot_n[p];
+            else s_next_q[p][vt_n[j]] <= ar_slot_n[p];
+            vt_n[j] = ar_slot_n[p];
+            vn_n[j] = vn_n[j] + 1'b1;
+          end
+        end
+        if (i_head[p]) begin
+          if (!i_head_drop[p]) begin
+            slot = i_slot[p];
+            s_len_q[p][slot] <= rx_len_i[13*p +: 13];
+            s_fecn_q[p][slot] <= rx_fecn_i[p] | i_mark_head[p];
+            s_tag_q[p][slot] <= rx_tag_i[32*p +: 32];
+            s_ivl_q[p][slot] <= rx_vl_i[4*p +: 4];
+            if (i_head_enq[p]) begin
+              j = (p*NPorts + int'(i_out[p]))*NVl + int'(i_ovl[p]);
+              if (vn_n[j] == '0) vh_n[j] = slot;
+              else s_next_q[p][vt_n[j]] <= slot;
+              vt_n[j] = slot;
+              vn_n[j] = vn_n[j] + 1'b1;
+            end
+          end
+          ar_v_n[p] = !i_head_done[p];
+          ar_e_n[p] = i_e[p];
+          ar_thr_n[p] = i_thr[p];
+          ar_end_n[p] = i_end[p];
+          ar_left_n[p] = i_left[p];
+          ar_blk_n[p] = i_blocks[p];
+          ar_vl_n[p] = rx_vl_i[4*p +: 4];
+          ar_drop_n[p] = i_head_drop[p];
+          ar_def_n[p] = !i_head_drop[p] && !i_head_enq[p];
+          ar_slot_n[p] = i_slot[p];
+          ar_out_n[p] = i_out[p];
+          ar_ovl_n[p] = i_ovl[p];
+        end
+        for (int v = 0; v < NVl; v++) begin
+          if (crx_send[p*NVl + v] && v < int'(nvl_of(p))) begin
+            fcp_n[p][v] = 1'b1;
+            fcfccl_n[p*NVl + v] = crx_fccl[p*NVl + v];
+          end
+        end
+      end
+      for (int k = 0; k < NK; k++) begin
+        fpend_n[k] = i_fpend[k];
+        if (mark_enq_i[k / NVl]) mk_n[k] = i_mk[k];
+      end
+      for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_n[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
+    end
+    for (int q = 0; q < NPorts; q++) begin
+      ftop_q[q] <= ftop_n[q];
+      fresh_q[q] <= fresh_n[q];
+      reads_q[q] <= reads_n[q];
+      ser_q[q] <= ser_n[q];
+      if_v_q[q] <= if_v_n[q];
+      if_in_q[q] <= if_in_n[q];
+      if_vl_q[q] <= if_vl_n[q];
+      if_blk_q[q] <= if_blk_n[q];
+      fcp_q[q] <= fcp_n[q];
+      ar_v_q[q] <= ar_v_n[q];
+      ar_e_q[q] <= ar_e_n[q];
+      ar_thr_q[q] <= ar_thr_n[q];
+      ar_end_q[q] <= ar_end_n[q];
+      ar_left_q[q] <= ar_left_n[q];
+      ar_blk_q[q] <= ar_blk_n[q];
+      ar_vl_q[q] <= ar_vl_n[q];
+      ar_def_q[q] <= ar_def_n[q];
+      ar_drop_q[q] <= ar_drop_n[q];
+      ar_slot_q[q] <= ar_slot_n[q];
+      ar_out_q[q] <= ar_out_n[q];
+      ar_ovl_q[q] <= ar_ovl_n[q];
+    end
+    for (int q = 0; q < NK; q++) begin
+      rr_q[q] <= rr_n[q];
+      fcfccl_q[q] <= fcfccl_n[q];
+      fpend_q[q] <= fpend_n[q];
+      mk_q[q] <= mk_n[q];
+    end
+    vh_q <= vh_n;
+    vt_q <= vt_n;
+    vn_q <= vn_n;
+    fill_q <= fill_n;
+  end : update
+
+
+`ifdef IBCYCLE_ASSERTIONS
+  // The spec's invariants at the switch's level, registered and asserted a cycle late (as the blocks do):
+  // no packet starts without credit (credit_tx err_o), no credit_rx overflow unless a sender broke its
+  // credit (checked at the ports by the co-simulation; here: no block freed beyond what an input holds),
+  // one packet start or flow-control packet per output per cycle, a packet's descriptor slot count within
+  // the pool, and a flagged configuration never leaves reset unnoticed.
+  logic a_ok_q;
+  logic a_ok;
+  always_comb begin
+    a_ok = 1'b1;
+    for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && ctx_err[k]);
+    for (int p = 0; p < NPorts; p++) begin
+      a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
+      a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
+    end
+  end
+  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  initial a_ok_q = 1'b1;
+  always @(posedge clk_i) begin
+    assert (a_ok_q);
+  end
+`endif
+
+  // ---------------------------------------------------------------- strobes and checks
+  always_comb begin : strobes
+    cfg_err_o = 1'b0;
+    for (int p = 0; p < NPorts; p++) begin
+      drop_o[p] = i_head[p] && i_head_drop[p];
+      if (p < int'(nports_i)) cfg_err_o = cfg_err_o | (arb_cfg[p] != '0);
+    end
+    for (int k = 0; k < NK; k++) begin
+      overflow_o[k] = crx_ovf[k];
+      if (k / NVl < int'(nports_i) && k % NVl < int'(nvl_of(k / NVl)))
+        cfg_err_o = cfg_err_o | (crx_cfg[k] != '0) | cd_cfg[k];
+    end
+    if (nports_i == '0 || 32'(nports_i) > NPorts || mtu_blocks_i == '0) cfg_err_o = 1'b1;
+    for (int p = 0; p < NPorts; p++) begin
+      if (p < int'(nports_i) && (num_of(p) == '0 || den_of(p) == '0 || 64'(num_of(p)) > 64'd64 * 64'(den_of(p))
+          || nvl_of(p) == '0 || 32'(nvl_of(p)) > NVl || speedup_i[7*p +: 7] == '0)) cfg_err_o = 1'b1;
+    end
+  end
+endmodule
+`default_nettype wire
