@@ -1,9 +1,10 @@
 //! Build of the Verilated models (only with the `verilator` feature).
 //!
-//! For every (module, variant) of `src/table.rs` this runs Verilator into `$OUT_DIR/<prefix>`, reads
-//! `<prefix>_classes.mk` for the C++ files it made, generates a C ABI shim for the variant, and compiles the
-//! model and its shim as one translation unit, plus the Verilator runtime (once), with the `cc` crate at `-O3`
-//! whatever the profile (a debug test build would otherwise run the models at -O0). It also writes `$OUT_DIR/cosim_gen.rs`: the `#[repr(C)]` port
+//! For every (module, variant) of `src/table.rs` this runs Verilator into `<models>/<prefix>`
+//! (`target/<profile>/cosim-models`, see `model_cache`), reads `<prefix>_classes.mk` for the C++ files it made,
+//! generates a C ABI shim for the variant, and compiles the model and its shim as one translation unit, plus the
+//! Verilator runtime (once), with the `cc` crate at `-O3` (fault variants `-O1`) whatever the profile (a debug test
+//! build would otherwise run the models at -O0). It also writes `$OUT_DIR/cosim_gen.rs`: the `#[repr(C)]` port
 //! structs, the `extern "C"` declarations and the variant tables that `src/ffi.rs` includes.
 //!
 //! Why not the `verilated` crate: it was written for Verilator 4 and does not build on 5 (see the project's
@@ -26,7 +27,7 @@ const INSTALL_HINT: &str = "the `verilator` feature of the cosim crate (on with 
 
 /// Part of every model's cache key: change it when the Verilator or C++ flags below change (the sources,
 /// the table entry and the generated shim are in the key already).
-const BUILD_KEY: &str = "verilator --cc -O3, cc -O3, v1";
+const BUILD_KEY: &str = "verilator --cc -O3, cc -O3 (fault variants -O1), v2";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -43,6 +44,7 @@ fn build() {
     let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let cache = model_cache(&out);
     let hdl = manifest.join("../hdl");
     let root = verilator_root();
 
@@ -109,7 +111,7 @@ fn build() {
             .collect();
         for bug in variant_list {
             let prefix = table::prefix(m.name, bug);
-            let mdir = out.join(&prefix);
+            let mdir = cache.join(&prefix);
             let key = {
                 use std::hash::{Hash, Hasher};
                 let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -124,10 +126,10 @@ fn build() {
                     .hash(&mut h);
                 format!("{:016x}", h.finish())
             };
-            let stamp = out.join(format!("{prefix}.stamp"));
+            let stamp = cache.join(format!("{prefix}.stamp"));
             let lib = format!("cosim_{prefix}");
             let fresh = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
-                && out.join(format!("lib{lib}.a")).exists();
+                && cache.join(format!("lib{lib}.a")).exists();
             if !fresh {
                 let _ = std::fs::remove_file(&stamp);
                 stale.push(Job {
@@ -175,7 +177,7 @@ fn build() {
             sc.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(j) = stale.get(i) else { break };
-                build_variant(j, &root, &out);
+                build_variant(j, &root, &out, &cache);
             });
         }
     });
@@ -193,11 +195,12 @@ fn build() {
         (rt_key, inc.display().to_string()).hash(&mut h);
         format!("{:016x}", h.finish())
     };
-    let rt_stamp = out.join("cosim_runtime.stamp");
+    let rt_stamp = cache.join("cosim_runtime.stamp");
     if !(std::fs::read_to_string(&rt_stamp).is_ok_and(|k| k == rt_key)
-        && out.join("libcosim_runtime.a").exists())
+        && cache.join("libcosim_runtime.a").exists())
     {
         let mut b = cc_build(&root, &out);
+        b.out_dir(&cache);
         for f in [
             "verilated.cpp",
             "verilated_threads.cpp",
@@ -211,13 +214,29 @@ fn build() {
         std::fs::write(&rt_stamp, &rt_key).expect("write the runtime's stamp");
     }
     libs.push("cosim_runtime".into());
-    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-search=native={}", cache.display());
     for l in &libs {
         println!("cargo:rustc-link-lib=static={l}");
     }
     println!("cargo:rustc-link-lib=stdc++");
     println!("cargo:rustc-link-lib=pthread");
     println!("cargo:rustc-link-lib=atomic");
+}
+
+/// Where the Verilated models and their libraries are kept: `target/<profile>/cosim-models`, shared by every
+/// build of this crate in that profile, not this build script run's own `OUT_DIR`. `cargo clippy` and `cargo
+/// test` run the build script under different hashes (clippy's wrapper is part of it), so with per-run
+/// directories the test command Verilated and compiled every model twice; the stamps (a hash of everything a
+/// model is made from) make sharing safe. Falls back to `OUT_DIR` under an unusual layout.
+#[cfg(feature = "verilator")]
+fn model_cache(out: &Path) -> PathBuf {
+    let profile = out
+        .ancestors()
+        .nth(3)
+        .filter(|_| out.ancestors().nth(2).and_then(|b| b.file_name()) == Some("build".as_ref()));
+    let dir = profile.map_or_else(|| out.to_path_buf(), |p| p.join("cosim-models"));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+    dir
 }
 
 /// A variant to Verilate and compile (its stamp is written once its library is built).
@@ -235,7 +254,7 @@ struct Job {
 
 /// Verilates variant `j` and compiles it, with its shim, into its own static library.
 #[cfg(feature = "verilator")]
-fn build_variant(j: &Job, root: &Path, out: &Path) {
+fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
     verilate(j.m, j.bug, &j.prefix, &j.mdir, &j.sv);
     // One translation unit per variant (Verilator's own VM_PARALLEL_BUILDS=0 "__ALL.cpp" scheme): each
     // generated file alone costs about a second of parsing verilated.h, the unit a little more.
@@ -247,7 +266,15 @@ fn build_variant(j: &Job, root: &Path, out: &Path) {
     let all = j.mdir.join(format!("{}__cosim_all.cpp", j.prefix));
     std::fs::write(&all, unit).expect("write the model's translation unit");
     let mut b = cc_build(root, out);
-    b.include(&j.mdir).file(&all).cargo_metadata(false);
+    // A fault variant runs only until a test catches it: -O1 compiles in about a third of -O3's time (the
+    // switch's variants, 30 MB of C++ each, took near three CPU minutes each at -O3), at some speed.
+    if j.bug.is_some() {
+        b.opt_level(1);
+    }
+    b.out_dir(cache)
+        .include(&j.mdir)
+        .file(&all)
+        .cargo_metadata(false);
     b.compile(&j.lib);
     std::fs::write(&j.stamp, &j.key).expect("write the variant's stamp");
 }
@@ -341,7 +368,7 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
         cmd.arg("-DIBCYCLE_FAULTS_ENABLE")
             .arg(format!("-D{}", table::fault_macro(b)));
     }
-    // A composed module (switch_core) finds its submodules next to it.
+    // A composed module (ib_switch) finds its submodules next to it.
     if let Some(dir) = sv.parent() {
         cmd.arg("-y").arg(dir);
     }

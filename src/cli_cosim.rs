@@ -119,6 +119,13 @@ pub fn run(cmd: Command) -> i32 {
             }
         }
     }
+    if block == "ib_switch" && a.replay.is_none() {
+        eprintln!(
+            "error: ib_switch is co-simulated from switch port traces: record one with `ibcycle run SCENARIO \
+             --port-trace SWITCH` and pass it with --replay FILE"
+        );
+        return 2;
+    }
     let result = match &a.replay {
         Some(path) => match std::fs::read_to_string(path)
             .map_err(|err| cosim::CosimError::Io {
@@ -172,12 +179,12 @@ pub fn run(cmd: Command) -> i32 {
     }
 }
 
-/// `ibcycle cosim switch_core --replay FILE` with a switch port trace (`ibcycle run --port-trace`): the
+/// `ibcycle cosim ib_switch --replay FILE` with a switch port trace (`ibcycle run --port-trace`): the
 /// switch RTL against `switch_asic::Switch`, every port's events every cycle (cosim::switch).
 fn replay_switch(block: &str, text: &str, path: &std::path::Path, opts: &RunOpts) -> i32 {
-    if block != "switch_core" {
+    if block != "ib_switch" {
         eprintln!(
-            "error: {} is a switch port trace (block `switch_core`), not a trace of `{block}`",
+            "error: {} is a switch port trace (block `ib_switch`), not a trace of `{block}`",
             path.display()
         );
         return 2;
@@ -202,7 +209,7 @@ fn replay_switch(block: &str, text: &str, path: &std::path::Path, opts: &RunOpts
             marked,
         }) => {
             println!(
-                "switch_core: {cycles} cycles matched on {} ports ({packets} packet heads, {marked} with FECN, \
+                "ib_switch: {cycles} cycles matched on {} ports ({packets} packet heads, {marked} with FECN, \
                  {fcs} flow-control packets sent)",
                 trace.config.ports.len()
             );

@@ -72,7 +72,7 @@ enum Command {
         threads: u64,
         /// Record what the fabric hands SWITCH each cycle (packet heads, flow-control packets) and its
         /// configuration into DIR/port-trace-<SWITCH>.txt: a switch port trace (replay through the switch
-        /// RTL with `ibcycle cosim switch_core --replay FILE`; format in cosim/src/switch_trace.rs). Recorded
+        /// RTL with `ibcycle cosim ib_switch --replay FILE`; format in cosim/src/switch_trace.rs). Recorded
         /// by a second run of the scenario after the normal one.
         #[arg(long = "port-trace", value_name = "SWITCH")]
         port_trace: Option<String>,

@@ -139,6 +139,67 @@ vl_arb = { high = [[1, 5]], low = [[0, 5]], high_limit = 9 }
     assert_eq!(c1.ports[0].cc.compare, FillCompare::SumPerContributor);
 }
 
+/// `sl2vl_scope` sets the SL2VL of the (input, output) pairs it names, later entries over earlier ones,
+/// and a packet whose SL maps to another VL at the switch leaves on that VL.
+#[test]
+fn sl2vl_scopes_set_the_tables_of_their_port_pairs() {
+    // SW0: H0, H1, H2 on ports 1..=3. A (H0, port 1) and B (H1, port 2) go to H2 (port 3) on SL 0.
+    let sc = two_hot_spots(
+        r#"[settings]
+data_vls = 2
+[[switch]]
+name = "SW0"
+sl2vl_scope = [{ to = [3], sl2vl = [0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1] },
+               { from = [1], to = [3], sl2vl = [1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1] }]
+"#,
+    );
+    let f = Fabric::new(&sc).unwrap();
+    let c = f.switches[0].config();
+    let n = c.ports.len();
+    assert_eq!(c.sl2vl.len(), n * n);
+    // Ports are indices from 0: (1 -> 3) the second entry, (2 -> 3) the first, (2 -> 1) neither.
+    assert_eq!((c.sl2vl_of(0, 2).vl[0], c.sl2vl_of(0, 2).vl[1]), (1, 1));
+    assert_eq!((c.sl2vl_of(1, 2).vl[0], c.sl2vl_of(1, 2).vl[1]), (0, 0));
+    assert_eq!(c.sl2vl_of(1, 0).vl[1], 1);
+    // A leaves for H2 on VL 1, B on VL 0: no flow has SL 1 at SW0, so VL 1 carries only A.
+    let f = run(&sc, 30);
+    let sent = |vl: usize| f.switches[0].counters(2, vl).xmit_pkts;
+    assert!(
+        sent(0) > 0 && sent(1) > 0,
+        "VL 0 {} VL 1 {}",
+        sent(0),
+        sent(1)
+    );
+}
+
+/// A scope naming a port the switch does not have, or an empty port list, is refused with its key.
+#[test]
+fn a_bad_sl2vl_scope_names_its_key() {
+    for (scope, want) in [
+        (
+            "{ from = [5], sl2vl = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] }",
+            "switch[0].sl2vl_scope[0].from[0]: port 5",
+        ),
+        (
+            "{ to = [], sl2vl = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] }",
+            "switch[0].sl2vl_scope[0].to: empty",
+        ),
+        (
+            "{ sl2vl = [0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] }",
+            "switch[0].sl2vl_scope[0].sl2vl",
+        ),
+    ] {
+        let text = format!(
+            "duration_us = 1\n[settings]\ndata_vls = 2\n[[switch]]\nname = \"S\"\nports = 4\nsl2vl_scope = [{scope}]\n\
+             [[hca]]\nname = \"H0\"\n[[link]]\nends = [\"H0\", \"S:1\"]\nrate = \"4xDDR\"\n"
+        );
+        let e = scenario::parse(Path::new("bad.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{scope}: {e}");
+    }
+}
+
 #[test]
 fn threshold_zero_on_one_switch_stops_marking_there_only() {
     let cc = "[switch_cc]\nthreshold = 15\nmarking_rate = 1\n";

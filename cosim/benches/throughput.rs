@@ -42,7 +42,6 @@ use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
 use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
-use cosim::blocks::switch_core::SwitchCoreBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::vl_arb::VlArbBlock;
 use cosim::blocks::{segment, Block};
@@ -397,5 +396,4 @@ fn main() {
     bench::<CctShaperBlock>(&o);
     bench::<FecnRewriteB8Block>(&o);
     bench::<FecnRewriteB32Block>(&o);
-    bench::<SwitchCoreBlock>(&o);
 }

@@ -47,7 +47,7 @@ macro_rules! port_value_int {
 }
 port_value_int!(u8, u16, u32, u64);
 
-/// Packed lanes wider than 64 bits (`switch_core`'s 8 x 12-bit FCCL and credit vectors).
+/// Packed lanes wider than 64 bits (`ib_switch`'s per-port vectors, `fecn_rewrite_b32`'s beat).
 impl PortValue for u128 {
     fn to_wide(self) -> Wide {
         Wide::from(self)

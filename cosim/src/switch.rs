@@ -424,7 +424,7 @@ mod rtl {
         /// tables are written, then one more reset cycle.
         pub fn new(cfg: &SwitchConfig, bug: Option<&str>) -> Result<Self, CosimError> {
             let rc = rtl_config(cfg).map_err(|e| CosimError::Config {
-                block: "switch_core",
+                block: "ib_switch",
                 msg: e.0,
             })?;
             let m = Rtl::new("ib_switch", IB_SWITCH_VARIANTS, bug)?;
@@ -461,7 +461,7 @@ mod rtl {
             s.m.step(&mut s.io).map_err(halted)?;
             if s.io.cfg_err_o != 0 {
                 return Err(CosimError::Config {
-                    block: "switch_core",
+                    block: "ib_switch",
                     msg: "the RTL flags its configuration (cfg_err_o)".into(),
                 });
             }
@@ -582,7 +582,7 @@ mod rtl {
     ) -> Result<SwitchReplay, CosimError> {
         let cfg = &trace.config;
         let mut sw = Switch::new(cfg.clone()).map_err(|e| CosimError::Config {
-            block: "switch_core",
+            block: "ib_switch",
             msg: e.to_string(),
         })?;
         sw.set_eager(true);

@@ -1,5 +1,5 @@
 //! Switch port traces: what a fabric hands one `switch_asic::Switch` each cycle, with the switch's own
-//! configuration, so `ibcycle cosim switch_core --replay FILE` can drive the switch RTL (`hdl/ib_switch.sv`)
+//! configuration, so `ibcycle cosim ib_switch --replay FILE` can drive the switch RTL (`hdl/ib_switch.sv`)
 //! and the Rust `Switch` with exactly the traffic of a real scenario ([`crate::switch`]).
 //!
 //! Format (version 1), one record per line, fields separated by single spaces:

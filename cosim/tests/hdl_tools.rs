@@ -23,7 +23,6 @@ fn twins_lint_clean_with_wall() {
         let o = tool(
             Command::new("verilator")
                 .args(["--lint-only", "-Wall", "-y"])
-                // A composed module (switch_core) finds its submodules in hdl/.
                 .arg(hdl(m.top).parent().unwrap())
                 .args(m.params.iter().map(|(k, v)| format!("-G{k}={v}")))
                 .arg(hdl(m.top)),
@@ -78,14 +77,10 @@ fn fault_variant_without_the_enable_fails_to_build() {
 /// The modules synthesise on two threads, alternating in table order so the slow ones (`cong_detect` with
 /// its 64-lane carry-save sums and compares; `cct_shaper` and `fecn_rewrite_b32`) are split between them.
 ///
-/// `switch_core` is left out: it holds eight `cong_detect`s and took over 5 minutes of Yosys on the shared
-/// machine, against the test file's one-minute budget. Its parts are synthesised here; the composition by
-/// `hdl/synth.sh switch_core` (cells, memories and depth in hdl/README.md).
+/// The switch (`ib_switch`, not a block of the registry) is synthesised by `hdl/synth.sh` in the test command.
 #[test]
 fn twins_synthesise_with_yosys() {
-    let mods: Vec<_> = registry::blocks()
-        .filter(|m| m.name != "switch_core")
-        .collect();
+    let mods: Vec<_> = registry::blocks().collect();
     let outputs: Vec<_> = (0..2)
         .map(|t| {
             let part: Vec<_> = mods.iter().copied().skip(t).step_by(2).collect();

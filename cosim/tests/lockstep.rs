@@ -9,7 +9,6 @@ use cosim::blocks::credit_rx::CreditRxBlock;
 use cosim::blocks::credit_tx::CreditTxBlock;
 use cosim::blocks::fecn_marker::FecnMarkerBlock;
 use cosim::blocks::fecn_rewrite::{FecnRewriteB32Block, FecnRewriteB8Block};
-use cosim::blocks::switch_core::SwitchCoreBlock;
 use cosim::blocks::timebase::TimebaseBlock;
 use cosim::blocks::vl_arb::VlArbBlock;
 use cosim::blocks::{run, run_random, run_schedule, Block, RunOpts, DEFAULT_CYCLES};
@@ -81,8 +80,6 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
                 && c.ccti_limit > c.ccti_min.into()
         }
         ("cct_shaper", "BUG_CCTI_LIMIT") => CctShaperBlock::random(seed).0.ccti_increase > 0,
-        // Threshold 0 is never congested: the fills of either VL give the same (no) congestion.
-        ("switch_core", "BUG_CONG_VL_INDEX") => SwitchCoreBlock::random(seed).0.cong.threshold != 0,
         _ => true,
     }
 }
@@ -139,11 +136,6 @@ fn cct_shaper_matches_a_million_random_cycles() {
 fn fecn_rewrite_matches_a_million_random_cycles_at_8_and_32_byte_beats() {
     million::<FecnRewriteB8Block>();
     million::<FecnRewriteB32Block>();
-}
-
-#[test]
-fn switch_core_matches_a_million_random_cycles() {
-    million::<SwitchCoreBlock>();
 }
 
 /// A trace of a block with wide held ports (the tables) and wide inputs replays to the same result as the
@@ -321,11 +313,6 @@ fn fecn_rewrite_bugs_are_caught_with_every_seed() {
     caught_with_every_seed::<FecnRewriteB32Block>();
 }
 
-#[test]
-fn switch_core_bugs_are_caught_with_every_seed() {
-    caught_with_every_seed::<SwitchCoreBlock>();
-}
-
 /// A clean run with `until_covered` hits every cover point of `B` within [`DEFAULT_CYCLES`] (seeds 1 to 4),
 /// stops when it has, and matches on every cycle.
 fn covered_within_the_default_length<B: Block>() {
@@ -364,11 +351,6 @@ fn every_block_covers_every_point_within_the_default_length() {
     covered_within_the_default_length::<CctShaperBlock>();
     covered_within_the_default_length::<FecnRewriteB8Block>();
     covered_within_the_default_length::<FecnRewriteB32Block>();
-}
-
-#[test]
-fn switch_core_covers_every_point_within_the_default_length() {
-    covered_within_the_default_length::<SwitchCoreBlock>();
 }
 
 /// A mismatch in a later configuration names it, and its VCD window's time stamps count from the run's

@@ -312,6 +312,23 @@ impl Fabric {
             if let Some(t) = ss.sl2vl {
                 cfg.sl2vl = vec![rtl_model::mad::sl2vl::Sl2VlTable { vl: t }];
             }
+            if !ss.sl2vl_scopes.is_empty() {
+                // One table per (input, output) pair, input-major, as switch-asic indexes them.
+                let n = cfg.ports.len();
+                let mut pairs = Vec::with_capacity(n * n);
+                for i in 0..n {
+                    for o in 0..n {
+                        let mut t = *cfg.sl2vl_of(i, o);
+                        // Ports are 1-based in the scenario, at most 255 (checked by the topology).
+                        let (pi, po) = ((i + 1) as u8, (o + 1) as u8);
+                        if let Some(s) = ss.sl2vl_scopes.iter().rev().find(|s| s.covers(pi, po)) {
+                            t = rtl_model::mad::sl2vl::Sl2VlTable { vl: s.sl2vl };
+                        }
+                        pairs.push(t);
+                    }
+                }
+                cfg.sl2vl = pairs;
+            }
             cfg.mtu = mtu;
             for (h, &port) in lfts[s].iter().enumerate() {
                 cfg.route(topo.hca_lid(h), port - 1);

@@ -1,7 +1,7 @@
 //! Switch port traces for the switch co-simulation: what the fabric hands one switch each cycle (every
 //! packet head with its sub-cycle offset, every flow-control packet, in the order handed in) and that
 //! switch's own configuration (its `SwitchConfig`, embedded as JSON), in the switch trace format (v1, see
-//! `cosim/src/switch_trace.rs`), so `ibcycle cosim switch_core --replay FILE` drives the switch RTL
+//! `cosim/src/switch_trace.rs`), so `ibcycle cosim ib_switch --replay FILE` drives the switch RTL
 //! (`hdl/ib_switch.sv`) and `switch_asic::Switch` with exactly the traffic of a real scenario. Nothing is
 //! mapped, folded or left out: the trace is the switch's port interface.
 //!

@@ -106,6 +106,7 @@ pub(super) struct SwitchEntry {
     pub(super) ports: Option<Spanned<u8>>,
     pub(super) cc: Option<Spanned<ports::SwitchCcOverride>>,
     pub(super) sl2vl: Option<Spanned<Vec<u8>>>,
+    pub(super) sl2vl_scope: Option<Spanned<Vec<ports::Sl2VlScopeEntry>>>,
     pub(super) vl_arb: Option<Spanned<VlArb>>,
 }
 

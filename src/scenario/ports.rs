@@ -16,6 +16,10 @@
 //! name = "S2"
 //! cc = { fill_comparison = "sum_voqs", victim_ports = [8], port_threshold = [[3, 12]] }
 //! vl_arb = { low = [[0, 32], [1, 32]] }
+//! # SL2VL of some (input, output) port pairs only, as opensm's qos-policy `sl2vl-scope` (from, to): packets
+//! # entering at port 8 and leaving at 5 map SL 1 to VL 0. Later scopes override earlier ones; an absent
+//! # `from` or `to` means every port.
+//! sl2vl_scope = [{ from = [8], to = [5], sl2vl = [0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1] }]
 //!
 //! [[hca]]
 //! name = "H1"
@@ -227,6 +231,38 @@ impl HcaCcOverride {
     }
 }
 
+/// One `sl2vl_scope` entry as written: the SL2VL of the (input, output) pairs with the input in `from` and
+/// the output in `to` (1-based ports; absent: every port).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sl2VlScopeEntry {
+    /// Input ports; absent: every port.
+    pub from: Option<Vec<u8>>,
+    /// Output ports; absent: every port.
+    pub to: Option<Vec<u8>>,
+    /// The table for those pairs: 16 VLs, entry s for SL s.
+    pub sl2vl: Vec<u8>,
+}
+
+/// A checked `sl2vl_scope` entry: port sets as 1-based port numbers (empty: every port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sl2VlScope {
+    /// Input ports (empty: every port).
+    pub from: Vec<u8>,
+    /// Output ports (empty: every port).
+    pub to: Vec<u8>,
+    /// The table of those pairs.
+    pub sl2vl: [u8; 16],
+}
+
+impl Sl2VlScope {
+    /// Whether the pair (input `inp`, output `out`), 1-based, is in the scope.
+    pub fn covers(&self, inp: u8, out: u8) -> bool {
+        (self.from.is_empty() || self.from.contains(&inp))
+            && (self.to.is_empty() || self.to.contains(&out))
+    }
+}
+
 /// The settings of one switch after its overrides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwitchSettings {
@@ -238,6 +274,8 @@ pub struct SwitchSettings {
     pub port_threshold: Vec<(u8, u8)>,
     /// SL2VL of every (input, output) pair; `None`: SL s uses VL s mod data_vls.
     pub sl2vl: Option<[u8; 16]>,
+    /// SL2VL of some pairs, over `sl2vl` (later entries over earlier ones).
+    pub sl2vl_scopes: Vec<Sl2VlScope>,
     /// VL arbitration of every output; `None`: opensm's defaults.
     pub vl_arb: Option<VlArb>,
 }
@@ -289,6 +327,7 @@ impl super::Scenario {
             victim_ports: Vec::new(),
             port_threshold: Vec::new(),
             sl2vl: self.sl2vl(),
+            sl2vl_scopes: Vec::new(),
             vl_arb: self.settings.vl_arb.clone(),
         }
     }
@@ -342,7 +381,7 @@ pub(super) fn resolve(
                 ))
             }
         };
-        if e.cc.is_none() && e.sl2vl.is_none() && e.vl_arb.is_none() {
+        if e.cc.is_none() && e.sl2vl.is_none() && e.sl2vl_scope.is_none() && e.vl_arb.is_none() {
             continue;
         }
         // A second entry for one generated switch would silently replace the first.
@@ -361,6 +400,7 @@ pub(super) fn resolve(
             victim_ports: Vec::new(),
             port_threshold: Vec::new(),
             sl2vl: global_sl2vl,
+            sl2vl_scopes: Vec::new(),
             vl_arb: settings.vl_arb.clone(),
         };
         if let Some(c) = &e.cc {
@@ -376,6 +416,35 @@ pub(super) fn resolve(
                 check_sl2vl(t.get_ref(), vls)
                     .map_err(|why| at(t.span(), format!("switch[{i}].sl2vl: {why}")))?,
             );
+        }
+        if let Some(sc) = &e.sl2vl_scope {
+            for (k, en) in sc.get_ref().iter().enumerate() {
+                let key = format!("switch[{i}].sl2vl_scope[{k}]");
+                let mut sets = [Vec::new(), Vec::new()];
+                for (set, (name, list)) in sets.iter_mut().zip([("from", &en.from), ("to", &en.to)])
+                {
+                    let Some(list) = list else { continue };
+                    if list.is_empty() {
+                        return Err(at(
+                            sc.span(),
+                            format!("{key}.{name}: empty (leave it out for every port)"),
+                        ));
+                    }
+                    for (j, &p) in list.iter().enumerate() {
+                        if p == 0 || p > ports {
+                            return Err(at(
+                                sc.span(),
+                                format!("{key}.{name}[{j}]: port {p}, but the switch has ports 1..={ports}"),
+                            ));
+                        }
+                    }
+                    set.clone_from(list);
+                }
+                let t = check_sl2vl(&en.sl2vl, vls)
+                    .map_err(|why| at(sc.span(), format!("{key}.sl2vl: {why}")))?;
+                let [from, to] = sets;
+                ss.sl2vl_scopes.push(Sl2VlScope { from, to, sl2vl: t });
+            }
         }
         if let Some(a) = &e.vl_arb {
             a.get_ref()

@@ -9,7 +9,6 @@ pub mod credit_rx;
 pub mod credit_tx;
 pub mod fecn_marker;
 pub mod fecn_rewrite;
-pub mod switch_core;
 pub mod timebase;
 pub mod vl_arb;
 
@@ -391,7 +390,6 @@ mod tests {
         cover_declared::<super::cct_shaper::CctShaperBlock>();
         cover_declared::<super::fecn_rewrite::FecnRewriteB8Block>();
         cover_declared::<super::fecn_rewrite::FecnRewriteB32Block>();
-        cover_declared::<super::switch_core::SwitchCoreBlock>();
     }
 
     /// Corner configurations are valid configurations of the Rust block, whatever the seed.
@@ -412,7 +410,6 @@ mod tests {
         check::<super::vl_arb::VlArbBlock>();
         check::<super::cong_detect::CongDetectBlock>();
         check::<super::cct_shaper::CctShaperBlock>();
-        check::<super::switch_core::SwitchCoreBlock>();
     }
     use super::credit_tx::CreditTxBlock;
     use super::*;
@@ -446,7 +443,6 @@ mod tests {
         ports_follow_table::<super::cct_shaper::CctShaperBlock>();
         ports_follow_table::<super::fecn_rewrite::FecnRewriteB8Block>();
         ports_follow_table::<super::fecn_rewrite::FecnRewriteB32Block>();
-        ports_follow_table::<super::switch_core::SwitchCoreBlock>();
     }
 
     #[test]

@@ -18,7 +18,6 @@ pub mod credit_rx;
 pub mod credit_tx;
 pub mod fecn_marker;
 pub mod fecn_rewrite;
-pub mod switch_core;
 pub mod timebase;
 pub mod vl_arb;
 
