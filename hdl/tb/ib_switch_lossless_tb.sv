@@ -21,7 +21,7 @@
 // end, after a drain with every receiver releasing: every packet delivered, and every (port, VL) advertises
 // its whole buffer again (no credit lost).
 // Prints "ib_switch lossless: N packets, ... no loss" or "FAIL: ..." with the first error.
-// Build and run: hdl/tb/lossless.sh (Verilator --binary, assertions on).
+// Build and run: hdl/tb/lossless.sh (Verilator --binary, assertions on); its header lists the fault variants.
 `timescale 1ns / 1ps
 `default_nettype none
 module ib_switch_lossless_tb;
@@ -31,7 +31,14 @@ module ib_switch_lossless_tb;
   localparam int PartnerBuf = 64;                // each receiver's buffer per VL
   localparam int MtuBlocks = 34;                 // 2,048-byte MTU plus headers
   localparam int MaxLen = MtuBlocks * 64;
-  localparam int Cycles = 400000, Drain = 20000;
+  // Cycles of traffic (then Drain cycles with every receiver releasing); IB_SWITCH_TB_CYCLES shortens a run
+  // (lossless.sh --faults).
+`ifdef IB_SWITCH_TB_CYCLES
+  localparam int Cycles = `IB_SWITCH_TB_CYCLES;
+`else
+  localparam int Cycles = 400000;
+`endif
+  localparam int Drain = 20000;
   localparam int NTags = 1 << 17;
 
   // Link rates, bytes per cycle num/den: 25, 16, 8 and 22.5 (an input slower than an output stores and
