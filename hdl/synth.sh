@@ -5,8 +5,9 @@
 # -assert` fails the run on any design problem Yosys finds (multiple drivers, combinational loops, undriven
 # nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef IBCYCLE_FAULT_<NAME>` variant
 # (with IBCYCLE_FAULTS_ENABLE).
-# switch_core is synthesised with BufMax = 16 (its descriptor pools are its RAMs; at the default 128 Yosys
-# maps 26 kbit of them to flops and takes over half an hour): the logic around them is the same.
+# ib_switch is synthesised at NPorts 4, NVl 2, SlotMax 16, LftMax 16, TableMax 4 (its descriptor pools and
+# tables are its RAMs, kept as flops: at the defaults, 18 ports and 2,048 slots per input, Yosys would map
+# megabits of them to flops and not finish); the logic per port is the same.
 #
 # usage: hdl/synth.sh [MODULE...]      (default: every hdl/*.sv)
 # Logs: target/hdl-synth/<module>.log; the table also goes to target/hdl-synth/cells.txt.
@@ -35,7 +36,7 @@ for m in "${mods[@]}"; do
   src="$root/hdl/$m.sv"
   lint=clean
   for def in "" $(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
-    # -y: a composed module (switch_core) finds its submodules in hdl/.
+    # -y: a composed module (ib_switch) finds its submodules in hdl/.
     if ! verilator --lint-only -Wall -y "$root/hdl" ${def:+-DIBCYCLE_FAULTS_ENABLE} $def "$src" >"$out/$m.lint$def.log" 2>&1; then
       lint="FAIL${def:+ ($def)}, see $out/$m.lint$def.log"
       fail=1
@@ -48,7 +49,7 @@ for m in "${mods[@]}"; do
     [[ $d == test_* || $d == "$m" ]] || ! grep -q "^\s*$d\b" "$src" || deps+=" $f"
   done
   params=""
-  [ "$m" != switch_core ] || params="chparam -set BufMax 16 switch_core;"
+  [ "$m" != ib_switch ] || params="chparam -set NPorts 4 -set NVl 2 -set SlotMax 16 -set LftMax 16 -set TableMax 4 -set PW 2 ib_switch;"
   if yosys -p "read_verilog -sv $deps $src; $params hierarchy -top $m; proc; flatten; opt -fast;
       memory -nomap; tee -o $out/$m.mem stat; synth -flatten -top $m; check -assert;
       tee -o $out/$m.stat stat; tee -o $out/$m.ltp ltp -noff" >"$out/$m.log" 2>&1; then

@@ -47,18 +47,25 @@ module ib_switch_lossless_tb;
   // Switch (and so ib_switch) never releases such a packet's input blocks and speed-up read, so the bench
   // fails (credit not restored, packets stuck behind the saturated input). The fabric's links carry at most
   // a few bytes per cycle, so no shipped scenario reaches it; RATE_MAX_BYTES_PER_CYCLE allows 64.
+  // (Functions rather than array parameters, which Icarus 11 does not take.)
+  function automatic int rate_num(input int p);
 `ifdef IB_SWITCH_TB_FAST_LINKS
-  localparam int RateNum [NPorts] = '{32, 32, 16, 45};
+    return (p == 0) ? 32 : (p == 1) ? 32 : (p == 2) ? 16 : 45;
 `else
-  localparam int RateNum [NPorts] = '{25, 16, 8, 45};
+    return (p == 0) ? 25 : (p == 1) ? 16 : (p == 2) ? 8 : 45;
 `endif
-  localparam int RateDen [NPorts] = '{1, 1, 1, 2};
-  localparam int Speedup [NPorts] = '{2, 1, 4, 2};
+  endfunction
+  function automatic int rate_den(input int p);
+    return (p == 3) ? 2 : 1;
+  endfunction
+  function automatic int speedup_of(input int p);
+    return (p == 0) ? 2 : (p == 1) ? 1 : (p == 2) ? 4 : 2;
+  endfunction
 
   logic clk = 1'b0, rst_ni = 1'b0;
 
   // Configuration.
-  logic [NPorts*17-1:0]        rate_num, rate_den;
+  logic [NPorts*17-1:0]        rate_num_v, rate_den_v;
   logic [NPorts*4-1:0]         nvl;
   logic [NPorts*7-1:0]         speedup;
   logic [NPorts-1:0]           mark_enq;
@@ -97,11 +104,11 @@ module ib_switch_lossless_tb;
 
   ib_switch #(.NPorts(NPorts), .NVl(NVl), .SlotMax(SlotMax), .LftMax(LftMax), .TableMax(TableMax), .PW(PW)) u_dut (
     .clk_i(clk), .rst_ni,
-    .nports_i(6'(NPorts)), .mtu_blocks_i(7'(MtuBlocks)), .rate_num_i(rate_num), .rate_den_i(rate_den),
+    .nports_i(6'(NPorts)), .mtu_blocks_i(7'(MtuBlocks)), .rate_num_i(rate_num_v), .rate_den_i(rate_den_v),
     .nvl_i(nvl), .speedup_i(speedup), .mark_enq_i(mark_enq), .buf_blocks_i(buf_blocks),
     .fc_interval_i(fc_interval), .fc_on_change_i(1'b1), .fccl_cap_i(12'd2048), .fccl_reset_i(12'd0),
     .threshold_i(threshold), .thr_table_i(thr_table), .compare_i(compare), .root_min_credits_i(root_min),
-    .victim_mask_i('0), .packet_size_i(packet_size), .marking_rate_i(marking_rate), .mode_i('0),
+    .victim_mask_i({NPorts{1'b0}}), .packet_size_i(packet_size), .marking_rate_i(marking_rate), .mode_i({NPorts{1'b0}}),
     .lfsr_seed_i(lfsr_seed), .lfsr_thresh_i(lfsr_thresh),
     .hi_vl_i(hi_vl), .hi_weight_i(hi_weight), .hi_n_i(hi_n), .lo_vl_i(lo_vl), .lo_weight_i(lo_weight),
     .lo_n_i(lo_n), .vl_high_limit_i(high_limit),
@@ -181,10 +188,10 @@ module ib_switch_lossless_tb;
 
   initial begin
     for (int p = 0; p < NPorts; p++) begin
-      rate_num[17*p +: 17] = 17'(RateNum[p]);
-      rate_den[17*p +: 17] = 17'(RateDen[p]);
+      rate_num_v[17*p +: 17] = 17'(rate_num(p));
+      rate_den_v[17*p +: 17] = 17'(rate_den(p));
       nvl[4*p +: 4] = 4'(NVl);
-      speedup[7*p +: 7] = 7'(Speedup[p]);
+      speedup[7*p +: 7] = 7'(speedup_of(p));
       mark_enq[p] = p[0];
       fc_interval[16*p +: 16] = 16'd64;
       threshold[4*p +: 4] = 4'd8;
@@ -254,8 +261,8 @@ module ib_switch_lossless_tb;
       for (int p = 0; p < NPorts; p++) begin
         longint start, num, den;
         int v;
-        num = longint'(RateNum[p]);
-        den = longint'(RateDen[p]);
+        num = longint'(rate_num(p));
+        den = longint'(rate_den(p));
         cs = longint'(c) * num;
         // The receiver: withholding for a stretch now and then (not in the drain), else draining at random.
         if (c < Cycles && r_hold[p] == 0 && rnd(5000) == 0) begin
@@ -326,8 +333,8 @@ module ib_switch_lossless_tb;
       if (cfg_err) fail($sformatf("cycle %0d: cfg_err_o", c));
       for (int p = 0; p < NPorts; p++) begin
         longint num, den;
-        num = longint'(RateNum[p]);
-        den = longint'(RateDen[p]);
+        num = longint'(rate_num(p));
+        den = longint'(rate_den(p));
         cs = longint'(c) * num;
         if (tx_fc[p]) begin
           int v;
