@@ -5,9 +5,12 @@
 # -assert` fails the run on any design problem Yosys finds (multiple drivers, combinational loops, undriven
 # nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef IBCYCLE_FAULT_<NAME>` variant
 # (with IBCYCLE_FAULTS_ENABLE).
-# ib_switch is synthesised at NPorts 4, NVl 2, SlotMax 16, LftMax 16, TableMax 4 (its descriptor pools and
-# tables are its RAMs, kept as flops: at the defaults, 18 ports and 2,048 slots per input, Yosys would map
-# megabits of them to flops and not finish); the logic per port is the same.
+# ib_switch is linted (at its defaults, with every fault variant) but synthesised only when named
+# (`hdl/synth.sh ib_switch`), at NPorts 2, NVl 2, SlotMax 8, LftMax 4, TableMax 2: its state updates are
+# procedural over arrays written at computed indices, and Yosys 0.23's frontend (mem2reg of those arrays)
+# did not finish at 4 ports (over 4 GB and still reading after minutes) nor quickly at 2; left out of the
+# default run so the test command does not wait on it. switch_core, the composed switch it replaces, took
+# minutes at 4 ports.
 #
 # usage: hdl/synth.sh [MODULE...]      (default: every hdl/*.sv)
 # Logs: target/hdl-synth/<module>.log; the table also goes to target/hdl-synth/cells.txt.
@@ -28,6 +31,7 @@ if [ ${#mods[@]} -eq 0 ]; then
     m=$(basename "$f" .sv)
     [[ $m == test_* ]] || mods+=("$m")
   done
+  lint_only=" ib_switch "
 fi
 
 fail=0
@@ -49,7 +53,11 @@ for m in "${mods[@]}"; do
     [[ $d == test_* || $d == "$m" ]] || ! grep -q "^\s*$d\b" "$src" || deps+=" $f"
   done
   params=""
-  [ "$m" != ib_switch ] || params="chparam -set NPorts 4 -set NVl 2 -set SlotMax 16 -set LftMax 16 -set TableMax 4 -set PW 2 ib_switch;"
+  [ "$m" != ib_switch ] || params="chparam -set NPorts 2 -set NVl 2 -set SlotMax 8 -set LftMax 4 -set TableMax 2 -set PW 1 ib_switch;"
+  if [[ ${lint_only:-} == *" $m "* ]]; then
+    printf '%-14s %8s %5s %6s  %s\n' "$m" "-" "-" "-" "$lint (not synthesised: name it, see the header)" | tee -a "$out/cells.txt"
+    continue
+  fi
   if yosys -p "read_verilog -sv $deps $src; $params hierarchy -top $m; proc; flatten; opt -fast;
       memory -nomap; tee -o $out/$m.mem stat; synth -flatten -top $m; check -assert;
       tee -o $out/$m.stat stat; tee -o $out/$m.ltp ltp -noff" >"$out/$m.log" 2>&1; then
