@@ -181,9 +181,9 @@ module ib_switch #(
   always_ff @(posedge clk_i) begin
     if (tbl_we_i) begin
       if (!tbl_sel_i) begin
-        if (32'(tbl_addr_i) < LftMax) lft_q[int'(tbl_addr_i)] <= tbl_data_i[7:0];
+        if (32'(tbl_addr_i) < LftMax) lft_q[32'(tbl_addr_i)] <= tbl_data_i[7:0];
       end else if (32'(tbl_addr_i) < NPorts * NPorts) begin
-        sl2vl_q[int'(tbl_addr_i)] <= tbl_data_i;
+        sl2vl_q[32'(tbl_addr_i)] <= tbl_data_i;
       end
     end
   end
@@ -394,13 +394,13 @@ module ib_switch #(
         for (int q = 0; q < NPorts; q++) all[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
         fre = all & ~sat;
         ctx_req[p*NVl + v] = 1'b0;
-        if (fre != '0 && v < int'(nvl_of(p))) begin
+        if (fre != '0 && v < 32'(nvl_of(p))) begin
           i = '0;
-          for (int q = NPorts - 1; q >= 0; q--) if (fre[q] && q >= int'(rr_q[p*NVl + v])) i = PW'(q);
-          if (!fre[i] || int'(i) < int'(rr_q[p*NVl + v])) begin
+          for (int q = NPorts - 1; q >= 0; q--) if (fre[q] && q >= 32'(rr_q[p*NVl + v])) i = PW'(q);
+          if (!fre[i] || 32'(i) < 32'(rr_q[p*NVl + v])) begin
             for (int q = NPorts - 1; q >= 0; q--) if (fre[q]) i = PW'(q);
           end
-          s = vh_q[(int'(i)*NPorts + p)*NVl + v];
+          s = vh_q[(32'(i)*NPorts + p)*NVl + v];
           blocks = 7'((s_len_q[i][s] + 13'd63) >> 6);
           e_pick[p][v] = i;
           e_len[p][v] = blocks;
@@ -424,16 +424,16 @@ module ib_switch #(
       e_gmark[p] = 1'b0;
       for (int v = 0; v < NVl; v++) ctx_take[p*NVl + v] = e_gnt[p] && arb_gvl[p] == 4'(v);
       if (e_gnt[p]) begin
-        i = e_pick[p][int'(arb_gvl[p])];
+        i = e_pick[p][32'(arb_gvl[p])];
         e_gin[p] = i;
-        s = vh_q[(int'(i)*NPorts + p)*NVl + int'(arb_gvl[p])];
+        s = vh_q[(32'(i)*NPorts + p)*NVl + 32'(arb_gvl[p])];
         e_gslot[p] = s;
         rd[i] = rd[i] + 7'd1;
         if (!mark_enq_i[p]) begin
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-          mk = mk_step(mk_q[p*NVl + int'(arb_gvl[p])], p, s_len_q[i][s], !cd_mark[p*NVl + int'(arb_gvl[p])]);
+          mk = mk_step(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], !cd_mark[p*NVl + 32'(arb_gvl[p])]);
 `else
-          mk = mk_step(mk_q[p*NVl + int'(arb_gvl[p])], p, s_len_q[i][s], cd_mark[p*NVl + int'(arb_gvl[p])]);
+          mk = mk_step(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], cd_mark[p*NVl + 32'(arb_gvl[p])]);
 `endif
           e_gmark[p] = mk[16];
         end
@@ -451,8 +451,8 @@ module ib_switch #(
       tx_pkt_o[p] = e_gnt[p];
       tx_fc_o[p] = e_fc[p];
       tx_fc_vl_o[4*p +: 4] = e_fc[p] ? e_fcvl[p] : 4'd0;
-      tx_fc_fctbs_o[12*p +: 12] = e_fc[p] ? ctx_fctbs[p*NVl + int'(e_fcvl[p])] : 12'd0;
-      tx_fc_fccl_o[12*p +: 12] = e_fc[p] ? fcfccl_q[p*NVl + int'(e_fcvl[p])] : 12'd0;
+      tx_fc_fctbs_o[12*p +: 12] = e_fc[p] ? ctx_fctbs[p*NVl + 32'(e_fcvl[p])] : 12'd0;
+      tx_fc_fccl_o[12*p +: 12] = e_fc[p] ? fcfccl_q[p*NVl + 32'(e_fcvl[p])] : 12'd0;
       tx_vl_o[4*p +: 4] = '0;
       tx_fecn_o[p] = 1'b0;
       tx_len_o[13*p +: 13] = '0;
@@ -497,16 +497,16 @@ module ib_switch #(
 
   // Joining VoQ (p, o, ov) with `len` bytes: the fill grows, and an enqueue-marking output decides FECN.
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-`define IB_SWITCH_MSTATE !cd_mark[int'(o)*NVl + int'(ov)]
+`define IB_SWITCH_MSTATE !cd_mark[32'(o)*NVl + 32'(ov)]
 `else
-`define IB_SWITCH_MSTATE cd_mark[int'(o)*NVl + int'(ov)]
+`define IB_SWITCH_MSTATE cd_mark[32'(o)*NVl + 32'(ov)]
 `endif
 `define IB_SWITCH_ENQ(MARK) \
-            fl[(p*NPorts + int'(o))*NVl + int'(ov)] = fl[(p*NPorts + int'(o))*NVl + int'(ov)] \
+            fl[(p*NPorts + 32'(o))*NVl + 32'(ov)] = fl[(p*NPorts + 32'(o))*NVl + 32'(ov)] \
               + ((16'(len) + 16'd63) >> 6); \
             if (mark_enq_i[o]) begin \
-              mk = mk_step(mks[int'(o)*NVl + int'(ov)], int'(o), len, `IB_SWITCH_MSTATE); \
-              mks[int'(o)*NVl + int'(ov)] = mk[15:0]; \
+              mk = mk_step(mks[32'(o)*NVl + 32'(ov)], 32'(o), len, `IB_SWITCH_MSTATE); \
+              mks[32'(o)*NVl + 32'(ov)] = mk[15:0]; \
               MARK = mk[16]; \
             end
 
@@ -543,18 +543,18 @@ module ib_switch #(
     // Dequeues of this cycle's grants.
     for (int p = 0; p < NPorts; p++) begin
       if (e_gnt[p]) begin
-        fl[(int'(e_gin[p])*NPorts + p)*NVl + int'(e_gvl[p])] =
-          fl[(int'(e_gin[p])*NPorts + p)*NVl + int'(e_gvl[p])] - 16'(e_len[p][int'(e_gvl[p])]);
+        fl[(32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p])] =
+          fl[(32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p])] - 16'(e_len[p][32'(e_gvl[p])]);
       end
     end
     // Released blocks of completed packets.
     for (int p = 0; p < NPorts; p++) begin
       if (e_done[p]) begin
 `ifdef IBCYCLE_FAULT_CREDIT_LEAK
-        fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])] = fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])]
+        fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])] = fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])]
           + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
 `else
-        fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])] = fr[int'(if_in_q[p])*NVl + int'(if_vl_q[p])]
+        fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])] = fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])]
           + 16'(if_blk_q[p]);
 `endif
       end
@@ -582,10 +582,10 @@ module ib_switch #(
           end
         end
         left = left - got;
-        crx_blk[p*NVl + int'(ar_vl_q[p])] = got;
+        crx_blk[p*NVl + 32'(ar_vl_q[p])] = got;
         if (left == '0) begin
           if (ar_drop_q[p]) begin
-            fr[p*NVl + int'(ar_vl_q[p])] = fr[p*NVl + int'(ar_vl_q[p])] + 16'(ar_blk_q[p]);
+            fr[p*NVl + 32'(ar_vl_q[p])] = fr[p*NVl + 32'(ar_vl_q[p])] + 16'(ar_blk_q[p]);
           end else if (ar_def_q[p]) begin
             i_tail_enq[p] = 1'b1;
             o = ar_out_q[p];
@@ -617,7 +617,7 @@ module ib_switch #(
         thr = (len > 13'd64) ? 32'd64 * den : i_end[p];
         left = nblk;
         if (left != '0 && e >= thr) begin
-          crx_blk[p*NVl + int'(vl)] = crx_blk[p*NVl + int'(vl)] + 7'd1;
+          crx_blk[p*NVl + 32'(vl)] = crx_blk[p*NVl + 32'(vl)] + 7'd1;
           left = left - 7'd1;
           thr = (thr + 32'd64 * den > i_end[p]) ? i_end[p] : thr + 32'd64 * den;
         end
@@ -625,27 +625,27 @@ module ib_switch #(
         i_thr[p] = thr;
         i_left[p] = left;
         i_head_done[p] = left == '0;
-        out = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[int'(rx_dlid_i[16*p +: 16])] : NoRoute;
+        out = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
         ovl = VlDrop;
         if (out != NoRoute && 32'(out) < NPorts) begin
 `ifdef IBCYCLE_FAULT_SL2VL_INDEX
-          t = sl2vl_q[int'(out)*NPorts + p];
+          t = sl2vl_q[32'(out)*NPorts + p];
 `else
-          t = sl2vl_q[p*NPorts + int'(out)];
+          t = sl2vl_q[p*NPorts + 32'(out)];
 `endif
-          ovl = t[4*int'(rx_sl_i[4*p +: 4]) +: 4];
+          ovl = t[4*32'(rx_sl_i[4*p +: 4]) +: 4];
         end
         i_out[p] = PW'(out);
         i_ovl[p] = ovl;
         if (out == NoRoute || 32'(out) >= NPorts || ovl == VlDrop || 32'(ovl) >= NVl || nblk > mtu_blocks_i
             || nblk == '0 || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax)) begin
           i_head_drop[p] = 1'b1;
-          if (left == '0) fr[p*NVl + int'(vl)] = fr[p*NVl + int'(vl)] + 16'(nblk);
+          if (left == '0) fr[p*NVl + 32'(vl)] = fr[p*NVl + 32'(vl)] + 16'(nblk);
         end else begin
           i_fresh[p] = ftop_q[p] == '0;
           i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fstk_q[p][ftop_q[p] - 1];
           // Cut-through unless the output is faster than the input (then store-and-forward).
-          if (left == '0 || 64'(num_of(int'(out))) * 64'(den) <= 64'(num) * 64'(den_of(int'(out)))) begin
+          if (left == '0 || 64'(num_of(32'(out))) * 64'(den) <= 64'(num) * 64'(den_of(32'(out)))) begin
             i_head_enq[p] = 1'b1;
             o = PW'(out);
             ov = ovl;
@@ -658,7 +658,7 @@ module ib_switch #(
       fp = fpend_q[k] + fr[k];
       crx_free[k] = (fp > 16'd127) ? 7'd127 : fp[6:0];
       i_fpend[k] = fp - 16'(crx_free[k]);
-      crx_fcv[k] = rst_ni && rx_fc_i[k / NVl] && int'(rx_fc_vl_i[4*(k / NVl) +: 4]) == k % NVl;
+      crx_fcv[k] = rst_ni && rx_fc_i[k / NVl] && 32'(rx_fc_vl_i[4*(k / NVl) +: 4]) == k % NVl;
       i_mk[k] = mks[k];
       for (int q = 0; q < NPorts; q++) i_fill[k][16*q +: 16] = fl[(q*NPorts + k / NVl)*NVl + k % NVl];
     end
@@ -810,11 +810,11 @@ module ib_switch #(
         end
       end
       for (int p = 0; p < NPorts; p++) begin
-        if (e_fc[p]) fcp_n[p][int'(e_fcvl[p])] = 1'b0;
+        if (e_fc[p]) fcp_n[p][32'(e_fcvl[p])] = 1'b0;
         if (e_gnt[p]) begin
-          j = (int'(e_gin[p])*NPorts + p)*NVl + int'(e_gvl[p]);
+          j = (32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p]);
 `ifdef IBCYCLE_FAULT_DUP_PACKET
-          if (e_len[p][int'(e_gvl[p])] == 7'd1) begin
+          if (e_len[p][32'(e_gvl[p])] == 7'd1) begin
 `endif
           vn_n[j] = vn_n[j] - 1'b1;
           vh_n[j] = s_next_q[e_gin[p]][vh_n[j]];
@@ -825,21 +825,21 @@ module ib_switch #(
           end
 `endif
 `ifndef IBCYCLE_FAULT_RR_STUCK
-          rr_n[p*NVl + int'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
+          rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
 `endif
           reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
           // A packet whose last byte leaves in its start cycle is never released (as in the Switch).
           if_v_n[p] = e_ser[p] > 32'(num_of(p));
           if_in_n[p] = e_gin[p];
           if_vl_n[p] = s_ivl_q[e_gin[p]][e_gslot[p]];
-          if_blk_n[p] = e_len[p][int'(e_gvl[p])];
+          if_blk_n[p] = e_len[p][32'(e_gvl[p])];
           if (!mark_enq_i[p]) begin
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-            mk = mk_step(mk_n[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], !cd_mark[p*NVl + int'(e_gvl[p])]);
+            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], !cd_mark[p*NVl + 32'(e_gvl[p])]);
 `else
-            mk = mk_step(mk_n[p*NVl + int'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], cd_mark[p*NVl + int'(e_gvl[p])]);
+            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], cd_mark[p*NVl + 32'(e_gvl[p])]);
 `endif
-            mk_n[p*NVl + int'(e_gvl[p])] = mk[15:0];
+            mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
           end
         end
         r = e_ser[p];
@@ -854,7 +854,7 @@ module ib_switch #(
           if (i_left[p] == '0) ar_v_n[p] = 1'b0;
           if (i_tail_enq[p]) begin
             s_fecn_q[p][ar_slot_n[p]] <= s_fecn_q[p][ar_slot_n[p]] | i_mark_tail[p];
-            j = (p*NPorts + int'(ar_out_n[p]))*NVl + int'(ar_ovl_n[p]);
+            j = (p*NPorts + 32'(ar_out_n[p]))*NVl + 32'(ar_ovl_n[p]);
             if (vn_n[j] == '0) vh_n[j] = ar_slot_n[p];
             else s_next_q[p][vt_n[j]] <= ar_slot_n[p];
             vt_n[j] = ar_slot_n[p];
@@ -869,7 +869,7 @@ module ib_switch #(
             s_tag_q[p][slot] <= rx_tag_i[32*p +: 32];
             s_ivl_q[p][slot] <= rx_vl_i[4*p +: 4];
             if (i_head_enq[p]) begin
-              j = (p*NPorts + int'(i_out[p]))*NVl + int'(i_ovl[p]);
+              j = (p*NPorts + 32'(i_out[p]))*NVl + 32'(i_ovl[p]);
               if (vn_n[j] == '0) vh_n[j] = slot;
               else s_next_q[p][vt_n[j]] <= slot;
               vt_n[j] = slot;
@@ -890,7 +890,7 @@ module ib_switch #(
           ar_ovl_n[p] = i_ovl[p];
         end
         for (int v = 0; v < NVl; v++) begin
-          if (crx_send[p*NVl + v] && v < int'(nvl_of(p))) begin
+          if (crx_send[p*NVl + v] && v < 32'(nvl_of(p))) begin
             fcp_n[p][v] = 1'b1;
             fcfccl_n[p*NVl + v] = crx_fccl[p*NVl + v];
           end
@@ -931,10 +931,21 @@ module ib_switch #(
       fpend_q[q] <= fpend_n[q];
       mk_q[q] <= mk_n[q];
     end
+    // The same registers written two ways: Verilator 5.006 does not unroll a loop this long of non-blocking
+    // array writes (BLKLOOPINIT), Yosys 0.23 and Icarus 11 take no whole-array assignment.
+`ifdef VERILATOR
     vh_q <= vh_n;
     vt_q <= vt_n;
     vn_q <= vn_n;
     fill_q <= fill_n;
+`else
+    for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
+      vh_q[q] <= vh_n[q];
+      vt_q[q] <= vt_n[q];
+      vn_q[q] <= vn_n[q];
+      fill_q[q] <= fill_n[q];
+    end
+`endif
   end : update
 
 
@@ -966,16 +977,16 @@ module ib_switch #(
     cfg_err_o = 1'b0;
     for (int p = 0; p < NPorts; p++) begin
       drop_o[p] = i_head[p] && i_head_drop[p];
-      if (p < int'(nports_i)) cfg_err_o = cfg_err_o | (arb_cfg[p] != '0);
+      if (p < 32'(nports_i)) cfg_err_o = cfg_err_o | (arb_cfg[p] != '0);
     end
     for (int k = 0; k < NK; k++) begin
       overflow_o[k] = crx_ovf[k];
-      if (k / NVl < int'(nports_i) && k % NVl < int'(nvl_of(k / NVl)))
+      if (k / NVl < 32'(nports_i) && k % NVl < 32'(nvl_of(k / NVl)))
         cfg_err_o = cfg_err_o | (crx_cfg[k] != '0) | cd_cfg[k];
     end
     if (nports_i == '0 || 32'(nports_i) > NPorts || mtu_blocks_i == '0) cfg_err_o = 1'b1;
     for (int p = 0; p < NPorts; p++) begin
-      if (p < int'(nports_i) && (num_of(p) == '0 || den_of(p) == '0 || 64'(num_of(p)) > 64'd64 * 64'(den_of(p))
+      if (p < 32'(nports_i) && (num_of(p) == '0 || den_of(p) == '0 || 64'(num_of(p)) > 64'd64 * 64'(den_of(p))
           || nvl_of(p) == '0 || 32'(nvl_of(p)) > NVl || speedup_i[7*p +: 7] == '0)) cfg_err_o = 1'b1;
     end
   end

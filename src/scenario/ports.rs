@@ -707,6 +707,7 @@ mod tests {
             victim_ports: o.victim_ports.clone(),
             port_threshold: vec![(2, 0)],
             sl2vl: None,
+            sl2vl_scopes: Vec::new(),
             vl_arb: None,
         };
         assert_eq!((s.port_cc(1).threshold, s.port_cc(2).threshold), (12, 0));
