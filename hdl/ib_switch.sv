@@ -373,7 +373,8 @@ module ib_switch #(
     end
     // Completions of every output first.
     for (int p = 0; p < NPorts; p++) begin
-      e_done[p] = rst_ni && if_v_q[p] && ser_q[p] != 32'd0 && ser_q[p] <= 32'(num_of(p));
+      // Its last byte in this cycle, or (a packet whose last byte left in its start cycle) already gone.
+      e_done[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(num_of(p));
       if (e_done[p]) rd[if_in_q[p]] = rd[if_in_q[p]] - 7'd1;
     end
     for (int p = 0; p < NPorts; p++) begin
@@ -828,8 +829,9 @@ module ib_switch #(
           rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
 `endif
           reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
-          // A packet whose last byte leaves in its start cycle is never released (as in the Switch).
-          if_v_n[p] = e_ser[p] > 32'(num_of(p));
+          // Released when its last byte leaves; one whose last byte leaves in its start cycle, in the next
+          // (completions are decided before this cycle's starts, as in the Switch).
+          if_v_n[p] = 1'b1;
           if_in_n[p] = e_gin[p];
           if_vl_n[p] = s_ivl_q[e_gin[p]][e_gslot[p]];
           if_blk_n[p] = e_len[p][32'(e_gvl[p])];

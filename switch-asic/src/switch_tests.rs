@@ -43,6 +43,21 @@ fn forwards_at_full_rate_without_loss() {
     assert_eq!(d.xmit_pkts, c.rcv_pkts - rig.sw.packets_held() as u64);
 }
 
+/// At 32 bytes a cycle a 26-byte packet's last byte leaves in its start cycle; it is released the next
+/// cycle. Never released, its blocks and its read of the input were lost, and the input stopped after as
+/// many packets as its speed-up allows.
+#[test]
+fn packets_ending_in_their_start_cycle_are_released() {
+    let mut rig = Rig::new(cfg(2, LinkRate::new(32, 1).unwrap(), 200), 200, 5).unwrap();
+    rig.eps[0].set_source(pkt(1, 0), None);
+    rig.run(10_000);
+    let s1 = rig.eps[1].stats();
+    assert!(s1.recv_pkts > 5_000, "{} packets", s1.recv_pkts);
+    let c = rig.sw.port_counters(0);
+    assert_eq!(c.overflow + c.dropped, 0);
+    assert!(rig.sw.packets_held() < 10, "{} held", rig.sw.packets_held());
+}
+
 #[test]
 fn cut_through_latency_is_a_few_cycles() {
     // One packet: head in at cycle L + 0, out of the switch the cycle after, at the sink L later.

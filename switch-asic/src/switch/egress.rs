@@ -212,7 +212,10 @@ impl Switch {
                 inp: i as u8,
                 in_vl: slot.in_vl,
                 blocks,
-                end,
+                // Completions run before packet starts in a cycle, so a packet whose last byte leaves in
+                // its start cycle (a short one on a link of more than 26 bytes a cycle) completes in the
+                // next: before, it was never released and its blocks and its read of the input were lost.
+                end: end.max(t + 1),
             });
             self.events.0.push(TxEvent::Packet {
                 port: p as u8,
