@@ -310,12 +310,12 @@ mod rtl {
     }
 
     fn set_arr(a: &mut [u32], lane: usize, width: u32, x: u64) {
-        let mut bit = lane * width as usize;
+        let first = lane * width as usize;
         for k in 0..width as usize {
             let b = (x >> k) & 1;
+            let bit = first + k;
             let (wi, bi) = (bit / 32, bit % 32);
             a[wi] = (a[wi] & !(1 << bi)) | ((b as u32) << bi);
-            bit += 1;
         }
     }
 
