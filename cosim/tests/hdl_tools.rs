@@ -122,15 +122,27 @@ fn synth(m: &cosim::table::Module) -> std::process::Output {
         .iter()
         .map(|(k, v)| format!("chparam -set {k} {v} {}; ", m.top))
         .collect();
-    // Every other non-test module too, for a composed module's submodules (synth drops the unused ones).
+    // The modules this one instantiates (a line starting with the module's name), as hdl/synth.sh picks
+    // them: not every file, as Yosys spends minutes reading the switch (`ib_switch.sv`) whoever needs it.
     let dir = hdl(m.top).parent().unwrap().to_path_buf();
+    let own = std::fs::read_to_string(hdl(m.top)).unwrap();
+    let instantiates = |d: &str| {
+        own.lines().any(|l| {
+            l.trim_start()
+                .strip_prefix(d)
+                .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        })
+    };
     let mut deps: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| {
             let p = e.ok()?.path();
             let stem = p.file_stem()?.to_str()?.to_string();
-            (p.extension()? == "sv" && !stem.starts_with("test_") && stem != m.top)
-                .then(|| p.display().to_string())
+            (p.extension()? == "sv"
+                && !stem.starts_with("test_")
+                && stem != m.top
+                && instantiates(&stem))
+            .then(|| p.display().to_string())
         })
         .collect();
     deps.sort();
