@@ -1,6 +1,6 @@
 //! A real Slurm (feature `slurm`; ./scripts/test installs Debian's `slurm-wlm` and `munge` and turns it on):
 //! starts munged, slurmctld and slurmd as a single-node cluster in a scratch directory, submits an 8-point
-//! sweep as a job array with `ibcycle sweep --slurm`, cancels one running task, resubmits the written
+//! sweep as a job array with `ibcycle sweep --slurm`, suspends and cancels one running task, resubmits the written
 //! `sweep.sbatch`, and checks the grid completes with results byte-identical to a local sweep. The daemons
 //! are stopped (by their pid files) however the test ends. Needs root: slurmd runs the jobs as root.
 #![cfg(feature = "slurm")]
@@ -245,18 +245,32 @@ fn a_job_array_sweep_survives_a_cancelled_task_and_matches_a_local_sweep() {
         .unwrap_or_else(|| panic!("no job id in {stdout:?}"))
         .to_string();
 
-    // Cancel the first task seen running.
+    // Cancel a task caught running. `squeue` can still list a task as running after its point has
+    // ended (the daemons learn of the exit later), so a task is first suspended: `scontrol suspend`
+    // stops its processes mid-point and succeeds only on a task that is really running. Cancelling a
+    // suspended task kills it without letting it go on, so its point cannot finish.
     let t0 = Instant::now();
-    let task = loop {
+    let task = 'caught: loop {
         let q = cluster
             .cmd("squeue")
             .args(["-h", "-j", &job, "-t", "R", "-o", "%i"])
             .output()
             .unwrap();
-        if let Some(t) = String::from_utf8_lossy(&q.stdout).lines().next() {
-            break t.trim().to_string();
+        for t in String::from_utf8_lossy(&q.stdout).lines() {
+            let t = t.trim();
+            let suspended = cluster
+                .cmd("scontrol")
+                .args(["suspend", t])
+                .output()
+                .unwrap();
+            if suspended.status.success() {
+                break 'caught t.to_string();
+            }
         }
-        assert!(t0.elapsed() < PATIENCE, "no task of job {job} ever ran");
+        assert!(
+            t0.elapsed() < PATIENCE,
+            "no task of job {job} was caught running"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     must(cluster.cmd("scancel").arg(&task));
