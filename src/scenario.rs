@@ -857,6 +857,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         }
     };
     checks::check_links(&topo, &flows, &settings, roce.as_ref(), &file, text, &at)?;
+    // The SLs the flows use.
+    let mut sls: Vec<u8> = flows.iter().map(|f| f.sl).collect();
+    sls.sort_unstable();
+    sls.dedup();
     let (switch_cc, hca_cc) = match &file.cc {
         None => (switch_cc, hca_cc),
         Some(c) => {
@@ -868,9 +872,6 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                 ));
             }
             let osm = opensm_settings(c, path, &at)?;
-            let mut sls: Vec<u8> = flows.iter().map(|f| f.sl).collect();
-            sls.sort_unstable();
-            sls.dedup();
             let (s, h) = opensm::apply(&osm, switch_cc, hca_cc, &sls, &mut warnings)
                 .map_err(|m| at(c.span(), format!("cc: {m}")))?;
             if let Some(Err((field, value, why))) = h.as_ref().map(check_hca_cc) {
@@ -883,7 +884,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         }
     };
     checks::check_converted_cc(&file, hca_cc.as_ref(), roce.as_ref(), clock, text, &at)?;
-    let overrides = ports::resolve(&file, &topo, &settings, &switch_cc, hca_cc, &at)?;
+    if let Some(a) = &settings.vl_arb {
+        let t = settings
+            .sl2vl
+            .as_ref()
+            .and_then(|v| ports::check_sl2vl(v, settings.data_vls).ok());
+        let vl_of = |sl: u8| t.map_or(sl % settings.data_vls, |t| t[usize::from(sl)]);
+        if let Some(why) = a.ungranted(&sls, vl_of) {
+            let span = file
+                .settings
+                .as_ref()
+                .map_or(0..0, |sp| key_span(text, sp.span(), "vl_arb"));
+            return Err(at(span, format!("settings.vl_arb: {why}")));
+        }
+    }
+    let overrides = ports::resolve(&file, &topo, &settings, &switch_cc, hca_cc, &sls, &at)?;
     let name = file.name.unwrap_or_else(|| {
         path.file_stem()
             .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())

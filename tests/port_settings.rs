@@ -285,6 +285,83 @@ vl_arb = {{ low = {weights} }}
     assert!((0.85..=1.15).contains(&even), "1:1 weights gave {even:.3}");
 }
 
+/// Two flows from one HCA, H0, on SL 0 and SL 1 to H1 and H2: the only link they share is H0's own, so
+/// what each gets is what H0's VL arbiter gives it (the switch's outputs to H1 and H2 each carry one).
+#[test]
+fn the_sending_hcas_vl_arbitration_shares_its_link_by_the_weights() {
+    let share = |weights: &str| {
+        let sc = hot_spot(&format!(
+            r#"[[flow]]
+id = "A"
+src = "H0"
+dst = "H1"
+sl = 0
+mtu = 256
+[[flow]]
+id = "B"
+src = "H0"
+dst = "H2"
+sl = 1
+mtu = 256
+[settings]
+data_vls = 2
+vl_arb = {{ low = {weights} }}
+"#
+        ));
+        let f = run(&sc, 100);
+        let (a, b) = (f.hcas[1].rx[0].payload_bytes, f.hcas[2].rx[1].payload_bytes);
+        assert!(a > 0 && b > 0, "{a} {b}");
+        a as f64 / b as f64
+    };
+    // A 282-byte packet takes 5 blocks of a weight: a round of weights 96 and 32 sends 20 and 7 packets
+    // (20 / 7 = 2.86), whichever VL's entry comes first; over 100 us (about 25 rounds) the last round,
+    // cut short, may favour the first entry by up to 7 packets (4%).
+    let r = share("[[0, 96], [1, 32]]");
+    assert!((2.6..=3.4).contains(&r), "3:1 weights gave {r:.3}");
+    let r = share("[[0, 32], [1, 96]]");
+    assert!((2.6..=3.4).contains(&(1.0 / r)), "1:3 weights gave {r:.3}");
+    let even = share("[[0, 32], [1, 32]]");
+    assert!((0.85..=1.15).contains(&even), "1:1 weights gave {even:.3}");
+}
+
+#[test]
+fn a_vl_that_no_arbitration_entry_grants_is_an_error() {
+    let text = |extra: &str| {
+        format!(
+            "duration_us = 10\n[settings]\ndata_vls = 2\n{extra}\n[chain]\nswitches = 1\nhosts_per_switch = 2\n\
+             host_rate = \"4xDDR\"\ntrunk_rate = \"4xDDR\"\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H1\"\nsl = 1\n"
+        )
+    };
+    let e = scenario::parse(Path::new("v.toml"), &text("vl_arb = { low = [[0, 4]] }"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("v.toml:4: settings.vl_arb: VL 1 (of SL 1, which a flow uses)"),
+        "{e}"
+    );
+    // Weight 0 grants nothing either; an SL2VL that puts SL 1 on VL 0 is fine.
+    assert!(scenario::parse(
+        Path::new("v.toml"),
+        &text("vl_arb = { low = [[0, 4], [1, 0]] }")
+    )
+    .is_err());
+    scenario::parse(
+        Path::new("v.toml"),
+        &text(
+            "sl2vl = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\nvl_arb = { low = [[0, 4]] }",
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // A switch's own table is checked against the VLs its SL2VL tables give.
+    let e = scenario::parse(
+        Path::new("v.toml"),
+        &(text("") + "[[switch]]\nname = \"SW0\"\nvl_arb = { high = [[0, 8]] }\n"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("switch[0].vl_arb: VL 1 (of SL 1"), "{e}");
+}
+
 #[test]
 fn a_per_hca_ccti_increase_only_slows_that_hcas_flows() {
     let cc = "[switch_cc]\nthreshold = 15\nmarking_rate = 0\n[hca_cc]\nccti_increase = 2\nccti_timer = 100\n";

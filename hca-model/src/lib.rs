@@ -1,7 +1,8 @@
 //! The HCA that `ibcycle run` steps, built on `rtl-model` blocks and its link layer (`rtl_model::link`).
 //!
-//! - [`hca`]: the HCA itself ([`hca::Hca`]): flows served round-robin, segmentation into MTU packets with
-//!   PSNs, a reaction point per flow, a host injection cap, CNPs ahead of data, the IB and RoCEv2
+//! - [`hca`]: the HCA itself ([`hca::Hca`]): per VL the flows on it served round-robin, VL arbitration
+//!   among the VLs with credit (the port's VLArbitrationTable, `rtl_model::blocks::vl_arb`), segmentation
+//!   into MTU packets with PSNs, a reaction point per flow, a host injection cap, CNPs ahead of data, the IB and RoCEv2
 //!   notification point (a CNP per marked packet, at most one per flow per minimum interval), the receiver
 //!   side of receiver-driven CC, RoCEv2 framing, per-flow receive counts and message completions; exact
 //!   `next_event` / `skip`.

@@ -1,11 +1,14 @@
-//! The HCA's link port: it obeys IB credits (or, in RoCEv2 mode, PFC pause frames), sends a stream of one
-//! packet template on its VL (the HCA loads one packet at a time; a test may load a saturating stream),
-//! sinks what it receives at a configurable drain rate, and exchanges flow-control packets by the same rules
+//! The HCA's link port: it obeys IB credits (or, in RoCEv2 mode, PFC pause frames), sends from one source
+//! per VL (the HCA loads each VL's next packet; a test may load a saturating stream of one template),
+//! chooses among the VLs that can send with the port's VL arbiter (`rtl_model::blocks::vl_arb`, the block a
+//! switch's output port uses, with the port's VLArbitrationTable), lets one VL's source go ahead of the
+//! arbiter (the HCA's CNPs, [`Endpoint::set_first`]), sinks what it receives at a configurable drain rate, and exchanges flow-control packets by the same rules
 //! as a switch port ([`rtl_model::link::FcPacket`]), using the same `credit_tx` / `credit_rx` blocks and the
 //! same link layer (`rtl_model::link`).
 
 use rtl_model::blocks::credit_rx::{self, CreditRx};
 use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
+use rtl_model::blocks::vl_arb::{self, VlArb};
 use rtl_model::clocked::Clocked;
 
 use rtl_model::blocks::credit_rx::FcPolicy;
@@ -15,6 +18,7 @@ use rtl_model::link::pfc::{self, PfcConfig, PfcRx, Watermarks, PAUSE_FRAME_BYTES
 use rtl_model::link::rate::LinkRate;
 use rtl_model::link::serial::{Arrival, Serializer};
 use rtl_model::link::ConfigError;
+use rtl_model::mad::vlarb::VlArbTable;
 
 /// What an endpoint puts on its link in one cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,8 +70,10 @@ enum TxStart {
     Nothing,
     Pause,
     Fc,
-    /// The source's next packet: its VL and blocks.
-    Packet(usize, u8),
+    /// The next packet of the source of this VL, which goes ahead of the arbiter ([`Endpoint::set_first`]).
+    First(usize),
+    /// The next packet of the VL the arbiter grants among these (sources with credit it can grant).
+    Arbitrate(u16),
 }
 
 /// An HCA-like link partner. See the module documentation.
@@ -93,7 +99,18 @@ pub struct Endpoint {
     /// The tail cycle of the packet arriving (its last byte in): [`Arrival::wake`]'s answer while its blocks
     /// can be absorbed, worked out once per packet instead of at every look.
     tail: u64,
-    source: Option<Source>,
+    /// Per VL: what it sends ([`Endpoint::set_source`]).
+    sources: Vec<Option<Source>>,
+    /// The VLs whose source has copies left.
+    src_mask: u16,
+    /// The VL whose source goes ahead of the arbiter, if any.
+    first: Option<usize>,
+    /// Sources other than `first` start no earlier than this cycle ([`Endpoint::set_hold_until`]).
+    hold_until: u64,
+    /// The VL arbiter of the transmit side.
+    arb: VlArb,
+    /// The VLs `arb` can grant ([`vl_arb::Config::granted_vls`]).
+    arb_vls: u16,
     held: Vec<u32>,
     drain: Option<LinkRate>,
     drain_acc: u64,
@@ -134,6 +151,8 @@ impl Endpoint {
             );
             ctx.push(CreditTx::new(credit_tx::Config::default()).map_err(err)?);
         }
+        let arb_cfg = vl_arb::Config::from_table(&VlArbTable::opensm_default());
+        let arb_vls = arb_cfg.granted_vls();
         Ok(Endpoint {
             rate,
             vls,
@@ -148,7 +167,12 @@ impl Endpoint {
             arriving: None,
             look: None,
             tail: 0,
-            source: None,
+            sources: vec![None; vls],
+            src_mask: 0,
+            first: None,
+            hold_until: 0,
+            arb: VlArb::new(arb_cfg).map_err(err)?,
+            arb_vls,
             held: vec![0; vls],
             drain: None,
             drain_acc: 0,
@@ -180,19 +204,70 @@ impl Endpoint {
         self.rx_pause = Some(f);
     }
 
-    /// Sends copies of `template` (its `vl` selects the credit) back to back as credit allows: `count` of
-    /// them, or without end for `None`. Each copy gets the next PSN and a fresh payload seed.
+    /// The port's VL arbitration: its VLArbitrationTable and VLHighLimit (default: opensm's, as for
+    /// every port). The arbiter starts afresh.
+    pub fn set_vl_arb(&mut self, t: &VlArbTable) -> Result<(), ConfigError> {
+        let cfg = vl_arb::Config::from_table(t);
+        self.arb_vls = cfg.granted_vls();
+        self.arb =
+            VlArb::new(cfg).map_err(|e| ConfigError::new("endpoint", "vl_arb", e.to_string()))?;
+        Ok(())
+    }
+
+    /// The VLs the port's arbiter can grant (a bit per VL): a source on any other VL never starts unless
+    /// it goes first ([`Endpoint::set_first`]).
+    pub fn arb_vls(&self) -> u16 {
+        self.arb_vls
+    }
+
+    /// The source slot of `vl` (VLs beyond the port's data VLs share the last).
+    fn slot(&self, vl: u8) -> usize {
+        usize::from(vl).min(self.vls - 1)
+    }
+
+    /// Sends copies of `template` on its VL (its `vl` selects the credit and the source slot, replacing
+    /// what that VL sent) back to back as credit and the VL arbiter allow: `count` of them, or without end
+    /// for `None`. Each copy gets the next PSN and a fresh payload seed.
     pub fn set_source(&mut self, template: PacketDesc, count: Option<u64>) {
-        self.source = Some(Source {
+        let vl = self.slot(template.vl);
+        self.sources[vl] = Some(Source {
             template,
             left: count,
             seq: 0,
         });
+        if count == Some(0) {
+            self.src_mask &= !(1 << vl);
+        } else {
+            self.src_mask |= 1 << vl;
+        }
     }
 
-    /// Stops sending.
+    /// Stops sending on every VL.
     pub fn stop_source(&mut self) {
-        self.source = None;
+        self.sources.iter_mut().for_each(|s| *s = None);
+        self.src_mask = 0;
+        self.first = None;
+    }
+
+    /// Stops sending on `vl` (and it no longer goes first).
+    pub fn clear_source(&mut self, vl: u8) {
+        let vl = self.slot(vl);
+        self.sources[vl] = None;
+        self.src_mask &= !(1 << vl);
+        if self.first == Some(vl) {
+            self.first = None;
+        }
+    }
+
+    /// The source of `vl` goes ahead of the VL arbiter whenever it can start (it needs credit like any
+    /// other, and the arbiter is not stepped for it); `None`: the arbiter alone chooses.
+    pub fn set_first(&mut self, vl: Option<u8>) {
+        self.first = vl.map(|v| self.slot(v));
+    }
+
+    /// Sources other than the one going first start no earlier than cycle `t` (a host injection cap).
+    pub fn set_hold_until(&mut self, t: u64) {
+        self.hold_until = t;
     }
 
     /// Received data leaves the buffer at `rate` bytes per cycle instead of at once when its tail is in.
@@ -324,21 +399,33 @@ impl Endpoint {
         if self.fc_pending != 0 || self.pfc_pending != 0 {
             fc_at = t;
         }
-        if let Some(src) = &self.source {
-            let vl = usize::from(src.template.vl).min(self.vls - 1);
-            if src.left != Some(0) {
-                match self.pfc {
-                    // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a
-                    // step).
-                    None => {
-                        let tx = &self.ctx[vl];
-                        if fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8) {
-                            at = at.min(self.ser.packet_ready_cycle(r, t));
-                        }
+        let mut m = self.src_mask;
+        while m != 0 {
+            let vl = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let first = self.first == Some(vl);
+            if !first && self.arb_vls & (1 << vl) == 0 {
+                continue;
+            }
+            let Some(src) = &self.sources[vl] else {
+                continue;
+            };
+            let hold = if first { 0 } else { self.hold_until };
+            match self.pfc {
+                // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a step).
+                None => {
+                    let tx = &self.ctx[vl];
+                    if fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8) {
+                        at = at.min(self.ser.packet_ready_cycle(r, t).max(hold));
                     }
-                    Some(_) => {
-                        at = at.min(self.ser.packet_ready_cycle(r, t).max(self.paused_until[vl]));
-                    }
+                }
+                Some(_) => {
+                    at = at.min(
+                        self.ser
+                            .packet_ready_cycle(r, t)
+                            .max(self.paused_until[vl])
+                            .max(hold),
+                    );
                 }
             }
         }
@@ -552,13 +639,25 @@ impl Endpoint {
                     fccl,
                 });
             }
-        } else if let (TxStart::Packet(vl, blocks), Some(src)) = (start, self.source.as_mut()) {
+        } else if let TxStart::First(_) | TxStart::Arbitrate(_) = start {
+            let vl = match start {
+                TxStart::First(vl) => vl,
+                TxStart::Arbitrate(cand) => self.arbitrate(cand),
+                _ => unreachable!(),
+            };
+            let src = self.sources[vl]
+                .as_mut()
+                .expect("a VL with its source bit has a source");
+            let blocks = src.template.blocks() as u8;
             let mut d = src.template;
             d.psn = (d.psn + src.seq) & 0xFF_FFFF;
             d.payload_seed = d.payload_seed.wrapping_add(src.seq);
             src.seq = src.seq.wrapping_add(1);
             if let Some(l) = src.left.as_mut() {
                 *l -= 1;
+                if *l == 0 {
+                    self.src_mask &= !(1 << vl);
+                }
             }
             let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
             for l in &mut self.fc_last {
@@ -607,21 +706,65 @@ impl Endpoint {
         if self.fc_pending != 0 && self.ser.can_start_fc(r, t) {
             return TxStart::Fc;
         }
-        let Some(src) = &self.source else {
+        if self.src_mask == 0 || !self.ser.can_start_packet(r, t) {
             return TxStart::Nothing;
-        };
-        let vl = usize::from(src.template.vl).min(self.vls - 1);
-        let blocks = src.template.blocks() as u8;
-        let tx = &self.ctx[vl];
-        let credit = match self.pfc {
-            Some(_) => self.paused_until[vl] <= t,
-            None => fits(tx.fccl_q, tx.fctbs_q, blocks),
-        };
-        if src.left != Some(0) && self.ser.can_start_packet(r, t) && credit {
-            TxStart::Packet(vl, blocks)
-        } else {
-            TxStart::Nothing
         }
+        // The VLs whose source has credit (or is not paused).
+        let mut ok = 0u16;
+        let mut m = self.src_mask;
+        while m != 0 {
+            let vl = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let credit = match (&self.pfc, &self.sources[vl]) {
+                (_, None) => false,
+                (Some(_), Some(_)) => self.paused_until[vl] <= t,
+                (None, Some(src)) => {
+                    let tx = &self.ctx[vl];
+                    fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8)
+                }
+            };
+            if credit {
+                ok |= 1 << vl;
+            }
+        }
+        if let Some(f) = self.first {
+            if ok & (1 << f) != 0 {
+                return TxStart::First(f);
+            }
+            ok &= !(1 << f);
+        }
+        if t < self.hold_until {
+            return TxStart::Nothing;
+        }
+        let cand = ok & self.arb_vls;
+        if cand == 0 {
+            TxStart::Nothing
+        } else {
+            TxStart::Arbitrate(cand)
+        }
+    }
+
+    /// Steps the VL arbiter with the sources of `cand` (each with credit, each grantable) as its requests:
+    /// the VL it grants. Work conserving, so it grants one of them.
+    fn arbitrate(&mut self, cand: u16) -> usize {
+        let mut len = [0u8; 16];
+        let mut m = cand;
+        while m != 0 {
+            let vl = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if let Some(src) = &self.sources[vl] {
+                len[vl] = src.template.blocks() as u8;
+            }
+        }
+        let o = self.arb.step(&vl_arb::In {
+            rst_ni: true,
+            ready_i: true,
+            req_i: cand,
+            len_i: len,
+            credit_ok_i: cand,
+        });
+        debug_assert!(o.gnt_valid_o && cand & (1 << o.gnt_vl_o) != 0);
+        usize::from(o.gnt_vl_o)
     }
 
     /// Whether the transmit side of a step now would do nothing: nothing handed in and nothing to start

@@ -370,6 +370,13 @@ impl Fabric {
             if let Some(t) = sc.sl2vl() {
                 hc.set_sl2vl(t);
             }
+            if let Some(a) = &sc.settings.vl_arb {
+                hc.set_vl_arb(&a.table())
+                    .map_err(|source| FabricError::Config {
+                        node: node.name.clone(),
+                        source,
+                    })?;
+            }
             if let Some(cap) = sc.host_cap_mbps(h) {
                 hc.set_host_cap(cap, clock);
             }

@@ -84,6 +84,28 @@ impl VlArb {
         Ok(())
     }
 
+    /// The VLs this table ever grants: bit v set when VL v has an entry of weight above 0.
+    pub fn granted(&self) -> u16 {
+        self.high
+            .iter()
+            .chain(&self.low)
+            .filter(|e| e[1] != 0 && e[0] < 15)
+            .fold(0, |m, e| m | 1 << e[0])
+    }
+
+    /// Why flows on SLs `sls` would not all be sent by a port with this table, its packets of SL s on
+    /// VL `vl_of(s)`: the first SL whose VL no entry of weight above 0 grants (a VL in neither list is
+    /// never sent, and its packets would wait for ever).
+    pub fn ungranted(&self, sls: &[u8], vl_of: impl Fn(u8) -> u8) -> Option<String> {
+        let g = self.granted();
+        sls.iter().find(|&&sl| g & (1 << vl_of(sl)) == 0).map(|&sl| {
+            format!(
+                "VL {} (of SL {sl}, which a flow uses) has no entry of weight above 0: its packets would never be sent",
+                vl_of(sl)
+            )
+        })
+    }
+
     /// The switch-asic table (call [`Self::check`] first: values are truncated to 8 bits).
     pub fn table(&self) -> VlArbTable {
         let list = |l: &[[u16; 2]]| {
@@ -362,6 +384,7 @@ pub(super) fn resolve(
     settings: &super::Settings,
     switch_cc: &SwitchCc,
     hca_cc: Option<HcaCc>,
+    sls: &[u8],
     at: &impl Fn(std::ops::Range<usize>, String) -> super::ScenarioError,
 ) -> Result<Overrides, super::ScenarioError> {
     use crate::topology::End;
@@ -451,6 +474,22 @@ pub(super) fn resolve(
                 .check(vls)
                 .map_err(|why| at(a.span(), format!("switch[{i}].vl_arb.{why}")))?;
             ss.vl_arb = Some(a.get_ref().clone());
+        }
+        if let Some(a) = &ss.vl_arb {
+            // A flow's packets leave this switch on the VL of any of its SL2VL tables.
+            let tables: Vec<Option<[u8; 16]>> = std::iter::once(ss.sl2vl)
+                .chain(ss.sl2vl_scopes.iter().map(|sc| Some(sc.sl2vl)))
+                .collect();
+            for t in &tables {
+                let vl_of = |sl: u8| t.map_or(sl % vls, |t| t[usize::from(sl)]);
+                if let Some(why) = a.ungranted(sls, vl_of) {
+                    let span = e.vl_arb.as_ref().map_or(e.name.span(), |v| v.span());
+                    return Err(at(
+                        span,
+                        format!("switch[{i}].vl_arb: {why} at this switch"),
+                    ));
+                }
+            }
         }
         if out.switches.len() <= s {
             out.switches.resize(s + 1, None);

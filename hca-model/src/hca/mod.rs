@@ -2,10 +2,16 @@
 //! ([`Endpoint`]: IB credits or PFC, exact serialisation, `next_event`/`skip`), the notification point and the
 //! receive-side accounting.
 //!
-//! Transmit: the flows are served round-robin, one packet at a time loaded into the port; a message is
-//! segmented into MTU packets (First / Middle / Last, or Only) with PSNs. With CC on, each flow has a reaction
-//! point ([`FlowCc`]: IB CCT, RR-CC sender, RCM or DCQCN) as a gate on its next packet, and a host injection
-//! cap ([`Hca::set_host_cap`]) may space data packets further. CNPs go before data.
+//! Transmit: each VL has one packet loaded into the port's source of that VL, from the flows on that VL
+//! (their SL through the HCA's SL2VL) served round-robin; the port's VL arbiter (`rtl_model::blocks::vl_arb`,
+//! the block a switch output uses, with the port's VLArbitrationTable, [`Hca::set_vl_arb`]) chooses among the
+//! VLs whose packet has credit (or is not paused), so a VL waiting for credit does not hold up another. A
+//! message is segmented into MTU packets (First / Middle / Last, or Only) with PSNs. With CC on, each flow has
+//! a reaction point ([`FlowCc`]: IB CCT, RR-CC sender, RCM or DCQCN) as a gate on its next packet, and a host
+//! injection cap ([`Hca::set_host_cap`]) may space data packets further. A CNP goes before data: it takes
+//! its VL's slot (a data packet loaded there is taken back and rebuilt later with the same PSN) and goes ahead
+//! of the arbiter whenever it has credit. With one data VL this is the round-robin over flows, one packet
+//! loaded at a time, of the single-VL HCA.
 //!
 //! Receive: a packet counts when its last byte is in ([`RxCount`], message completion cycles). The
 //! notification point answers every FECN-marked (IB, opcode 0x80) or CE-marked (RoCEv2, opcode 0x81) data
@@ -14,8 +20,7 @@
 //! RoCEv2 mode ([`Hca::set_roce`]) the port obeys PFC pause frames instead of credits and packets are
 //! RoCEv2 frames (ECT(0), [`roce`]).
 //!
-//! Not modelled (the fabric does not use them): VL arbitration across SLs beyond round-robin over flows,
-//! ACKs, an ICRC check on descriptors, and SL-level CC.
+//! Not modelled (the fabric does not use them): ACKs, an ICRC check on descriptors, and SL-level CC.
 
 /// DestQP of scenario flow 0; flow `i` uses `FIRST_DATA_QP + i`. QPs 0 and 1 are the SMI and GSI (management)
 /// QPs, and Wireshark decodes a packet to them as a MAD, so data flows start at 2.
@@ -296,9 +301,10 @@ pub struct Hca {
     pub(crate) vls: u8,
     rate: LinkRate,
     flows: Vec<TxFlow>,
-    rr: usize,
-    /// Flow whose packet is loaded into the endpoint and not yet sent.
-    loaded: Option<Loaded>,
+    /// Per VL: the flow its next packet is chosen from first (round-robin over the flows on that VL).
+    rr: Vec<usize>,
+    /// Per VL: the packet loaded into the port's source of that VL and not yet sent.
+    heads: Vec<Option<Loaded>>,
     /// The packet arriving now: its tail cycle and descriptor.
     arriving: Option<(u64, PacketDesc)>,
     /// Per scenario flow: what this HCA received (only flows addressed here count).
@@ -354,8 +360,8 @@ impl Hca {
             vls: vls.max(1),
             rate,
             flows: Vec::new(),
-            rr: 0,
-            loaded: None,
+            rr: vec![0; usize::from(vls.clamp(1, 15))],
+            heads: vec![None; usize::from(vls.clamp(1, 15))],
             arriving: None,
             rx: FlowTable::new(nflows),
             injected: FlowTable::new(nflows),
@@ -392,6 +398,18 @@ impl Hca {
     /// the HCA's data VLs; the scenario parser checks that).
     pub fn set_sl2vl(&mut self, t: [u8; 16]) {
         self.sl2vl = Some(t);
+    }
+
+    /// The port's VL arbitration (VLArbitrationTable and VLHighLimit; default opensm's): which VL's loaded
+    /// packet goes next among those with credit. A flow on a VL the table never grants would never send,
+    /// so the fabric checks every flow's VL against [`Hca::arb_vls`].
+    pub fn set_vl_arb(&mut self, t: &rtl_model::mad::vlarb::VlArbTable) -> Result<(), ConfigError> {
+        self.ep.set_vl_arb(t)
+    }
+
+    /// The VLs the port's arbiter grants (a bit per VL).
+    pub fn arb_vls(&self) -> u16 {
+        self.ep.arb_vls()
     }
 
     /// The VL of SL `sl` at this HCA's port.
@@ -592,44 +610,51 @@ impl Hca {
     pub fn next_event(&self, now: u64) -> u64 {
         // Every candidate is at or after `now`: the checks that can answer `now` come before the port's
         // `next_event`, the dearest of them.
-        if !self.cnp_q.is_empty() {
-            return now;
+        // A CNP waiting to be loaded: it takes back a data packet loaded on its VL, or loads.
+        if let Some(c) = self.cnp_q.front() {
+            if self.heads[self.slot(c.vl)] != Some(Loaded::Cnp) {
+                return now;
+            }
         }
         // An RR-CC receiver's period end.
         let mut at = self.rrcc_due.max(now);
-        match self.loaded {
-            Some(Loaded::Data(i)) => {
-                let f = &self.flows[i];
-                if !f.active(now) {
-                    return now;
+        let mut empty = 0u16;
+        for (v, h) in self.heads.iter().enumerate() {
+            match *h {
+                Some(Loaded::Data(i)) => {
+                    let f = &self.flows[i];
+                    if !f.active(now) {
+                        return now;
+                    }
+                    at = at.min(f.stop);
                 }
-                at = at.min(f.stop);
+                Some(Loaded::Cnp) => {}
+                None => empty |= 1 << v,
             }
-            Some(Loaded::Cnp) => {}
-            None => {
-                for f in &self.flows {
-                    if f.start >= f.stop {
+        }
+        if empty != 0 {
+            for f in &self.flows {
+                if f.start >= f.stop || empty & (1 << self.flow_slot(f)) == 0 {
+                    continue;
+                }
+                if f.active(now) {
+                    if let Some(t) = f.src.idle_until(now) {
+                        // No message waiting: nothing to choose before the next one arrives.
+                        at = at.min(t);
                         continue;
                     }
-                    if f.active(now) {
-                        if let Some(t) = f.src.idle_until(now) {
-                            // No message waiting: nothing to choose before the next one arrives.
-                            at = at.min(t);
-                            continue;
-                        }
-                        match (f.cc.is_some(), f.sent) {
-                            // Gated until the last packet's end is reported, and then held back until
-                            // the next send if that was foreseen (see `TxFlow::cc_wake`).
-                            (true, Some(s)) if s.end > now => at = at.min(s.end.max(f.cc_wake)),
-                            // Held back by the reaction point until then.
-                            (true, None) if f.cc_wake > now => at = at.min(f.cc_wake),
-                            // Ready, once the host cap lets a packet start.
-                            _ if self.host_next > now => at = at.min(self.host_next),
-                            _ => return now,
-                        }
-                    } else if f.start > now {
-                        at = at.min(f.start);
+                    match (f.cc.is_some(), f.sent) {
+                        // Gated until the last packet's end is reported, and then held back until
+                        // the next send if that was foreseen (see `TxFlow::cc_wake`).
+                        (true, Some(s)) if s.end > now => at = at.min(s.end.max(f.cc_wake)),
+                        // Held back by the reaction point until then.
+                        (true, None) if f.cc_wake > now => at = at.min(f.cc_wake),
+                        // Ready, once the host cap lets a packet start.
+                        _ if self.host_next > now => at = at.min(self.host_next),
+                        _ => return now,
                     }
+                } else if f.start > now {
+                    at = at.min(f.start);
                 }
             }
         }
@@ -703,42 +728,39 @@ impl Hca {
         if now >= self.rrcc_due {
             self.rrcc_poll(now);
         }
-        if let Some(Loaded::Data(i)) = self.loaded {
-            // A data packet waits for credit; a CNP that came meanwhile goes first, and a stopped flow
-            // does not send. The packet is rebuilt when the flow is chosen again (same PSN: not consumed).
-            if !self.flows[i].active(now) || !self.cnp_q.is_empty() {
-                self.ep.stop_source();
-                self.flows[i].unsend();
-                self.loaded = None;
+        // A CNP goes ahead of data on its VL: a data packet loaded there (waiting for credit, the wire or
+        // the arbiter) is taken back, as is one whose flow stopped. It is rebuilt when its flow is chosen
+        // again (same PSN: not consumed).
+        let cnp_vl = self.cnp_q.front().map(|c| self.slot(c.vl));
+        for v in 0..self.heads.len() {
+            if let Some(Loaded::Data(i)) = self.heads[v] {
+                if !self.flows[i].active(now) || cnp_vl == Some(v) {
+                    self.ep.clear_source(v as u8);
+                    self.flows[i].unsend();
+                    self.heads[v] = None;
+                }
             }
         }
-        if self.loaded.is_none() {
-            if let Some(c) = self.cnp_q.pop_front() {
+        if let Some(v) = cnp_vl {
+            if self.heads[v].is_none() {
+                let c = self.cnp_q.pop_front().expect("a CNP is queued");
                 self.ep.set_source(c, Some(1));
-                self.loaded = Some(Loaded::Cnp);
+                self.ep.set_first(Some(c.vl));
+                self.heads[v] = Some(Loaded::Cnp);
             }
         }
-        if self.loaded.is_none() && !self.flows.is_empty() && now >= self.host_next {
-            let n = self.flows.len();
-            for j in 0..n {
-                let k = (self.rr + j) % n;
-                let f = &mut self.flows[k];
-                if f.active(now) && f.src.has_work(now) && f.may_send(now) {
-                    let mut d = f.next_packet(now, self.lid, self.vls);
-                    d.vl = vl_of(self.sl2vl.as_ref(), self.vls, d.sl);
-                    if let Some(o) = self.roce {
-                        d = roce::to_roce(d, o);
-                    }
-                    self.ep.set_source(d, Some(1));
-                    self.loaded = Some(Loaded::Data(k));
-                    self.rr = (k + 1) % n;
-                    break;
+        if !self.flows.is_empty() && now >= self.host_next {
+            for v in 0..self.heads.len() {
+                if self.heads[v].is_none() {
+                    self.load(v, now);
                 }
             }
         }
         let out = self.ep.step();
-        if let (Some(p), Some(l)) = (out.pkt, self.loaded) {
-            self.loaded = None;
+        if let Some(p) = out.pkt {
+            let v = self.slot(p.desc.vl);
+            let l = self.heads[v].take().expect("a packet sent was loaded");
+            self.ep.clear_source(v as u8);
             match l {
                 Loaded::Cnp => {
                     self.ctl_injected += 1;
@@ -755,6 +777,7 @@ impl Hca {
                     if let Some((num, cap)) = self.host_cap {
                         // Wire bytes of at most 8 KiB times 8 * clock_mhz (u32): far below u64's range.
                         self.host_next = now + (bytes * num).div_ceil(cap);
+                        self.ep.set_hold_until(self.host_next);
                     }
                     let s = Sent {
                         start: now,
@@ -773,6 +796,44 @@ impl Hca {
             }
         }
         out
+    }
+
+    /// Loads the next packet of VL slot `v`: the first flow on that VL, round-robin from `rr[v]`, that is
+    /// active, has a message and whose reaction point lets it send.
+    fn load(&mut self, v: usize, now: u64) {
+        let n = self.flows.len();
+        for j in 0..n {
+            let k = (self.rr[v] + j) % n;
+            if self.heads.len() > 1 && self.flow_slot(&self.flows[k]) != v {
+                continue;
+            }
+            let f = &mut self.flows[k];
+            if f.active(now) && f.src.has_work(now) && f.may_send(now) {
+                let mut d = f.next_packet(now, self.lid, self.vls);
+                d.vl = vl_of(self.sl2vl.as_ref(), self.vls, d.sl);
+                if let Some(o) = self.roce {
+                    d = roce::to_roce(d, o);
+                }
+                self.ep.set_source(d, Some(1));
+                self.heads[v] = Some(Loaded::Data(k));
+                self.rr[v] = (k + 1) % n;
+                return;
+            }
+        }
+    }
+
+    /// The port's source slot of VL `vl` (VLs beyond the data VLs share the last, as in the port).
+    fn slot(&self, vl: u8) -> usize {
+        usize::from(vl).min(self.heads.len() - 1)
+    }
+
+    /// The source slot flow `f`'s packets are loaded into.
+    fn flow_slot(&self, f: &TxFlow) -> usize {
+        if self.heads.len() == 1 {
+            0
+        } else {
+            self.slot(self.vl_of(f.sl))
+        }
     }
 
     /// The CCTI of scenario flow `flow` if this HCA sends it under IB CC (for observation: bringing the
@@ -942,6 +1003,114 @@ mod tests {
         assert_eq!((h.injected[0], h.injected[1]), (13, 12));
     }
 
+    /// An HCA of two data VLs (SL s on VL s) sending two saturating flows, flow 0 on SL 0 and flow 1 on
+    /// SL 1, of 256-byte packets (5 blocks), with VL arbitration table `arb`.
+    fn two_vl_hca(arb: Option<rtl_model::mad::vlarb::VlArbTable>) -> Hca {
+        let r = LinkRate::new(2, 1).unwrap();
+        let mut h = Hca::new(1, r, 2, 128, 256, 2).unwrap();
+        if let Some(t) = arb {
+            h.set_vl_arb(&t).unwrap();
+        }
+        h.add_flow(TxFlow::new(0, 5, 0, 256, 1 << 20, 0, u64::MAX));
+        h.add_flow(TxFlow::new(1, 6, 1, 256, 1 << 20, 0, u64::MAX));
+        h
+    }
+
+    #[test]
+    fn a_vl_without_credit_does_not_hold_up_another() {
+        let mut h = two_vl_hca(None);
+        // Credit on VL 1 only: flow 1 sends while flow 0's packet waits on VL 0.
+        h.rx_fc(FcPacket {
+            vl: 1,
+            fctbs: 0,
+            fccl: 128,
+        });
+        let mut sent = [0u32; 2];
+        for t in 0..5000 {
+            if let Some(p) = h.step(t).pkt {
+                assert_eq!(p.desc.vl, p.desc.sl, "SL s on VL s");
+                sent[usize::from(p.desc.vl)] += 1;
+            }
+        }
+        assert_eq!(
+            sent,
+            [0, 25],
+            "128 blocks of VL 1 credit, 5 blocks a packet"
+        );
+        // Credit on VL 0 lets flow 0's waiting packet go, with the PSN it was built with.
+        h.rx_fc(FcPacket {
+            vl: 0,
+            fctbs: 0,
+            fccl: 128,
+        });
+        let mut psns = Vec::new();
+        for t in 5000..10_000 {
+            if let Some(p) = h.step(t).pkt {
+                assert_eq!(p.desc.vl, 0);
+                psns.push(p.desc.psn);
+            }
+        }
+        assert_eq!(psns, (0..25).collect::<Vec<u32>>());
+        assert_eq!(h.violations(), 0);
+    }
+
+    #[test]
+    fn vl_arbitration_weights_share_the_link() {
+        use rtl_model::mad::vlarb::{VlArbEntry, VlArbTable};
+        // Low table VL 0 weight 15, VL 1 weight 5: three 5-block packets of VL 0 per one of VL 1.
+        let table = VlArbTable {
+            high: vec![],
+            low: vec![
+                VlArbEntry { vl: 0, weight: 15 },
+                VlArbEntry { vl: 1, weight: 5 },
+            ],
+            high_limit: 0,
+        };
+        let mut h = two_vl_hca(Some(table));
+        let mut blocks = [0u16; 2];
+        let mut order = Vec::new();
+        for t in 0..40_000u64 {
+            if t % 64 == 0 {
+                // The link partner keeps both VLs' credit 1,000 blocks ahead of what was sent.
+                for vl in 0..2u8 {
+                    h.rx_fc(FcPacket {
+                        vl,
+                        fctbs: blocks[usize::from(vl)],
+                        fccl: (blocks[usize::from(vl)] + 1000) & 0xFFF,
+                    });
+                    h.step(t);
+                }
+                continue;
+            }
+            if let Some(p) = h.step(t).pkt {
+                let vl = usize::from(p.desc.vl);
+                blocks[vl] = (blocks[vl] + p.desc.blocks()) & 0xFFF;
+                order.push(p.desc.vl);
+            }
+        }
+        assert!(order.len() > 250, "{} packets", order.len());
+        // After the first grants the pattern is VL 0, 0, 0, 1 over and over.
+        let n0 = order.iter().filter(|&&v| v == 0).count();
+        let n1 = order.len() - n0;
+        assert!(n0.abs_diff(3 * n1) <= 3, "VL 0 {n0} packets, VL 1 {n1}");
+        assert!(order
+            .windows(4)
+            .skip(4)
+            .all(|w| w.iter().filter(|&&v| v == 1).count() == 1));
+        // Without a table entry of weight above 0, VL 1 would never be granted: the fabric checks that.
+        let only0 = VlArbTable {
+            high: vec![],
+            low: vec![VlArbEntry { vl: 0, weight: 4 }],
+            high_limit: 0,
+        };
+        assert_eq!(two_vl_hca(Some(only0)).arb_vls(), 0b01);
+        assert_eq!(
+            two_vl_hca(None).arb_vls() & 0b11,
+            0b11,
+            "opensm's default grants both"
+        );
+    }
+
     /// A CCT reaction point: CCTI_Increase 3 up to 20, a timer of 2 ticks, injection delay CCTI / 8 packet times.
     fn cct() -> crate::rate::cct::CctController {
         use crate::rate::cct::{CctController, CctParams, CctSettings};
@@ -976,14 +1145,24 @@ mod tests {
     /// counted inside a skip), CNPs arriving for the CC flow, and credit granted in steps.
     #[test]
     fn sleeping_between_events_is_exact() {
+        sleeping_between_events_is_exact_on(1);
+        sleeping_between_events_is_exact_on(2);
+    }
+
+    /// The test above on `vls` data VLs: with two, flow 1 and half the marked arrivals (so half the CNPs)
+    /// are on SL 1, VL 1, and each VL has its own credit.
+    fn sleeping_between_events_is_exact_on(vls: u8) {
         const END: u64 = 30_000;
+        let sl1 = vls - 1;
         let make = || {
-            let mut h = Hca::new(2, LinkRate::new(4, 1).unwrap(), 1, 128, 256, 2).unwrap();
+            let mut h = Hca::new(2, LinkRate::new(4, 1).unwrap(), vls, 128, 256, 2).unwrap();
             h.set_notification_point(true);
             h.set_cnp_interval(2000);
-            h.set_host_cap(20_000, 1000);
+            // With two VLs a cap just below the link's 32 Gbit/s, so that one VL's flow sends while the
+            // other VL waits for credit.
+            h.set_host_cap(if vls > 1 { 30_000 } else { 20_000 }, 1000);
             h.add_flow(TxFlow::new(0, 7, 0, 2048, 8192, 0, 25_000).with_cc(cct()));
-            h.add_flow(TxFlow::new(1, 8, 0, 256, 1000, 2000, 20_000));
+            h.add_flow(TxFlow::new(1, 8, sl1, 256, 1000, 2000, 20_000));
             h
         };
         let due =
@@ -991,44 +1170,53 @@ mod tests {
         // What arrives at `t`, given the blocks the HCA has sent so far: credit 300 blocks beyond them (and
         // the count of blocks sent to it), a 256-byte data packet (two of three FECN-marked), CNPs for
         // flow 0.
-        let hand = |h: &mut Hca, t: u64, sent_blocks: u64, rx_blocks: &mut u64| {
-            if t.is_multiple_of(700) {
+        // Per VL. A flow-control packet of VL v comes at t = 700 k + v. With two VLs the credit is short,
+        // so that one VL waits for credit while the other sends.
+        let ahead = if vls > 1 { 40 } else { 300 };
+        let due = |t: u64| due(t) || (vls > 1 && t % 700 == 1);
+        let hand = |h: &mut Hca, t: u64, sent_blocks: [u64; 2], rx_blocks: &mut [u64; 2]| {
+            let vl = (t % 700) as usize;
+            if vl < usize::from(vls) {
                 h.rx_fc(FcPacket {
-                    vl: 0,
-                    fctbs: (*rx_blocks % 4096) as u16,
-                    fccl: ((sent_blocks + 300) % 4096) as u16,
+                    vl: vl as u8,
+                    fctbs: (rx_blocks[vl] % 4096) as u16,
+                    fccl: ((sent_blocks[vl] + ahead) % 4096) as u16,
                 });
             }
             if t % 900 == 50 {
                 let k = t / 900;
-                let mut d = PacketDesc::local(2, 9, 0, Opcode::RcSendOnly, 256);
+                let sl = if k % 4 < 2 { 0 } else { sl1 };
+                let mut d = PacketDesc::local(2, 9, sl, Opcode::RcSendOnly, 256);
+                d.vl = sl;
                 d.tag = (k % 2) as u32;
                 d.fecn = !k.is_multiple_of(3);
-                *rx_blocks += u64::from(d.blocks());
+                rx_blocks[usize::from(sl)] += u64::from(d.blocks());
                 h.rx_packet(t, PacketStart { desc: d, offset: 0 });
             }
             if [3000, 3100, 9000].contains(&t) {
                 let mut c = PacketDesc::local(2, 7, 0, Opcode::IbCnp, 0);
                 c.becn = true;
-                *rx_blocks += u64::from(c.blocks());
+                rx_blocks[0] += u64::from(c.blocks());
                 h.rx_packet(t, PacketStart { desc: c, offset: 0 });
             }
         };
-        let record = |out: &mut Vec<(u64, EndpointOut)>, sent: &mut u64, t: u64, o: EndpointOut| {
-            if let Some(p) = o.pkt {
-                *sent += u64::from(p.desc.blocks());
-            }
-            if o != EndpointOut::default() {
-                out.push((t, o));
-            }
-        };
-        let (mut a, mut want, mut sent_a, mut rx_a) = (make(), Vec::new(), 0, 0);
+        let record =
+            |out: &mut Vec<(u64, EndpointOut)>, sent: &mut [u64; 2], t: u64, o: EndpointOut| {
+                if let Some(p) = o.pkt {
+                    sent[usize::from(p.desc.vl)] += u64::from(p.desc.blocks());
+                }
+                if o != EndpointOut::default() {
+                    out.push((t, o));
+                }
+            };
+        let (mut a, mut want, mut sent_a, mut rx_a) = (make(), Vec::new(), [0; 2], [0; 2]);
         for t in 0..END {
             hand(&mut a, t, sent_a, &mut rx_a);
             let o = a.step(t);
             record(&mut want, &mut sent_a, t, o);
         }
-        let (mut b, mut got, mut sent_b, mut rx_b, mut steps) = (make(), Vec::new(), 0, 0, 0);
+        let (mut b, mut got, mut sent_b, mut rx_b, mut steps) =
+            (make(), Vec::new(), [0; 2], [0; 2], 0);
         let mut t = 0;
         while t < END {
             let next_hand = (t..END).find(|&c| due(c)).unwrap_or(END);
@@ -1054,6 +1242,12 @@ mod tests {
             a.becn_rx[0]
         );
         assert!(a.injected[0] > 10 && a.injected[1] > 10, "{:?}", a.injected);
+        let vls_used = |o: &[(u64, EndpointOut)]| {
+            o.iter()
+                .filter_map(|(_, o)| o.pkt)
+                .fold(0u16, |m, p| m | 1 << p.desc.vl)
+        };
+        assert_eq!(vls_used(&want), (1 << vls) - 1, "packets on every VL");
         assert_eq!(a.violations(), 0);
         assert_eq!(got, want);
         assert_eq!(

@@ -102,6 +102,31 @@ pub const CFG_ERR_LOW_VL15: u8 = 1 << 3;
 pub const CFG_ERR_WIDTH: u32 = 4;
 
 impl Config {
+    /// The arbiter of a port whose VLArbitrationTable (and VLHighLimit) is `t`.
+    pub fn from_table(t: &crate::mad::vlarb::VlArbTable) -> Self {
+        let conv = |l: &[crate::mad::vlarb::VlArbEntry]| -> Vec<ArbEntry> {
+            l.iter().map(|e| ArbEntry::new(e.vl, e.weight)).collect()
+        };
+        Config {
+            high: conv(&t.high),
+            low: conv(&t.low),
+            vl_high_limit: t.high_limit,
+        }
+    }
+
+    /// The VLs this arbiter can grant: bit v set when VL v has an entry of nonzero weight in either table
+    /// (among the first [`TABLE_MAX`]). A VL requesting with credit is granted some time exactly when its bit
+    /// is set, and a step with `ready_i` grants exactly when some candidate has its bit set (the arbiter is
+    /// work conserving).
+    pub fn granted_vls(&self) -> u16 {
+        self.high
+            .iter()
+            .take(TABLE_MAX)
+            .chain(self.low.iter().take(TABLE_MAX))
+            .filter(|e| e.weight != 0 && e.vl <= VL_MAX)
+            .fold(0, |m, e| m | 1 << e.vl)
+    }
+
     /// The configuration rules this configuration breaks, a bit per rule ([`CFG_ERR_HIGH_LONG`],
     /// [`CFG_ERR_LOW_LONG`], [`CFG_ERR_HIGH_VL15`], [`CFG_ERR_LOW_VL15`]): what the RTL shows on `cfg_err_o`
     /// for these held ports (entries' VLs as their 4-bit ports carry them; the RTL sees the first

@@ -52,16 +52,9 @@ impl Switch {
                         .map_err(block_err(format!("ports[{p}].cc")))?,
                 );
             }
-            let conv = |t: &[rtl_model::mad::vlarb::VlArbEntry]| -> Vec<ArbEntry> {
-                t.iter().map(|e| ArbEntry::new(e.vl, e.weight)).collect()
-            };
             arb.push(
-                VlArb::new(vl_arb::Config {
-                    high: conv(&pc.vlarb.high),
-                    low: conv(&pc.vlarb.low),
-                    vl_high_limit: pc.vlarb.high_limit,
-                })
-                .map_err(block_err(format!("ports[{p}].vlarb")))?,
+                VlArb::new(vl_arb::Config::from_table(&pc.vlarb))
+                    .map_err(block_err(format!("ports[{p}].vlarb")))?,
             );
         }
         let mut lft = vec![NO_ROUTE; cfg.lft.len()];

@@ -57,7 +57,7 @@ use rtl_model::blocks::cong_detect::{self, CongDetect};
 use rtl_model::blocks::credit_rx::{self, CreditRx};
 use rtl_model::blocks::credit_tx::{self, fits, CreditTx};
 use rtl_model::blocks::fecn_marker::{self, FecnMarker};
-use rtl_model::blocks::vl_arb::{self, ArbEntry, VlArb};
+use rtl_model::blocks::vl_arb::{self, VlArb};
 use rtl_model::clocked::Clocked;
 use rtl_model::mad::sl2vl::Sl2VlTable;
 
