@@ -134,6 +134,14 @@ fn every_injected_fault_is_reported_by_name() {
     for (fault, want) in [
         (Fault::DropPacket, "1 packets lost"),
         (Fault::DuplicatePacket, "1 packets duplicated"),
+        (
+            Fault::DuplicatePacket,
+            "1 packets reached their destination out of PSN order",
+        ),
+        (
+            Fault::CorruptPacket,
+            "1 packets failed their destination's ICRC check",
+        ),
         (Fault::LeakCredit, "1 credit blocks leaked"),
         (Fault::ExtraCredit, "1 credit blocks leaked (1 gained"),
     ] {
@@ -147,7 +155,9 @@ fn every_injected_fault_is_reported_by_name() {
         let json = serde_json::to_string(&r.summary).unwrap();
         let field = match fault {
             Fault::DropPacket => "\"packets_lost\":1",
+            Fault::DuplicatePacket if want.contains("PSN") => "\"psn_order_errors\":1",
             Fault::DuplicatePacket => "\"packets_duplicated\":1",
+            Fault::CorruptPacket => "\"icrc_errors\":1",
             Fault::LeakCredit => "\"credits_leaked\":1",
             Fault::ExtraCredit => "\"credits_gained\":1",
         };
@@ -166,9 +176,12 @@ fn a_good_run_balances_exactly() {
         "{inv:?}"
     );
     let json = serde_json::to_string(&r.summary).unwrap();
-    // A good run writes neither of the fields that are written only when not 0.
+    // A good run writes none of the fields that are written only when not 0.
     assert!(
-        !json.contains("packets_duplicated") && !json.contains("credits_gained"),
+        !json.contains("packets_duplicated")
+            && !json.contains("credits_gained")
+            && !json.contains("icrc_errors")
+            && !json.contains("psn_order_errors"),
         "{json}"
     );
 }

@@ -214,6 +214,8 @@ impl SwitchTrace {
                         payload_seed: fit(num(16, "payload_seed")?, 0xFFFF_FFFF, "payload_seed")?
                             as u32,
                         tag: fit(num(17, "tag")?, 0xFFFF_FFFF, "tag")? as u32,
+                        // Not in the format: a switch neither reads nor changes it.
+                        icrc: 0,
                     };
                     let offset = fit(num(3, "offset")?, 0xFFFF_FFFF, "offset")? as u32;
                     (HandIn::Packet(PacketStart { desc, offset }), 18)

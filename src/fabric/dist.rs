@@ -94,7 +94,8 @@ fn encode(rx: Rx, t: u64, ev: Ev, out: &mut Vec<u64>) {
                 | u64::from(d.wire_len) << 16
                 | u64::from(d.payload_seed) << 32;
             w[7] = u64::from(d.tag) | u64::from(offset) << 32;
-            u64::from(d.fecn) << 8 | u64::from(d.becn) << 9
+            // The ICRC rides in the kind word's top half.
+            u64::from(d.fecn) << 8 | u64::from(d.becn) << 9 | u64::from(d.icrc) << 28
         }
         Ev::Fc(fc) => {
             w[4] = u64::from(fc.vl) | u64::from(fc.fctbs) << 8 | u64::from(fc.fccl) << 24;
@@ -137,6 +138,7 @@ fn decode(w: &[u64]) -> (Rx, u64, Ev) {
                 wire_len: (w[6] >> 16) as u16,
                 payload_seed: (w[6] >> 32) as u32,
                 tag: w[7] as u32,
+                icrc: (w[0] >> 32) as u32,
             },
             offset: (w[7] >> 32) as u32,
         }),
@@ -401,6 +403,7 @@ mod tests {
             wire_len: 4130,
             payload_seed: 0xdead_beef,
             tag: 0xffff_fffe,
+            icrc: 0x8765_4321,
         };
         let pause = rtl_model::wire::pfc::Repr {
             class_enable: 0xa5,

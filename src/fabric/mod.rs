@@ -116,6 +116,8 @@ pub enum Fault {
     LeakCredit,
     /// A switch returns one credit block too many.
     ExtraCredit,
+    /// A switch changes a field the ICRC covers (the SLID) of a packet it forwards.
+    CorruptPacket,
 }
 
 /// The assembled fabric. See the module documentation.
@@ -773,6 +775,24 @@ impl Fabric {
                 }
                 Err("no packet on a wire from a switch to an HCA")
             }
+            Fault::CorruptPacket => {
+                for h in 0..self.hca_in.len() {
+                    if !matches!(self.hca_out[h], Rx::Switch(..)) {
+                        continue;
+                    }
+                    let corrupt = |e: &mut Ev| match e {
+                        Ev::Pkt(p) => {
+                            p.desc.slid ^= 1;
+                            true
+                        }
+                        _ => false,
+                    };
+                    if self.hca_in[h].modify_first(corrupt) {
+                        return Ok(None);
+                    }
+                }
+                Err("no packet on a wire from a switch to an HCA")
+            }
             Fault::LeakCredit | Fault::ExtraCredit => {
                 for h in 0..self.hca_in.len() {
                     let Rx::Switch(s, p) = self.hca_out[h] else {
@@ -851,6 +871,18 @@ impl Fabric {
             .filter(|&h| self.owns_hca(h))
             .map(|h| self.hcas[h].violations())
             .sum::<u64>()
+    }
+
+    /// What the destinations' checks found, over the HCAs this process steps: packets failing the ICRC
+    /// check and packets out of PSN order (zero in a correct run).
+    pub fn sink_errors(&self) -> hca_model::hca::SinkErrors {
+        let mut e = hca_model::hca::SinkErrors::default();
+        for h in (0..self.hcas.len()).filter(|&h| self.owns_hca(h)) {
+            let s = self.hcas[h].sink_errors;
+            e.icrc += s.icrc;
+            e.psn_order += s.psn_order;
+        }
+        e
     }
 }
 

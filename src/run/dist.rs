@@ -225,7 +225,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     };
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
     fab.run_until(stop + settle);
-    let mut v = [0u64; 6];
+    let mut v = [0u64; 8];
     for h in 0..fab.hcas.len() {
         if fab.owns_hca(h) {
             let h = &fab.hcas[h];
@@ -238,8 +238,11 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     v[3] = fab.credits_leaked();
     v[4] = fab.violations();
     v[5] = fab.credits_gained();
+    v[6] = fab.sink_errors().icrc;
+    v[7] = fab.sink_errors().psn_order;
     sum(fab, &mut v);
-    let [injected, delivered, in_flight, credits_leaked, violations, credits_gained] = v;
+    let [injected, delivered, in_flight, credits_leaked, violations, credits_gained, icrc_errors, psn_order_errors] =
+        v;
     Invariants {
         packets_injected: injected,
         packets_delivered: delivered,
@@ -249,6 +252,8 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
         credits_leaked,
         credits_gained,
         violations,
+        icrc_errors,
+        psn_order_errors,
         drained,
         drain_cycles: fab.now() - now,
     }

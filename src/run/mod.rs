@@ -191,7 +191,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
     }
     let limit = now.saturating_add(sc.settings.drain_limit_us.saturating_mul(fab.cycles_per_us));
     let mut resend = None;
-    if let Some(f @ (Fault::DropPacket | Fault::DuplicatePacket)) = fault {
+    if let Some(f @ (Fault::DropPacket | Fault::DuplicatePacket | Fault::CorruptPacket)) = fault {
         // Stepped until a packet head is on a wire to an HCA.
         resend = loop {
             match fab.inject_fault(f) {
@@ -257,6 +257,8 @@ fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
         credits_leaked: fab.credits_leaked(),
         credits_gained: fab.credits_gained(),
         violations: fab.violations(),
+        icrc_errors: fab.sink_errors().icrc,
+        psn_order_errors: fab.sink_errors().psn_order,
         drained,
         drain_cycles: fab.now() - now,
     }

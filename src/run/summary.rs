@@ -105,6 +105,14 @@ pub struct Invariants {
     pub credits_gained: u64,
     /// Drops, overflows, credit errors and refused hand-ins the blocks flagged.
     pub violations: u64,
+    /// Packets whose ICRC their destination found wrong (a field the ICRC covers changed in flight);
+    /// absent when 0.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub icrc_errors: u64,
+    /// Data packets that reached their destination out of their flow's PSN order (a duplicate or a
+    /// reordering); absent when 0.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub psn_order_errors: u64,
     /// The fabric emptied within the drain limit.
     pub drained: bool,
     /// Cycles of the drain and flow-control settling.
@@ -136,6 +144,18 @@ impl Invariants {
         }
         if self.violations != 0 {
             v.push(format!("{} lossless violations flagged", self.violations));
+        }
+        if self.icrc_errors != 0 {
+            v.push(format!(
+                "{} packets failed their destination's ICRC check (a covered field changed in flight)",
+                self.icrc_errors
+            ));
+        }
+        if self.psn_order_errors != 0 {
+            v.push(format!(
+                "{} packets reached their destination out of PSN order (duplicated or reordered)",
+                self.psn_order_errors
+            ));
         }
         if !self.drained {
             v.push(format!(

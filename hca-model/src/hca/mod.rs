@@ -20,7 +20,10 @@
 //! RoCEv2 mode ([`Hca::set_roce`]) the port obeys PFC pause frames instead of credits and packets are
 //! RoCEv2 frames (ECT(0), [`roce`]).
 //!
-//! Not modelled (the fabric does not use them): ACKs, an ICRC check on descriptors, and SL-level CC.
+//! The sink checks what it receives as a responder does ([`SinkErrors`]): each packet's ICRC (the source
+//! seals every packet it makes, [`PacketDesc::seal`]) and each data packet's PSN order within its flow.
+//!
+//! Not modelled (the fabric does not use them): ACKs and SL-level CC.
 
 /// DestQP of scenario flow 0; flow `i` uses `FIRST_DATA_QP + i`. QPs 0 and 1 are the SMI and GSI (management)
 /// QPs, and Wireshark decodes a packet to them as a MAD, so data flows start at 2.
@@ -283,6 +286,20 @@ pub struct RxCount {
     pub fecn: u64,
     /// Of them, ECN CE-marked (RoCEv2).
     pub ecn_ce: u64,
+    /// The PSN of the last one, for the order check.
+    pub last_psn: Option<u32>,
+}
+
+/// What the sink found wrong in the packets it received (zero in a correct run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SinkErrors {
+    /// Packets whose ICRC did not match their covered fields as they arrived ([`PacketDesc::icrc_ok`]):
+    /// something on the way changed a field the ICRC covers.
+    pub icrc: u64,
+    /// Data packets of a flow that did not come after the flow's previous one in PSN order (a duplicate or
+    /// a reordering: an RC responder's PSN check). A flow's packets to one destination keep their order on
+    /// every path the fabric has (one route per destination, FIFO per VL).
+    pub psn_order: u64,
 }
 
 /// The VL of `sl` under table `t`, or SL mod `vls` without one.
@@ -317,6 +334,8 @@ pub struct Hca {
     pub becn_rx: FlowTable<u64>,
     /// CNPs dropped on a full queue.
     pub cnp_dropped: u64,
+    /// What the sink found wrong.
+    pub sink_errors: SinkErrors,
     /// Per scenario flow: completion cycles of messages received here, not yet matched with their arrival.
     pub done: FlowTable<VecDeque<u64>>,
     /// Per scenario flow: the RR-CC receiver (RR-CC on, flows addressed here).
@@ -368,6 +387,7 @@ impl Hca {
             cnp_sent: FlowTable::new(nflows),
             becn_rx: FlowTable::new(nflows),
             cnp_dropped: 0,
+            sink_errors: SinkErrors::default(),
             done: FlowTable::new(nflows),
             // Allocated by the first `set_rrcc_receiver` (RR-CC on): HCAs x flows entries otherwise.
             rrcc: Vec::new(),
@@ -527,6 +547,9 @@ impl Hca {
     }
 
     fn count(&mut self, now: u64, d: PacketDesc) {
+        if !d.icrc_ok(self.roce.is_some()) {
+            self.sink_errors.icrc += 1;
+        }
         if d.opcode == u8::from(Opcode::IbCnp) || d.opcode == u8::from(Opcode::RoceCnp) {
             self.ctl_delivered += 1;
             if let Some(c) = self.becn_rx.get_mut(d.tag as usize) {
@@ -546,6 +569,14 @@ impl Hca {
             return;
         }
         if let Some(c) = self.rx.get_mut(d.tag as usize) {
+            // After the last PSN within half the 24-bit space; a flow retargeted packet by packet (the
+            // uniform bench) skips PSNs at each destination but never goes back.
+            if c.last_psn
+                .is_some_and(|l| d.psn.wrapping_sub(l).wrapping_sub(1) & 0xFF_FFFF >= 1 << 23)
+            {
+                self.sink_errors.psn_order += 1;
+            }
+            c.last_psn = Some(d.psn);
             c.packets += 1;
             c.payload_bytes += u64::from(d.payload_len);
             c.fecn += u64::from(d.fecn);
@@ -579,7 +610,8 @@ impl Hca {
     }
 
     /// Queues a CNP ahead of data, or drops it on a full queue.
-    pub(crate) fn push_cnp(&mut self, c: PacketDesc) {
+    pub(crate) fn push_cnp(&mut self, mut c: PacketDesc) {
+        c.seal(self.roce.is_some());
         if self.cnp_q.len() < CNP_QUEUE {
             self.cnp_q.push_back(c);
         } else {
@@ -814,6 +846,7 @@ impl Hca {
                 if let Some(o) = self.roce {
                     d = roce::to_roce(d, o);
                 }
+                d.seal(self.roce.is_some());
                 self.ep.set_source(d, Some(1));
                 self.heads[v] = Some(Loaded::Data(k));
                 self.rr[v] = (k + 1) % n;
@@ -863,7 +896,8 @@ impl Hca {
         }
     }
 
-    /// Overflow cycles and credit errors of the port (lossless violations; zero in a correct run).
+    /// Overflow cycles and credit errors of the port (lossless violations; zero in a correct run). The
+    /// sink's own checks are [`Hca::sink_errors`].
     pub fn violations(&self) -> u64 {
         let s = self.ep.stats();
         s.overflow + s.credit_err
@@ -967,6 +1001,7 @@ mod tests {
         assert!((5000..6000).any(|t| h.step(t).pkt.is_some()), "resumed");
         // A CE-marked arrival is answered by a RoCEv2 CNP before the next data packet.
         let mut d = roce::to_roce(PacketDesc::local(2, 9, 0, Opcode::RcSendOnly, 64), 24);
+        d.seal(true);
         d.ecn = 3;
         h.rx_packet(6000, PacketStart { desc: d, offset: 0 });
         let cnp = (6000..9000)
@@ -1001,6 +1036,65 @@ mod tests {
             .chunks(2)
             .all(|c| c[0] == 5 && c.get(1).is_none_or(|&d| d == 6)));
         assert_eq!((h.injected[0], h.injected[1]), (13, 12));
+    }
+
+    #[test]
+    fn the_sink_checks_the_icrc_and_the_psn_order() {
+        let r = LinkRate::new(2, 1).unwrap();
+        let mut h = Hca::new(2, r, 1, 128, 256, 1).unwrap();
+        h.note_flow(0);
+        let pkt = |psn: u32| {
+            let mut d = PacketDesc::local(2, 7, 0, Opcode::RcSendMiddle, 64);
+            d.psn = psn;
+            d.payload_seed = psn;
+            d.seal(false);
+            d
+        };
+        let mut t = 0;
+        let mut arrive = |h: &mut Hca, d: PacketDesc| {
+            h.rx_packet(t, PacketStart { desc: d, offset: 0 });
+            for _ in 0..200 {
+                h.step(t);
+                t += 1;
+            }
+        };
+        // In order, with the bits a switch may change (VL, FECN, BECN) changed: no error. The PSN may wrap.
+        for psn in [0xFF_FFFE, 0xFF_FFFF, 0, 1] {
+            let mut d = pkt(psn);
+            d.fecn = true;
+            d.vl = 3;
+            arrive(&mut h, d);
+        }
+        assert_eq!((h.sink_errors, h.rx[0].packets), (SinkErrors::default(), 4));
+        // A covered field changed on the way, one field at a time: each is an ICRC error.
+        let changes: [fn(&mut PacketDesc); 7] = [
+            |d| d.dlid ^= 1,
+            |d| d.slid ^= 1,
+            |d| d.sl ^= 1,
+            |d| d.opcode ^= 1,
+            |d| d.dest_qp ^= 1,
+            |d| d.payload_len ^= 4,
+            |d| d.payload_seed ^= 1,
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut d = pkt(2 + i as u32);
+            change(&mut d);
+            arrive(&mut h, d);
+        }
+        assert_eq!(h.sink_errors.icrc, 7);
+        // A duplicate and a packet from before it are out of PSN order; a gap is not (the uniform bench's
+        // flows skip PSNs at each destination).
+        arrive(&mut h, pkt(9));
+        arrive(&mut h, pkt(9));
+        arrive(&mut h, pkt(5));
+        arrive(&mut h, pkt(20));
+        assert_eq!(
+            h.sink_errors,
+            SinkErrors {
+                icrc: 7,
+                psn_order: 2
+            }
+        );
     }
 
     /// An HCA of two data VLs (SL s on VL s) sending two saturating flows, flow 0 on SL 0 and flow 1 on
@@ -1189,6 +1283,8 @@ mod tests {
                 let mut d = PacketDesc::local(2, 9, sl, Opcode::RcSendOnly, 256);
                 d.vl = sl;
                 d.tag = (k % 2) as u32;
+                d.psn = k as u32;
+                d.seal(false);
                 d.fecn = !k.is_multiple_of(3);
                 rx_blocks[usize::from(sl)] += u64::from(d.blocks());
                 h.rx_packet(t, PacketStart { desc: d, offset: 0 });
@@ -1196,6 +1292,7 @@ mod tests {
             if [3000, 3100, 9000].contains(&t) {
                 let mut c = PacketDesc::local(2, 7, 0, Opcode::IbCnp, 0);
                 c.becn = true;
+                c.seal(false);
                 rx_blocks[0] += u64::from(c.blocks());
                 h.rx_packet(t, PacketStart { desc: c, offset: 0 });
             }

@@ -43,6 +43,11 @@ use crate::wire::{check_len, Error, Result};
 /// The ICRC's CRC-32.
 const CRC32: Crc<u32> = Crc::<u32>::new(&CRC_32_ISO_HDLC);
 
+/// CRC-32 of `bytes` with the ICRC's polynomial and conventions (no masking: see [`icrc`] for packets).
+pub fn crc32(bytes: &[u8]) -> u32 {
+    CRC32.checksum(bytes)
+}
+
 /// Bytes of the ICRC field.
 pub const ICRC_LEN: usize = 4;
 

@@ -47,9 +47,44 @@ pub struct PacketDesc {
     pub payload_seed: u32,
     /// Caller's tag (a flow or packet id); carried unchanged.
     pub tag: u32,
+    /// The ICRC its source computed ([`PacketDesc::invariant_crc`]), for the destination to check; 0 where
+    /// no source sealed the packet (tests, traces). No switch touches it.
+    pub icrc: u32,
 }
 
 impl PacketDesc {
+    /// The packet's ICRC as far as a descriptor holds the packet: CRC-32 with the ICRC's polynomial over the
+    /// fields the ICRC covers, in wire order (LRH SL, DLID, SLID and length; BTH opcode, DestQP and PSN; the
+    /// payload by its length and pattern seed, which decide its bytes). Left out as the ICRC leaves them out
+    /// (the fields a switch may change on the way): the VL, FECN and BECN, and on RoCEv2 (`roce`) the IP
+    /// traffic class, so the SL (its priority) and the ECN bits. The destination compares it with the value
+    /// the source put in [`PacketDesc::icrc`]: a model that changed a covered field in flight fails there,
+    /// as a corrupted packet fails the ICRC.
+    pub fn invariant_crc(&self, roce: bool) -> u32 {
+        let mut b = [0u8; 21];
+        b[0] = if roce { 0 } else { self.sl };
+        b[1..3].copy_from_slice(&self.dlid.to_be_bytes());
+        b[3..5].copy_from_slice(&self.slid.to_be_bytes());
+        b[5..7].copy_from_slice(&self.wire_len.to_be_bytes());
+        b[7] = self.opcode;
+        b[8..11].copy_from_slice(&self.dest_qp.to_be_bytes()[1..]);
+        b[11..14].copy_from_slice(&self.psn.to_be_bytes()[1..]);
+        b[14..16].copy_from_slice(&self.payload_len.to_be_bytes());
+        b[16..20].copy_from_slice(&self.payload_seed.to_be_bytes());
+        b[20] = 0xFF; // marks the end, so a shorter field list never matches
+        crate::crc::icrc::crc32(&b)
+    }
+
+    /// Fills [`PacketDesc::icrc`] (the source's last step, after every covered field is set).
+    pub fn seal(&mut self, roce: bool) {
+        self.icrc = self.invariant_crc(roce);
+    }
+
+    /// Whether [`PacketDesc::icrc`] matches the covered fields as they arrived.
+    pub fn icrc_ok(&self, roce: bool) -> bool {
+        self.icrc == self.invariant_crc(roce)
+    }
+
     /// A local (no GRH) packet with opcode `opcode` and `payload_len` bytes of payload; the wire length follows
     /// from the opcode's extension headers (unknown opcodes: none).
     pub fn local(dlid: u16, slid: u16, sl: u8, opcode: bth::Opcode, payload_len: u16) -> Self {

@@ -246,6 +246,12 @@ impl<T: Copy> Wire<T> {
         self.q.remove(i).map(|(_, v)| v)
     }
 
+    /// Changes the first item in flight that `f` changes (returns true for): a fault a test injects, a
+    /// link that corrupts it. Whether any was changed.
+    pub fn modify_first(&mut self, mut f: impl FnMut(&mut T) -> bool) -> bool {
+        self.q.iter_mut().any(|(_, v)| f(v))
+    }
+
     /// Drops everything in flight.
     pub fn clear(&mut self) {
         self.q.clear();
