@@ -256,8 +256,12 @@ pub struct Settings {
     /// SL2VL of every switch port pair and every HCA: 16 VLs, entry `s` for SL `s` (see [`ports`]); unset:
     /// SL s uses VL s mod data_vls.
     pub sl2vl: Option<Vec<u8>>,
-    /// VL arbitration of every switch output (see [`VlArb`]); unset: opensm's default tables.
+    /// VL arbitration of every switch output and every HCA port (see [`VlArb`]); unset: opensm's default
+    /// tables.
     pub vl_arb: Option<VlArb>,
+    /// RC ACKs from every destination: `"none"` (the default), `"message"` (one for each message's last
+    /// packet) or `"packet"` (one per data packet, coalesced while one waits).
+    pub acks: hca_model::hca::AckMode,
 }
 
 impl Default for Settings {
@@ -274,6 +278,7 @@ impl Default for Settings {
             max_queued_messages: 1024,
             sl2vl: None,
             vl_arb: None,
+            acks: hca_model::hca::AckMode::None,
         }
     }
 }

@@ -18,12 +18,15 @@ fn digest(f: &Fabric) -> String {
     );
     for h in &f.hcas {
         s += &format!(
-            "{:?} {:?} {:?} {:?} {:?} {} {} {} {} ",
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {} {} {} ",
             h.rx,
             h.done,
             h.injected,
             h.cnp_sent,
             h.becn_rx,
+            h.acks_sent,
+            h.acks_rx,
+            h.sink_errors,
             h.cnp_dropped,
             h.ctl_injected,
             h.ctl_delivered,
@@ -73,20 +76,21 @@ fn chain(
     flows: &[(usize, usize, u64, u64)],
 ) -> Scenario {
     let flows: Vec<_> = flows.iter().map(|&(s, d, a, b)| (s, d, a, b, 0)).collect();
-    chain_vls(1, cc, fc_interval, latency_ns, &flows)
+    chain_vls(1, cc, fc_interval, latency_ns, &flows, "none")
 }
 
 /// The 3-switch chain with `vls` data VLs; each flow `(src, dst, start_us, stop_us, sl)` on its SL (the
-/// default SL-to-VL map puts SL s on VL s mod `vls`).
+/// default SL-to-VL map puts SL s on VL s mod `vls`); destinations send RC ACKs as `acks` says.
 fn chain_vls(
     vls: u8,
     cc: bool,
     fc_interval: u16,
     latency_ns: u64,
     flows: &[(usize, usize, u64, u64, u8)],
+    acks: &str,
 ) -> Scenario {
     let mut text = format!(
-        "duration_us = 30\n[settings]\ndata_vls = {vls}\nfc_interval_cycles = {fc_interval}\n[chain]\nswitches = 3\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = {latency_ns}\n"
+        "duration_us = 30\n[settings]\ndata_vls = {vls}\nfc_interval_cycles = {fc_interval}\nacks = \"{acks}\"\n[chain]\nswitches = 3\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = {latency_ns}\n"
     );
     if cc {
         text += "[switch_cc]\nthreshold = 15\nmarking_rate = 1\npacket_size = 1\n[hca_cc]\nccti_increase = 4\nccti_timer = 2\n";
@@ -204,10 +208,12 @@ proptest! {
     #![proptest_config(stepping_config())]
 
     /// The same with two to four data VLs, flows spread over them (so VL arbitration, per-VL credits and
-    /// congestion state, and flow-control packets of several VLs on one wire are all compared).
+    /// congestion state, and flow-control packets of several VLs on one wire are all compared), and RC
+    /// ACKs off, per message or per packet.
     #[test]
     fn run_until_equals_single_steps_with_several_vls(
         vls in 2u8..=4,
+        acks in prop::sample::select(vec!["none", "message", "packet"]),
         cc in any::<bool>(),
         fc_interval in 8u16..400,
         latency_ns in 1u64..300,
@@ -223,7 +229,7 @@ proptest! {
         // The parser refuses an interval that the flow-control packets of every VL would fill (3 cycles
         // each on the 4x DDR links here).
         let fc_interval = fc_interval.max(4 * u16::from(vls));
-        let sc = chain_vls(vls, cc, fc_interval, latency_ns, &flows);
+        let sc = chain_vls(vls, cc, fc_interval, latency_ns, &flows, acks);
         same_both_ways(&sc, 20_000, &chunks);
     }
 }
@@ -240,8 +246,8 @@ fn two_vls_under_congestion_are_identical_event_driven() {
         (4, 0, 14, 18, 1),
         (5, 1, 15, 17, 0),
     ];
-    for vls in [2, 4] {
-        let sc = chain_vls(vls, true, 100, 80, &flows);
+    for (vls, acks) in [(2, "none"), (4, "none"), (2, "packet")] {
+        let sc = chain_vls(vls, true, 100, 80, &flows, acks);
         let f = same_both_ways(&sc, 25_000, &[997, 1, 4096]);
         let delivered = |vl: u8| -> u64 {
             f.switches
@@ -257,6 +263,12 @@ fn two_vls_under_congestion_are_identical_event_driven() {
         );
         let becn: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
         assert!(becn > 0, "{vls} VLs: no CNP reached a source");
+        let acked: u64 = f.hcas.iter().flat_map(|h| h.acks_rx.iter()).sum();
+        assert_eq!(
+            acked > 0,
+            acks != "none",
+            "{vls} VLs, acks {acks}: {acked} ACKs in"
+        );
     }
 }
 
@@ -579,8 +591,9 @@ fn leaving_off_flow_control_repeats_changes_nothing_but_the_wires() {
         (chain(true, 256, 100, &flows), 1),
         (chain(false, 97, 37, &flows), 2),
         (small_tree(), 2),
-        (chain_vls(3, true, 120, 50, &on_vls), 1),
-        (chain_vls(2, false, 64, 9, &on_vls), 2),
+        (chain_vls(3, true, 120, 50, &on_vls, "none"), 1),
+        (chain_vls(2, false, 64, 9, &on_vls, "none"), 2),
+        (chain_vls(2, true, 64, 9, &on_vls, "packet"), 2),
     ];
     for (i, (sc, threads)) in cases.iter().enumerate() {
         let mut on = Fabric::new(sc).unwrap();

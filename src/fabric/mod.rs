@@ -372,6 +372,7 @@ impl Fabric {
             if let Some(t) = sc.sl2vl() {
                 hc.set_sl2vl(t);
             }
+            hc.set_acks(sc.settings.acks);
             if let Some(a) = &sc.settings.vl_arb {
                 hc.set_vl_arb(&a.table())
                     .map_err(|source| FabricError::Config {

@@ -108,7 +108,7 @@ fn gather_latencies(fab: &mut Fabric, lat: &[Vec<u64>]) -> Vec<Vec<u64>> {
 
 /// `summary::flows` from the ranks' shares.
 fn flows(fab: &mut Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary> {
-    const K: usize = 6;
+    const K: usize = 8;
     let mut v = vec![0u64; K * sc.flows.len()];
     for (i, f) in sc.flows.iter().enumerate() {
         let c = &mut v[K * i..K * i + K];
@@ -116,11 +116,13 @@ fn flows(fab: &mut Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary>
             let d = &fab.hcas[f.dst];
             let rx = d.rx[i];
             c[..4].copy_from_slice(&[rx.packets, rx.fecn, rx.ecn_ce, d.cnp_sent[i]]);
+            c[6] = d.acks_sent[i];
         }
         if fab.owns_hca(f.src) {
             let s = &fab.hcas[f.src];
             c[4] = s.becn_rx[i];
             c[5] = s.refused().find(|&(g, _)| g == i).map_or(0, |(_, n)| n);
+            c[7] = s.acks_rx[i];
         }
     }
     sum(fab, &mut v);
@@ -143,6 +145,8 @@ fn flows(fab: &mut Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary>
                 ecn_marked_rx: c[2],
                 cnp_sent: c[3],
                 becn_rx: c[4],
+                acks_sent: c[6],
+                acks_rx: c[7],
                 messages_refused: c[5],
                 msg_latency_us: None,
             }

@@ -55,6 +55,12 @@ pub struct FlowSummary {
     pub cnp_sent: u64,
     /// CNPs (BECN) the source received for this flow.
     pub becn_rx: u64,
+    /// ACKs the destination sent for this flow (`[settings] acks`); absent when 0.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub acks_sent: u64,
+    /// ACKs the source received for this flow; absent when 0.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub acks_rx: u64,
     /// Message arrivals refused on a full send queue (patterned flows; see `max_queued_messages`).
     pub messages_refused: u64,
     /// Message completion latency (arrival to last byte in); `null` when no message completed.
@@ -191,6 +197,8 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
                 ecn_marked_rx: rx.ecn_ce,
                 cnp_sent: fab.hcas[f.dst].cnp_sent[i],
                 becn_rx: fab.hcas[f.src].becn_rx[i],
+                acks_sent: fab.hcas[f.dst].acks_sent[i],
+                acks_rx: fab.hcas[f.src].acks_rx[i],
                 messages_refused: fab.hcas[f.src]
                     .refused()
                     .find(|&(g, _)| g == i)

@@ -23,7 +23,12 @@
 //! The sink checks what it receives as a responder does ([`SinkErrors`]): each packet's ICRC (the source
 //! seals every packet it makes, [`PacketDesc::seal`]) and each data packet's PSN order within its flow.
 //!
-//! Not modelled (the fabric does not use them): ACKs and SL-level CC.
+//! As a destination it acknowledges data packets when asked ([`AckMode`], [`Hca::set_acks`]): RC ACKs go
+//! back on the flow's SL through the same control queue as CNPs (CNPs first), coalesced per flow while one
+//! waits; a source counts the ACKs it receives.
+//!
+//! Not modelled: the CA's SL-based congestion control (CACongestionSetting Port_Control SL: one CCTI per SL,
+//! shared by the SL's QPs). Every reaction point is per flow, the QP-based mode and opensm's default.
 
 /// DestQP of scenario flow 0; flow `i` uses `FIRST_DATA_QP + i`. QPs 0 and 1 are the SMI and GSI (management)
 /// QPs, and Wireshark decodes a packet to them as a MAD, so data flows start at 2.
@@ -36,7 +41,25 @@ pub const CNP_QUEUE: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Loaded {
     Data(usize),
-    Cnp,
+    /// A CNP or an ACK (the HCA's own packets: ahead of data, not capped).
+    Ctl,
+}
+
+/// When a destination acknowledges (RC ACKs, opcode Acknowledge with an AETH: 30 bytes on an IB wire).
+/// The IBA lets the responder coalesce: one ACK may stand for every packet up to its PSN, and the requester
+/// asks for one with AckReq. A designer's choice, named here; the default sends none, as the papers'
+/// models do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckMode {
+    /// No ACKs.
+    #[default]
+    None,
+    /// One ACK per message, for its last packet (the requester sets AckReq on it).
+    Message,
+    /// One ACK per data packet, coalesced while one for the same flow waits to be sent (it then carries
+    /// the newer PSN).
+    Packet,
 }
 
 use std::collections::VecDeque;
@@ -334,6 +357,10 @@ pub struct Hca {
     pub becn_rx: FlowTable<u64>,
     /// CNPs dropped on a full queue.
     pub cnp_dropped: u64,
+    /// Per scenario flow: ACKs this HCA sent (as the flow's destination).
+    pub acks_sent: FlowTable<u64>,
+    /// Per scenario flow: ACKs this HCA received (as the flow's source) and the PSN of the last.
+    pub acks_rx: FlowTable<u64>,
     /// What the sink found wrong.
     pub sink_errors: SinkErrors,
     /// Per scenario flow: completion cycles of messages received here, not yet matched with their arrival.
@@ -342,11 +369,14 @@ pub struct Hca {
     pub(crate) rrcc: Vec<Option<RrccRx>>,
     /// Earliest end of an open RR-CC period (when to poll the receivers).
     pub(crate) rrcc_due: u64,
-    /// Control packets (CNPs) injected and received, for the integrity check.
+    /// Control packets (CNPs and ACKs) injected and received, for the integrity check.
     pub ctl_injected: u64,
     /// See `ctl_injected`.
     pub ctl_delivered: u64,
     cnp_q: VecDeque<PacketDesc>,
+    /// ACKs waiting, at most one per flow (a newer one updates the PSN of the one waiting).
+    ack_q: VecDeque<PacketDesc>,
+    acks: AckMode,
     np: bool,
     /// RoCEv2 mode: the framing bytes added to every frame.
     roce: Option<u16>,
@@ -387,6 +417,8 @@ impl Hca {
             cnp_sent: FlowTable::new(nflows),
             becn_rx: FlowTable::new(nflows),
             cnp_dropped: 0,
+            acks_sent: FlowTable::new(nflows),
+            acks_rx: FlowTable::new(nflows),
             sink_errors: SinkErrors::default(),
             done: FlowTable::new(nflows),
             // Allocated by the first `set_rrcc_receiver` (RR-CC on): HCAs x flows entries otherwise.
@@ -395,6 +427,8 @@ impl Hca {
             ctl_injected: 0,
             ctl_delivered: 0,
             cnp_q: VecDeque::with_capacity(CNP_QUEUE),
+            ack_q: VecDeque::new(),
+            acks: AckMode::None,
             np: false,
             roce: None,
             cnp_interval: 0,
@@ -456,6 +490,11 @@ impl Hca {
         Ok(())
     }
 
+    /// When this HCA, as a destination, acknowledges data packets ([`AckMode`]; default none).
+    pub fn set_acks(&mut self, mode: AckMode) {
+        self.acks = mode;
+    }
+
     /// At most one CNP per flow every `cycles` (DCQCN's notification point sends one per 50 us at most); 0
     /// answers every marked packet.
     pub fn set_cnp_interval(&mut self, cycles: u64) {
@@ -481,6 +520,8 @@ impl Hca {
         self.injected.make_dense();
         self.cnp_sent.make_dense();
         self.becn_rx.make_dense();
+        self.acks_sent.make_dense();
+        self.acks_rx.make_dense();
         self.done.make_dense();
         self.last_cnp.make_dense();
     }
@@ -492,6 +533,8 @@ impl Hca {
         self.injected.note(i);
         self.cnp_sent.note(i);
         self.becn_rx.note(i);
+        self.acks_sent.note(i);
+        self.acks_rx.note(i);
         self.done.note(i);
         self.last_cnp.note(i);
     }
@@ -568,6 +611,13 @@ impl Hca {
             }
             return;
         }
+        if d.opcode == u8::from(Opcode::RcAcknowledge) {
+            self.ctl_delivered += 1;
+            if let Some(c) = self.acks_rx.get_mut(d.tag as usize) {
+                *c += 1;
+            }
+            return;
+        }
         if let Some(c) = self.rx.get_mut(d.tag as usize) {
             // After the last PSN within half the 24-bit space; a flow retargeted packet by packet (the
             // uniform bench) skips PSNs at each destination but never goes back.
@@ -586,6 +636,9 @@ impl Hca {
             self.message_done(d.tag as usize, now);
         }
         self.rrcc_packet(now, &d);
+        if self.acks_it(&d) {
+            self.push_ack(&d);
+        }
         if self.answers(now, &d) {
             if let Some(l) = self.last_cnp.get_mut(d.tag as usize) {
                 *l = Some(now);
@@ -607,6 +660,50 @@ impl Hca {
             };
             self.push_cnp(c);
         }
+    }
+
+    /// Whether data packet `d` is acknowledged ([`AckMode`]).
+    fn acks_it(&self, d: &PacketDesc) -> bool {
+        match self.acks {
+            AckMode::None => false,
+            AckMode::Packet => true,
+            AckMode::Message => {
+                d.opcode == u8::from(Opcode::RcSendLast) || d.opcode == u8::from(Opcode::RcSendOnly)
+            }
+        }
+    }
+
+    /// Queues the ACK of data packet `d` (back to its source, on its SL), or raises the PSN of the one of
+    /// its flow still waiting.
+    fn push_ack(&mut self, d: &PacketDesc) {
+        if let Some(a) = self.ack_q.iter_mut().find(|a| a.tag == d.tag) {
+            a.psn = d.psn;
+            a.seal(self.roce.is_some());
+            return;
+        }
+        let mut a = match self.roce {
+            Some(o) => {
+                // Not ECN-capable, as the RoCEv2 CNP: no switch marks it.
+                let mut a = roce::to_roce(
+                    PacketDesc::local(d.slid, self.lid, d.sl, Opcode::RcAcknowledge, 0),
+                    o,
+                );
+                a.ecn = 0;
+                a
+            }
+            None => PacketDesc::local(d.slid, self.lid, d.sl, Opcode::RcAcknowledge, 0),
+        };
+        a.vl = self.vl_of(d.sl);
+        a.dest_qp = d.dest_qp;
+        a.psn = d.psn;
+        a.tag = d.tag;
+        a.seal(self.roce.is_some());
+        self.ack_q.push_back(a);
+    }
+
+    /// The control packet to load next: a CNP, else an ACK.
+    fn next_ctl(&self) -> Option<&PacketDesc> {
+        self.cnp_q.front().or_else(|| self.ack_q.front())
     }
 
     /// Queues a CNP ahead of data, or drops it on a full queue.
@@ -642,9 +739,9 @@ impl Hca {
     pub fn next_event(&self, now: u64) -> u64 {
         // Every candidate is at or after `now`: the checks that can answer `now` come before the port's
         // `next_event`, the dearest of them.
-        // A CNP waiting to be loaded: it takes back a data packet loaded on its VL, or loads.
-        if let Some(c) = self.cnp_q.front() {
-            if self.heads[self.slot(c.vl)] != Some(Loaded::Cnp) {
+        // A CNP or ACK waiting to be loaded: it takes back a data packet loaded on its VL, or loads.
+        if let Some(c) = self.next_ctl() {
+            if self.heads[self.slot(c.vl)] != Some(Loaded::Ctl) {
                 return now;
             }
         }
@@ -660,7 +757,7 @@ impl Hca {
                     }
                     at = at.min(f.stop);
                 }
-                Some(Loaded::Cnp) => {}
+                Some(Loaded::Ctl) => {}
                 None => empty |= 1 << v,
             }
         }
@@ -721,8 +818,8 @@ impl Hca {
     }
 
     /// Whether counting packet `d` at its tail cycle `tail` only adds to counters and the completion
-    /// record: not a CNP (it feeds a reaction point), no RR-CC receiver for its flow, and no CNP to send
-    /// back. Such a tail decides nothing that the cycles after it depend on until the next step, so it
+    /// record: an ACK, or a data packet with no RR-CC receiver for its flow and no CNP or ACK to send back
+    /// (a CNP feeds a reaction point). Such a tail decides nothing that the cycles after it depend on until the next step, so it
     /// needs no step of its own: [`Hca::skip`] counts it with its own cycle, which every count uses
     /// (completion time, CNP interval), exactly as the step at the tail would. About half the HCA steps
     /// that took nothing in and sent nothing were such tails (`clos648-shift-cc`).
@@ -730,10 +827,13 @@ impl Hca {
         if d.opcode == u8::from(Opcode::IbCnp) || d.opcode == u8::from(Opcode::RoceCnp) {
             return false;
         }
+        if d.opcode == u8::from(Opcode::RcAcknowledge) {
+            return true;
+        }
         if matches!(self.rrcc.get(d.tag as usize), Some(Some(_))) {
             return false;
         }
-        !self.answers(tail, d)
+        !self.answers(tail, d) && !self.acks_it(d)
     }
 
     /// The notification point's rule: whether data packet `d`, counted at `at`, is answered by a CNP. It is
@@ -760,25 +860,28 @@ impl Hca {
         if now >= self.rrcc_due {
             self.rrcc_poll(now);
         }
-        // A CNP goes ahead of data on its VL: a data packet loaded there (waiting for credit, the wire or
-        // the arbiter) is taken back, as is one whose flow stopped. It is rebuilt when its flow is chosen
-        // again (same PSN: not consumed).
-        let cnp_vl = self.cnp_q.front().map(|c| self.slot(c.vl));
+        // A CNP or an ACK goes ahead of data on its VL: a data packet loaded there (waiting for credit, the
+        // wire or the arbiter) is taken back, as is one whose flow stopped. It is rebuilt when its flow is
+        // chosen again (same PSN: not consumed).
+        let ctl_vl = self.next_ctl().map(|c| self.slot(c.vl));
         for v in 0..self.heads.len() {
             if let Some(Loaded::Data(i)) = self.heads[v] {
-                if !self.flows[i].active(now) || cnp_vl == Some(v) {
+                if !self.flows[i].active(now) || ctl_vl == Some(v) {
                     self.ep.clear_source(v as u8);
                     self.flows[i].unsend();
                     self.heads[v] = None;
                 }
             }
         }
-        if let Some(v) = cnp_vl {
+        if let Some(v) = ctl_vl {
             if self.heads[v].is_none() {
-                let c = self.cnp_q.pop_front().expect("a CNP is queued");
+                let c = match self.cnp_q.pop_front() {
+                    Some(c) => c,
+                    None => self.ack_q.pop_front().expect("a control packet is queued"),
+                };
                 self.ep.set_source(c, Some(1));
                 self.ep.set_first(Some(c.vl));
-                self.heads[v] = Some(Loaded::Cnp);
+                self.heads[v] = Some(Loaded::Ctl);
             }
         }
         if !self.flows.is_empty() && now >= self.host_next {
@@ -794,9 +897,14 @@ impl Hca {
             let l = self.heads[v].take().expect("a packet sent was loaded");
             self.ep.clear_source(v as u8);
             match l {
-                Loaded::Cnp => {
+                Loaded::Ctl => {
                     self.ctl_injected += 1;
-                    if let Some(c) = self.cnp_sent.get_mut(p.desc.tag as usize) {
+                    let sent = if p.desc.opcode == u8::from(Opcode::RcAcknowledge) {
+                        &mut self.acks_sent
+                    } else {
+                        &mut self.cnp_sent
+                    };
+                    if let Some(c) = sent.get_mut(p.desc.tag as usize) {
                         *c += 1;
                     }
                 }
