@@ -553,14 +553,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         }
         Ok(v)
     };
-    // With a generator, `[[switch]]` entries without `ports` and `[[hca]]` entries with `cc` or `host_cap`
+    // With a generator, `[[switch]]` entries without `ports` and `[[hca]]` entries with `cc`, `host_cap` or
+    // `drain_cap`
     // only carry the settings of generated nodes (see [`ports`]).
     let explicit = !file.link.is_empty()
         || file.switch.iter().any(|s| s.ports.is_some())
         || file
             .hca
             .iter()
-            .any(|h| h.cc.is_none() && h.host_cap.is_none());
+            .any(|h| h.cc.is_none() && h.host_cap.is_none() && h.drain_cap.is_none());
     let ibnetdiscover = file
         .topology
         .as_ref()

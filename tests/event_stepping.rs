@@ -272,6 +272,29 @@ fn two_vls_under_congestion_are_identical_event_driven() {
     }
 }
 
+/// A receiver whose host drains slower than its link (`drain_cap`: its port releases blocks at that rate
+/// every cycle, and its credit holds the flows into it back), with CC on (Victim_Mask set) and ACKs per
+/// packet.
+#[test]
+fn a_drain_capped_receiver_is_identical_event_driven() {
+    let mut text = String::from(
+        "duration_us = 30\n[settings]\nacks = \"packet\"\n[chain]\nswitches = 2\nhosts_per_switch = 2\n\
+         host_rate = \"4xDDR\"\ntrunk_rate = \"4xQDR\"\nlatency_ns = 40\n[switch_cc]\nthreshold = 15\n\
+         marking_rate = 1\npacket_size = 1\nvictim_mask = true\n[hca_cc]\nccti_increase = 4\nccti_timer = 2\n\
+         [[hca]]\nname = \"H3\"\ndrain_cap = \"5000Mbps\"\n",
+    );
+    for (i, (src, start)) in [(0, 0), (1, 2), (2, 5)].iter().enumerate() {
+        text += &format!(
+            "[[flow]]\nid = \"F{i}\"\nsrc = \"H{src}\"\ndst = \"H3\"\nmtu = 256\nmessage_bytes = 1000\nstart_us = {start}\nstop_us = 15\n"
+        );
+    }
+    let sc = scenario::parse(std::path::Path::new("d.toml"), &text).unwrap();
+    let f = same_both_ways(&sc, 25_000, &[1, 333, 4096]);
+    let becn: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    // The port into the slow receiver lacks credit: a victim, which marks only under Victim_Mask.
+    assert!(becn > 0, "the slow receiver's port congested and marked");
+}
+
 #[test]
 fn shipped_cc_scenario_is_identical_event_driven() {
     let path =

@@ -362,6 +362,57 @@ fn a_vl_that_no_arbitration_entry_grants_is_an_error() {
     assert!(e.contains("switch[0].vl_arb: VL 1 (of SL 1"), "{e}");
 }
 
+/// A receiver whose host takes data out at half its link's rate (`drain_cap`) holds its flow to that rate
+/// through the credit it returns, and the switch port feeding it waits for credit.
+#[test]
+fn a_drain_cap_holds_a_flow_to_the_receiving_hosts_rate() {
+    let text = |extra: &str| {
+        format!(
+            "duration_us = 100\n[chain]\nswitches = 1\nhosts_per_switch = 2\nhost_rate = \"4xDDR\"\n\
+             trunk_rate = \"4xDDR\"\n[[flow]]\nid = \"A\"\nsrc = \"H0\"\ndst = \"H1\"\n{extra}"
+        )
+    };
+    let gbps = |extra: &str| {
+        let sc =
+            scenario::parse(Path::new("d.toml"), &text(extra)).unwrap_or_else(|e| panic!("{e}"));
+        let f = run(&sc, 100);
+        let bytes = f.hcas[1].rx[0].payload_bytes;
+        let sw = &f.switches[0];
+        let wait = (0..sw.ports())
+            .map(|p| sw.counters(p, 0).xmit_wait)
+            .max()
+            .unwrap();
+        (bytes as f64 * 8.0 / 100_000.0, wait)
+    };
+    // 4x DDR carries 16 Gbit/s; 2,048-byte packets carry 2,048 payload bytes in 2,074.
+    let (free, free_wait) = gbps("");
+    assert!((15.0..=16.0).contains(&free), "{free} Gbit/s uncapped");
+    let (capped, capped_wait) = gbps("[[hca]]\nname = \"H1\"\ndrain_cap = \"8000Mbps\"\n");
+    // The cap drains 8 Gbit/s of buffer blocks: one 64-byte block every 64 cycles at 1 GHz. A packet takes
+    // 33 blocks, so over the 100,000 cycles the receiver takes what it drains plus what its empty
+    // 128-block buffer held at the start: (100,000 / 64 + 128) / 33 = 51.2 packets, less the one or two
+    // still arriving or waiting for credit at the end.
+    let packets = (capped * 100_000.0 / 8.0 / 2048.0).round() as u64;
+    assert!(
+        (49..=51).contains(&packets),
+        "{capped} Gbit/s ({packets} packets) with the receiver draining 8 Gbit/s"
+    );
+    assert!(
+        capped_wait > free_wait,
+        "XmitWait {capped_wait} capped, {free_wait} not"
+    );
+    let e = scenario::parse(
+        Path::new("d.toml"),
+        &text("[[hca]]\nname = \"H1\"\ndrain_cap = \"fast\"\n"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("d.toml:13: hca[0].drain_cap: \"fast\" is not a rate"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_per_hca_ccti_increase_only_slows_that_hcas_flows() {
     let cc = "[switch_cc]\nthreshold = 15\nmarking_rate = 0\n[hca_cc]\nccti_increase = 2\nccti_timer = 100\n";

@@ -394,6 +394,13 @@ impl Fabric {
                     source,
                 })?;
             }
+            if let Some(cap) = sc.drain_cap_mbps(h) {
+                hc.set_drain_cap(cap, clock)
+                    .map_err(|source| FabricError::Config {
+                        node: node.name.clone(),
+                        source,
+                    })?;
+            }
             hc.set_fc_repeats_off(true);
             hcas.push(hc);
             hca_in.push(Wire::new(lat));

@@ -116,6 +116,7 @@ pub(super) struct HcaEntry {
     pub(super) name: Spanned<String>,
     pub(super) cc: Option<Spanned<ports::HcaCcOverride>>,
     pub(super) host_cap: Option<Spanned<String>>,
+    pub(super) drain_cap: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

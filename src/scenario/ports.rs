@@ -336,6 +336,8 @@ pub struct Overrides {
     pub hca_cc: Vec<Option<HcaCc>>,
     /// Per HCA: its host injection cap (`host_cap`), Mbit/s of packets on the wire.
     pub host_cap_mbps: Vec<Option<u64>>,
+    /// Per HCA: its receive-side host cap (`drain_cap`), Mbit/s taken out of its receive buffer.
+    pub drain_cap_mbps: Vec<Option<u64>>,
 }
 
 impl super::Scenario {
@@ -365,6 +367,11 @@ impl super::Scenario {
     /// The host injection cap of HCA `h` in Mbit/s (`[[hca]] host_cap`; `None`: only its link limits it).
     pub fn host_cap_mbps(&self, h: usize) -> Option<u64> {
         self.overrides.host_cap_mbps.get(h).copied().flatten()
+    }
+
+    /// HCA `h`'s receive-side host cap (`[[hca]] drain_cap`) in Mbit/s, if set.
+    pub fn drain_cap_mbps(&self, h: usize) -> Option<u64> {
+        self.overrides.drain_cap_mbps.get(h).copied().flatten()
     }
 
     /// The global SL2VL table (`[settings] sl2vl`), checked at parse time.
@@ -497,34 +504,40 @@ pub(super) fn resolve(
         out.switches[s] = Some(ss);
     }
     for (i, e) in file.hca.iter().enumerate() {
-        let Some(cap) = &e.host_cap else { continue };
-        let Some(End::Hca { hca: h }) = topo.find(e.name.get_ref()) else {
-            return Err(at(
-                e.name.span(),
-                format!("hca[{i}].name: no HCA named {:?}", e.name.get_ref()),
-            ));
-        };
-        let mbps = super::rate_mbps(cap.get_ref()).ok_or_else(|| {
-            at(
-                cap.span(),
-                format!(
-                    "hca[{i}].host_cap: {:?} is not a rate (e.g. \"13200Mbps\")",
-                    cap.get_ref()
-                ),
-            )
-        })?;
-        // A cap at the fastest link's rate limits nothing; the check keeps the cap's cycle arithmetic small.
-        let hi = super::limits::max_rate_mbps(settings.clock_mhz);
-        if !(1..=hi).contains(&mbps) {
-            return Err(at(
-                cap.span(),
-                super::limits::out_of_range(&format!("hca[{i}].host_cap (Mbit/s)"), mbps, 1, hi),
-            ));
+        for (key, cap, caps) in [
+            ("host_cap", &e.host_cap, &mut out.host_cap_mbps),
+            ("drain_cap", &e.drain_cap, &mut out.drain_cap_mbps),
+        ] {
+            let Some(cap) = cap else { continue };
+            let Some(End::Hca { hca: h }) = topo.find(e.name.get_ref()) else {
+                return Err(at(
+                    e.name.span(),
+                    format!("hca[{i}].name: no HCA named {:?}", e.name.get_ref()),
+                ));
+            };
+            let mbps = super::rate_mbps(cap.get_ref()).ok_or_else(|| {
+                at(
+                    cap.span(),
+                    format!(
+                        "hca[{i}].{key}: {:?} is not a rate (e.g. \"13200Mbps\")",
+                        cap.get_ref()
+                    ),
+                )
+            })?;
+            // A cap at the fastest link's rate limits nothing; the check keeps the cap's cycle arithmetic
+            // small.
+            let hi = super::limits::max_rate_mbps(settings.clock_mhz);
+            if !(1..=hi).contains(&mbps) {
+                return Err(at(
+                    cap.span(),
+                    super::limits::out_of_range(&format!("hca[{i}].{key} (Mbit/s)"), mbps, 1, hi),
+                ));
+            }
+            if caps.len() <= h {
+                caps.resize(h + 1, None);
+            }
+            caps[h] = Some(mbps);
         }
-        if out.host_cap_mbps.len() <= h {
-            out.host_cap_mbps.resize(h + 1, None);
-        }
-        out.host_cap_mbps[h] = Some(mbps);
     }
     for (i, e) in file.hca.iter().enumerate() {
         let Some(c) = &e.cc else { continue };

@@ -448,6 +448,16 @@ impl Hca {
         self.host_cap = (cap_mbps > 0).then_some((8 * u64::from(clock_mhz), cap_mbps));
     }
 
+    /// Caps what the host takes out of the HCA's receive buffer at `cap_mbps` (a PCIe slot slower than the
+    /// link on the receiving side): received blocks leave the buffer, over all VLs in VL order, at that
+    /// rate instead of as soon as a packet's tail is in, so the credit the HCA returns, and with it the
+    /// link, slow down to it (in RoCEv2 mode the buffer's fill drives PFC instead).
+    pub fn set_drain_cap(&mut self, cap_mbps: u64, clock_mhz: u32) -> Result<(), ConfigError> {
+        let r = LinkRate::from_mbps(cap_mbps, clock_mhz.saturating_mul(1000))?;
+        self.ep.set_drain(Some(r));
+        Ok(())
+    }
+
     /// Maps SL `s` to VL `t[s]` on this HCA's link, as the switches do with the same table (every VL below
     /// the HCA's data VLs; the scenario parser checks that).
     pub fn set_sl2vl(&mut self, t: [u8; 16]) {
