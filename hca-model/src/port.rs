@@ -1,6 +1,6 @@
-//! The HCA's link port: it obeys IB credits (or, in RoCEv2 mode, PFC pause frames), sends from one source
-//! per VL (the HCA loads each VL's next packet; a test may load a saturating stream of one template),
-//! chooses among the VLs that can send with the port's VL arbiter (`rtl_model::blocks::vl_arb`, the block a
+//! The HCA's link port: it obeys IB credits (or, in RoCEv2 mode, PFC pause frames), sends the packet loaded
+//! on each VL (the HCA loads each VL's next packet, [`Endpoint::load`]; a test rig loads copies the same
+//! way), chooses among the VLs that can send with the port's VL arbiter (`rtl_model::blocks::vl_arb`, the block a
 //! switch's output port uses, with the port's VLArbitrationTable), lets one VL's source go ahead of the
 //! arbiter (the HCA's CNPs, [`Endpoint::set_first`]), sinks what it receives at a configurable drain rate, and exchanges flow-control packets by the same rules
 //! as a switch port ([`rtl_model::link::FcPacket`]), using the same `credit_tx` / `credit_rx` blocks and the
@@ -56,14 +56,6 @@ pub struct EndpointStats {
     pub resumes_sent: u64,
 }
 
-/// A saturating or budgeted source of copies of one packet.
-#[derive(Debug, Clone, Copy)]
-struct Source {
-    template: PacketDesc,
-    left: Option<u64>,
-    seq: u32,
-}
-
 /// What the transmit side of an [`Endpoint`] step starts ([`Endpoint::tx_start`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TxStart {
@@ -99,9 +91,9 @@ pub struct Endpoint {
     /// The tail cycle of the packet arriving (its last byte in): [`Arrival::wake`]'s answer while its blocks
     /// can be absorbed, worked out once per packet instead of at every look.
     tail: u64,
-    /// Per VL: what it sends ([`Endpoint::set_source`]).
-    sources: Vec<Option<Source>>,
-    /// The VLs whose source has copies left.
+    /// Per VL: the packet loaded to go next on it ([`Endpoint::load`]).
+    sources: Vec<Option<PacketDesc>>,
+    /// The VLs with a packet loaded.
     src_mask: u16,
     /// The VL whose source goes ahead of the arbiter, if any.
     first: Option<usize>,
@@ -225,31 +217,28 @@ impl Endpoint {
         usize::from(vl).min(self.vls - 1)
     }
 
-    /// Sends copies of `template` on its VL (its `vl` selects the credit and the source slot, replacing
-    /// what that VL sent) back to back as credit and the VL arbiter allow: `count` of them, or without end
-    /// for `None`. Each copy gets the next PSN and a fresh payload seed.
-    pub fn set_source(&mut self, template: PacketDesc, count: Option<u64>) {
-        let vl = self.slot(template.vl);
-        self.sources[vl] = Some(Source {
-            template,
-            left: count,
-            seq: 0,
-        });
-        if count == Some(0) {
-            self.src_mask &= !(1 << vl);
-        } else {
-            self.src_mask |= 1 << vl;
-        }
+    /// Loads `d` to go next on its VL (its `vl` selects the credit and the slot, replacing what was loaded
+    /// there): it starts as soon as the wire, its credit (or pause state) and the VL arbiter allow, and
+    /// leaves the slot empty.
+    pub fn load(&mut self, d: PacketDesc) {
+        let vl = self.slot(d.vl);
+        self.sources[vl] = Some(d);
+        self.src_mask |= 1 << vl;
     }
 
-    /// Stops sending on every VL.
+    /// Whether a packet is loaded on `vl` and not yet started.
+    pub fn loaded(&self, vl: u8) -> bool {
+        self.sources[self.slot(vl)].is_some()
+    }
+
+    /// Unloads every VL.
     pub fn stop_source(&mut self) {
         self.sources.iter_mut().for_each(|s| *s = None);
         self.src_mask = 0;
         self.first = None;
     }
 
-    /// Stops sending on `vl` (and it no longer goes first).
+    /// Unloads `vl` (and it no longer goes first).
     pub fn clear_source(&mut self, vl: u8) {
         let vl = self.slot(vl);
         self.sources[vl] = None;
@@ -259,7 +248,7 @@ impl Endpoint {
         }
     }
 
-    /// The source of `vl` goes ahead of the VL arbiter whenever it can start (it needs credit like any
+    /// The packet loaded on `vl` goes ahead of the VL arbiter whenever it can start (it needs credit like any
     /// other, and the arbiter is not stepped for it); `None`: the arbiter alone chooses.
     pub fn set_first(&mut self, vl: Option<u8>) {
         self.first = vl.map(|v| self.slot(v));
@@ -415,7 +404,7 @@ impl Endpoint {
                 // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a step).
                 None => {
                     let tx = &self.ctx[vl];
-                    if fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8) {
+                    if fits(tx.fccl_q, tx.fctbs_q, src.blocks() as u8) {
                         at = at.min(self.ser.packet_ready_cycle(r, t).max(hold));
                     }
                 }
@@ -645,20 +634,14 @@ impl Endpoint {
                 TxStart::Arbitrate(cand) => self.arbitrate(cand),
                 _ => unreachable!(),
             };
-            let src = self.sources[vl]
-                .as_mut()
-                .expect("a VL with its source bit has a source");
-            let blocks = src.template.blocks() as u8;
-            let mut d = src.template;
-            d.psn = (d.psn + src.seq) & 0xFF_FFFF;
-            d.payload_seed = d.payload_seed.wrapping_add(src.seq);
-            src.seq = src.seq.wrapping_add(1);
-            if let Some(l) = src.left.as_mut() {
-                *l -= 1;
-                if *l == 0 {
-                    self.src_mask &= !(1 << vl);
-                }
+            let d = self.sources[vl]
+                .take()
+                .expect("a VL with its source bit has a packet loaded");
+            self.src_mask &= !(1 << vl);
+            if self.first == Some(vl) {
+                self.first = None;
             }
+            let blocks = d.blocks() as u8;
             let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
             for l in &mut self.fc_last {
                 l.forget();
@@ -720,7 +703,7 @@ impl Endpoint {
                 (Some(_), Some(_)) => self.paused_until[vl] <= t,
                 (None, Some(src)) => {
                     let tx = &self.ctx[vl];
-                    fits(tx.fccl_q, tx.fctbs_q, src.template.blocks() as u8)
+                    fits(tx.fccl_q, tx.fctbs_q, src.blocks() as u8)
                 }
             };
             if credit {
@@ -753,7 +736,7 @@ impl Endpoint {
             let vl = m.trailing_zeros() as usize;
             m &= m - 1;
             if let Some(src) = &self.sources[vl] {
-                len[vl] = src.template.blocks() as u8;
+                len[vl] = src.blocks() as u8;
             }
         }
         let o = self.arb.step(&vl_arb::In {

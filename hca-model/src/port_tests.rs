@@ -55,6 +55,25 @@ fn script(seed: u64, rate: LinkRate, cycles: u64) -> Vec<(u64, Hand)> {
     out
 }
 
+/// Copies of one packet, each loaded once the one before has started (as the HCA loads packet by packet),
+/// with the next PSN and payload seed.
+#[derive(Debug, Clone, Copy)]
+struct Copies {
+    d: PacketDesc,
+    left: u64,
+}
+
+impl Copies {
+    fn refill(&mut self, e: &mut Endpoint) {
+        if self.left > 0 && !e.loaded(self.d.vl) {
+            e.load(self.d);
+            self.left -= 1;
+            self.d.psn += 1;
+            self.d.payload_seed += 1;
+        }
+    }
+}
+
 fn hand_in(e: &mut Endpoint, h: Hand) {
     match h {
         Hand::Pkt(p) => e.rx_packet(p),
@@ -66,12 +85,14 @@ fn hand_in(e: &mut Endpoint, h: Hand) {
 /// cycles and the steps taken.
 fn run(
     mut e: Endpoint,
+    mut copies: Copies,
     script: &[(u64, Hand)],
     end: u64,
     sleep: bool,
 ) -> (Vec<(u64, EndpointOut)>, u64, Endpoint) {
     let (mut out, mut steps, mut i) = (Vec::new(), 0, 0);
     while e.now() < end {
+        copies.refill(&mut e);
         let t = e.now();
         let next_hand = script.get(i).map_or(end, |x| x.0).min(end);
         if sleep {
@@ -109,11 +130,11 @@ proptest! {
         own in 0u64..8,
     ) {
         let rate = LinkRate::new(num, 2).unwrap();
-        let mut e = Endpoint::new(rate, 1, buf, interval).unwrap();
-        e.set_source(pkt(512), Some(own));
+        let e = Endpoint::new(rate, 1, buf, interval).unwrap();
+        let copies = Copies { d: pkt(512), left: own };
         let script = script(seed, rate, 6000);
-        let (want, every, mut a) = run(e.clone(), &script, 7000, false);
-        let (got, steps, mut b) = run(e, &script, 7000, true);
+        let (want, every, mut a) = run(e.clone(), copies, &script, 7000, false);
+        let (got, steps, mut b) = run(e, copies, &script, 7000, true);
         prop_assert_eq!(&got, &want);
         prop_assert_eq!(a.stats(), b.stats());
         // Blocks of a packet still arriving are counted lazily by a sleeping endpoint: step both until
@@ -176,8 +197,12 @@ fn pfc_port_sleeps_exactly() {
         .unwrap()
         .with_pfc(pfc, 33)
         .unwrap();
-    a.set_source(roce(0), Some(3));
+    let mut own = Copies {
+        d: roce(0),
+        left: 3,
+    };
     let mut b = a.clone();
+    let mut own_b = own;
     // Hand-ins: pause frames for the endpoint's own three packets, XOFF at 300 (holding the second one
     // back) and XON at 700; then, with its wire free, 2048-byte packets back to back from cycle 2000 (each
     // holds up to 33 blocks, above XOFF at 20, long enough for refreshes).
@@ -200,6 +225,7 @@ fn pfc_port_sleeps_exactly() {
     let due = |t: u64| heads.contains(&t) || t == 300 || t == 700;
     let mut want: Vec<(u64, EndpointOut)> = Vec::new();
     for t in 0..5000 {
+        own.refill(&mut a);
         hand(&mut a, t);
         let o = a.step();
         if o != EndpointOut::default() {
@@ -209,6 +235,7 @@ fn pfc_port_sleeps_exactly() {
     let mut got = Vec::new();
     let mut steps = 0;
     while b.now() < 5000 {
+        own_b.refill(&mut b);
         let t = b.now();
         let idle = b.next_event().unwrap_or(u64::MAX);
         let next_hand = (t..5000).find(|&c| due(c)).unwrap_or(5000);

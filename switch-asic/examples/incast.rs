@@ -54,7 +54,8 @@ fn main() {
 
     let mut rig = Rig::new(config(5, 132), 200, 20).expect("config");
     for p in 0..4 {
-        rig.eps[p].set_source(
+        rig.set_source(
+            p,
             PacketDesc::local(5, p as u16, 0, Opcode::RcSendOnly, 2048),
             None,
         );
@@ -70,8 +71,8 @@ fn main() {
         out.cong_cycles,
         out.marked
     );
-    for ep in rig.eps.iter_mut() {
-        ep.stop_source();
+    for p in 0..rig.eps.len() {
+        rig.stop_source(p);
     }
     rig.run(50_000);
     ok &= check(&rig, "incast");
@@ -86,7 +87,8 @@ fn main() {
         } else {
             g + 3
         };
-        rig.eps[p].set_source(
+        rig.set_source(
+            p,
             PacketDesc::local(
                 dst as u16 + 1,
                 p as u16,
@@ -105,8 +107,8 @@ fn main() {
         "{ports}-port switch under incasts, {n} cycles in {dt:.2} s: {:.1} M port-cycles/s (switch and {ports} endpoints)",
         n as f64 * ports as f64 / dt / 1e6
     );
-    for ep in rig.eps.iter_mut() {
-        ep.stop_source();
+    for p in 0..rig.eps.len() {
+        rig.stop_source(p);
     }
     rig.run(50_000);
     ok &= check(&rig, "mesh");

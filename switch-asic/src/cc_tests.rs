@@ -19,7 +19,7 @@ fn rig(cc: PortCc, payload: [u16; 4], start: [u64; 4]) -> (Rig, [u64; 4]) {
     for (p, &pl) in payload.iter().enumerate() {
         let mut d = pkt(OUT, pl);
         d.tag = p as u32;
-        r.eps[p].set_source(d, Some(0));
+        r.set_source(p, d, Some(0));
     }
     (r, start)
 }
@@ -37,7 +37,7 @@ fn drive(
             if t == start[p] {
                 let mut d = pkt(OUT, payload[p]);
                 d.tag = p as u32;
-                r.eps[p].set_source(d, None);
+                r.set_source(p, d, None);
             }
         }
         f(r, true);

@@ -38,8 +38,16 @@ fn vl_arbitration_weights_and_sl2vl_through_the_switch() {
     let mut rig = Rig::new(c, 300, 5).unwrap();
     rig.record(true);
     // Both inputs send on their link's VL0; input 1's packets are SL1, so they leave on VL1.
-    rig.eps[0].set_source(PacketDesc::local(3, 1, 0, Opcode::RcSendOnly, 1024), None);
-    rig.eps[1].set_source(PacketDesc::local(3, 2, 1, Opcode::RcSendOnly, 1024), None);
+    rig.set_source(
+        0,
+        PacketDesc::local(3, 1, 0, Opcode::RcSendOnly, 1024),
+        None,
+    );
+    rig.set_source(
+        1,
+        PacketDesc::local(3, 2, 1, Opcode::RcSendOnly, 1024),
+        None,
+    );
     rig.run(200_000);
     let (v0, v1) = (rig.sw.counters(2, 0), rig.sw.counters(2, 1));
     // 17-block packets: a VL0 visit sends 4 (68 blocks), a VL1 visit 12 (204 blocks): 1 : 3.
@@ -73,8 +81,8 @@ fn per_pair_sl2vl_tables_pick_the_output_vl_of_the_pair() {
     c.sl2vl[3 + 2].vl[0] = 1;
     let mut rig = Rig::new(c, 300, 5).unwrap();
     rig.record(true);
-    rig.eps[0].set_source(PacketDesc::local(3, 1, 0, Opcode::RcSendOnly, 256), None);
-    rig.eps[1].set_source(PacketDesc::local(3, 2, 0, Opcode::RcSendOnly, 256), None);
+    rig.set_source(0, PacketDesc::local(3, 1, 0, Opcode::RcSendOnly, 256), None);
+    rig.set_source(1, PacketDesc::local(3, 2, 0, Opcode::RcSendOnly, 256), None);
     rig.run(20_000);
     let from = |slid: u16| rig.sent[2].iter().filter(move |d| d.slid == slid);
     assert!(from(1).count() > 10 && from(2).count() > 10);

@@ -8,6 +8,15 @@ use rtl_model::link::{ConfigError, PacketDesc, TxEvent};
 use switch_asic::config::mtu_packet_blocks;
 use switch_asic::{Switch, SwitchConfig};
 
+/// Copies of one packet that a rig's endpoint sends back to back: each is loaded once the one before has
+/// started (as the HCA loads packet by packet), with the next PSN and payload seed.
+#[derive(Debug, Clone, Copy)]
+struct Stream {
+    d: PacketDesc,
+    /// Copies still to load; `None`: without end.
+    left: Option<u64>,
+}
+
 /// A switch with an [`Endpoint`] on every port, joined by wires of one latency.
 #[derive(Debug, Clone)]
 pub struct Rig {
@@ -20,6 +29,8 @@ pub struct Rig {
     /// Every packet the switch sent, per port, in order, when recording is on (see [`Rig::record`]).
     pub sent: Vec<Vec<PacketDesc>>,
     record: bool,
+    /// Per endpoint: what it sends ([`Rig::set_source`]).
+    streams: Vec<Option<Stream>>,
 }
 
 impl Rig {
@@ -46,7 +57,24 @@ impl Rig {
             to_sw: (0..n).map(|_| Wire::new(latency)).collect(),
             sent: vec![Vec::new(); n],
             record: false,
+            streams: vec![None; n],
         })
+    }
+
+    /// Endpoint `p` sends copies of `template` back to back as credit allows: `count` of them, or without
+    /// end for `None`, replacing what it sent before.
+    pub fn set_source(&mut self, p: usize, template: PacketDesc, count: Option<u64>) {
+        self.eps[p].stop_source();
+        self.streams[p] = Some(Stream {
+            d: template,
+            left: count,
+        });
+    }
+
+    /// Endpoint `p` stops sending (a copy already started completes).
+    pub fn stop_source(&mut self, p: usize) {
+        self.eps[p].stop_source();
+        self.streams[p] = None;
     }
 
     /// Keep every packet the switch sends in [`Rig::sent`] (allocates; off by default).
@@ -90,6 +118,16 @@ impl Rig {
             self.to_ep[usize::from(port)].push(now, e);
         }
         for (p, ep) in self.eps.iter_mut().enumerate() {
+            if let Some(st) = self.streams[p].as_mut() {
+                if st.left != Some(0) && !ep.loaded(st.d.vl) {
+                    ep.load(st.d);
+                    st.d.psn = (st.d.psn + 1) & 0xFF_FFFF;
+                    st.d.payload_seed = st.d.payload_seed.wrapping_add(1);
+                    if let Some(l) = st.left.as_mut() {
+                        *l -= 1;
+                    }
+                }
+            }
             let o = ep.step();
             if o.pkt.is_some() || o.fc.is_some() || o.pause.is_some() {
                 self.to_sw[p].push(now, o);

@@ -24,7 +24,7 @@ fn roce_rig(buf: u16, delay: u32, latency: u64, cc: PortCc, inputs: usize) -> Ri
     }
     let mut r = Rig::new(c, buf, latency).unwrap();
     for p in 0..inputs {
-        r.eps[p].set_source(roce(p), None);
+        r.set_source(p, roce(p), None);
     }
     r
 }
@@ -60,7 +60,7 @@ fn pfc_incast_is_lossless_for_a_million_cycles() {
         "input 0 was paused for {paused_cycles} cycles"
     );
     for p in 0..4 {
-        r.eps[p].stop_source();
+        r.stop_source(p);
     }
     r.run(20_000);
     let sent: u64 = (0..5).map(|p| r.eps[p].stats().sent_pkts).sum();
@@ -133,7 +133,7 @@ fn ce_run(cc: PortCc, inputs: usize, slow_sink: bool) -> (u64, u64, u64) {
         let srcs: Vec<_> = (0..inputs).collect();
         r = Rig::new(c, 250, 20).unwrap();
         for p in srcs {
-            r.eps[p].set_source(roce(p), None);
+            r.set_source(p, roce(p), None);
         }
     }
     if slow_sink {
@@ -231,7 +231,7 @@ fn packets_not_ecn_capable_are_never_marked() {
     for p in 0..4 {
         let mut d = roce(p);
         d.ecn = 0;
-        r.eps[p].set_source(d, None);
+        r.set_source(p, d, None);
     }
     r.run(50_000);
     assert_eq!(r.sw.counters(OUT, 0).marked, 0);

@@ -28,7 +28,7 @@ pub(crate) fn pkt(dst_port: usize, payload: u16) -> PacketDesc {
 #[test]
 fn forwards_at_full_rate_without_loss() {
     let mut rig = Rig::new(cfg(2, rate8(), 200), 200, 5).unwrap();
-    rig.eps[0].set_source(pkt(1, 2048), None);
+    rig.set_source(0, pkt(1, 2048), None);
     rig.run(100_000);
     let s0 = rig.eps[0].stats();
     let s1 = rig.eps[1].stats();
@@ -49,7 +49,7 @@ fn forwards_at_full_rate_without_loss() {
 #[test]
 fn packets_ending_in_their_start_cycle_are_released() {
     let mut rig = Rig::new(cfg(2, LinkRate::new(32, 1).unwrap(), 200), 200, 5).unwrap();
-    rig.eps[0].set_source(pkt(1, 0), None);
+    rig.set_source(0, pkt(1, 0), None);
     rig.run(10_000);
     let s1 = rig.eps[1].stats();
     assert!(s1.recv_pkts > 5_000, "{} packets", s1.recv_pkts);
@@ -136,7 +136,7 @@ pub(crate) fn incast(cycles: u64) -> Rig {
     for p in 0..4 {
         let mut d = pkt(4, 2048);
         d.tag = p as u32;
-        rig.eps[p].set_source(d, None);
+        rig.set_source(p, d, None);
     }
     for _ in 0..cycles {
         rig.step();
@@ -145,7 +145,7 @@ pub(crate) fn incast(cycles: u64) -> Rig {
         }
     }
     for p in 0..4 {
-        rig.eps[p].stop_source();
+        rig.stop_source(p);
     }
     rig.run(20_000);
     assert_quiet_and_lossless(&rig, sw_buf, ep_buf);

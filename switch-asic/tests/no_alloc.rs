@@ -45,9 +45,13 @@ fn ib_mode() {
             Opcode::RcSendOnly,
             512 + 300 * p as u16,
         );
-        rig.eps[p].set_source(d, None);
+        rig.set_source(p, d, None);
     }
-    rig.eps[7].set_source(PacketDesc::local(1, 9, 0, Opcode::RcSendOnly, 4096), None);
+    rig.set_source(
+        7,
+        PacketDesc::local(1, 9, 0, Opcode::RcSendOnly, 4096),
+        None,
+    );
     rig.run(20_000);
 
     let region = Region::new(GLOBAL);
@@ -68,7 +72,7 @@ fn ib_mode() {
 
     // And the idle fast path: skipping to the next event allocates nothing either.
     for p in 0..8 {
-        rig.eps[p].stop_source();
+        rig.stop_source(p);
     }
     rig.run(50_000);
     // A clone keeps its preallocated capacity, so it too steps without allocating.
@@ -102,7 +106,7 @@ fn pfc_mode() {
     for p in 0..4 {
         let mut d = PacketDesc::local(5, p as u16, 0, Opcode::RcSendOnly, 1500);
         d.ecn = 2;
-        rig.eps[p].set_source(d, None);
+        rig.set_source(p, d, None);
     }
     rig.run(20_000);
     let region = Region::new(GLOBAL);

@@ -889,7 +889,7 @@ impl Hca {
                     Some(c) => c,
                     None => self.ack_q.pop_front().expect("a control packet is queued"),
                 };
-                self.ep.set_source(c, Some(1));
+                self.ep.load(c);
                 self.ep.set_first(Some(c.vl));
                 self.heads[v] = Some(Loaded::Ctl);
             }
@@ -905,7 +905,6 @@ impl Hca {
         if let Some(p) = out.pkt {
             let v = self.slot(p.desc.vl);
             let l = self.heads[v].take().expect("a packet sent was loaded");
-            self.ep.clear_source(v as u8);
             match l {
                 Loaded::Ctl => {
                     self.ctl_injected += 1;
@@ -965,7 +964,7 @@ impl Hca {
                     d = roce::to_roce(d, o);
                 }
                 d.seal(self.roce.is_some());
-                self.ep.set_source(d, Some(1));
+                self.ep.load(d);
                 self.heads[v] = Some(Loaded::Data(k));
                 self.rr[v] = (k + 1) % n;
                 return;
