@@ -2,20 +2,21 @@
 //! configuration, so `ibcycle cosim ib_switch --replay FILE` can drive the switch RTL (`hdl/ib_switch.sv`)
 //! and the Rust `Switch` with exactly the traffic of a real scenario ([`crate::switch`]).
 //!
-//! Format (version 1), one record per line, fields separated by single spaces:
+//! Format (version 2), one record per line, fields separated by single spaces:
 //!
 //! ```text
-//! ibcycle switch trace v1          <- first line, exactly
+//! ibcycle switch trace v2          <- first line, exactly (v1 is read too: see below)
 //! # switch S1 of gran-s1-cc-on     <- lines starting with '#' are comments, blank lines are ignored
 //! config {"ports":[...],...}       <- the SwitchConfig as JSON (serde), on one line
 //! cycles 40000                     <- cycles the trace covers (0 .. cycles-1); before any event line
-//! 120 p 3 5 1 2 0 0 0 0 0 100 1 7 2048 2106 7 42    <- a packet head handed in (Switch::rx_packet)
+//! 120 p 3 5 1 2 0 0 0 0 0 100 1 7 2048 2106 7 42 3735928559   <- a packet head (Switch::rx_packet)
 //! 131 f 3 0 17 530                 <- a flow-control packet handed in (Switch::rx_fc)
 //! ```
 //!
 //! - A packet line: `cycle p port offset dlid slid sl vl fecn becn ecn opcode dest_qp psn payload_len
-//!   wire_len payload_seed tag` (the `PacketStart`: its sub-cycle tick offset, then the descriptor's fields
-//!   in declaration order; booleans as 0/1).
+//!   wire_len payload_seed tag icrc` (the `PacketStart`: its sub-cycle tick offset, then the descriptor's
+//!   fields in declaration order; booleans as 0/1). Version 1 had no `icrc` (read as 0): the ICRC its source
+//!   sealed the packet with, which a switch carries untouched.
 //! - A flow-control line: `cycle f port vl fctbs fccl`.
 //! - Event lines are in cycle order (equal cycles in any order); every cycle is below `cycles`. Values are
 //!   decimal. Every hand-in the fabric made is there, in the order it made them (a refused one too: the
@@ -26,8 +27,11 @@ use std::io::Write;
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart};
 use switch_asic::SwitchConfig;
 
-/// The first line of a version-1 trace.
-pub const HEADER: &str = "ibcycle switch trace v1";
+/// The first line of a trace as written (version 2).
+pub const HEADER: &str = "ibcycle switch trace v2";
+
+/// The first line of a version-1 trace (packet lines without the ICRC), still read.
+pub const HEADER_V1: &str = "ibcycle switch trace v1";
 
 /// A malformed switch trace: the line (1-based) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,7 +97,7 @@ impl SwitchTrace {
                     let d = ps.desc;
                     writeln!(
                         w,
-                        "{} p {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+                        "{} p {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
                         e.cycle,
                         e.port,
                         ps.offset,
@@ -110,7 +114,8 @@ impl SwitchTrace {
                         d.payload_len,
                         d.wire_len,
                         d.payload_seed,
-                        d.tag
+                        d.tag,
+                        d.icrc
                     )?;
                 }
                 HandIn::Fc(f) => {
@@ -128,8 +133,9 @@ impl SwitchTrace {
     /// Parses a trace.
     pub fn parse(text: &str) -> Result<Self, SwitchTraceError> {
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        match lines.next() {
-            Some((_, l)) if l.trim_end() == HEADER => {}
+        let v1 = match lines.next() {
+            Some((_, l)) if l.trim_end() == HEADER => false,
+            Some((_, l)) if l.trim_end() == HEADER_V1 => true,
             Some((n, l)) => {
                 return Err(err(
                     n,
@@ -137,7 +143,7 @@ impl SwitchTrace {
                 ))
             }
             None => return Err(err(0, "empty file")),
-        }
+        };
         let mut config = None;
         let mut cycles = None;
         let mut events = Vec::new();
@@ -214,11 +220,17 @@ impl SwitchTrace {
                         payload_seed: fit(num(16, "payload_seed")?, 0xFFFF_FFFF, "payload_seed")?
                             as u32,
                         tag: fit(num(17, "tag")?, 0xFFFF_FFFF, "tag")? as u32,
-                        // Not in the format: a switch neither reads nor changes it.
-                        icrc: 0,
+                        icrc: if v1 {
+                            0
+                        } else {
+                            fit(num(18, "icrc")?, 0xFFFF_FFFF, "icrc")? as u32
+                        },
                     };
                     let offset = fit(num(3, "offset")?, 0xFFFF_FFFF, "offset")? as u32;
-                    (HandIn::Packet(PacketStart { desc, offset }), 18)
+                    (
+                        HandIn::Packet(PacketStart { desc, offset }),
+                        if v1 { 18 } else { 19 },
+                    )
                 }
                 Some("f") => (
                     HandIn::Fc(FcPacket {
@@ -269,6 +281,7 @@ mod tests {
             dlid: 1,
             wire_len: 100,
             tag: 9,
+            icrc: 0xdead_beef,
             ..PacketDesc::default()
         };
         SwitchTrace {
@@ -316,7 +329,49 @@ mod tests {
         assert!(e.to_string().contains("not below cycles"), "{e}");
         let e = SwitchTrace::parse(&s.replace("5 f 1 0 3 70", "5 f 1 0 4096 70")).unwrap_err();
         assert!(e.msg.contains("fctbs 4096"), "{e}");
-        let e = SwitchTrace::parse(&s.replace("v1", "v2")).unwrap_err();
+        let e = SwitchTrace::parse(&s.replace("v2", "v3")).unwrap_err();
         assert_eq!(e.line, 1);
+        // A v2 packet line needs the ICRC.
+        let e = SwitchTrace::parse(&s.replace(" 3735928559", "")).unwrap_err();
+        assert!(
+            e.to_string().contains("icrc") || e.msg.contains("fields"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn version_1_reads_without_the_icrc() {
+        let t = small();
+        let mut b = Vec::new();
+        t.write(&mut b, &[]).unwrap();
+        let v1 = String::from_utf8(b)
+            .unwrap()
+            .replace(HEADER, HEADER_V1)
+            .replace(" 3735928559", "");
+        let back = SwitchTrace::parse(&v1).unwrap();
+        let want: Vec<Event> = t
+            .events
+            .iter()
+            .map(|e| match e.what {
+                HandIn::Packet(mut ps) => {
+                    ps.desc.icrc = 0;
+                    Event {
+                        what: HandIn::Packet(ps),
+                        ..*e
+                    }
+                }
+                HandIn::Fc(_) => *e,
+            })
+            .collect();
+        assert_eq!(back.events, want);
+        // A v1 packet line with an ICRC has a field too many.
+        let with = String::from_utf8({
+            let mut b = Vec::new();
+            t.write(&mut b, &[]).unwrap();
+            b
+        })
+        .unwrap()
+        .replace(HEADER, HEADER_V1);
+        assert!(SwitchTrace::parse(&with).is_err());
     }
 }
