@@ -728,8 +728,12 @@ impl Endpoint {
     }
 
     /// Steps the VL arbiter with the sources of `cand` (each with credit, each grantable) as its requests:
-    /// the VL it grants. Work conserving, so it grants one of them.
+    /// the VL it grants. Work conserving, so it grants one of them. With one data VL the grant is that VL
+    /// whatever the arbiter's state, and no other VL ever asks, so the arbiter is not stepped.
     fn arbitrate(&mut self, cand: u16) -> usize {
+        if self.vls == 1 {
+            return 0;
+        }
         let mut len = [0u8; 16];
         let mut m = cand;
         while m != 0 {

@@ -43,9 +43,14 @@ use crate::wire::{check_len, Error, Result};
 /// The ICRC's CRC-32.
 const CRC32: Crc<u32> = Crc::<u32>::new(&CRC_32_ISO_HDLC);
 
+/// The same CRC with slice-by-16 tables: every packet a fabric moves is sealed and checked with it
+/// ([`crate::link::PacketDesc::invariant_crc`]), and over its 21 bytes it takes about a quarter of the
+/// byte-at-a-time table's instructions.
+const CRC32_SLICED: Crc<u32, crc::Table<16>> = Crc::<u32, crc::Table<16>>::new(&CRC_32_ISO_HDLC);
+
 /// CRC-32 of `bytes` with the ICRC's polynomial and conventions (no masking: see [`icrc`] for packets).
 pub fn crc32(bytes: &[u8]) -> u32 {
-    CRC32.checksum(bytes)
+    CRC32_SLICED.checksum(bytes)
 }
 
 /// Bytes of the ICRC field.
