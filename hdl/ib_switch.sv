@@ -967,7 +967,8 @@ module ib_switch #(
       a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
     end
   end
-  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  // Not checked in reset cycles: before the first reset edge the registers hold X (4-state simulators).
+  always_ff @(posedge clk_i) a_ok_q <= a_ok || !rst_ni;
   initial a_ok_q = 1'b1;
   always @(posedge clk_i) begin
     assert (a_ok_q);

@@ -874,12 +874,12 @@ impl Hca {
         // wire or the arbiter) is taken back, as is one whose flow stopped. It is rebuilt when its flow is
         // chosen again (same PSN: not consumed).
         let ctl_vl = self.next_ctl().map(|c| self.slot(c.vl));
-        for v in 0..self.heads.len() {
-            if let Some(Loaded::Data(i)) = self.heads[v] {
+        for (v, h) in self.heads.iter_mut().enumerate() {
+            if let Some(Loaded::Data(i)) = *h {
                 if !self.flows[i].active(now) || ctl_vl == Some(v) {
                     self.ep.clear_source(v as u8);
                     self.flows[i].unsend();
-                    self.heads[v] = None;
+                    *h = None;
                 }
             }
         }
