@@ -20,11 +20,12 @@
 // | `voq_fill_i`         | in  | NIn x 16  | fill of input port k's VoQ for this output and VL at [16k +: 16]  |
 // | `voq_cnt_i`          | in  | CntW      | lanes valid: the Rust slice length `voq_fill_i.len()`             |
 // | `credit_avail_i`     | in  | 12        | credit of this output VL in blocks (`credit_tx` `avail_o`)        |
-// | outputs (registered: they reflect the previous cycle's inputs; 0 while `rst_ni` is low)                   |
-// | `cong_o`             | out | 1         | over the fill threshold (`cong_q`)                                |
-// | `root_o`             | out | 1         | congested and credit available (`root_q`)                         |
-// | `victim_o`           | out | 1         | congested without credit (`victim_q`)                             |
-// | `mark_state_o`       | out | 1         | `root_q || (victim_q && victim_mask_i)`                           |
+// | outputs (decided from the registers: they reflect the previous cycle's inputs; 0 while `rst_ni` is low)  |
+// | `cong_o`             | out | 1         | over the fill threshold (`over`, from `lane_over_q`, `sum_q`,     |
+// |                      |     |           | `n_q` and the held configuration)                                 |
+// | `root_o`             | out | 1         | `over && credit_ok_q`: congested and credit available             |
+// | `victim_o`           | out | 1         | `over && !credit_ok_q`: congested without credit                  |
+// | `mark_state_o`       | out | 1         | `root_o || (victim_o && victim_mask_i)`                           |
 // | `cfg_err_o`          | out | 1         | configuration rule broken: bit 0 `compare_i` is 3 (reserved;      |
 // |                      |     |           | behaves as PerVoq). Combinational from the held ports, also in    |
 // |                      |     |           | reset; asserted 0. The Rust `Config::cfg_err` (always 0: the     |
@@ -53,7 +54,22 @@
 // sum > floor(thr / n) (IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE compares n * sum >= thr there).
 // Sums are SumW bits wide, enough for NIn lanes of 16 bits, so they never wrap (the Rust sum is a u32).
 //
-// State (reset value 0): `cong_q`, `root_q`, `victim_q`.
+// Two stages, split at the register (each within the 40-level depth budget). The input cycle reduces the
+// lanes to the state below; the next cycle decides from that state and the held configuration alone:
+// PerVoq reads `lane_over_q`, SumVoqs compares `sum_q` with the threshold, SumPerContributor compares
+// `n_q * sum_q` with it (not congested when `n_q` is 0), and root or victim follows `credit_ok_q`. With the
+// configuration held, every output is the decision on the previous cycle's inputs, as when the whole
+// decision was registered. A configuration port changed while running is seen by the stage that reads it:
+// `thr_table_i`/`threshold_i` by the lane compare in the input cycle and by the sum and product compares in
+// the next, `root_min_credits_i` in the input cycle, `compare_i` and `victim_mask_i` in the next.
+//
+// State (reset value 0 for each: the state of empty queues, which the decision reads as not congested under
+// any configuration, so the outputs are 0 from the first cycle after reset on; asserted):
+//   `lane_over_q`  1     some valid lane was above the threshold (PerVoq's decision, whole)
+//   `sum_q`        SumW  the sum of the valid lanes, binary
+//   `n_q`          CntW  the count of valid lanes with a non-zero fill, binary
+//   `credit_ok_q`  1     `credit_avail_i >= root_min_credits_i`
+// The Rust `CongDetect` registers the same, under the same names.
 //
 // Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
 // -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
@@ -205,11 +221,7 @@ module cong_detect #(
   end
 
   // ---------------------------------------------------------------- stage 1: the input cycle
-  // Registered (reset value 0 for each, which the decision below reads as not congested):
-  //   lane_over_q  some valid lane was above the threshold (PerVoq's decision, whole)
-  //   sum_q        the sum of the valid lanes (SumW bits, binary)
-  //   n_q          the count of valid lanes with a non-zero fill (CntW bits, binary)
-  //   credit_ok_q  `credit_avail_i >= root_min_credits_i` (the root rule's compare)
+  // The registered state (the list in the header) and its next values.
   logic              lane_over_q, lane_over_d, credit_ok_q, credit_ok_d;
   logic [SumW-1:0]   sum_q, sum_d;
   logic [CntW-1:0]   n_q, n_d;
