@@ -210,17 +210,6 @@ module cong_detect #(
     carries = g;
   endfunction
 
-  // The fill threshold the Threshold selects (read in both stages: the held configuration).
-  logic [15:0]       thr;
-  always_comb begin
-`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
-    thr = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
-`else
-    thr = thr_table_i[threshold_i*16 +: 16];
-`endif
-  end
-
-  // ---------------------------------------------------------------- stage 1: the input cycle
   // The registered state (the list in the header) and its next values.
   logic              lane_over_q, lane_over_d, credit_ok_q, credit_ok_d;
   logic [SumW-1:0]   sum_q, sum_d;
@@ -244,7 +233,26 @@ module cong_detect #(
   logic [PW-1:0]     sum_cy, cnt_cy;
   /* verilator lint_on UNUSEDSIGNAL */
 
+  // Stage 2 (the decision, from the registers).
+  logic [15:0]       thr;            // the fill threshold the Threshold selects (read by both stages)
+  logic [2*PW-1:0]   cmp_cs, prod_cs;
+  logic [2*PW-1:0]   prod_lo, prod_hi;
+  logic [PW-1:0]     cmp_cy, prod_cy, thr_row, ones;
+  logic [PW-1:0]     prod_row [8];
+  logic              sum_over, prod_over, over;
+  logic              root, victim;
+
+  // Both stages are one process: under Icarus 11, two always_comb processes that call the same
+  // automatic function (add42 here) did not get through ten cycles in a minute (each seems to wake the
+  // other); one process calling it runs as fast as the single-stage block did. The netlist is the same.
   always_comb begin
+`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
+    thr = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
+`else
+    thr = thr_table_i[threshold_i*16 +: 16];
+`endif
+
+    // ------------------------------------------------------------ stage 1: the input cycle
     fill = '0;
     fill[NIn*16-1:0] = voq_fill_i;
     // A count above NIn means NIn: lane k < NIn is valid when k < the count, whatever the count.
@@ -281,31 +289,8 @@ module cong_detect #(
     n_d    = cnt_cs[CntW-1:0] ^ cnt_cs[PW +: CntW] ^ CntW'(cnt_cy << 1);
 
     credit_ok_d = credit_avail_i >= root_min_credits_i;
-  end
 
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      lane_over_q <= 1'b0;
-      sum_q       <= '0;
-      n_q         <= '0;
-      credit_ok_q <= 1'b0;
-    end else begin
-      lane_over_q <= lane_over_d;
-      sum_q       <= sum_d;
-      n_q         <= n_d;
-      credit_ok_q <= credit_ok_d;
-    end
-  end
-
-  // ---------------------------------------------------------------- stage 2: the decision, from the registers
-  logic [2*PW-1:0]   cmp_cs, prod_cs;
-  logic [2*PW-1:0]   prod_lo, prod_hi;
-  logic [PW-1:0]     cmp_cy, prod_cy, thr_row, ones;
-  logic [PW-1:0]     prod_row [8];
-  logic              sum_over, prod_over, over;
-  logic              root, victim;
-
-  always_comb begin
+    // ------------------------------------------------------------ stage 2: the decision, from the registers
     // SumVoqs: sum > thr exactly when sum + (2^SumW - 1 - thr) carries into bit SumW (>=: one more).
     thr_row = '0;
     thr_row[SumW-1:0] = ~{{(SumW - 16){1'b0}}, thr};
@@ -352,6 +337,20 @@ module cong_detect #(
 `else
     mark_state_o = rst_ni && (root || (victim && victim_mask_i));
 `endif
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      lane_over_q <= 1'b0;
+      sum_q       <= '0;
+      n_q         <= '0;
+      credit_ok_q <= 1'b0;
+    end else begin
+      lane_over_q <= lane_over_d;
+      sum_q       <= sum_d;
+      n_q         <= n_d;
+      credit_ok_q <= credit_ok_d;
+    end
   end
 
   assign cfg_err_o = compare_i == 2'd3;
