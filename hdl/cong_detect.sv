@@ -148,13 +148,18 @@ module cong_detect #(
 
   // Two stages split at the register. The input cycle reduces the 64 lanes to what the decision needs
   // (`*_d`, registered as `*_q`); the next cycle decides from those registers alone: the outputs are
-  // combinational from `*_q` and the held configuration, so they reflect the previous cycle's inputs as
-  // before. No step is a chain over the lanes: the lane sum and the count of contributing lanes are
+  // combinational from `*_q` and the held configuration, so they reflect the previous cycle's inputs.
+  // No step is a chain over the lanes: the lane sum and the count of contributing lanes are
   // carry-save trees (lanes in fours, by 4:2 compressors, log2 levels), added by Kogge-Stone trees before
   // the register. After the register each comparison adds the threshold's complement as one more row and
   // looks only at the carry out of the top, computed by a Kogge-Stone tree; the per-contributor product
   // n * sum is CntW shifted rows of the sum, gated by the count's bits, and the threshold row, reduced by
-  // 4:2 compressors.
+  // a Wallace tree of full adders.
+  //
+  // The stages are separate processes and share no function: under Icarus 11, two always_comb processes
+  // calling the same automatic function (add42) did not get through ten cycles in a minute, and one
+  // process holding both stages makes Verilator see a combinational path from the lanes to the outputs
+  // (UNOPTFLAT in ib_switch). So stage 1 adds with add42 and carries, stage 2 with csa and carries_q.
   //
   // Widths: every row is PW bits, enough for n * sum plus the threshold row without wrapping (NIn <= 64:
   // n * sum < 2^28); a tree's rows are cut to the width of its total at the end (sums of non-negative rows
@@ -210,6 +215,31 @@ module cong_detect #(
     carries = g;
   endfunction
 
+  // `carries` for stage 2's process (see above why not shared).
+  function automatic logic [PW-1:0] carries_q(input logic [PW-1:0] a, input logic [PW-1:0] b);
+    /* verilator no_inline_task */
+    logic [PW-1:0] g, p, gn;
+    g = a & b;
+    p = a ^ b;
+    for (int s = 1; s < PW; s = 2 * s) begin
+      gn = (p & (g << s)) | (~p & g);
+      g = gn;
+      p = p & (p << s);
+    end
+    carries_q = g;
+  endfunction
+
+  // The fill threshold the Threshold selects (read in both stages: the held configuration).
+  logic [15:0]       thr;
+  always_comb begin
+`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
+    thr = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
+`else
+    thr = thr_table_i[threshold_i*16 +: 16];
+`endif
+  end
+
+  // ---------------------------------------------------------------- stage 1: the input cycle
   // The registered state (the list in the header) and its next values.
   logic              lane_over_q, lane_over_d, credit_ok_q, credit_ok_d;
   logic [SumW-1:0]   sum_q, sum_d;
@@ -233,26 +263,7 @@ module cong_detect #(
   logic [PW-1:0]     sum_cy, cnt_cy;
   /* verilator lint_on UNUSEDSIGNAL */
 
-  // Stage 2 (the decision, from the registers).
-  logic [15:0]       thr;            // the fill threshold the Threshold selects (read by both stages)
-  logic [2*PW-1:0]   cmp_cs, prod_cs;
-  logic [2*PW-1:0]   prod_lo, prod_hi;
-  logic [PW-1:0]     cmp_cy, prod_cy, thr_row, ones;
-  logic [PW-1:0]     prod_row [8];
-  logic              sum_over, prod_over, over;
-  logic              root, victim;
-
-  // Both stages are one process: under Icarus 11, two always_comb processes that call the same
-  // automatic function (add42 here) did not get through ten cycles in a minute (each seems to wake the
-  // other); one process calling it runs as fast as the single-stage block did. The netlist is the same.
   always_comb begin
-`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
-    thr = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
-`else
-    thr = thr_table_i[threshold_i*16 +: 16];
-`endif
-
-    // ------------------------------------------------------------ stage 1: the input cycle
     fill = '0;
     fill[NIn*16-1:0] = voq_fill_i;
     // A count above NIn means NIn: lane k < NIn is valid when k < the count, whatever the count.
@@ -289,8 +300,34 @@ module cong_detect #(
     n_d    = cnt_cs[CntW-1:0] ^ cnt_cs[PW +: CntW] ^ CntW'(cnt_cy << 1);
 
     credit_ok_d = credit_avail_i >= root_min_credits_i;
+  end
 
-    // ------------------------------------------------------------ stage 2: the decision, from the registers
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      lane_over_q <= 1'b0;
+      sum_q       <= '0;
+      n_q         <= '0;
+      credit_ok_q <= 1'b0;
+    end else begin
+      lane_over_q <= lane_over_d;
+      sum_q       <= sum_d;
+      n_q         <= n_d;
+      credit_ok_q <= credit_ok_d;
+    end
+  end
+
+  // ---------------------------------------------------------------- stage 2: the decision, from the registers
+  logic [2*PW-1:0]   cmp_cs, prod_cs;
+  // The product's 8 rows to one carry-save pair: a Wallace tree, 8 -> 6 -> 4 -> 3 -> 2.
+  logic [PW-1:0]     w1 [6];
+  logic [PW-1:0]     w2 [4];
+  logic [PW-1:0]     w3 [3];
+  logic [PW-1:0]     cmp_cy, prod_cy, thr_row, ones;
+  logic [PW-1:0]     prod_row [8];
+  logic              sum_over, prod_over, over;
+  logic              root, victim;
+
+  always_comb begin
     // SumVoqs: sum > thr exactly when sum + (2^SumW - 1 - thr) carries into bit SumW (>=: one more).
     thr_row = '0;
     thr_row[SumW-1:0] = ~{{(SumW - 16){1'b0}}, thr};
@@ -298,7 +335,7 @@ module cong_detect #(
 `ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
     cmp_cs[PW] = 1'b1;  // the carry row's bit 0 is free: the + 1 of sum - thr >= 0
 `endif
-    cmp_cy   = carries(cmp_cs[PW-1:0], cmp_cs[2*PW-1:PW]);
+    cmp_cy   = carries_q(cmp_cs[PW-1:0], cmp_cs[2*PW-1:PW]);
     sum_over = cmp_cs[SumW] ^ cmp_cs[PW + SumW] ^ cmp_cy[SumW-1];
 
     // SumPerContributor: n * sum > thr exactly when n * sum + (2^(PW-1) - 1 - thr) carries into bit
@@ -308,13 +345,19 @@ module cong_detect #(
     for (int i = 0; i < 7; i++) prod_row[i] = '0;
     for (int i = 0; i < CntW; i++) prod_row[i] = n_q[i] ? PW'(sum_q) << i : '0;
     prod_row[7] = (ones >> 1) & ~(PW'(thr));
-    prod_lo = add42({prod_row[1], prod_row[0]}, {prod_row[3], prod_row[2]});
-    prod_hi = add42({prod_row[5], prod_row[4]}, {prod_row[7], prod_row[6]});
-    prod_cs = add42(prod_lo, prod_hi);
+    {w1[1], w1[0]} = csa(prod_row[0], prod_row[1], prod_row[2]);
+    {w1[3], w1[2]} = csa(prod_row[3], prod_row[4], prod_row[5]);
+    w1[4] = prod_row[6];
+    w1[5] = prod_row[7];
+    {w2[1], w2[0]} = csa(w1[0], w1[1], w1[2]);
+    {w2[3], w2[2]} = csa(w1[3], w1[4], w1[5]);
+    {w3[1], w3[0]} = csa(w2[0], w2[1], w2[2]);
+    w3[2] = w2[3];
+    prod_cs = csa(w3[0], w3[1], w3[2]);
 `ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
     prod_cs[PW] = 1'b1;
 `endif
-    prod_cy   = carries(prod_cs[PW-1:0], prod_cs[2*PW-1:PW]);
+    prod_cy   = carries_q(prod_cs[PW-1:0], prod_cs[2*PW-1:PW]);
     prod_over = prod_cs[PW-1] ^ prod_cs[2*PW-1] ^ prod_cy[PW-2];
 
     over = 1'b0;
@@ -337,20 +380,6 @@ module cong_detect #(
 `else
     mark_state_o = rst_ni && (root || (victim && victim_mask_i));
 `endif
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      lane_over_q <= 1'b0;
-      sum_q       <= '0;
-      n_q         <= '0;
-      credit_ok_q <= 1'b0;
-    end else begin
-      lane_over_q <= lane_over_d;
-      sum_q       <= sum_d;
-      n_q         <= n_d;
-      credit_ok_q <= credit_ok_d;
-    end
   end
 
   assign cfg_err_o = compare_i == 2'd3;
