@@ -12,7 +12,7 @@
 //! | `rst_ni`         | in  | 1       | synchronous reset, active low                                        |
 //! | `voq_fill_i`     | in  | N x 16  | fill of each input port's VoQ for this output and VL, in blocks (N <= 64) |
 //! | `credit_avail_i` | in  | 12      | credit of this output VL in blocks (`credit_tx` `avail_o`)           |
-//! | `cong_o`         | out | 1       | over the fill threshold (`over`, below)                              |
+//! | `cong_o`         | out | 1       | `over`: over the fill threshold, decided from the registered state   |
 //! | `root_o`         | out | 1       | `over && credit_ok_q`                                                |
 //! | `victim_o`       | out | 1       | `over && !credit_ok_q`                                               |
 //! | `mark_state_o`   | out | 1       | `root_o || (victim_o && victim_mask)`: packets here may get FECN     |
