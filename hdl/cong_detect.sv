@@ -20,11 +20,12 @@
 // | `voq_fill_i`         | in  | NIn x 16  | fill of input port k's VoQ for this output and VL at [16k +: 16]  |
 // | `voq_cnt_i`          | in  | CntW      | lanes valid: the Rust slice length `voq_fill_i.len()`             |
 // | `credit_avail_i`     | in  | 12        | credit of this output VL in blocks (`credit_tx` `avail_o`)        |
-// | outputs (registered: they reflect the previous cycle's inputs; 0 while `rst_ni` is low)                   |
-// | `cong_o`             | out | 1         | over the fill threshold (`cong_q`)                                |
-// | `root_o`             | out | 1         | congested and credit available (`root_q`)                         |
-// | `victim_o`           | out | 1         | congested without credit (`victim_q`)                             |
-// | `mark_state_o`       | out | 1         | `root_q || (victim_q && victim_mask_i)`                           |
+// | outputs (decided from the registers: they reflect the previous cycle's inputs; 0 while `rst_ni` is low)  |
+// | `cong_o`             | out | 1         | over the fill threshold (`over`, from `lane_over_q`, `sum_q`,     |
+// |                      |     |           | `n_q` and the held configuration)                                 |
+// | `root_o`             | out | 1         | `over && credit_ok_q`: congested and credit available             |
+// | `victim_o`           | out | 1         | `over && !credit_ok_q`: congested without credit                  |
+// | `mark_state_o`       | out | 1         | `root_o || (victim_o && victim_mask_i)`                           |
 // | `cfg_err_o`          | out | 1         | configuration rule broken: bit 0 `compare_i` is 3 (reserved;      |
 // |                      |     |           | behaves as PerVoq). Combinational from the held ports, also in    |
 // |                      |     |           | reset; asserted 0. The Rust `Config::cfg_err` (always 0: the     |
@@ -53,7 +54,22 @@
 // sum > floor(thr / n) (IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE compares n * sum >= thr there).
 // Sums are SumW bits wide, enough for NIn lanes of 16 bits, so they never wrap (the Rust sum is a u32).
 //
-// State (reset value 0): `cong_q`, `root_q`, `victim_q`.
+// Two stages, split at the register (each within the 40-level depth budget). The input cycle reduces the
+// lanes to the state below; the next cycle decides from that state and the held configuration alone:
+// PerVoq reads `lane_over_q`, SumVoqs compares `sum_q` with the threshold, SumPerContributor compares
+// `n_q * sum_q` with it (not congested when `n_q` is 0), and root or victim follows `credit_ok_q`. With the
+// configuration held, every output is the decision on the previous cycle's inputs, as when the whole
+// decision was registered. A configuration port changed while running is seen by the stage that reads it:
+// `thr_table_i`/`threshold_i` by the lane compare in the input cycle and by the sum and product compares in
+// the next, `root_min_credits_i` in the input cycle, `compare_i` and `victim_mask_i` in the next.
+//
+// State (reset value 0 for each: the state of empty queues, which the decision reads as not congested under
+// any configuration, so the outputs are 0 from the first cycle after reset on; asserted):
+//   `lane_over_q`  1     some valid lane was above the threshold (PerVoq's decision, whole)
+//   `sum_q`        SumW  the sum of the valid lanes, binary
+//   `n_q`          CntW  the count of valid lanes with a non-zero fill, binary
+//   `credit_ok_q`  1     `credit_avail_i >= root_min_credits_i`
+// The Rust `CongDetect` registers the same, under the same names.
 //
 // Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
 // -DIBCYCLE_FAULTS_ENABLE -DIBCYCLE_FAULT_<NAME>; a variant defined without the enable stops elaboration):
@@ -130,15 +146,20 @@ module cong_detect #(
   localparam logic [1:0] CmpSumVoqs = 2'd1;
   localparam logic [1:0] CmpSumPerContributor = 2'd2;
 
-  // Registered state and next state
-  logic cong_q, cong_d, root_q, root_d, victim_q, victim_d;
-
-  // Fill comparison, shaped for depth (no step is a chain over the lanes): the lane sum and the count of
-  // contributing lanes are carry-save trees (lanes in pairs, pairs combined by 4:2 compressors, log2 levels),
-  // left as two rows each; every comparison adds the threshold's complement as one more row and looks only
-  // at the carry out of the top, computed by a Kogge-Stone tree. The per-contributor product n * sum is
-  // formed from the count (binary) and the sum (still two rows): 2 * CntW shifted rows and the threshold row,
-  // reduced by a Wallace tree of full adders.
+  // Two stages split at the register. The input cycle reduces the 64 lanes to what the decision needs
+  // (`*_d`, registered as `*_q`); the next cycle decides from those registers alone: the outputs are
+  // combinational from `*_q` and the held configuration, so they reflect the previous cycle's inputs.
+  // No step is a chain over the lanes: the lane sum and the count of contributing lanes are
+  // carry-save trees (lanes in fours, by 4:2 compressors, log2 levels), added by Kogge-Stone trees before
+  // the register. After the register each comparison adds the threshold's complement as one more row and
+  // looks only at the carry out of the top, computed by a Kogge-Stone tree; the per-contributor product
+  // n * sum is CntW shifted rows of the sum, gated by the count's bits, and the threshold row, reduced by
+  // a Wallace tree of full adders.
+  //
+  // The stages are separate processes and share no function: under Icarus 11, two always_comb processes
+  // calling the same automatic function (add42) did not get through ten cycles in a minute, and one
+  // process holding both stages makes Verilator see a combinational path from the lanes to the outputs
+  // (UNOPTFLAT in ib_switch). So stage 1 adds with add42 and carries, stage 2 with csa and carries_q.
   //
   // Widths: every row is PW bits, enough for n * sum plus the threshold row without wrapping (NIn <= 64:
   // n * sum < 2^28); a tree's rows are cut to the width of its total at the end (sums of non-negative rows
@@ -194,7 +215,36 @@ module cong_detect #(
     carries = g;
   endfunction
 
+  // `carries` for stage 2's process (see above why not shared).
+  function automatic logic [PW-1:0] carries_q(input logic [PW-1:0] a, input logic [PW-1:0] b);
+    /* verilator no_inline_task */
+    logic [PW-1:0] g, p, gn;
+    g = a & b;
+    p = a ^ b;
+    for (int s = 1; s < PW; s = 2 * s) begin
+      gn = (p & (g << s)) | (~p & g);
+      g = gn;
+      p = p & (p << s);
+    end
+    carries_q = g;
+  endfunction
+
+  // The fill threshold the Threshold selects (read in both stages: the held configuration).
   logic [15:0]       thr;
+  always_comb begin
+`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
+    thr = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
+`else
+    thr = thr_table_i[threshold_i*16 +: 16];
+`endif
+  end
+
+  // ---------------------------------------------------------------- stage 1: the input cycle
+  // The registered state (the list in the header) and its next values.
+  logic              lane_over_q, lane_over_d, credit_ok_q, credit_ok_d;
+  logic [SumW-1:0]   sum_q, sum_d;
+  logic [CntW-1:0]   n_q, n_d;
+
   logic [64*16-1:0]  fill;      // the lanes, padded with zeros to 64
   logic [63:0]       valid;     // lane k is below the count
   logic [63:0]       lane_over; // a valid lane above the threshold
@@ -207,30 +257,13 @@ module cong_detect #(
   // 2i and 2i + 1, so node 30 is the root, five levels of 4:2 in all.
   logic [2*PW-1:0]   sum_node [31];
   logic [2*PW-1:0]   cnt_node [31];
-  // The product's 15 rows to one carry-save pair: a Wallace tree, 15 -> 10 -> 7 -> 5 -> 4 -> 3 -> 2.
-  logic [PW-1:0]     w0 [15];
-  logic [PW-1:0]     w1 [10];
-  logic [PW-1:0]     w2 [7];
-  logic [PW-1:0]     w3 [5];
-  logic [PW-1:0]     w4 [4];
-  logic [PW-1:0]     w5 [3];
-  // A tree's rows above its total's width, and the carries above the count's, are never read.
+  // A tree's rows above its total's width, and the carries above the total's, are never read.
   /* verilator lint_off UNUSEDSIGNAL */
   logic [2*PW-1:0]   sum_cs, cnt_cs;
-  logic [PW-1:0]     cnt_cy;
+  logic [PW-1:0]     sum_cy, cnt_cy;
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [2*PW-1:0]   cmp_cs, prod_cs;
-  logic [PW-1:0]     sum_s, sum_c, cmp_cy, prod_cy, thr_row, ones;
-  logic [CntW-1:0]   n_contrib;
-  logic              any_over, sum_over, prod_over;
-  logic              over;
 
   always_comb begin
-`ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
-    thr       = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
-`else
-    thr       = thr_table_i[threshold_i*16 +: 16];
-`endif
     fill = '0;
     fill[NIn*16-1:0] = voq_fill_i;
     // A count above NIn means NIn: lane k < NIn is valid when k < the count, whatever the count.
@@ -243,9 +276,10 @@ module cong_detect #(
       lane_over[k] = valid[k] && (lane[k] > thr);
 `endif
     end
-    any_over = |lane_over;
+    lane_over_d = |lane_over;
 
-    // The sum of the valid lanes and the count of those with a non-zero fill, each as two rows S + C.
+    // The sum of the valid lanes and the count of those with a non-zero fill, each as two rows S + C,
+    // then added.
     for (int k = 0; k < 64; k++) begin
       sum_row[k] = valid[k] ? PW'(lane[k]) : '0;
       cnt_row[k] = PW'(valid[k] && (lane[k] != 16'd0));
@@ -259,72 +293,92 @@ module cong_detect #(
       cnt_node[16+i] = add42(cnt_node[2*i], cnt_node[2*i+1]);
     end
     sum_cs = sum_node[30];
-    sum_s  = PW'(sum_cs[SumW-1:0]);
-    sum_c  = PW'(sum_cs[PW +: SumW]);
+    sum_cy = carries(PW'(sum_cs[SumW-1:0]), PW'(sum_cs[PW +: SumW]));
+    sum_d  = sum_cs[SumW-1:0] ^ sum_cs[PW +: SumW] ^ SumW'(sum_cy << 1);
+    cnt_cs = cnt_node[30];
+    cnt_cy = carries(PW'(cnt_cs[CntW-1:0]), PW'(cnt_cs[PW +: CntW]));
+    n_d    = cnt_cs[CntW-1:0] ^ cnt_cs[PW +: CntW] ^ CntW'(cnt_cy << 1);
 
-    // The count, added.
-    cnt_cs    = cnt_node[30];
-    cnt_cy    = carries(PW'(cnt_cs[CntW-1:0]), PW'(cnt_cs[PW +: CntW]));
-    n_contrib = cnt_cs[CntW-1:0] ^ cnt_cs[PW +: CntW] ^ CntW'(cnt_cy << 1);
+    credit_ok_d = credit_avail_i >= root_min_credits_i;
+  end
 
-    // SumVoqs: sum > thr exactly when S + C + (2^SumW - 1 - thr) carries into bit SumW (>=: one more).
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      lane_over_q <= 1'b0;
+      sum_q       <= '0;
+      n_q         <= '0;
+      credit_ok_q <= 1'b0;
+    end else begin
+      lane_over_q <= lane_over_d;
+      sum_q       <= sum_d;
+      n_q         <= n_d;
+      credit_ok_q <= credit_ok_d;
+    end
+  end
+
+  // ---------------------------------------------------------------- stage 2: the decision, from the registers
+  logic [2*PW-1:0]   cmp_cs, prod_cs;
+  // The product's 8 rows to one carry-save pair: a Wallace tree, 8 -> 6 -> 4 -> 3 -> 2.
+  logic [PW-1:0]     w1 [6];
+  logic [PW-1:0]     w2 [4];
+  logic [PW-1:0]     w3 [3];
+  logic [PW-1:0]     cmp_cy, prod_cy, thr_row, ones;
+  logic [PW-1:0]     prod_row [8];
+  logic              sum_over, prod_over, over;
+  logic              root, victim;
+
+  always_comb begin
+    // SumVoqs: sum > thr exactly when sum + (2^SumW - 1 - thr) carries into bit SumW (>=: one more).
     thr_row = '0;
     thr_row[SumW-1:0] = ~{{(SumW - 16){1'b0}}, thr};
-    cmp_cs  = csa(sum_s, sum_c, thr_row);
+    cmp_cs  = csa(PW'(sum_q), '0, thr_row);
 `ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
     cmp_cs[PW] = 1'b1;  // the carry row's bit 0 is free: the + 1 of sum - thr >= 0
 `endif
-    cmp_cy   = carries(cmp_cs[PW-1:0], cmp_cs[2*PW-1:PW]);
+    cmp_cy   = carries_q(cmp_cs[PW-1:0], cmp_cs[2*PW-1:PW]);
     sum_over = cmp_cs[SumW] ^ cmp_cs[PW + SumW] ^ cmp_cy[SumW-1];
 
-    // SumPerContributor: n * sum > thr exactly when n * (S + C) + (2^(PW-1) - 1 - thr) carries into bit
+    // SumPerContributor: n * sum > thr exactly when n * sum + (2^(PW-1) - 1 - thr) carries into bit
     // PW - 1; the same as sum > floor(thr / n) for the Rust block's integer division, without a divider.
-    ones      = '1;
-    for (int i = 0; i < 14; i++) w0[i] = '0;
-    for (int i = 0; i < CntW; i++) begin
-      w0[2*i]   = n_contrib[i] ? sum_s << i : '0;
-      w0[2*i+1] = n_contrib[i] ? sum_c << i : '0;
-    end
-    w0[14] = (ones >> 1) & ~(PW'(thr));
-    for (int i = 0; i < 5; i++) {w1[2*i+1], w1[2*i]} = csa(w0[3*i], w0[3*i+1], w0[3*i+2]);
-    for (int i = 0; i < 3; i++) {w2[2*i+1], w2[2*i]} = csa(w1[3*i], w1[3*i+1], w1[3*i+2]);
-    w2[6] = w1[9];
-    for (int i = 0; i < 2; i++) {w3[2*i+1], w3[2*i]} = csa(w2[3*i], w2[3*i+1], w2[3*i+2]);
-    w3[4] = w2[6];
-    {w4[1], w4[0]} = csa(w3[0], w3[1], w3[2]);
-    w4[2] = w3[3];
-    w4[3] = w3[4];
-    {w5[1], w5[0]} = csa(w4[0], w4[1], w4[2]);
-    w5[2] = w4[3];
-    prod_cs = csa(w5[0], w5[1], w5[2]);
+    // Rows: the sum shifted by i where bit i of n is set (CntW <= 7 of them), the threshold's row, zeros.
+    ones = '1;
+    for (int i = 0; i < 7; i++) prod_row[i] = '0;
+    for (int i = 0; i < CntW; i++) prod_row[i] = n_q[i] ? PW'(sum_q) << i : '0;
+    prod_row[7] = (ones >> 1) & ~(PW'(thr));
+    {w1[1], w1[0]} = csa(prod_row[0], prod_row[1], prod_row[2]);
+    {w1[3], w1[2]} = csa(prod_row[3], prod_row[4], prod_row[5]);
+    w1[4] = prod_row[6];
+    w1[5] = prod_row[7];
+    {w2[1], w2[0]} = csa(w1[0], w1[1], w1[2]);
+    {w2[3], w2[2]} = csa(w1[3], w1[4], w1[5]);
+    {w3[1], w3[0]} = csa(w2[0], w2[1], w2[2]);
+    w3[2] = w2[3];
+    prod_cs = csa(w3[0], w3[1], w3[2]);
 `ifdef IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE
     prod_cs[PW] = 1'b1;
 `endif
-    prod_cy   = carries(prod_cs[PW-1:0], prod_cs[2*PW-1:PW]);
+    prod_cy   = carries_q(prod_cs[PW-1:0], prod_cs[2*PW-1:PW]);
     prod_over = prod_cs[PW-1] ^ prod_cs[2*PW-1] ^ prod_cy[PW-2];
 
     over = 1'b0;
     if (threshold_i != 4'd0) begin
       case (compare_i)
         CmpSumVoqs:           over = sum_over;
-        CmpSumPerContributor: over = (n_contrib != '0) && prod_over;
-        default:              over = any_over;
+        CmpSumPerContributor: over = (n_q != '0) && prod_over;
+        default:              over = lane_over_q;
       endcase
     end
-  end
-
-  always_comb begin
-    cong_d   = over;
-    root_d   = over && (credit_avail_i >= root_min_credits_i);
-    victim_d = over && !root_d;
-    // Registered outputs; while reset is low they show the reset values.
-    cong_o       = rst_ni && cong_q;
-    root_o       = rst_ni && root_q;
-    victim_o     = rst_ni && victim_q;
+    root   = over && credit_ok_q;
+    victim = over && !credit_ok_q;
+    // While reset is low the outputs show 0, as every module's do (the registers' reset values give 0
+    // from the first cycle after reset on; asserted below).
+    cong_o       = rst_ni && over;
+    root_o       = rst_ni && root;
+    victim_o     = rst_ni && victim;
 `ifdef IBCYCLE_FAULT_VICTIM_MASK
-    mark_state_o = rst_ni && (root_q || victim_q);
+    mark_state_o = rst_ni && (root || victim);
 `else
-    mark_state_o = rst_ni && (root_q || (victim_q && victim_mask_i));
+    mark_state_o = rst_ni && (root || (victim && victim_mask_i));
 `endif
   end
 
@@ -335,36 +389,33 @@ module cong_detect #(
   assign unused_victim_mask = victim_mask_i;
 `endif
 
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      cong_q   <= 1'b0;
-      root_q   <= 1'b0;
-      victim_q <= 1'b0;
-    end else begin
-      cong_q   <= cong_d;
-      root_q   <= root_d;
-      victim_q <= victim_d;
-    end
-  end
-
 `ifdef IBCYCLE_ASSERTIONS
-  // Root and victim split the congested state; only a congested port VL may have its packets marked.
+  // Root and victim split the congested state; only a congested port VL may have its packets marked; in the
+  // first cycle after reset the decision is 0 before any gating by `rst_ni` (the registers' reset values are
+  // the state of empty queues, not congested).
   // Each property is evaluated on this cycle's settled values and registered; the registered bits are
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
-  logic [3:0] a_ok, a_ok_q;
+  logic [4:0] a_ok, a_ok_q;
+  logic       a_reset_q;  // the last edge was a reset edge
   always_comb begin
     a_ok[3] = !rst_ni || !cfg_err_o;
     a_ok[0] = !rst_ni || (!(root_o && victim_o));
     a_ok[1] = !rst_ni || (cong_o == (root_o || victim_o));
     a_ok[2] = !rst_ni || (!mark_state_o || cong_o);
+    a_ok[4] = !rst_ni || !a_reset_q || !(over || root || victim);
   end
-  always_ff @(posedge clk_i) a_ok_q <= a_ok;
+  always_ff @(posedge clk_i) begin
+    a_ok_q    <= a_ok;
+    a_reset_q <= !rst_ni;
+  end
   initial a_ok_q = '1;
+  initial a_reset_q = 1'b0;
   always @(posedge clk_i) begin
     assert (a_ok_q[0]);
     assert (a_ok_q[1]);
     assert (a_ok_q[2]);
     assert (a_ok_q[3]);  // configuration within its rules
+    assert (a_ok_q[4]);  // not congested right after reset, ungated
   end
 `endif
 

@@ -12,13 +12,18 @@
 //! | `rst_ni`         | in  | 1       | synchronous reset, active low                                        |
 //! | `voq_fill_i`     | in  | N x 16  | fill of each input port's VoQ for this output and VL, in blocks (N <= 64) |
 //! | `credit_avail_i` | in  | 12      | credit of this output VL in blocks (`credit_tx` `avail_o`)           |
-//! | `cong_o`         | out | 1       | over the fill threshold (`cong_q`)                                   |
-//! | `root_o`         | out | 1       | congested and credit available (`root_q`)                            |
-//! | `victim_o`       | out | 1       | congested without credit (`victim_q`)                                |
-//! | `mark_state_o`   | out | 1       | `root_q || (victim_q && victim_mask)`: packets here may get FECN     |
+//! | `cong_o`         | out | 1       | `over`: over the fill threshold, decided from the registered state   |
+//! | `root_o`         | out | 1       | `over && credit_ok_q`                                                |
+//! | `victim_o`       | out | 1       | `over && !credit_ok_q`                                               |
+//! | `mark_state_o`   | out | 1       | `root_o || (victim_o && victim_mask)`: packets here may get FECN     |
 //!
-//! Outputs are registered: they reflect the inputs of the previous cycle. This one cycle of detection latency
-//! is in the RTL too. Counters of congested cycles are kept by the switch, not here.
+//! Outputs reflect the inputs of the previous cycle (one cycle of detection latency), split at the register
+//! as the RTL splits it: a step reduces the lanes to the registered state (the RTL's `*_q`, same names:
+//! [`CongDetect::lane_over_q`], [`CongDetect::sum_q`], [`CongDetect::n_q`], [`CongDetect::credit_ok_q`]),
+//! and the outputs are decided from that state and the configuration alone ([`CongDetect::outputs`]: the
+//! sum and the per-contributor product are compared with the threshold there). With the configuration held
+//! constant, as a `CongDetect` holds it, every output is the decision on the previous cycle's inputs.
+//! Counters of congested cycles are kept by the switch, not here.
 //!
 //! Designer choices, named:
 //! - [`Config::thr_table`]: Threshold -> fill threshold in 64-byte blocks, a held-constant table (the RTL's
@@ -62,7 +67,8 @@ pub enum FillCompare {
     #[default]
     SumVoqs,
     /// Congested when the sum is above the threshold divided by the number of contributing inputs (VoQs with
-    /// fill > 0). Integer division, rounding down; the RTL has a small divider for this variant only.
+    /// fill > 0). Integer division, rounding down; the RTL compares `n * sum > thr` instead, the same
+    /// decision without a divider.
     SumPerContributor,
 }
 
@@ -194,15 +200,28 @@ pub struct Out {
 }
 
 /// Congestion detection of one (output port, VL).
+///
+/// The registered state is what the RTL registers (reset value 0 for each, the state of empty queues): the
+/// lanes reduced in the input cycle. [`CongDetect::outputs`] decides from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CongDetect {
     cfg: Config,
-    /// Over the threshold last cycle.
-    pub cong_q: bool,
-    /// Root last cycle.
-    pub root_q: bool,
-    /// Victim last cycle.
-    pub victim_q: bool,
+    /// Some valid lane was above the threshold last cycle (the whole [`FillCompare::PerVoq`] decision).
+    pub lane_over_q: bool,
+    /// The sum of last cycle's valid lanes (at most 64 x 65,535: 22 bits).
+    pub sum_q: u32,
+    /// Last cycle's count of valid lanes with a non-zero fill (0..=64).
+    pub n_q: u8,
+    /// Last cycle's `credit_avail_i >= root_min_credits` (the root rule's compare).
+    pub credit_ok_q: bool,
+}
+
+/// The lanes of one cycle reduced to what the decision needs: the next registered state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Reduced {
+    lane_over: bool,
+    sum: u32,
+    n: u8,
 }
 
 impl CongDetect {
@@ -211,9 +230,10 @@ impl CongDetect {
         cfg.validate()?;
         Ok(CongDetect {
             cfg,
-            cong_q: false,
-            root_q: false,
-            victim_q: false,
+            lane_over_q: false,
+            sum_q: 0,
+            n_q: 0,
+            credit_ok_q: false,
         })
     }
 
@@ -222,53 +242,92 @@ impl CongDetect {
         &self.cfg
     }
 
-    /// The outputs shown this cycle (from the registers).
+    /// The fill threshold the configured Threshold selects.
+    #[inline]
+    fn thr(&self) -> u32 {
+        u32::from(self.cfg.thr_table[usize::from(self.cfg.threshold)])
+    }
+
+    /// Whether the congested state is on: decided from the registered state and the configuration.
+    #[inline]
+    fn over(&self) -> bool {
+        self.decide(&Reduced {
+            lane_over: self.lane_over_q,
+            sum: self.sum_q,
+            n: self.n_q,
+        })
+    }
+
+    /// The outputs shown this cycle (decided from the registers).
     pub fn outputs(&self) -> Out {
+        let over = self.over();
+        let root = over && self.credit_ok_q;
+        let victim = over && !self.credit_ok_q;
         Out {
-            cong_o: self.cong_q,
-            root_o: self.root_q,
-            victim_o: self.victim_q,
-            mark_state_o: self.root_q || (self.victim_q && self.cfg.victim_mask),
+            cong_o: over,
+            root_o: root,
+            victim_o: victim,
+            mark_state_o: root || (victim && self.cfg.victim_mask),
             cfg_err_o: 0,
         }
     }
 
-    /// Whether this fill vector is over the threshold under the configured comparison.
-    pub fn over_threshold(&self, fill: &[u16]) -> bool {
-        if self.cfg.threshold == 0 {
-            return false;
-        }
-        let thr = u32::from(self.cfg.thr_table[usize::from(self.cfg.threshold)]);
+    /// The input cycle's half: the lanes (at most the first 64) reduced to the next registered state.
+    #[inline]
+    fn reduce(&self, fill: &[u16]) -> Reduced {
         let lanes = &fill[..fill.len().min(MAX_INPUTS)];
         // Whole-vector folds without early exits or data-dependent branches, so they vectorise: the switch
         // evaluates this for every (output, VL) every cycle, and an `any` that stops at a random lane costs a
         // branch miss per call (see `reference_form_agrees` for the plain forms these equal).
-        match self.cfg.compare {
-            FillCompare::PerVoq => u32::from(lanes.iter().fold(0, |m, &f| m.max(f))) > thr,
-            FillCompare::SumVoqs => lane_sum(lanes) > thr,
-            FillCompare::SumPerContributor => {
-                let n = lanes.iter().fold(0u32, |n, &f| n + u32::from(f != 0));
-                n != 0 && lane_sum(lanes) > thr / n
-            }
+        let max = lanes.iter().fold(0, |m, &f| m.max(f));
+        let n = lanes.iter().fold(0u8, |n, &f| n + u8::from(f != 0));
+        Reduced {
+            lane_over: u32::from(max) > self.thr(),
+            sum: lane_sum(lanes),
+            n,
         }
+    }
+
+    /// The next cycle's half: the decision on reduced lanes under the configured comparison. The
+    /// per-contributor compare `n * sum > thr` is `sum > thr / n` with the integer division rounding down
+    /// (`n * sum > thr` exactly when `sum > floor(thr / n)`), as the RTL compares it.
+    #[inline]
+    fn decide(&self, r: &Reduced) -> bool {
+        if self.cfg.threshold == 0 {
+            return false;
+        }
+        let thr = self.thr();
+        match self.cfg.compare {
+            FillCompare::PerVoq => r.lane_over,
+            FillCompare::SumVoqs => r.sum > thr,
+            // At most 64 x 64 x 65,535 < 2^28: no wrap.
+            FillCompare::SumPerContributor => r.n != 0 && u32::from(r.n) * r.sum > thr,
+        }
+    }
+
+    /// Whether this fill vector is over the threshold under the configured comparison (the decision the
+    /// outputs show the cycle after these fills).
+    pub fn over_threshold(&self, fill: &[u16]) -> bool {
+        self.decide(&self.reduce(fill))
     }
 
     /// One rising edge with a borrowed fill vector (the [`Clocked`] impl is for `In<'static>`).
     #[inline]
     pub fn step_with(&mut self, i: &In<'_>) -> Out {
         if !i.rst_ni {
-            self.cong_q = false;
-            self.root_q = false;
-            self.victim_q = false;
+            self.lane_over_q = false;
+            self.sum_q = 0;
+            self.n_q = 0;
+            self.credit_ok_q = false;
             return Out::default();
         }
         let out = self.outputs();
-        let cong = self.over_threshold(i.voq_fill_i);
+        let r = self.reduce(i.voq_fill_i);
         let credit = i.credit_avail_i & mask(CREDIT_WIDTH) as u16;
-        let root = cong && credit >= self.cfg.root_min_credits;
-        self.cong_q = cong;
-        self.root_q = root;
-        self.victim_q = cong && !root;
+        self.lane_over_q = r.lane_over;
+        self.sum_q = r.sum;
+        self.n_q = r.n;
+        self.credit_ok_q = credit >= self.cfg.root_min_credits;
         out
     }
 }
@@ -297,8 +356,13 @@ impl Clocked for CongDetect {
     }
 
     fn next_event(&self) -> Option<u64> {
-        // With empty VoQs the state clears after one edge and then holds.
-        if self.cong_q || self.root_q || self.victim_q {
+        // With empty VoQs (and no credit) the state becomes that of an idle edge after one edge and then
+        // holds.
+        if self.lane_over_q
+            || self.sum_q != 0
+            || self.n_q != 0
+            || self.credit_ok_q != (self.cfg.root_min_credits == 0)
+        {
             Some(1)
         } else {
             None
@@ -464,17 +528,36 @@ mod tests {
             ..at(&[200], 5)
         });
         assert_eq!(o, Out::default());
-        assert!(!d.cong_q);
+        assert!(!d.outputs().cong_o);
         assert_eq!(d.next_event(), None);
         d.step_with(&at(&[200], 5));
         d.skip(3);
-        assert!(!d.cong_q);
+        assert!(!d.outputs().cong_o);
         // More than 64 lanes: the 65th is ignored.
         let mut fill = [0u16; 65];
         fill[64] = 500;
         let mut d = det(FillCompare::PerVoq);
         d.step_with(&at(&fill, 5));
-        assert!(!d.cong_q);
+        assert!(!d.outputs().cong_o);
+    }
+
+    /// The registered state is the lanes reduced (as the RTL registers them), and the decision is taken
+    /// from it in the next cycle.
+    #[test]
+    fn registered_state_is_the_reduced_lanes() {
+        let mut d = det(FillCompare::SumPerContributor);
+        d.step_with(&at(&[0, 30, 101, 5], 0));
+        assert!(d.lane_over_q, "101 > 100");
+        assert_eq!((d.sum_q, d.n_q, d.credit_ok_q), (136, 3, false));
+        // 3 * 136 > 100: congested, without credit a victim.
+        let o = d.outputs();
+        assert!(o.cong_o && o.victim_o && !o.root_o);
+        d.step_with(&at(&[0, 0, 0, 0], 1));
+        assert_eq!(
+            (d.lane_over_q, d.sum_q, d.n_q, d.credit_ok_q),
+            (false, 0, 0, true)
+        );
+        assert_eq!(d.outputs(), Out::default());
     }
 
     proptest! {
@@ -521,6 +604,24 @@ mod tests {
             for w in t[1..].windows(2) {
                 prop_assert!(w[0] >= w[1], "uniformly decreasing: {:?}", t);
             }
+        }
+
+        /// The reset state is the state of empty queues: not congested under any configuration, a
+        /// threshold entry of 0 included, so the outputs are 0 after reset without gating.
+        #[test]
+        fn reset_state_is_not_congested(
+            table in proptest::array::uniform16(prop_oneof![Just(0u16), any::<u16>()]),
+            thr in 0u8..=15,
+            c in 0usize..3,
+            root_min_credits in 0u16..=4095,
+            victim_mask in any::<bool>(),
+        ) {
+            let compare = [FillCompare::PerVoq, FillCompare::SumVoqs, FillCompare::SumPerContributor][c];
+            let d = CongDetect::new(Config { threshold: thr, thr_table: table, compare, root_min_credits, victim_mask })
+                .unwrap();
+            prop_assert_eq!(d.outputs(), Out::default());
+            prop_assert!(!d.over_threshold(&[]));
+            prop_assert!(!d.over_threshold(&[0; 64]));
         }
 
         /// The branch-free folds of `over_threshold` equal the plain forms (any lane over; sum over; sum over

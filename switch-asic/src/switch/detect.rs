@@ -22,7 +22,7 @@ impl Switch {
                 voq_fill_i: fill,
                 credit_avail_i: avail,
             });
-            let on = self.cong[k].cong_q;
+            let on = self.cong[k].outputs().cong_o;
             self.cong_time[k].set(on, t + 1);
         }
         self.dirty_list.0.clear();

@@ -490,11 +490,10 @@ impl Switch {
             };
             let base = p * self.v;
             let k = base + usize::from(f.vl);
-            let c = &self.cong[k];
             !self.pfc_on[p]
                 && self.arriving[p].is_none()
                 && self.voq_mask[base..base + self.v].iter().all(|&m| m == 0)
-                && !(c.cong_q || c.root_q || c.victim_q)
+                && !self.cong[k].outputs().cong_o
                 && self.crx[k].abr_q == f.fctbs & (credit_tx::FC_MOD as u16 - 1)
         })
     }
