@@ -333,10 +333,7 @@ mod tests {
         assert_eq!(e.line, 1);
         // A v2 packet line needs the ICRC.
         let e = SwitchTrace::parse(&s.replace(" 3735928559", "")).unwrap_err();
-        assert!(
-            e.to_string().contains("icrc") || e.msg.contains("fields"),
-            "{e}"
-        );
+        assert!(e.msg.contains("icrc"), "{e}");
     }
 
     #[test]

@@ -242,8 +242,9 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     v[3] = fab.credits_leaked();
     v[4] = fab.violations();
     v[5] = fab.credits_gained();
-    v[6] = fab.sink_errors().icrc;
-    v[7] = fab.sink_errors().psn_order;
+    let sink = fab.sink_errors();
+    v[6] = sink.icrc;
+    v[7] = sink.psn_order;
     sum(fab, &mut v);
     let [injected, delivered, in_flight, credits_leaked, violations, credits_gained, icrc_errors, psn_order_errors] =
         v;

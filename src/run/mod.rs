@@ -248,6 +248,7 @@ fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
         lost = lost.max(l + ctl_sent.saturating_sub(ctl_got));
         duplicated = duplicated.max(d + ctl_got.saturating_sub(ctl_sent));
     }
+    let sink = fab.sink_errors();
     Invariants {
         packets_injected: injected,
         packets_delivered: delivered,
@@ -257,8 +258,8 @@ fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
         credits_leaked: fab.credits_leaked(),
         credits_gained: fab.credits_gained(),
         violations: fab.violations(),
-        icrc_errors: fab.sink_errors().icrc,
-        psn_order_errors: fab.sink_errors().psn_order,
+        icrc_errors: sink.icrc,
+        psn_order_errors: sink.psn_order,
         drained,
         drain_cycles: fab.now() - now,
     }

@@ -84,13 +84,10 @@ impl VlArb {
         Ok(())
     }
 
-    /// The VLs this table ever grants: bit v set when VL v has an entry of weight above 0.
+    /// The VLs this table ever grants, as the arbiter built from it decides them
+    /// ([`rtl_model::blocks::vl_arb::Config::granted_vls`]; call [`Self::check`] first).
     pub fn granted(&self) -> u16 {
-        self.high
-            .iter()
-            .chain(&self.low)
-            .filter(|e| e[1] != 0 && e[0] < 15)
-            .fold(0, |m, e| m | 1 << e[0])
+        rtl_model::blocks::vl_arb::Config::from_table(&self.table()).granted_vls()
     }
 
     /// Why flows on SLs `sls` would not all be sent by a port with this table, its packets of SL s on

@@ -466,7 +466,7 @@ impl Hca {
 
     /// The port's VL arbitration (VLArbitrationTable and VLHighLimit; default opensm's): which VL's loaded
     /// packet goes next among those with credit. A flow on a VL the table never grants would never send,
-    /// so the fabric checks every flow's VL against [`Hca::arb_vls`].
+    /// so the scenario parser refuses a table that leaves out a VL some flow uses.
     pub fn set_vl_arb(&mut self, t: &rtl_model::mad::vlarb::VlArbTable) -> Result<(), ConfigError> {
         self.ep.set_vl_arb(t)
     }

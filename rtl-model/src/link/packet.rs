@@ -61,7 +61,7 @@ impl PacketDesc {
     /// the source put in [`PacketDesc::icrc`]: a model that changed a covered field in flight fails there,
     /// as a corrupted packet fails the ICRC.
     pub fn invariant_crc(&self, roce: bool) -> u32 {
-        let mut b = [0u8; 21];
+        let mut b = [0u8; 20];
         b[0] = if roce { 0 } else { self.sl };
         b[1..3].copy_from_slice(&self.dlid.to_be_bytes());
         b[3..5].copy_from_slice(&self.slid.to_be_bytes());
@@ -71,7 +71,6 @@ impl PacketDesc {
         b[11..14].copy_from_slice(&self.psn.to_be_bytes()[1..]);
         b[14..16].copy_from_slice(&self.payload_len.to_be_bytes());
         b[16..20].copy_from_slice(&self.payload_seed.to_be_bytes());
-        b[20] = 0xFF; // marks the end, so a shorter field list never matches
         crate::crc::icrc::crc32(&b)
     }
 
