@@ -21,68 +21,71 @@ pub enum FlowCc {
     Rrcc(RrccSender),
 }
 
-impl FlowCc {
-    fn inner(&mut self) -> &mut dyn RateController {
-        match self {
-            FlowCc::Cct(c) => c,
-            FlowCc::Rcm(c) => c,
-            FlowCc::Dcqcn(c) => c,
-            FlowCc::Rrcc(c) => c,
+/// Calls one method on whichever controller `$s` holds: a `match` with a direct call per arm, so each
+/// controller's method can be inlined into the HCA's step (a `dyn` call cannot).
+macro_rules! each {
+    ($s:expr, $c:ident => $e:expr) => {
+        match $s {
+            FlowCc::Cct($c) => $e,
+            FlowCc::Rcm($c) => $e,
+            FlowCc::Dcqcn($c) => $e,
+            FlowCc::Rrcc($c) => $e,
         }
-    }
-
-    fn inner_ref(&self) -> &dyn RateController {
-        match self {
-            FlowCc::Cct(c) => c,
-            FlowCc::Rcm(c) => c,
-            FlowCc::Dcqcn(c) => c,
-            FlowCc::Rrcc(c) => c,
-        }
-    }
+    };
 }
 
 impl From<CctController> for FlowCc {
+    #[inline]
     fn from(c: CctController) -> Self {
         FlowCc::Cct(c)
     }
 }
 
 impl From<RrccSender> for FlowCc {
+    #[inline]
     fn from(c: RrccSender) -> Self {
         FlowCc::Rrcc(c)
     }
 }
 
 impl RateController for FlowCc {
+    #[inline]
     fn on_feedback(&mut self, now: Cycle, fb: Feedback) {
-        self.inner().on_feedback(now, fb);
+        each!(self, c => c.on_feedback(now, fb))
     }
 
+    #[inline]
     fn on_sent(&mut self, sent: Sent) {
-        self.inner().on_sent(sent);
+        each!(self, c => c.on_sent(sent))
     }
 
+    #[inline]
     fn advance(&mut self, now: Cycle) {
-        self.inner().advance(now);
+        each!(self, c => c.advance(now))
     }
 
+    #[inline]
     fn next_send(&mut self) -> Cycle {
-        self.inner().next_send()
+        each!(self, c => c.next_send())
     }
 
+    #[inline]
     fn next_timer(&self) -> Option<Cycle> {
-        self.inner_ref().next_timer()
+        each!(self, c => c.next_timer())
     }
 
+    #[inline]
     fn rate_bps(&self) -> Bps {
-        self.inner_ref().rate_bps()
+        each!(self, c => c.rate_bps())
     }
 
+    #[inline]
     fn wake_for_send(&self, next_send: Cycle) -> Cycle {
-        self.inner_ref().wake_for_send(next_send)
+        each!(self, c => c.wake_for_send(next_send))
     }
 
+    #[inline]
     fn send_after(&self, sent: &Sent) -> Option<Cycle> {
-        self.inner_ref().send_after(sent)
+        each!(self, c => c.send_after(sent))
     }
 }

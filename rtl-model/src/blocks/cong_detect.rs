@@ -202,15 +202,23 @@ pub struct Out {
 /// Congestion detection of one (output port, VL).
 ///
 /// The registered state is what the RTL registers (reset value 0 for each, the state of empty queues): the
-/// lanes reduced in the input cycle. [`CongDetect::outputs`] decides from it.
+/// lanes reduced in the input cycle. [`CongDetect::outputs`] decides from it. Of the three reductions, only
+/// those the configured comparison reads are kept (the others stay 0): the RTL registers all three because
+/// its `compare_i` is a port, while here the configuration is fixed for the block's life (a new
+/// configuration is a new block, from reset, as the co-simulation builds it), so a reduction the
+/// comparison does not read can never reach an output. A switch steps this block for every (output, VL)
+/// whose fills changed, and the two unread folds over up to 64 lanes were a few percent of a fabric's run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CongDetect {
     cfg: Config,
-    /// Some valid lane was above the threshold last cycle (the whole [`FillCompare::PerVoq`] decision).
+    /// Some valid lane was above the threshold last cycle (the whole [`FillCompare::PerVoq`] decision;
+    /// kept under that comparison only).
     pub lane_over_q: bool,
-    /// The sum of last cycle's valid lanes (at most 64 x 65,535: 22 bits).
+    /// The sum of last cycle's valid lanes (at most 64 x 65,535: 22 bits; kept under the two sum
+    /// comparisons).
     pub sum_q: u32,
-    /// Last cycle's count of valid lanes with a non-zero fill (0..=64).
+    /// Last cycle's count of valid lanes with a non-zero fill (0..=64; kept under
+    /// [`FillCompare::SumPerContributor`]).
     pub n_q: u8,
     /// Last cycle's `credit_avail_i >= root_min_credits` (the root rule's compare).
     pub credit_ok_q: bool,
@@ -272,19 +280,31 @@ impl CongDetect {
         }
     }
 
-    /// The input cycle's half: the lanes (at most the first 64) reduced to the next registered state.
+    /// The input cycle's half: the lanes (at most the first 64) reduced to the next registered state, the
+    /// reductions the configured comparison reads only (see [`CongDetect`]).
     #[inline]
     fn reduce(&self, fill: &[u16]) -> Reduced {
         let lanes = &fill[..fill.len().min(MAX_INPUTS)];
         // Whole-vector folds without early exits or data-dependent branches, so they vectorise: the switch
         // evaluates this for every (output, VL) every cycle, and an `any` that stops at a random lane costs a
-        // branch miss per call (see `reference_form_agrees` for the plain forms these equal).
-        let max = lanes.iter().fold(0, |m, &f| m.max(f));
-        let n = lanes.iter().fold(0u8, |n, &f| n + u8::from(f != 0));
-        Reduced {
-            lane_over: u32::from(max) > self.thr(),
-            sum: lane_sum(lanes),
-            n,
+        // branch miss per call (see `reference_form_agrees` for the plain forms these equal). One fold of
+        // all three at once does not vectorise and costs more than two or three separate ones.
+        match self.cfg.compare {
+            FillCompare::PerVoq => Reduced {
+                lane_over: u32::from(lanes.iter().fold(0, |m, &f| m.max(f))) > self.thr(),
+                sum: 0,
+                n: 0,
+            },
+            FillCompare::SumVoqs => Reduced {
+                lane_over: false,
+                sum: lane_sum(lanes),
+                n: 0,
+            },
+            FillCompare::SumPerContributor => Reduced {
+                lane_over: false,
+                sum: lane_sum(lanes),
+                n: lanes.iter().fold(0u8, |n, &f| n + u8::from(f != 0)),
+            },
         }
     }
 
@@ -541,13 +561,20 @@ mod tests {
         assert!(!d.outputs().cong_o);
     }
 
-    /// The registered state is the lanes reduced (as the RTL registers them), and the decision is taken
-    /// from it in the next cycle.
+    /// The registered state is the lanes reduced (as the RTL registers them; each comparison keeps what it
+    /// reads, the rest stays 0), and the decision is taken from it in the next cycle.
     #[test]
     fn registered_state_is_the_reduced_lanes() {
+        let lanes = [0, 30, 101, 5];
+        let mut d = det(FillCompare::PerVoq);
+        d.step_with(&at(&lanes, 0));
+        assert_eq!((d.lane_over_q, d.sum_q, d.n_q), (true, 0, 0), "101 > 100");
+        let mut d = det(FillCompare::SumVoqs);
+        d.step_with(&at(&lanes, 0));
+        assert_eq!((d.lane_over_q, d.sum_q, d.n_q), (false, 136, 0));
         let mut d = det(FillCompare::SumPerContributor);
-        d.step_with(&at(&[0, 30, 101, 5], 0));
-        assert!(d.lane_over_q, "101 > 100");
+        d.step_with(&at(&lanes, 0));
+        assert!(!d.lane_over_q, "PerVoq's decision is not kept here");
         assert_eq!((d.sum_q, d.n_q, d.credit_ok_q), (136, 3, false));
         // 3 * 136 > 100: congested, without credit a victim.
         let o = d.outputs();
