@@ -299,14 +299,15 @@ impl Switch {
     #[inline]
     pub(super) fn fire_repeats(&self, p: usize) -> bool {
         let base = p * self.v;
-        let vls = base..base + usize::from(self.nvl[p]);
-        // First what fails most often under load: a packet head since the last flow-control packet.
+        let repeats =
+            |k: usize| self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now());
+        // First what fails most often under load: a packet head since the last flow-control packet. The
+        // first VL apart from the others: most ports have one, and the range of the rest is then empty.
         self.fc_last[base].is_some()
             && self.repeats_off(p)
             && self.fc_pending[p] == 0
-            && vls
-                .into_iter()
-                .all(|k| self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now()))
+            && repeats(base)
+            && (base + 1..base + usize::from(self.nvl[p])).all(repeats)
     }
 
     /// Egress of an IB output with nothing queued: it can start no packet, so a look (its packet's

@@ -137,7 +137,7 @@ impl Switch {
         let interval = u64::from(self.crx[base].config().fc_interval);
         loop {
             let mut k = base;
-            for j in vls.clone() {
+            for j in base + 1..vls.end {
                 if self.crx_due[j] < self.crx_due[k] {
                     k = j;
                 }
