@@ -296,7 +296,7 @@ impl Switch {
     /// the FCCL advertised now equal the last packet's. Until the port steps again neither can change (FCTBS
     /// moves only with a packet sent, FCCL only with blocks drained or counted by a `credit_rx` step; blocks
     /// a sleeping arrival absorbs later leave it as it is), so no fire needs a look of its own.
-    #[inline]
+    #[inline(always)]
     pub(super) fn fire_repeats(&self, p: usize) -> bool {
         let base = p * self.v;
         let repeats =
@@ -348,6 +348,7 @@ impl Switch {
 
     /// The next look output `p` needs after cycle `t` for its own packet and lazily applied timer fires:
     /// its packet's last byte, and the cycle a timer fire's flow-control packet can leave.
+    #[inline(always)]
     fn wake_unqueued(&self, p: usize, t: u64) -> u64 {
         let mut w = NEVER;
         if let Some(f) = self.inflight[p] {
@@ -385,6 +386,7 @@ impl Switch {
     /// Credit of output port-VL `k` as `cong_detect` sees it: `credit_tx`'s `avail_o` (`credit_tx::avail` of
     /// its registers: (FCCL - FCTBS) mod 4096, 0 when FCCL trails) on an IB port; on a PFC port all of it unless the priority is paused (RCM-1a: a
     /// paused priority is one without credit).
+    #[inline(always)]
     pub(super) fn credit_avail(&self, k: usize, t: u64) -> u16 {
         let full = credit_tx::FC_MOD as u16 - 1;
         if self.pfc_on[k / self.v] {
