@@ -206,7 +206,7 @@ impl Switch {
             self.crx_next[k] = at + 1;
             self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| at + 1 + e);
         }
-        let next = vls.map(|k| self.crx_due[k]).min().unwrap_or(NEVER);
+        let next = (base + 1..vls.end).fold(self.crx_due[base], |m, k| m.min(self.crx_due[k]));
         self.fire_at.set(p, next);
     }
 
@@ -217,6 +217,7 @@ impl Switch {
     /// the period after, and their packets take the wire at the same offsets: two such starts one interval
     /// apart (with every fire between left off) make the port's timer stretch periodic. `interval` is the
     /// interval of the port's first VL.
+    #[inline(never)]
     fn period_start(&self, p: usize, at: u64, interval: u64) -> bool {
         let base = p * self.v;
         let vls = base..base + usize::from(self.nvl[p]);
