@@ -231,7 +231,7 @@ module cong_detect #(
 
   // The fill threshold the Threshold selects (read in both stages: the held configuration).
   logic [15:0]       thr;
-  always_comb begin
+  `IBCYCLE_COMB begin
 `ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
     thr = thr_table_i[{1'b0, threshold_i[2:0]}*16 +: 16];
 `else
@@ -263,7 +263,7 @@ module cong_detect #(
   logic [PW-1:0]     sum_cy, cnt_cy;
   /* verilator lint_on UNUSEDSIGNAL */
 
-  always_comb begin
+  `IBCYCLE_COMB begin
     fill = '0;
     fill[NIn*16-1:0] = voq_fill_i;
     // A count above NIn means NIn: lane k < NIn is valid when k < the count, whatever the count.
@@ -327,7 +327,7 @@ module cong_detect #(
   logic              sum_over, prod_over, over;
   logic              root, victim;
 
-  always_comb begin
+  `IBCYCLE_COMB begin
     // SumVoqs: sum > thr exactly when sum + (2^SumW - 1 - thr) carries into bit SumW (>=: one more).
     thr_row = '0;
     thr_row[SumW-1:0] = ~{{(SumW - 16){1'b0}}, thr};
@@ -397,7 +397,7 @@ module cong_detect #(
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
   logic [4:0] a_ok, a_ok_q;
   logic       a_reset_q;  // the last edge was a reset edge
-  always_comb begin
+  `IBCYCLE_COMB begin
     a_ok[3] = !rst_ni || !cfg_err_o;
     a_ok[0] = !rst_ni || (!(root_o && victim_o));
     a_ok[1] = !rst_ni || (cong_o == (root_o || victim_o));

@@ -83,36 +83,31 @@ module credit_tx (
   // (fccl_q - fctbs_q) mod 4096, before the window check of avail_o.
   logic [11:0] credit;
 
-  always_comb begin
-    fctbs_d   = fctbs_q;
-    fccl_d    = fccl_q;
+  // Every variable is assigned once per evaluation (no default then override): an event-driven simulator
+  // sees each intermediate value as a change, and ib_switch closes a loop (its grant, this block's
+  // send_ok_o, vl_arb's grant) through this block, so glitches re-run the loop.
+  `IBCYCLE_COMB begin
     fccl_chk  = fccl_q;
 `ifdef IBCYCLE_FAULT_FC_ORDER
     if (fc_valid_i) fccl_chk = fc_fccl_i;
 `endif
     need      = fctbs_q + 12'(req_blocks_i);
-    distance      = fccl_chk - need;
+    distance  = fccl_chk - need;
 `ifdef IBCYCLE_FAULT_CREDIT_WRAP
     fits      = ({1'b0, fctbs_q} + 13'(req_blocks_i)) <= {1'b0, fccl_chk};
 `else
     fits      = distance <= CreditWindow;
 `endif
-    send_ok_o = 1'b0;
-    err_o     = 1'b0;
-    fctbs_o   = 12'd0;
-    fccl_o    = fccl_reset_i;
-    avail_o   = (fccl_reset_i <= CreditWindow) ? fccl_reset_i : 12'd0;
     credit    = fccl_q - fctbs_q;
-    if (rst_ni) begin
-      fctbs_o   = fctbs_q;
-      fccl_o    = fccl_q;
-      avail_o   = (credit <= CreditWindow) ? credit : 12'd0;
-      send_ok_o = req_valid_i && fits;
-      err_o     = take_i && !send_ok_o;
-      // An erroneous take still advances FCTBS: the blocks did leave.
-      if (take_i) fctbs_d = need;
-      if (fc_valid_i) fccl_d = fc_fccl_i;
-    end
+    fctbs_o   = rst_ni ? fctbs_q : 12'd0;
+    fccl_o    = rst_ni ? fccl_q : fccl_reset_i;
+    avail_o   = rst_ni ? ((credit <= CreditWindow) ? credit : 12'd0)
+                       : ((fccl_reset_i <= CreditWindow) ? fccl_reset_i : 12'd0);
+    send_ok_o = rst_ni && req_valid_i && fits;
+    // An erroneous take still advances FCTBS: the blocks did leave.
+    err_o     = rst_ni && take_i && !(req_valid_i && fits);
+    fctbs_d   = (rst_ni && take_i) ? need : fctbs_q;
+    fccl_d    = (rst_ni && fc_valid_i) ? fc_fccl_i : fccl_q;
   end
 
   always_ff @(posedge clk_i) begin
@@ -129,14 +124,14 @@ module credit_tx (
   // IBA credit rule: a packet may go exactly when (FCCL - (FCTBS + blocks)) mod 4096 <= 2048; avail_o is the
   // credit left in that window (0 when FCCL trails FCTBS); a take without send_ok is an error.
   logic [11:0] a_dist, a_credit;
-  always_comb begin
+  `IBCYCLE_COMB begin
     a_dist = fccl_o - fctbs_o - 12'(req_blocks_i);
     a_credit = fccl_o - fctbs_o;
   end
   // Each property is evaluated on this cycle's settled values and registered; the registered bits are
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
   logic [2:0] a_ok, a_ok_q;
-  always_comb begin
+  `IBCYCLE_COMB begin
     a_ok[0] = !rst_ni || (send_ok_o == (req_valid_i && a_dist <= 12'd2048));
     a_ok[1] = !rst_ni || (avail_o == ((a_credit <= 12'd2048) ? a_credit : 12'd0));
     a_ok[2] = !rst_ni || (err_o == (take_i && !send_ok_o));

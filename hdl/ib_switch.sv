@@ -231,17 +231,13 @@ module ib_switch #(
   logic [15:0]   mk_q [NK];
 
   // ---------------------------------------------------------------- configuration views
-  function automatic logic [16:0] num_of(input int p);
-    num_of = rate_num_i[17*p +: 17];
-  endfunction
-  function automatic logic [16:0] den_of(input int p);
-    den_of = rate_den_i[17*p +: 17];
-  endfunction
-  function automatic logic [3:0] nvl_of(input int p);
-    nvl_of = nvl_i[4*p +: 4];
-  endfunction
+  // Macros, not functions: Icarus 11 re-runs processes that call one function on each other's calls.
+`define IB_SWITCH_NUM(P) rate_num_i[17*(P) +: 17]
+`define IB_SWITCH_DEN(P) rate_den_i[17*(P) +: 17]
+`define IB_SWITCH_NVL(P) nvl_i[4*(P) +: 4]
 
-  // One FECN decision: {mark, next state} (fecn_marker's step, see the header).
+  // One FECN decision: {mark, next state} (fecn_marker's step, see the header). One copy per process that
+  // calls it (egress, ingress, the state update): see the macros above.
   localparam logic [15:0] LfsrTaps = 16'hB400;
   function automatic logic [16:0] mk_step(input logic [15:0] s, input int p, input logic [12:0] bytes,
                                           input logic mstate);
@@ -259,6 +255,40 @@ module ib_switch #(
       end
     end
     mk_step = {m, x};
+  endfunction
+  function automatic logic [16:0] mk_step_eg(input logic [15:0] s, input int p, input logic [12:0] bytes,
+                                          input logic mstate);
+    logic [15:0] x;
+    logic m;
+    x = s;
+    m = 1'b0;
+    if (mstate && {1'b0, bytes} >= {packet_size_i[8*p +: 8], 6'b0}) begin
+      if (mode_i[p]) begin
+        m = {1'b0, s} < lfsr_thresh_i[17*p +: 17];
+        for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
+      end else begin
+        m = s == 16'd0;
+        x = (s >= marking_rate_i[16*p +: 16]) ? 16'd0 : s + 16'd1;
+      end
+    end
+    mk_step_eg = {m, x};
+  endfunction
+  function automatic logic [16:0] mk_step_in(input logic [15:0] s, input int p, input logic [12:0] bytes,
+                                          input logic mstate);
+    logic [15:0] x;
+    logic m;
+    x = s;
+    m = 1'b0;
+    if (mstate && {1'b0, bytes} >= {packet_size_i[8*p +: 8], 6'b0}) begin
+      if (mode_i[p]) begin
+        m = {1'b0, s} < lfsr_thresh_i[17*p +: 17];
+        for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
+      end else begin
+        m = s == 16'd0;
+        x = (s >= marking_rate_i[16*p +: 16]) ? 16'd0 : s + 16'd1;
+      end
+    end
+    mk_step_in = {m, x};
   endfunction
   function automatic logic [15:0] mk_seed(input int p);
     mk_seed = (lfsr_seed_i[16*p +: 16] == 16'd0) ? 16'hACE1 : lfsr_seed_i[16*p +: 16];
@@ -350,10 +380,30 @@ module ib_switch #(
   logic [SW-1:0] e_gslot [NPorts];
   logic          e_gmark [NPorts];
   logic [31:0]   e_ser [NPorts];
-  logic [PW-1:0] e_pick [NPorts][NVl];
   logic [6:0]    e_len [NPorts][NVl];
 
-  always_comb begin : egress
+  // Worked out on local copies (`*_w`) and each output written once at the end: a default then an
+  // override would be a change event for vl_arb and credit_tx, whose outputs come back here.
+  `IBCYCLE_COMB begin : egress
+    logic e_done_w [NPorts];
+    logic e_fc_w [NPorts];
+    logic [3:0] e_fcvl_w [NPorts];
+    logic e_gnt_w [NPorts];
+    logic [3:0] e_gvl_w [NPorts];
+    logic [PW-1:0] e_gin_w [NPorts];
+    logic [SW-1:0] e_gslot_w [NPorts];
+    logic e_gmark_w [NPorts];
+    logic [31:0] e_ser_w [NPorts];
+    logic [PW-1:0] e_pick_w [NPorts][NVl];
+    logic [6:0] e_len_w [NPorts][NVl];
+    logic [15:0] arb_req_w [NPorts];
+    logic [16*7-1:0] arb_len_w [NPorts];
+    logic [15:0] arb_ok_w [NPorts];
+    logic arb_ready_w [NPorts];
+    logic ctx_req_w [NK];
+    logic [6:0] ctx_blocks_w [NK];
+    logic ctx_fcv_w [NK];
+    logic ctx_take_w [NK];
     logic [6:0] rd [NPorts];
     logic [NPorts-1:0] sat;
     logic [NPorts-1:0] all, fre;
@@ -374,28 +424,28 @@ module ib_switch #(
     // Completions of every output first.
     for (int p = 0; p < NPorts; p++) begin
       // Its last byte in this cycle, or (a packet whose last byte left in its start cycle) already gone.
-      e_done[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(num_of(p));
-      if (e_done[p]) rd[if_in_q[p]] = rd[if_in_q[p]] - 7'd1;
+      e_done_w[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
+      if (e_done_w[p]) rd[if_in_q[p]] = rd[if_in_q[p]] - 7'd1;
     end
     for (int p = 0; p < NPorts; p++) begin
       r = ser_q[p];
-      e_fc[p] = 1'b0;
-      e_fcvl[p] = 4'd0;
+      e_fc_w[p] = 1'b0;
+      e_fcvl_w[p] = 4'd0;
       if (rst_ni && fcp_q[p] != '0 && r == 32'd0) begin
-        e_fc[p] = 1'b1;
-        for (int v = NVl - 1; v >= 0; v--) if (fcp_q[p][v]) e_fcvl[p] = 4'(v);
+        e_fc_w[p] = 1'b1;
+        for (int v = NVl - 1; v >= 0; v--) if (fcp_q[p][v]) e_fcvl_w[p] = 4'(v);
       end
       for (int q = 0; q < NPorts; q++) sat[q] = rd[q] == speedup_i[7*q +: 7];
-      arb_req[p] = '0;
-      arb_len[p] = '0;
+      arb_req_w[p] = '0;
+      arb_len_w[p] = '0;
       for (int v = 0; v < NVl; v++) begin
-        e_pick[p][v] = '0;
-        e_len[p][v] = '0;
+        e_pick_w[p][v] = '0;
+        e_len_w[p][v] = '0;
         all = '0;
         for (int q = 0; q < NPorts; q++) all[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
         fre = all & ~sat;
-        ctx_req[p*NVl + v] = 1'b0;
-        if (fre != '0 && v < 32'(nvl_of(p))) begin
+        ctx_req_w[p*NVl + v] = 1'b0;
+        if (fre != '0 && v < 32'(`IB_SWITCH_NVL(p))) begin
           i = '0;
           for (int q = NPorts - 1; q >= 0; q--) if (fre[q] && q >= 32'(rr_q[p*NVl + v])) i = PW'(q);
           if (!fre[i] || 32'(i) < 32'(rr_q[p*NVl + v])) begin
@@ -403,51 +453,76 @@ module ib_switch #(
           end
           s = vh_q[(32'(i)*NPorts + p)*NVl + v];
           blocks = 7'((s_len_q[i][s] + 13'd63) >> 6);
-          e_pick[p][v] = i;
-          e_len[p][v] = blocks;
-          arb_req[p][v] = 1'b1;
-          arb_len[p][7*v +: 7] = blocks;
-          ctx_req[p*NVl + v] = 1'b1;
+          e_pick_w[p][v] = i;
+          e_len_w[p][v] = blocks;
+          arb_req_w[p][v] = 1'b1;
+          arb_len_w[p][7*v +: 7] = blocks;
+          ctx_req_w[p*NVl + v] = 1'b1;
         end
-        ctx_blocks[p*NVl + v] = e_len[p][v];
-        ctx_fcv[p*NVl + v] = rst_ni && rx_fc_i[p] && rx_fc_vl_i[4*p +: 4] == 4'(v);
+        ctx_blocks_w[p*NVl + v] = e_len_w[p][v];
+        ctx_fcv_w[p*NVl + v] = rst_ni && rx_fc_i[p] && rx_fc_vl_i[4*p +: 4] == 4'(v);
       end
-      arb_ok[p] = '0;
-      for (int v = 0; v < NVl; v++) arb_ok[p][v] = ctx_ok[p*NVl + v];
+      arb_ok_w[p] = '0;
+      for (int v = 0; v < NVl; v++) arb_ok_w[p][v] = ctx_ok[p*NVl + v];
 `ifdef IBCYCLE_FAULT_CREDIT_BYPASS
-      arb_ok[p] = arb_req[p];
+      arb_ok_w[p] = arb_req_w[p];
 `endif
-      arb_ready[p] = rst_ni && !e_fc[p] && (arb_req[p] & arb_ok[p]) != '0 && r < 32'(num_of(p));
-      e_gnt[p] = arb_ready[p] && arb_gv[p] && arb_gvl[p] < nvl_of(p);
-      e_gvl[p] = arb_gvl[p];
-      e_gin[p] = '0;
-      e_gslot[p] = '0;
-      e_gmark[p] = 1'b0;
-      for (int v = 0; v < NVl; v++) ctx_take[p*NVl + v] = e_gnt[p] && arb_gvl[p] == 4'(v);
-      if (e_gnt[p]) begin
-        i = e_pick[p][32'(arb_gvl[p])];
-        e_gin[p] = i;
+      arb_ready_w[p] = rst_ni && !e_fc_w[p] && (arb_req_w[p] & arb_ok_w[p]) != '0 && r < 32'(`IB_SWITCH_NUM(p));
+      e_gnt_w[p] = arb_ready_w[p] && arb_gv[p] && arb_gvl[p] < `IB_SWITCH_NVL(p);
+      e_gvl_w[p] = arb_gvl[p];
+      e_gin_w[p] = '0;
+      e_gslot_w[p] = '0;
+      e_gmark_w[p] = 1'b0;
+      for (int v = 0; v < NVl; v++) ctx_take_w[p*NVl + v] = e_gnt_w[p] && arb_gvl[p] == 4'(v);
+      if (e_gnt_w[p]) begin
+        i = e_pick_w[p][32'(arb_gvl[p])];
+        e_gin_w[p] = i;
         s = vh_q[(32'(i)*NPorts + p)*NVl + 32'(arb_gvl[p])];
-        e_gslot[p] = s;
+        e_gslot_w[p] = s;
         rd[i] = rd[i] + 7'd1;
         if (!mark_enq_i[p]) begin
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-          mk = mk_step(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], !cd_mark[p*NVl + 32'(arb_gvl[p])]);
+          mk = mk_step_eg(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], !cd_mark[p*NVl + 32'(arb_gvl[p])]);
 `else
-          mk = mk_step(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], cd_mark[p*NVl + 32'(arb_gvl[p])]);
+          mk = mk_step_eg(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], cd_mark[p*NVl + 32'(arb_gvl[p])]);
 `endif
-          e_gmark[p] = mk[16];
+          e_gmark_w[p] = mk[16];
         end
       end
       // The serialiser's busy ticks after this cycle's start (before the cycle's own ticks are counted).
-      if (e_fc[p]) e_ser[p] = 32'(den_of(p)) * 32'd6;
-      else if (e_gnt[p]) e_ser[p] = r + 32'(den_of(p)) * 32'(s_len_q[e_gin[p]][e_gslot[p]]);
-      else e_ser[p] = r;
+      if (e_fc_w[p]) e_ser_w[p] = 32'(`IB_SWITCH_DEN(p)) * 32'd6;
+      else if (e_gnt_w[p]) e_ser_w[p] = r + 32'(`IB_SWITCH_DEN(p)) * 32'(s_len_q[e_gin_w[p]][e_gslot_w[p]]);
+      else e_ser_w[p] = r;
+    end
+    // Each output written once, with its final value.
+    for (int p = 0; p < NPorts; p++) begin
+      e_done[p] = e_done_w[p];
+      e_fc[p] = e_fc_w[p];
+      e_fcvl[p] = e_fcvl_w[p];
+      e_gnt[p] = e_gnt_w[p];
+      e_gvl[p] = e_gvl_w[p];
+      e_gin[p] = e_gin_w[p];
+      e_gslot[p] = e_gslot_w[p];
+      e_gmark[p] = e_gmark_w[p];
+      e_ser[p] = e_ser_w[p];
+      arb_req[p] = arb_req_w[p];
+      arb_len[p] = arb_len_w[p];
+      arb_ok[p] = arb_ok_w[p];
+      arb_ready[p] = arb_ready_w[p];
+      for (int v = 0; v < NVl; v++) begin
+        e_len[p][v] = e_len_w[p][v];
+      end
+    end
+    for (int k = 0; k < NK; k++) begin
+      ctx_req[k] = ctx_req_w[k];
+      ctx_blocks[k] = ctx_blocks_w[k];
+      ctx_fcv[k] = ctx_fcv_w[k];
+      ctx_take[k] = ctx_take_w[k];
     end
   end
 
   // Outputs of the cycle.
-  always_comb begin : tx
+  `IBCYCLE_COMB begin : tx
     for (int p = 0; p < NPorts; p++) begin
       tx_pkt_o[p] = e_gnt[p];
       tx_fc_o[p] = e_fc[p];
@@ -506,12 +581,12 @@ module ib_switch #(
             fl[(p*NPorts + 32'(o))*NVl + 32'(ov)] = fl[(p*NPorts + 32'(o))*NVl + 32'(ov)] \
               + ((16'(len) + 16'd63) >> 6); \
             if (mark_enq_i[o]) begin \
-              mk = mk_step(mks[32'(o)*NVl + 32'(ov)], 32'(o), len, `IB_SWITCH_MSTATE); \
+              mk = mk_step_in(mks[32'(o)*NVl + 32'(ov)], 32'(o), len, `IB_SWITCH_MSTATE); \
               mks[32'(o)*NVl + 32'(ov)] = mk[15:0]; \
               MARK = mk[16]; \
             end
 
-  always_comb begin : ingress
+  `IBCYCLE_COMB begin : ingress
     logic [31:0] e, thr, num, den;
     logic [6:0] left, got, nblk;
     logic [15:0] fp;
@@ -561,8 +636,8 @@ module ib_switch #(
       end
     end
     for (int p = 0; p < NPorts; p++) begin
-      num = 32'(num_of(p));
-      den = 32'(den_of(p));
+      num = 32'(`IB_SWITCH_NUM(p));
+      den = 32'(`IB_SWITCH_DEN(p));
       for (int v = 0; v < NVl; v++) crx_blk[p*NVl + v] = '0;
       i_tail_enq[p] = 1'b0;
       i_mark_tail[p] = 1'b0;
@@ -602,7 +677,7 @@ module ib_switch #(
       // A new head.
       vl = rx_vl_i[4*p +: 4];
       len = rx_len_i[13*p +: 13];
-      i_head[p] = rst_ni && rx_pkt_i[p] && !(ar_v_q[p] && left != '0) && vl < nvl_of(p);
+      i_head[p] = rst_ni && rx_pkt_i[p] && !(ar_v_q[p] && left != '0) && vl < `IB_SWITCH_NVL(p);
       i_head_drop[p] = 1'b0;
       i_head_enq[p] = 1'b0;
       i_head_done[p] = 1'b0;
@@ -646,7 +721,7 @@ module ib_switch #(
           i_fresh[p] = ftop_q[p] == '0;
           i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fstk_q[p][ftop_q[p] - 1];
           // Cut-through unless the output is faster than the input (then store-and-forward).
-          if (left == '0 || 64'(num_of(32'(out))) * 64'(den) <= 64'(num) * 64'(den_of(32'(out)))) begin
+          if (left == '0 || 64'(`IB_SWITCH_NUM(32'(out))) * 64'(den) <= 64'(num) * 64'(`IB_SWITCH_DEN(32'(out)))) begin
             i_head_enq[p] = 1'b1;
             o = PW'(out);
             ov = ovl;
@@ -669,7 +744,7 @@ module ib_switch #(
 
 
   // Congestion detection (phase 3): every cong_detect sees the fills and credit after this cycle.
-  always_comb begin : detect
+  `IBCYCLE_COMB begin : detect
     logic [11:0] fctbs, fccl, c;
     for (int k = 0; k < NK; k++) begin
       cd_fill[k] = i_fill[k];
@@ -845,7 +920,7 @@ module ib_switch #(
           end
         end
         r = e_ser[p];
-        ser_n[p] = (r > 32'(num_of(p))) ? r - 32'(num_of(p)) : 32'd0;
+        ser_n[p] = (r > 32'(`IB_SWITCH_NUM(p))) ? r - 32'(`IB_SWITCH_NUM(p)) : 32'd0;
       end
       // Ingress in port order: tail enqueue, head (slot, arrival, enqueue), FC packets wanted by credit_rx.
       for (int p = 0; p < NPorts; p++) begin
@@ -892,7 +967,7 @@ module ib_switch #(
           ar_ovl_n[p] = i_ovl[p];
         end
         for (int v = 0; v < NVl; v++) begin
-          if (crx_send[p*NVl + v] && v < 32'(nvl_of(p))) begin
+          if (crx_send[p*NVl + v] && v < 32'(`IB_SWITCH_NVL(p))) begin
             fcp_n[p][v] = 1'b1;
             fcfccl_n[p*NVl + v] = crx_fccl[p*NVl + v];
           end
@@ -959,7 +1034,7 @@ module ib_switch #(
   // the pool, and a flagged configuration never leaves reset unnoticed.
   logic a_ok_q;
   logic a_ok;
-  always_comb begin
+  `IBCYCLE_COMB begin
     a_ok = 1'b1;
     for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && ctx_err[k]);
     for (int p = 0; p < NPorts; p++) begin
@@ -976,7 +1051,7 @@ module ib_switch #(
 `endif
 
   // ---------------------------------------------------------------- strobes and checks
-  always_comb begin : strobes
+  `IBCYCLE_COMB begin : strobes
     cfg_err_o = 1'b0;
     for (int p = 0; p < NPorts; p++) begin
       drop_o[p] = i_head[p] && i_head_drop[p];
@@ -984,14 +1059,18 @@ module ib_switch #(
     end
     for (int k = 0; k < NK; k++) begin
       overflow_o[k] = crx_ovf[k];
-      if (k / NVl < 32'(nports_i) && k % NVl < 32'(nvl_of(k / NVl)))
+      if (k / NVl < 32'(nports_i) && k % NVl < 32'(`IB_SWITCH_NVL(k / NVl)))
         cfg_err_o = cfg_err_o | (crx_cfg[k] != '0) | cd_cfg[k];
     end
     if (nports_i == '0 || 32'(nports_i) > NPorts || mtu_blocks_i == '0) cfg_err_o = 1'b1;
     for (int p = 0; p < NPorts; p++) begin
-      if (p < 32'(nports_i) && (num_of(p) == '0 || den_of(p) == '0 || 64'(num_of(p)) > 64'd64 * 64'(den_of(p))
-          || nvl_of(p) == '0 || 32'(nvl_of(p)) > NVl || speedup_i[7*p +: 7] == '0)) cfg_err_o = 1'b1;
+      if (p < 32'(nports_i) && (`IB_SWITCH_NUM(p) == '0 || `IB_SWITCH_DEN(p) == '0
+          || 64'(`IB_SWITCH_NUM(p)) > 64'd64 * 64'(`IB_SWITCH_DEN(p)) || `IB_SWITCH_NVL(p) == '0
+          || 32'(`IB_SWITCH_NVL(p)) > NVl || speedup_i[7*p +: 7] == '0)) cfg_err_o = 1'b1;
     end
   end
+`undef IB_SWITCH_NUM
+`undef IB_SWITCH_DEN
+`undef IB_SWITCH_NVL
 endmodule
 `default_nettype wire

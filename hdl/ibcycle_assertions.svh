@@ -14,3 +14,15 @@
 `define IBCYCLE_ASSERTIONS
 `endif
 `endif
+// The process keyword of combinational logic in ib_switch and the blocks whose outputs close its
+// block-level loop (grant -> credit_tx -> vl_arb -> grant, the FECN decision through cong_detect). Under
+// Icarus 11 always_comb (which is also sensitive to what called functions read) kept every process of
+// every instance re-running in one time step with no input changing: the switch stalled at its first
+// grant, time frozen. The same code with always @* settles each cycle. Every other tool gets always_comb.
+`ifndef IBCYCLE_COMB
+`ifdef __ICARUS__
+`define IBCYCLE_COMB always @*
+`else
+`define IBCYCLE_COMB always_comb
+`endif
+`endif

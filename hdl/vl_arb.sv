@@ -138,7 +138,7 @@ module vl_arb #(
 
   // Configuration rules (see the header); the per-entry flags are OR-reduced as a tree.
   logic [TableMax-1:0] hi_vl15, lo_vl15;
-  always_comb begin
+  `IBCYCLE_COMB begin
     for (int e = 0; e < TableMax; e++) begin
       hi_vl15[e] = 32'(hi_n_i) > e && hi_vl_i[4*e +: 4] == 4'd15;
       lo_vl15[e] = 32'(lo_n_i) > e && lo_vl_i[4*e +: 4] == 4'd15;
@@ -158,14 +158,6 @@ module vl_arb #(
   logic [15:0] cand;
   assign cand = req_i & credit_ok_i & 16'h7fff;
 
-  // Bit e of the result: some bit of x below e. A Kogge-Stone prefix OR, log2(TableMax) levels of OR
-  // gates, so finding the first candidate is no chain over the table.
-  function automatic logic [TableMax-1:0] below(input logic [TableMax-1:0] x);
-    logic [TableMax-1:0] p;
-    p = x << 1;
-    for (int s = 1; s < TableMax; s = 2 * s) p = p | (p << s);
-    below = p;
-  endfunction
 
   // Each table's pick (the Rust `pick`): whether an entry gets the next grant, whether it is the current
   // entry keeping its visit (else a fresh visit starts), its index and its VL. t = 0 the high table, 1 the
@@ -202,13 +194,13 @@ module vl_arb #(
       assign used   = lo_used_q;
     end
 
-    logic [TableMax-1:0] cm, cur_oh, after, nxt_oh, bit_of;
+    logic [TableMax-1:0] cm, cur_oh, after, nxt_oh, bit_of, below_after, below_cm;
     logic                idx_in, keep, any_after;
     logic [IdxW-1:0]     cur, nxt;
     logic [9:0]          budget;
     logic [3:0]          vl_cur, vl_nxt;
 
-    always_comb begin
+    `IBCYCLE_COMB begin
       // The current entry is idx, clamped to the table (n - 1 when the table is empty is never used).
       idx_in = 32'(idx) < 32'(n);
       cur    = idx_in ? idx : IdxW'(n - 1'b1);
@@ -225,7 +217,17 @@ module vl_arb #(
 `endif
       keep      = |(cm & cur_oh) && ({1'b0, used} < budget);
       any_after = |after;
-      nxt_oh    = any_after ? (after & ~below(after)) : (cm & ~below(cm));
+      // Bit e of below_*: some bit of the mask below e. A Kogge-Stone prefix OR, log2(TableMax) levels of
+      // OR gates, so finding the first candidate is no chain over the table. Written out here rather than
+      // as a function the two tables' processes share (Icarus 11 re-runs processes that call one function
+      // on each other's calls).
+      below_after = after << 1;
+      below_cm    = cm << 1;
+      for (int s = 0; s < IdxW; s++) begin
+        below_after = below_after | (below_after << (1 << s));
+        below_cm    = below_cm | (below_cm << (1 << s));
+      end
+      nxt_oh    = any_after ? (after & ~below_after) : (cm & ~below_cm);
       for (int b = 0; b < IdxW; b++) begin
         for (int e = 0; e < TableMax; e++) bit_of[e] = ((e >> b) & 1) != 0;
         nxt[b] = |(nxt_oh & bit_of);
@@ -266,7 +268,7 @@ module vl_arb #(
     assign cnt_plus[v*16 +: 16] = sum[16] ? 16'hffff : sum[15:0];
   end
 
-  always_comb begin
+  `IBCYCLE_COMB begin
 `ifdef IBCYCLE_FAULT_HIGH_LIMIT
     limit_reached = (vl_high_limit_i != HighLimitUnbounded)
                     && (hi_cnt_q >= {2'b00, vl_high_limit_i, 6'b000000});
@@ -283,7 +285,7 @@ module vl_arb #(
 `endif
   end
 
-  always_comb begin
+  `IBCYCLE_COMB begin
     hi_idx_d    = hi_idx_q;
     lo_idx_d    = lo_idx_q;
     hi_used_d   = hi_used_q;
@@ -340,7 +342,7 @@ module vl_arb #(
   // Each property is evaluated on this cycle's settled values and registered; the registered bits are
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
   logic [2:0] a_ok, a_ok_q;
-  always_comb begin
+  `IBCYCLE_COMB begin
     a_ok[2] = !rst_ni || cfg_err_o == 4'd0;
     // VL15 (subnet management) is not flow-controlled: it needs no credit.
     a_ok[0] = !rst_ni || !gnt_valid_o
