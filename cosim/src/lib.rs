@@ -32,6 +32,7 @@ pub mod ffi;
 pub mod ports;
 pub mod registry;
 pub mod rng;
+pub mod scoreboard;
 pub mod switch;
 pub mod switch_trace;
 pub mod table;
