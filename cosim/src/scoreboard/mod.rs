@@ -34,6 +34,7 @@
 //!
 //! [`golden`] runs `switch_asic::Switch` on the same packets and feeds its view in.
 
+pub mod bench;
 pub mod golden;
 #[cfg(test)]
 mod tests;
@@ -255,6 +256,12 @@ struct TxVl {
     sent: u32,
     /// The partner's FCCL as last handed to the switch.
     fccl: u32,
+    /// The partner's FCCLs with the cycle each reached the switch, since the last packet out (a packet out is
+    /// checked against the FCCL in force at its first byte, which a caller that reports packets when their
+    /// last byte is out may have passed).
+    fccl_hist: VecDeque<(u64, u32)>,
+    /// The FCCL in force before the first entry of `fccl_hist`.
+    fccl_before: u32,
     /// Start of the current stretch with less than an MTU packet of credit, if in one.
     starved_since: Option<u64>,
     /// End of the last such stretch.
@@ -313,6 +320,7 @@ impl Scoreboard {
         let mut tx = vec![TxVl::default(); n * nvl];
         for t in &mut tx {
             t.fccl = fccl0;
+            t.fccl_before = fccl0;
             t.starved_since = Some(0);
         }
         Scoreboard {
@@ -343,6 +351,14 @@ impl Scoreboard {
     /// Packets handed in so far.
     pub fn packets_in(&self) -> usize {
         self.pkts.len()
+    }
+
+    /// Over every output port-VL: packets out that the golden model made eligible for FECN, and packets the
+    /// switch marked.
+    pub fn marks(&self) -> (u64, u64) {
+        self.tx
+            .iter()
+            .fold((0, 0), |(e, m), t| (e + t.eligible, m + t.marked))
     }
 
     /// The first violation found, if any.
@@ -517,7 +533,9 @@ impl Scoreboard {
     /// The link partner at `port` handed the switch a flow-control packet (its FCCL: the switch's credit).
     pub fn rx_fc(&mut self, cycle: u64, port: usize, fc: FcPacket) {
         let k = self.k(port, fc.vl);
-        self.tx[k].fccl = u32::from(fc.fccl) % FC_MOD;
+        let f = u32::from(fc.fccl) % FC_MOD;
+        self.tx[k].fccl = f;
+        self.tx[k].fccl_hist.push_back((cycle, f));
         self.update_starved(k, cycle);
     }
 
@@ -760,11 +778,22 @@ impl Scoreboard {
         }
         // Credit: the packet's blocks within the partner's FCCL.
         let blocks = blocks_of(bytes.len());
+        let t = &mut self.tx[kin];
+        // The FCCL in force at the first byte: the last one handed in at or before it (packets out of one
+        // port come in the order of their first bytes).
+        while let Some(&(c, f)) = t.fccl_hist.front() {
+            if c > cycle {
+                break;
+            }
+            t.fccl_before = f;
+            t.fccl_hist.pop_front();
+        }
+        let fccl_then = t.fccl_before;
         let t = &self.tx[kin];
         let after = (t.sent + blocks) % FC_MOD;
-        let room = (t.fccl + FC_MOD - after) % FC_MOD;
+        let room = (fccl_then + FC_MOD - after) % FC_MOD;
         if room > FC_HALF {
-            let (fccl, sent) = (t.fccl, t.sent);
+            let (fccl, sent) = (fccl_then, t.sent);
             return self.report(v(
                 Kind::CreditOverrun,
                 format!("{blocks} blocks sent on VL {ovl} with {sent} sent before (mod 4096)"),

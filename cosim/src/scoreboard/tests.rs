@@ -361,3 +361,30 @@ fn mutant_arbitration() {
     arb_run(false).unwrap();
     assert_eq!(kind(arb_run(true)), Kind::ArbShare);
 }
+
+/// The golden model as the switch under test, with congestion (a hot output) and marking on: it passes its
+/// own checks; with its VLs mixed up it does not.
+#[test]
+fn golden_switch_passes_the_bench() {
+    use super::bench::{random_traffic, run, BenchConfig, RunError, SwitchDut};
+    let mut c = cfg();
+    c.mtu = 2048;
+    for p in &mut c.ports {
+        p.cc.threshold = 10;
+        p.cc.packet_size = 0;
+        p.cc.marking_rate = 1;
+    }
+    let traffic = random_traffic(&c, 3000, 7, 10);
+    let mut dut = SwitchDut::new(&c).unwrap();
+    let o = run(&mut dut, &c, traffic.clone(), BenchConfig::default(), Bounds::default()).unwrap();
+    eprintln!("{o:?}");
+    assert!(o.packets > 2000, "{o:?}");
+    assert_eq!(o.golden_notes, 0);
+    assert!(o.marked > 0 && o.marked <= o.eligible, "{o:?}");
+    let mut dut = SwitchDut::new(&c).unwrap();
+    dut.mutate_vl = true;
+    match run(&mut dut, &c, traffic, BenchConfig::default(), Bounds::default()) {
+        Err(RunError::Violation(v)) => assert_eq!(v.kind, Kind::WrongVl),
+        r => panic!("{r:?}"),
+    }
+}
