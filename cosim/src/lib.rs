@@ -29,6 +29,7 @@ pub mod dut;
 #[cfg(feature = "verilator")]
 #[allow(unsafe_code)]
 pub mod ffi;
+pub mod portmap;
 pub mod ports;
 pub mod registry;
 pub mod rng;
