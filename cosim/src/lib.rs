@@ -33,6 +33,7 @@ pub mod portmap;
 pub mod ports;
 pub mod registry;
 pub mod rng;
+pub mod rtlcheck;
 pub mod scoreboard;
 pub mod switch;
 pub mod switch_trace;
