@@ -67,8 +67,8 @@ fn go(a: Args) -> Result<bool, String> {
     let (cfg, traffic) = if let Some(sc) = &a.traffic {
         let sc = ibcycle::scenario::load(sc).map_err(|e| e.to_string())?;
         let name = a.switch.as_deref().unwrap_or_default();
-        let (t, _) = ibcycle::run::port_trace::trace_of(&sc, name, a.cycles)
-            .map_err(|e| e.to_string())?;
+        let (t, _) =
+            ibcycle::run::port_trace::trace_of(&sc, name, a.cycles).map_err(|e| e.to_string())?;
         (t.config.clone(), traffic_of_trace(&t))
     } else if let Some(f) = &a.trace {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;

@@ -252,7 +252,11 @@ pub struct PortMap {
 }
 
 fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    text[..at.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Replaces `{p}`, `{p*K}`, `{p+C}`, `{p*K+C}` by their value for port `p`.
@@ -265,7 +269,10 @@ fn expand(s: &str, p: usize) -> Result<String, String> {
             .find('}')
             .ok_or_else(|| format!("unclosed '{{' in {s:?}"))?
             + i;
-        let e: String = rest[i + 1..j].chars().filter(|c| !c.is_whitespace()).collect();
+        let e: String = rest[i + 1..j]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
         let bad = || format!("{{{e}}} in {s:?}: expected {{p}}, {{p*K}}, {{p+C}} or {{p*K+C}}");
         let e2 = e.strip_prefix('p').ok_or_else(bad)?;
         let (k, c) = match e2.split_once('+') {
@@ -299,9 +306,7 @@ fn parse_sig(s: &str, line: usize, key: &str) -> Result<Sig, String> {
         None => (s, None),
     };
     if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         || name.starts_with(|c: char| c.is_ascii_digit())
     {
         return Err(format!("{s:?} is not a port name (letters, digits, '_')"));
@@ -369,14 +374,15 @@ impl PortMap {
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let at = |s: &std::ops::Range<usize>| line_of(text, s.start);
-        let sig = |sp: &Spanned<String>, key: &str, p: Option<usize>| -> Result<Sig, PortMapError> {
-            let line = at(&sp.span());
-            let s = match p {
-                Some(p) => expand(sp.get_ref(), p).map_err(|m| err(line, key, m))?,
-                None => sp.get_ref().clone(),
+        let sig =
+            |sp: &Spanned<String>, key: &str, p: Option<usize>| -> Result<Sig, PortMapError> {
+                let line = at(&sp.span());
+                let s = match p {
+                    Some(p) => expand(sp.get_ref(), p).map_err(|m| err(line, key, m))?,
+                    None => sp.get_ref().clone(),
+                };
+                parse_sig(&s, line, key).map_err(|m| err(line, key, m))
             };
-            parse_sig(&s, line, key).map_err(|m| err(line, key, m))
-        };
         let bb = *raw.beat_bytes.get_ref();
         if !(8..=64).contains(&bb) {
             return Err(err(
@@ -414,9 +420,21 @@ impl PortMap {
                 valid: sig(&s.valid, &k("valid"), Some(p))?,
                 sop: sig(&s.sop, &k("sop"), Some(p))?,
                 eop: sig(&s.eop, &k("eop"), Some(p))?,
-                bytes: s.bytes.as_ref().map(|x| sig(x, &k("bytes"), Some(p))).transpose()?,
-                keep: s.keep.as_ref().map(|x| sig(x, &k("keep"), Some(p))).transpose()?,
-                ready: s.ready.as_ref().map(|x| sig(x, &k("ready"), Some(p))).transpose()?,
+                bytes: s
+                    .bytes
+                    .as_ref()
+                    .map(|x| sig(x, &k("bytes"), Some(p)))
+                    .transpose()?,
+                keep: s
+                    .keep
+                    .as_ref()
+                    .map(|x| sig(x, &k("keep"), Some(p)))
+                    .transpose()?,
+                ready: s
+                    .ready
+                    .as_ref()
+                    .map(|x| sig(x, &k("ready"), Some(p)))
+                    .transpose()?,
             })
         };
         let fc = |f: &RawFc, name: &str, p: usize| -> Result<FcPort, PortMapError> {
@@ -546,11 +564,7 @@ impl PortMap {
                     find(k, input, Some(bb))?;
                 }
                 if let Some(b) = &st.bytes {
-                    let w = b.width(
-                        rtl.iter()
-                            .find(|(n, ..)| *n == b.port)
-                            .map_or(0, |x| x.1),
-                    );
+                    let w = b.width(rtl.iter().find(|(n, ..)| *n == b.port).map_or(0, |x| x.1));
                     find(b, input, None)?;
                     if (1u64 << w.min(63)) < u64::from(bb) {
                         return Err(PortMapError {

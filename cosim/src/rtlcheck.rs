@@ -82,7 +82,9 @@ pub fn ports_of_header(h: &str) -> Vec<RtlPort> {
         } else {
             continue;
         };
-        let Some(open) = rest.find("(&") else { continue };
+        let Some(open) = rest.find("(&") else {
+            continue;
+        };
         let args: Vec<&str> = rest[open + 2..]
             .trim_end_matches(';')
             .trim_end_matches(')')
@@ -143,27 +145,37 @@ fn fnv(h: &mut u64, b: &[u8]) {
 }
 
 /// Bumped when the harness generator changes, so cached builds are not reused.
-const HARNESS_VERSION: &str = "rtl-check harness 1";
+const HARNESS_VERSION: &str = "rtl-check harness 2";
 
 /// Verilates and builds `map`'s RTL with the extra `defines` (for fault variants; their model is built
-/// without `--assert`, as the co-simulation builds its variants), under `root`.
-pub fn build(map: &PortMap, defines: &[String], root: &Path) -> Result<Built, RtlCheckError> {
+/// without `--assert`, as the co-simulation builds its variants), under `root`; with `trace`, able to write
+/// a VCD (a larger build: a run builds it only to show a violation).
+pub fn build(
+    map: &PortMap,
+    defines: &[String],
+    root: &Path,
+    trace: bool,
+) -> Result<Built, RtlCheckError> {
     let version = verilator_version()?;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     fnv(&mut h, HARNESS_VERSION.as_bytes());
+    fnv(&mut h, if trace { b"trace" } else { b"notrace" });
     fnv(&mut h, version.as_bytes());
     fnv(&mut h, map.top.as_bytes());
+    // Paths as canonical (a map read through a symbolic link builds the same model).
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     for s in &map.sources {
-        fnv(&mut h, s.display().to_string().as_bytes());
-        fnv(&mut h, &std::fs::read(s).map_err(|e| {
-            RtlCheckError::Build(format!("{}: {e}", s.display()))
-        })?);
+        fnv(&mut h, canon(s).display().to_string().as_bytes());
+        fnv(
+            &mut h,
+            &std::fs::read(s).map_err(|e| RtlCheckError::Build(format!("{}: {e}", s.display())))?,
+        );
     }
     // Files the sources include or find by module name: every .sv/.v/.svh beside them and in the include
     // directories.
-    let mut dirs: Vec<PathBuf> = map.include_dirs.clone();
+    let mut dirs: Vec<PathBuf> = map.include_dirs.iter().map(|d| canon(d)).collect();
     for s in &map.sources {
-        if let Some(d) = s.parent() {
+        if let Some(d) = canon(s).parent() {
             dirs.push(d.to_path_buf());
         }
     }
@@ -175,8 +187,10 @@ pub fn build(map: &PortMap, defines: &[String], root: &Path) -> Result<Built, Rt
             .unwrap_or_default();
         fs.sort();
         for f in fs {
-            if f.extension().is_some_and(|x| x == "sv" || x == "v" || x == "svh") {
-                fnv(&mut h, f.display().to_string().as_bytes());
+            if f.extension()
+                .is_some_and(|x| x == "sv" || x == "v" || x == "svh")
+            {
+                fnv(&mut h, canon(&f).display().to_string().as_bytes());
                 fnv(&mut h, &std::fs::read(&f).unwrap_or_default());
             }
         }
@@ -208,11 +222,30 @@ pub fn build(map: &PortMap, defines: &[String], root: &Path) -> Result<Built, Rt
     std::fs::create_dir_all(&dir)?;
     let base = |extra: &[&str]| {
         let mut c = Command::new("verilator");
-        c.args(["--cc", "--prefix", "Vrtl", "--top-module", &map.top, "-Mdir"])
-            .arg(dir.join("obj"))
-            .args(["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace", "-Wno-fatal"])
-            .args(extra);
-        c.arg(if defines.is_empty() { "--assert" } else { "--noassert" });
+        c.args([
+            "--cc",
+            "--prefix",
+            "Vrtl",
+            "--top-module",
+            &map.top,
+            "-Mdir",
+        ])
+        .arg(dir.join("obj"))
+        .args([
+            "-O3",
+            "--x-assign",
+            "fast",
+            "--x-initial",
+            "fast",
+            "--trace",
+            "-Wno-fatal",
+        ])
+        .args(extra);
+        c.arg(if defines.is_empty() {
+            "--assert"
+        } else {
+            "--noassert"
+        });
         for (k, v) in &map.parameters {
             c.arg(format!("-G{k}={v}"));
         }
@@ -246,11 +279,21 @@ pub fn build(map: &PortMap, defines: &[String], root: &Path) -> Result<Built, Rt
     let ports = ports_of_header(&header);
     map.check_ports(&triples(&ports))?;
     let cpp = dir.join("harness.cpp");
-    std::fs::write(&cpp, harness_cpp(&ports, &clock))?;
+    std::fs::write(&cpp, harness_cpp(&ports, &clock, trace))?;
     let cpp_s = cpp.display().to_string();
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get().min(4)).to_string();
+    let jobs = std::thread::available_parallelism()
+        .map_or(1, |n| n.get().min(4))
+        .to_string();
     run(
-        base(&["--exe", &cpp_s, "--build", "-j", &jobs, "-o", "rtlcheck_sim"]),
+        base(&[
+            "--exe",
+            &cpp_s,
+            "--build",
+            "-j",
+            &jobs,
+            "-o",
+            "rtlcheck_sim",
+        ]),
         "verilator (build)",
     )?;
     std::fs::write(&ports_file, write_ports(&ports))?;
@@ -272,7 +315,14 @@ fn triples(ports: &[RtlPort]) -> Vec<(String, u32, bool)> {
 fn write_ports(ports: &[RtlPort]) -> String {
     ports
         .iter()
-        .map(|p| format!("{} {} {}\n", p.name, p.width, if p.input { "in" } else { "out" }))
+        .map(|p| {
+            format!(
+                "{} {} {}\n",
+                p.name,
+                p.width,
+                if p.input { "in" } else { "out" }
+            )
+        })
         .collect()
 }
 
@@ -292,7 +342,7 @@ fn read_ports(t: &str) -> Vec<RtlPort> {
 /// The C++ harness: per step command, the inputs (every input port but the clock, 32-bit words, lowest
 /// first) are applied with the clock low, the model evaluated, a status byte and the outputs written back,
 /// then the clock rises. A `T` command opens a VCD dumped for a window of cycles.
-fn harness_cpp(ports: &[RtlPort], clock: &str) -> String {
+fn harness_cpp(ports: &[RtlPort], clock: &str, trace: bool) -> String {
     let mut set_in = String::new();
     let mut get_out = String::new();
     let mut nin = 0usize;
@@ -338,8 +388,7 @@ fn harness_cpp(ports: &[RtlPort], clock: &str) -> String {
         r#"// Generated by ibcycle rtl-check: drives the Verilated top module over stdin/stdout.
 #include "Vrtl.h"
 #include "verilated.h"
-#include "verilated_vcd_c.h"
-#include <cstdint>
+{vcd_inc}#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -352,8 +401,7 @@ int main(int argc, char** argv) {{
     ctx->traceEverOn(true);
     ctx->commandArgs(argc, argv);
     Vrtl* t = new Vrtl{{ctx, "TOP"}};
-    VerilatedVcdC* vcd = nullptr;
-    uint64_t from = 0, to = 0, cyc = 0;
+{vcd_decl}    uint64_t from = 0, to = 0, cyc = 0;
     static uint32_t w[{nin} + 1];
     static uint32_t o[{nout} + 1];
     static char obuf[1 << 16];
@@ -366,21 +414,18 @@ int main(int argc, char** argv) {{
             if (!rd(&from, 8) || !rd(&to, 8) || !rd(&len, 4)) break;
             std::string path(len, '\0');
             if (len && !rd(&path[0], len)) break;
-            vcd = new VerilatedVcdC;
-            t->trace(vcd, 99);
-            vcd->open(path.c_str());
-            continue;
+{vcd_open}            continue;
         }}
         if (cmd != 'S') break;
         if ({nin} && !rd(w, 4 * {nin})) break;
         t->{clock} = 0;
 {set_in}        t->eval();
-        bool dump = vcd && cyc >= from && cyc < to;
-        if (dump) vcd->dump(10 * cyc);
+        bool dump = cyc >= from && cyc < to;
+{dump0}
         unsigned char st = ctx->gotFinish() ? (ctx->gotError() ? 2 : 1) : 0;
 {get_out}        t->{clock} = 1;
         t->eval();
-        if (dump) vcd->dump(10 * cyc + 5);
+{dump5}
         if (!st && ctx->gotFinish()) st = ctx->gotError() ? 2 : 1;
         std::fputc(st, stdout);
         if ({nout}) std::fwrite(o, 4, {nout}, stdout);
@@ -388,13 +433,42 @@ int main(int argc, char** argv) {{
         ++cyc;
         if (st) break;
     }}
-    if (vcd) {{ vcd->close(); delete vcd; }}
-    t->final();
+{vcd_close}    t->final();
     delete t;
     delete ctx;
     return 0;
 }}
-"#
+"#,
+        vcd_inc = if trace {
+            "#include \"verilated_vcd_c.h\"\n"
+        } else {
+            ""
+        },
+        vcd_decl = if trace {
+            "    VerilatedVcdC* vcd = nullptr;\n"
+        } else {
+            ""
+        },
+        vcd_open = if trace {
+            "            vcd = new VerilatedVcdC;\n            t->trace(vcd, 99);\n            vcd->open(path.c_str());\n"
+        } else {
+            ""
+        },
+        dump0 = if trace {
+            "        if (dump && vcd) vcd->dump(10 * cyc);\n"
+        } else {
+            "        (void)dump;\n"
+        },
+        dump5 = if trace {
+            "        if (dump && vcd) vcd->dump(10 * cyc + 5);\n"
+        } else {
+            ""
+        },
+        vcd_close = if trace {
+            "    if (vcd) { vcd->close(); delete vcd; }\n"
+        } else {
+            ""
+        },
     )
 }
 
@@ -511,7 +585,11 @@ impl Sim {
         if st[0] != 0 {
             return Err(fail(
                 self,
-                if st[0] == 1 { "$finish".into() } else { "$fatal, $stop or an assertion".into() },
+                if st[0] == 1 {
+                    "$finish".into()
+                } else {
+                    "$fatal, $stop or an assertion".into()
+                },
             ));
         }
         Ok(())
@@ -655,7 +733,9 @@ impl RtlDut {
         cfg: &SwitchConfig,
         vcd: Option<(&Path, u64, u64)>,
     ) -> Result<Self, RtlCheckError> {
-        if cfg.ports.len() != map.ports.len() {
+        // A switch of fewer ports than the RTL leaves the RTL's last ports idle (with `config =
+        // "ib_switch"` they get a valid idle configuration).
+        if cfg.ports.len() > map.ports.len() {
             return Err(RtlCheckError::Config(format!(
                 "the switch has {} ports, the map {}",
                 cfg.ports.len(),
@@ -665,10 +745,7 @@ impl RtlDut {
         // Reset and configuration cycles come first; the window is shifted by them.
         let (held, tables) = configuration(map, cfg)?;
         let pre = map.reset_cycles.max(tables.len() as u64 + 2);
-        let sim = Sim::start(
-            built,
-            vcd.map(|(p, a, b)| (p, a + pre, b + pre)),
-        )?;
+        let sim = Sim::start(built, vcd.map(|(p, a, b)| (p, a + pre, b + pre)))?;
         let res = |s: &Sig| {
             sim.in_slot(s)
                 .or_else(|| sim.out_slot(s))
@@ -853,7 +930,10 @@ impl PacketDut for RtlDut {
             }
             // A beat in the cycle its first byte arrives at the port's link rate (so the RTL sees a packet's
             // start in the cycle the golden model does; its beats follow at the link's pace).
-            let rate = self.rates[p];
+            let Some(&rate) = self.rates.get(p) else {
+                s.rx.valid.set(w, 0);
+                continue;
+            };
             let rx = &mut self.rx[p];
             let mut sent = false;
             if let Some((start, pkt)) = rx.queue.front() {
@@ -868,7 +948,14 @@ impl PacketDut for RtlDut {
                     s.rx.eop.set(w, u64::from(last));
                     s.rx.data.set_bytes(w, beat, order);
                     if let Some(b) = s.rx.bytes {
-                        b.set(w, if last { beat.len() as u64 % (bb as u64 + 1) } else { 0 });
+                        b.set(
+                            w,
+                            if last {
+                                beat.len() as u64 % (bb as u64 + 1)
+                            } else {
+                                0
+                            },
+                        );
                         if last && beat.len() == bb {
                             b.set(w, 0);
                         }
@@ -890,10 +977,7 @@ impl PacketDut for RtlDut {
             let s = self.slots[p].clone();
             let w = &self.sim.outw;
             // A beat offered on rx was taken unless the RTL held `ready` low.
-            let taken = s
-                .rx
-                .ready
-                .is_none_or(|r| r.get(w) == 1);
+            let taken = s.rx.ready.is_none_or(|r| r.get(w) == 1);
             let rx = &mut self.rx[p];
             if taken {
                 if let Some((_, pkt)) = rx.queue.front() {
@@ -936,7 +1020,10 @@ impl PacketDut for RtlDut {
                     t.open = true;
                 }
                 if !t.open {
-                    return Err(format!("port {p}: a beat out at cycle {} outside a packet", self.now));
+                    return Err(format!(
+                        "port {p}: a beat out at cycle {} outside a packet",
+                        self.now
+                    ));
                 }
                 let eop = s.tx.eop.get(w) == 1;
                 let mut n = bb;
@@ -976,8 +1063,22 @@ mod tests {
         let h = "    VL_IN8(&clk,0,0);\n    VL_OUT8(&v,3,0);\n    VL_OUT16(&q,12,0);\n    VL_INW(&d,511,0,16);\n    VL_IN64(&e,39,0);\n";
         let p = ports_of_header(h);
         assert_eq!(p.len(), 5);
-        assert_eq!(p[3], RtlPort { name: "d".into(), width: 512, input: true });
-        assert_eq!(p[1], RtlPort { name: "v".into(), width: 4, input: false });
+        assert_eq!(
+            p[3],
+            RtlPort {
+                name: "d".into(),
+                width: 512,
+                input: true
+            }
+        );
+        assert_eq!(
+            p[1],
+            RtlPort {
+                name: "v".into(),
+                width: 4,
+                input: false
+            }
+        );
     }
 
     #[test]
@@ -986,7 +1087,11 @@ mod tests {
         put_bits(&mut w, 1, 30, 8, 0xA5);
         assert_eq!(get_bits(&w, 1, 30, 8), 0xA5);
         assert_eq!(w[0], 0);
-        let s = Slot { base: 0, at: 8, width: 32 };
+        let s = Slot {
+            base: 0,
+            at: 8,
+            width: 32,
+        };
         s.set_bytes(&mut w, &[1, 2, 3], ByteOrder::LsbFirst);
         let mut out = Vec::new();
         s.get_bytes(&w, ByteOrder::LsbFirst, &mut out, 3);
@@ -1042,7 +1147,7 @@ pub fn check(
     opts: &CheckOpts,
 ) -> Result<CheckOutcome, RtlCheckError> {
     use crate::scoreboard::bench::{run, RunError};
-    let built = build(map, &opts.defines, &opts.build_root)?;
+    let built = build(map, &opts.defines, &opts.build_root, false)?;
     let mut dut = RtlDut::new(&built, map, cfg, None)?;
     let r = run(&mut dut, cfg, traffic.clone(), map.bench, map.bounds);
     dut.quit();
@@ -1051,6 +1156,7 @@ pub fn check(
         Err(RunError::Violation(v)) => {
             let mut vcd = None;
             if let Some(path) = &opts.vcd {
+                let built = build(map, &opts.defines, &opts.build_root, true)?;
                 let from = v.cycle.saturating_sub(opts.vcd_before);
                 let to = u64::MAX / 4;
                 let mut dut = RtlDut::new(&built, map, cfg, Some((path, from, to)))?;
@@ -1072,7 +1178,9 @@ pub fn check(
 /// The packets of a switch port trace as the bench's traffic: each packet head's descriptor made into bytes
 /// (LRH through VCRC, ICRC and VCRC filled), ready from its cycle in the trace, at its port. The trace's
 /// flow-control packets are not used: the bench's link partners make their own against the RTL's credits.
-pub fn traffic_of_trace(t: &crate::switch_trace::SwitchTrace) -> Vec<crate::scoreboard::bench::TrafficPacket> {
+pub fn traffic_of_trace(
+    t: &crate::switch_trace::SwitchTrace,
+) -> Vec<crate::scoreboard::bench::TrafficPacket> {
     use crate::switch_trace::HandIn;
     let mut out = Vec::new();
     for e in &t.events {
@@ -1100,7 +1208,10 @@ pub fn default_random_config(ports: usize) -> SwitchConfig {
     let mut p = PortConfig::new(LinkRate::new(4, 1).expect("4/1"), 128).with_vls(2, 128);
     p.vlarb = VlArbTable {
         high: Vec::new(),
-        low: vec![VlArbEntry { vl: 0, weight: 4 }, VlArbEntry { vl: 1, weight: 4 }],
+        low: vec![
+            VlArbEntry { vl: 0, weight: 4 },
+            VlArbEntry { vl: 1, weight: 4 },
+        ],
         high_limit: 0,
     };
     p.cc.threshold = 10;

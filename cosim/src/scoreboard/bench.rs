@@ -60,7 +60,8 @@ pub struct BenchConfig {
     pub partner_hold: u64,
     /// Cycles between a link partner's periodic flow-control packets per VL.
     pub fc_interval: u64,
-    /// Cycles the run may go on after the last packet went in, for the switch to deliver everything.
+    /// Cycles the run may go on with no packet going in or out (the switch delivering nothing) before it
+    /// ends; what is not delivered by then is lost.
     pub drain_cycles: u64,
     /// Cycles of reset before the first hand-in (the switch's own reset is the caller's).
     pub start_cycle: u64,
@@ -178,9 +179,9 @@ pub fn run(
                     let cap = pt.free[vl].min(2048);
                     (pt.abr[vl] + cap) % 4096
                 };
-                if let Some(vl) = (0..nvl).find(|&vl| {
-                    pt.fc_due[vl] <= c || pt.adv[vl].is_some_and(|a| a != want(vl))
-                }) {
+                if let Some(vl) = (0..nvl)
+                    .find(|&vl| pt.fc_due[vl] <= c || pt.adv[vl].is_some_and(|a| a != want(vl)))
+                {
                     let fc = FcPacket {
                         vl: vl as u8,
                         fctbs: pt.sent[vl] as u16,
@@ -219,7 +220,9 @@ pub fn run(
         for o in outs.drain(..) {
             match o {
                 DutOut::Packet { port, cycle, bytes } => {
-                    sb.tx_packet(cycle, port, &bytes).map_err(RunError::Violation)?;
+                    sb.tx_packet(cycle, port, &bytes)
+                        .map_err(RunError::Violation)?;
+                    last_in = c;
                     if port < n {
                         let pt = &mut ps[port];
                         let vl = usize::from(bytes[0] >> 4);
@@ -242,10 +245,12 @@ pub fn run(
         c += 1;
         let all_in = ps.iter().all(|p| p.queue.is_empty());
         let all_out = sb.checked() == sb.packets_in();
-        if all_in && all_out {
-            // Let every port's flow-control packets run a full period after the last delivery.
+        // Done when everything is out and every input's credit is advertised again (a few cycles more for
+        // the last flow-control packets in flight); else at the drain limit, where the scoreboard reports
+        // what is missing.
+        if all_in && all_out && sb.credits_returned() {
             let q = *quiet_since.get_or_insert(c);
-            if c >= q + 2 * bench.fc_interval.max(cfg.ports.iter().map(|p| u64::from(p.fc_interval)).max().unwrap_or(0)) + 2 * bench.partner_hold {
+            if c >= q + 2 * bench.partner_hold.max(16) {
                 break;
             }
         } else {
@@ -324,7 +329,11 @@ pub fn random_traffic(cfg: &SwitchConfig, n: usize, seed: u64, start: u64) -> Ve
         let sl = rng.below(16) as u8;
         let vls = u64::from(cfg.ports[inp].data_vls.max(1));
         // Only SLs SL2VL sends to a data VL (15 drops).
-        if cfg.sl2vl_of(inp, outp).vl_of(sl).is_none_or(|v| v >= cfg.ports[outp].data_vls) {
+        if cfg
+            .sl2vl_of(inp, outp)
+            .vl_of(sl)
+            .is_none_or(|v| v >= cfg.ports[outp].data_vls)
+        {
             continue;
         }
         let payload = rng.below(max_payload + 1) as u16;

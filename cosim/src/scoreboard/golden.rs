@@ -64,7 +64,11 @@ impl GoldenRun {
             self.refused += 1;
             return;
         };
-        if self.sw.rx_packet(port, PacketStart { desc, offset: 0 }).is_err() {
+        if self
+            .sw
+            .rx_packet(port, PacketStart { desc, offset: 0 })
+            .is_err()
+        {
             self.refused += 1;
         }
     }

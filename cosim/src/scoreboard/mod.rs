@@ -148,7 +148,11 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "violation {:?} at cycle {}, port {}", self.kind, self.cycle, self.port)?;
+        write!(
+            f,
+            "violation {:?} at cycle {}, port {}",
+            self.kind, self.cycle, self.port
+        )?;
         if let Some(p) = self.packet {
             write!(f, ", packet #{p}")?;
         }
@@ -440,7 +444,11 @@ impl Scoreboard {
                     .iter()
                     .map(|&v| self.tx[out * self.nvl + v].win_bytes)
                     .sum();
-                let wsum: u64 = mine.iter().filter(|&&v| waiting[v]).map(|&v| table[v]).sum();
+                let wsum: u64 = mine
+                    .iter()
+                    .filter(|&&v| waiting[v])
+                    .map(|&v| table[v])
+                    .sum();
                 for &v in mine.iter().filter(|&&v| waiting[v]) {
                     let got = self.tx[out * self.nvl + v].win_bytes;
                     let share = bytes * table[v] / wsum.max(1);
@@ -586,13 +594,20 @@ impl Scoreboard {
         if i > 0 && m[i - 1].1 {
             return true;
         }
-        m[i..].iter().take_while(|&&(c, _)| c <= b).any(|&(_, on)| on)
+        m[i..]
+            .iter()
+            .take_while(|&&(c, _)| c <= b)
+            .any(|&(_, on)| on)
     }
 
     /// The switch sent a flow-control packet at `port`: its FCTBS (blocks it sent on that VL) and its FCCL
     /// (credit for its own input buffer).
     pub fn tx_fc(&mut self, cycle: u64, port: usize, fc: FcPacket) -> Result<(), Violation> {
         self.advance(cycle)?;
+        if port >= self.n || fc.vl >= self.cfg.ports[port].data_vls {
+            // Ports and VLs the switch lacks (an RTL larger than the configuration) have no link partner.
+            return Ok(());
+        }
         let k = self.k(port, fc.vl);
         let sent = self.tx[k].sent;
         if u32::from(fc.fctbs) % FC_MOD != sent {
@@ -639,6 +654,17 @@ impl Scoreboard {
     /// A packet came out of the switch at `port` (its first byte in `cycle`): the checks of the table above.
     pub fn tx_packet(&mut self, cycle: u64, port: usize, bytes: &[u8]) -> Result<(), Violation> {
         self.advance(cycle)?;
+        if port >= self.n {
+            return self.report(Violation {
+                kind: Kind::WrongPort,
+                cycle,
+                port,
+                packet: None,
+                rtl: format!("a {}-byte packet out of port {port}", bytes.len()),
+                golden: format!("the switch has {} ports", self.n),
+                bytes: bytes.to_vec(),
+            });
+        }
         let Some(h) = hdr(bytes) else {
             return self.report(Violation {
                 kind: Kind::Unknown,
@@ -680,7 +706,10 @@ impl Scoreboard {
         if want != Some(port) {
             return self.report(v(
                 Kind::WrongPort,
-                format!("DLID {:#x} in at port {} out at port {port}", p.hdr.dlid, p.port),
+                format!(
+                    "DLID {:#x} in at port {} out at port {port}",
+                    p.hdr.dlid, p.port
+                ),
                 format!("the LFT names {want:?}"),
             ));
         }
@@ -690,18 +719,24 @@ impl Scoreboard {
         if h.vl != ovl {
             return self.report(v(
                 Kind::WrongVl,
-                format!("SL {} in at port {} on VL {}, out on VL {}", p.hdr.sl, p.port, p.hdr.vl, h.vl),
+                format!(
+                    "SL {} in at port {} on VL {}, out on VL {}",
+                    p.hdr.sl, p.port, p.hdr.vl, h.vl
+                ),
                 format!("SL2VL({}, {port}) maps SL {} to VL {ovl}", p.port, p.hdr.sl),
             ));
         }
         if !verify_vcrc(bytes) {
             let l = bytes.len();
+            let mut want = bytes.to_vec();
+            rtl_model::crc::vcrc::fill_vcrc(&mut want);
             return self.report(v(
                 Kind::BadVcrc,
-                format!("VCRC {:02x}{:02x}", bytes[l - 2], bytes[l - 1]),
+                format!("VCRC bytes {:02x} {:02x}", bytes[l - 2], bytes[l - 1]),
                 format!(
-                    "VCRC {:04x} over the bytes out",
-                    rtl_model::crc::vcrc::vcrc(&bytes[..l - 2])
+                    "VCRC bytes {:02x} {:02x} over the bytes out",
+                    want[l - 2],
+                    want[l - 1]
                 ),
             ));
         }
@@ -729,8 +764,7 @@ impl Scoreboard {
             ));
         }
         let cc = &self.cfg.ports[port].cc;
-        let size_ok =
-            cc.packet_size == 0 || bytes.len() >= usize::from(cc.packet_size) * 64;
+        let size_ok = cc.packet_size == 0 || bytes.len() >= usize::from(cc.packet_size) * 64;
         let slack = self.bounds.fecn_slack;
         let eligible =
             size_ok && self.marking_in(kin, p.cycle.saturating_sub(slack), cycle + slack);
@@ -760,9 +794,8 @@ impl Scoreboard {
             }
             if self.bounds.mark_rate_check {
                 let t = &self.tx[kin];
-                let allowed = t.eligible / (u64::from(cc.marking_rate) + 1)
-                    + 1
-                    + self.bounds.mark_rate_slack;
+                let allowed =
+                    t.eligible / (u64::from(cc.marking_rate) + 1) + 1 + self.bounds.mark_rate_slack;
                 if t.marked > allowed {
                     let (m, e) = (t.marked, t.eligible);
                     return self.report(v(
@@ -864,7 +897,12 @@ impl Scoreboard {
                 cycle,
                 port,
                 packet: None,
-                rtl: format!("a {}-byte packet DLID {:#x} SLID {:#x}", bytes.len(), h.dlid, h.slid),
+                rtl: format!(
+                    "a {}-byte packet DLID {:#x} SLID {:#x}",
+                    bytes.len(),
+                    h.dlid,
+                    h.slid
+                ),
                 golden: "no packet of that length and addresses is waiting".into(),
                 bytes: bytes.to_vec(),
             });
@@ -897,6 +935,19 @@ impl Scoreboard {
             ),
             golden,
             bytes: bytes.to_vec(),
+        })
+    }
+
+    /// Whether every input buffer's whole credit is advertised again (the last FCCL on each input VL is ABR
+    /// plus the buffer, within the cap): what [`Scoreboard::finish`] checks, for a caller waiting for it.
+    pub fn credits_returned(&self) -> bool {
+        let cap = u32::from(rtl_model::blocks::credit_rx::FCCL_CAP);
+        (0..self.n).all(|port| {
+            (0..self.cfg.ports[port].data_vls).all(|vl| {
+                let r = &self.rx[self.k(port, vl)];
+                r.fccl
+                    .is_none_or(|f| f == (r.abr + self.buf_blocks(port, vl).min(cap)) % FC_MOD)
+            })
         })
     }
 

@@ -11,7 +11,10 @@ fn cfg() -> SwitchConfig {
     let mut p = PortConfig::new(LinkRate::new(4, 1).unwrap(), 64).with_vls(2, 64);
     p.vlarb = VlArbTable {
         high: Vec::new(),
-        low: vec![VlArbEntry { vl: 0, weight: 4 }, VlArbEntry { vl: 1, weight: 4 }],
+        low: vec![
+            VlArbEntry { vl: 0, weight: 4 },
+            VlArbEntry { vl: 1, weight: 4 },
+        ],
         high_limit: 0,
     };
     let mut c = SwitchConfig::uniform(4, p);
@@ -99,7 +102,13 @@ fn ideal_stream_passes() {
     let mut r = Run::new(Bounds::default());
     let mut cyc = 0;
     for i in 0..200u32 {
-        let b = pkt((i % 8) as u16, (i % 3) as u8, (i * 37 % 1500) as u16, i, i % 5 == 0);
+        let b = pkt(
+            (i % 8) as u16,
+            (i % 3) as u8,
+            (i * 37 % 1500) as u16,
+            i,
+            i % 5 == 0,
+        );
         r.through(cyc, (i % 4) as usize, &b).unwrap();
         cyc += 20;
     }
@@ -270,14 +279,26 @@ fn mutant_credits() {
     // FCTBS other than the blocks sent.
     let mut r = Run::new(Bounds::default());
     r.through(0, 0, &a).unwrap();
-    let fc = FcPacket { vl: 0, fctbs: 16, fccl: 64 };
+    let fc = FcPacket {
+        vl: 0,
+        fctbs: 16,
+        fccl: 64,
+    };
     assert_eq!(kind(r.sb.tx_fc(30, 1, fc)), Kind::BadFctbs);
     // FCCL beyond the buffer (64 blocks per VL).
     let mut r = Run::new(Bounds::default());
     r.through(0, 0, &a).unwrap();
-    let fc = FcPacket { vl: 0, fctbs: 0, fccl: 17 + 65 };
+    let fc = FcPacket {
+        vl: 0,
+        fctbs: 0,
+        fccl: 17 + 65,
+    };
     assert_eq!(kind(r.sb.tx_fc(30, 0, fc)), Kind::CreditBeyondBuffer);
-    let fc = FcPacket { vl: 0, fctbs: 0, fccl: 17 + 64 };
+    let fc = FcPacket {
+        vl: 0,
+        fctbs: 0,
+        fccl: 17 + 64,
+    };
     r.sb.tx_fc(31, 0, fc).unwrap();
 }
 
@@ -290,7 +311,11 @@ fn mutant_lossless() {
     // Delivered, but one block of credit never advertised again.
     let mut r = Run::new(Bounds::default());
     r.through(0, 0, &a).unwrap();
-    let fc = FcPacket { vl: 0, fctbs: 0, fccl: 17 + 63 };
+    let fc = FcPacket {
+        vl: 0,
+        fctbs: 0,
+        fccl: 17 + 63,
+    };
     r.sb.tx_fc(100, 0, fc).unwrap();
     assert_eq!(kind(r.sb.finish(200)), Kind::CreditLost);
 }
@@ -350,7 +375,15 @@ fn arb_run(starve: bool) -> Result<(), super::Violation> {
         for v in 0..2u8 {
             let kk = sb.k(1, v);
             let fccl = ((sb.tx[kk].sent + 1000) % 4096) as u16;
-            sb.rx_fc(cyc, 1, FcPacket { vl: v, fctbs: 0, fccl });
+            sb.rx_fc(
+                cyc,
+                1,
+                FcPacket {
+                    vl: v,
+                    fctbs: 0,
+                    fccl,
+                },
+            );
         }
     }
     sb.advance(cyc)
@@ -376,14 +409,27 @@ fn golden_switch_passes_the_bench() {
     }
     let traffic = random_traffic(&c, 3000, 7, 10);
     let mut dut = SwitchDut::new(&c).unwrap();
-    let o = run(&mut dut, &c, traffic.clone(), BenchConfig::default(), Bounds::default()).unwrap();
+    let o = run(
+        &mut dut,
+        &c,
+        traffic.clone(),
+        BenchConfig::default(),
+        Bounds::default(),
+    )
+    .unwrap();
     eprintln!("{o:?}");
     assert!(o.packets > 2000, "{o:?}");
     assert_eq!(o.golden_notes, 0);
     assert!(o.marked > 0 && o.marked <= o.eligible, "{o:?}");
     let mut dut = SwitchDut::new(&c).unwrap();
     dut.mutate_vl = true;
-    match run(&mut dut, &c, traffic, BenchConfig::default(), Bounds::default()) {
+    match run(
+        &mut dut,
+        &c,
+        traffic,
+        BenchConfig::default(),
+        Bounds::default(),
+    ) {
         Err(RunError::Violation(v)) => assert_eq!(v.kind, Kind::WrongVl),
         r => panic!("{r:?}"),
     }
