@@ -886,6 +886,9 @@ fn configuration(
         .map(|(n, w, l)| (format!("{}{n}", map.config_prefix), *w, l.clone()))
         .collect();
     let n = cfg.ports.len();
+    // The SL2VL pair address is in * NPorts + out for the RTL's own port count (the map's), which may exceed
+    // the configuration's.
+    let np = map.ports.len();
     let mut tables = Vec::new();
     for (dlid, e) in rc.lft.iter().enumerate().take(cfg.lft.len()) {
         tables.push((0, dlid as u64, u64::from(*e)));
@@ -894,7 +897,7 @@ fn configuration(
         for o in 0..n {
             tables.push((
                 1,
-                (i * n + o) as u64,
+                (i * np + o) as u64,
                 rc.sl2vl[i * crate::switch::N_PORTS + o],
             ));
         }
@@ -1035,7 +1038,7 @@ impl PacketDut for RtlDut {
                         }
                     }
                     if let Some(k) = s.tx.keep {
-                        n = (k.get(w) as u64).count_ones() as usize;
+                        n = k.get(w).count_ones() as usize;
                     }
                 }
                 s.tx.data.get_bytes(w, order, &mut t.bytes, n);
