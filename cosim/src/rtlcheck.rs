@@ -205,6 +205,9 @@ pub fn build(
         fnv(&mut h, d.as_bytes());
     }
     let dir = root.join(format!("{}-{h:016x}", map.top));
+    std::fs::create_dir_all(root)?;
+    // One build of a model at a time (tests in parallel processes may ask for the same one).
+    let _lock = BuildLock::take(&root.join(format!("{}-{h:016x}.lock", map.top)))?;
     let exe = dir.join("obj").join("rtlcheck_sim");
     let ports_file = dir.join("ports.txt");
     let clock = map.clock.port.clone();
@@ -303,6 +306,43 @@ pub fn build(
         clock,
         cached: false,
     })
+}
+
+/// A lock file held while a model is built or read from the cache; a lock older than an hour is taken to be
+/// left by a process that died.
+struct BuildLock(PathBuf);
+
+impl BuildLock {
+    fn take(path: &Path) -> Result<Self, RtlCheckError> {
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(_) => return Ok(BuildLock(path.to_path_buf())),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age.as_secs() > 3600);
+                    if stale {
+                        let _ = std::fs::remove_file(path);
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_millis(200));
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+impl Drop for BuildLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn triples(ports: &[RtlPort]) -> Vec<(String, u32, bool)> {
