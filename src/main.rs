@@ -12,6 +12,8 @@ use clap::{Parser, Subcommand};
 mod cli_bench;
 #[cfg(feature = "cosim")]
 mod cli_cosim;
+#[cfg(feature = "cosim")]
+mod cli_rtlcheck;
 mod cli_sweep;
 
 /// ibcycle: cycle-level, bit-accurate InfiniBand / RoCEv2 switch and HCA models with congestion control.
@@ -87,6 +89,14 @@ enum Command {
     #[cfg(feature = "cosim")]
     #[command(flatten)]
     Cosim(cli_cosim::Command),
+    /// Check your own switch RTL against the golden model through a port map (see docs/rtl-check.md).
+    ///
+    /// Verilates the files the map names, drives the RTL and the golden model from the same traffic (a
+    /// scenario's at one switch, random, or a port trace) and checks every packet with a transaction-level
+    /// scoreboard. Prints "N packets checked on P ports, no violation" or the first violation with a VCD
+    /// around it; exits 1 on a violation, 2 when it cannot run (Verilator missing, a bad map).
+    #[cfg(feature = "cosim")]
+    RtlCheck(cli_rtlcheck::Args),
     /// Run a scenario over a grid of key values, in parallel or as shards of a Slurm job array, and write
     /// DIR/sweep.csv (one row per point) and each point's outputs under DIR/points/.
     Sweep(cli_sweep::Args),
@@ -139,6 +149,8 @@ fn main() -> ExitCode {
         },
         #[cfg(feature = "cosim")]
         Command::Cosim(c) => ExitCode::from(cli_cosim::run(c) as u8),
+        #[cfg(feature = "cosim")]
+        Command::RtlCheck(a) => cli_rtlcheck::run(a),
         Command::Sweep(a) => cli_sweep::run(a),
         Command::Import(c) => ibcycle::import::cli(c),
     }

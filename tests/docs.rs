@@ -429,7 +429,11 @@ fn every_command_shown_parses() {
     let mut skipped = 0;
     for path in documents() {
         for (at, args) in commands(&read_doc(&path)) {
-            if args.first().map(String::as_str) == Some("cosim") && !cfg!(feature = "cosim") {
+            if matches!(
+                args.first().map(String::as_str),
+                Some("cosim" | "rtl-check")
+            ) && !cfg!(feature = "cosim")
+            {
                 skipped += 1;
                 continue;
             }
@@ -774,7 +778,7 @@ fn inputs(args: &[String]) -> Vec<&String> {
 /// in document order so a later one finds an earlier one's outputs), with runs shortened to [`SHORT_US`]
 /// simulated microseconds by `IBCYCLE_SHORT_RUN_US` (benches too; co-simulations to 1,000 cycles per
 /// microsecond). A command must exit 0, except one that runs a bug variant of the RTL (`--rtl-bug`), which
-/// runs unshortened and must find the mismatch (exit 1). Left out, each with tests of its own: Slurm submissions and collections
+/// runs unshortened and must find the mismatch (exit 1), as must an rtl-check of a fault variant. Left out, each with tests of its own: Slurm submissions and collections
 /// (tests/slurm.rs), commands on a user's own files that the repository does not hold (`fabric.toml`,
 /// `my.toml`: tests/cluster_import.rs runs the import-then-run flow), co-simulations without the `cosim`
 /// feature, and `mpirun` lines (tests/mpi.rs).
@@ -809,7 +813,10 @@ fn every_command_shown_runs() {
                 Some("Slurm")
             } else if mpirun.contains(&line) {
                 Some("mpirun")
-            } else if args.first().map(String::as_str) == Some("cosim") && !cfg!(feature = "cosim")
+            } else if matches!(
+                args.first().map(String::as_str),
+                Some("cosim" | "rtl-check")
+            ) && !cfg!(feature = "cosim")
             {
                 Some("no cosim feature")
             } else if inputs(&args).iter().any(|f| !dir.join(f).exists()) {
@@ -823,7 +830,11 @@ fn every_command_shown_runs() {
             }
             ran += 1;
             // A bug variant's run stops at its first mismatch: it runs unshortened, exactly as shown.
-            let bug = args.iter().any(|a| a == "--rtl-bug");
+            // So does an rtl-check of a fault variant (`--define IBCYCLE_FAULT_<NAME>`), which exits 1 on the
+            // violation it finds.
+            let bug = args
+                .iter()
+                .any(|a| a == "--rtl-bug" || a.starts_with("IBCYCLE_FAULT_"));
             let mut cmd = Command::new(bin);
             cmd.args(&args).current_dir(&dir);
             if !bug {

@@ -29,9 +29,12 @@ pub mod dut;
 #[cfg(feature = "verilator")]
 #[allow(unsafe_code)]
 pub mod ffi;
+pub mod portmap;
 pub mod ports;
 pub mod registry;
 pub mod rng;
+pub mod rtlcheck;
+pub mod scoreboard;
 pub mod switch;
 pub mod switch_trace;
 pub mod table;

@@ -1,0 +1,709 @@
+//! The port map of `ibcycle rtl-check`: how a user's switch RTL's top-level ports carry the golden model's
+//! interface (docs/rtl-check.md has the format and a full example). A TOML file:
+//!
+//! - the RTL: `top`, `sources` (relative to the map's directory), `include_dirs`, `defines`, `parameters`;
+//! - `clock`, `reset` (`name`, `active_low`, `cycles`), `ports` (switch ports), `beat_bytes` (8 to 64),
+//!   `byte_order` (`lsb_first`: byte 0 of a beat in bits 7:0; or `msb_first`);
+//! - per switch port the streams `[rx]` (into the switch) and `[tx]` (out of it): `data`, `valid`, `sop`,
+//!   `eop` and either `bytes` (valid bytes of the last beat, 0 meaning a whole beat, or a count up to
+//!   `beat_bytes`) or `keep` (a byte enable per byte), optional `ready` (`[rx]`: the RTL's back-pressure;
+//!   `[tx]`: driven 1);
+//! - flow-control packets `[fc_rx]` / `[fc_tx]`: `valid` and a 32-bit `data` (bytes 0 to 3 of the IBA
+//!   flow-control packet, byte 0 in bits 31:24: Op, FCTBS, VL, FCCL; the LPCRC is the link layer's);
+//! - `config`: `"ib_switch"` (held configuration ports and table write port named as `hdl/ib_switch.sv`'s,
+//!   loaded from the golden configuration; with `config_prefix` before each name) or `"none"`;
+//! - `ties`: other inputs held at a constant;
+//! - optional `[taps]`: `mark_state` (a bit per (port, VL), for reports);
+//! - optional `[bounds]` and `[bench]`: the scoreboard's tolerances and the link partners' settings.
+//!
+//! A signal is a port name, optionally with a bit (`name[3]`) or a slice (`name[31:0]`); in the per-port
+//! tables the text `{p}`, `{p*K}`, `{p+C}` or `{p*K+C}` is replaced by the switch port's number (so
+//! `"rx_data[{p*256+255}:{p*256}]"` names lane p of a packed vector). Errors name the file, line and key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::scoreboard::bench::BenchConfig;
+use crate::scoreboard::Bounds;
+
+/// A port map that cannot be used: where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {key}: {msg}")]
+pub struct PortMapError {
+    /// The map file.
+    pub file: String,
+    /// 1-based line (0: the file as a whole).
+    pub line: usize,
+    /// The key concerned (dotted path).
+    pub key: String,
+    /// What is wrong.
+    pub msg: String,
+}
+
+/// Byte order of a beat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ByteOrder {
+    /// Byte 0 of the beat in bits 7:0.
+    #[default]
+    LsbFirst,
+    /// Byte 0 of the beat in the top bits.
+    MsbFirst,
+}
+
+/// How the RTL is configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigStyle {
+    /// Only `parameters` and `ties`.
+    #[default]
+    None,
+    /// `hdl/ib_switch.sv`'s held configuration ports and table write port, from the golden configuration.
+    IbSwitch,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReset {
+    name: Spanned<String>,
+    #[serde(default = "yes")]
+    active_low: bool,
+    #[serde(default = "reset_cycles")]
+    cycles: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn reset_cycles() -> u64 {
+    16
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStream {
+    data: Spanned<String>,
+    valid: Spanned<String>,
+    sop: Spanned<String>,
+    eop: Spanned<String>,
+    bytes: Option<Spanned<String>>,
+    keep: Option<Spanned<String>>,
+    ready: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFc {
+    valid: Spanned<String>,
+    data: Spanned<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTaps {
+    mark_state: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMap {
+    top: Spanned<String>,
+    sources: Spanned<Vec<String>>,
+    #[serde(default)]
+    include_dirs: Vec<String>,
+    #[serde(default)]
+    defines: BTreeMap<String, String>,
+    #[serde(default)]
+    parameters: BTreeMap<String, toml::Value>,
+    clock: Spanned<String>,
+    reset: RawReset,
+    ports: Spanned<usize>,
+    beat_bytes: Spanned<u32>,
+    #[serde(default)]
+    byte_order: ByteOrder,
+    rx: RawStream,
+    tx: RawStream,
+    fc_rx: RawFc,
+    fc_tx: RawFc,
+    #[serde(default)]
+    config: ConfigStyle,
+    #[serde(default)]
+    config_prefix: String,
+    #[serde(default)]
+    ties: BTreeMap<String, Spanned<u64>>,
+    #[serde(default)]
+    taps: RawTaps,
+    #[serde(default)]
+    bounds: Bounds,
+    #[serde(default)]
+    bench: BenchConfig,
+}
+
+/// A signal: bits `lo ..= hi` of top-level port `port`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sig {
+    /// Top-level port name.
+    pub port: String,
+    /// Lowest bit.
+    pub lo: u32,
+    /// Highest bit; `None`: the whole port.
+    pub hi: Option<u32>,
+    /// Line in the map (for errors found later, against the RTL's port list).
+    pub line: usize,
+    /// Key in the map.
+    pub key: String,
+}
+
+impl Sig {
+    /// Width in bits, given the port's width.
+    pub fn width(&self, port_width: u32) -> u32 {
+        match self.hi {
+            Some(h) => h - self.lo + 1,
+            None => port_width,
+        }
+    }
+}
+
+/// A byte stream of one switch port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stream {
+    /// Beat data.
+    pub data: Sig,
+    /// Beat valid.
+    pub valid: Sig,
+    /// First beat of a packet.
+    pub sop: Sig,
+    /// Last beat of a packet.
+    pub eop: Sig,
+    /// Valid bytes of the last beat (0: all).
+    pub bytes: Option<Sig>,
+    /// Byte enables.
+    pub keep: Option<Sig>,
+    /// Back-pressure (rx: from the RTL; tx: driven 1).
+    pub ready: Option<Sig>,
+}
+
+/// Flow-control packets of one switch port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FcPort {
+    /// A flow-control packet this cycle.
+    pub valid: Sig,
+    /// Its bytes 0 to 3 (byte 0 in bits 31:24).
+    pub data: Sig,
+}
+
+/// One switch port's signals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortSignals {
+    /// Into the switch.
+    pub rx: Stream,
+    /// Out of the switch.
+    pub tx: Stream,
+    /// Flow-control packets into the switch.
+    pub fc_rx: FcPort,
+    /// Flow-control packets out of it.
+    pub fc_tx: FcPort,
+    /// Marking state tap, a bit per VL (lowest VL in the lowest bit).
+    pub mark_state: Option<Sig>,
+}
+
+/// A port map, read and expanded per switch port.
+#[derive(Debug, Clone)]
+pub struct PortMap {
+    /// The map file.
+    pub file: PathBuf,
+    /// Top module.
+    pub top: String,
+    /// Source files (resolved against the map's directory).
+    pub sources: Vec<PathBuf>,
+    /// Include directories (resolved).
+    pub include_dirs: Vec<PathBuf>,
+    /// `-D` defines.
+    pub defines: BTreeMap<String, String>,
+    /// `-G` parameters (their text).
+    pub parameters: BTreeMap<String, String>,
+    /// Clock input.
+    pub clock: Sig,
+    /// Reset input.
+    pub reset: Sig,
+    /// Reset asserted low.
+    pub reset_active_low: bool,
+    /// Cycles of reset at the start.
+    pub reset_cycles: u64,
+    /// Bytes per beat.
+    pub beat_bytes: u32,
+    /// Byte order of a beat.
+    pub byte_order: ByteOrder,
+    /// Per switch port.
+    pub ports: Vec<PortSignals>,
+    /// Configuration style.
+    pub config: ConfigStyle,
+    /// Prefix of the configuration ports' names.
+    pub config_prefix: String,
+    /// Inputs tied to constants.
+    pub ties: Vec<(Sig, u64)>,
+    /// Scoreboard tolerances.
+    pub bounds: Bounds,
+    /// Link partner settings.
+    pub bench: BenchConfig,
+}
+
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Replaces `{p}`, `{p*K}`, `{p+C}`, `{p*K+C}` by their value for port `p`.
+fn expand(s: &str, p: usize) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let j = rest[i..]
+            .find('}')
+            .ok_or_else(|| format!("unclosed '{{' in {s:?}"))?
+            + i;
+        let e: String = rest[i + 1..j]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let bad = || format!("{{{e}}} in {s:?}: expected {{p}}, {{p*K}}, {{p+C}} or {{p*K+C}}");
+        let e2 = e.strip_prefix('p').ok_or_else(bad)?;
+        let (k, c) = match e2.split_once('+') {
+            Some((a, c)) => (a, c.parse::<usize>().map_err(|_| bad())?),
+            None => (e2, 0),
+        };
+        let k = if k.is_empty() {
+            1
+        } else {
+            k.strip_prefix('*')
+                .and_then(|k| k.parse::<usize>().ok())
+                .ok_or_else(bad)?
+        };
+        out.push_str(&(p * k + c).to_string());
+        rest = &rest[j + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parses `name`, `name[b]` or `name[hi:lo]`.
+fn parse_sig(s: &str, line: usize, key: &str) -> Result<Sig, String> {
+    let s = s.trim();
+    let (name, range) = match s.find('[') {
+        Some(i) => {
+            let r = s[i + 1..]
+                .strip_suffix(']')
+                .ok_or_else(|| format!("{s:?}: a range ends with ']'"))?;
+            (&s[..i], Some(r))
+        }
+        None => (s, None),
+    };
+    if name.is_empty()
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || name.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Err(format!("{s:?} is not a port name (letters, digits, '_')"));
+    }
+    let num = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("{s:?}: {t:?} is not a bit number"))
+    };
+    let (lo, hi) = match range {
+        None => (0, None),
+        Some(r) => match r.split_once(':') {
+            Some((h, l)) => {
+                let (h, l) = (num(h)?, num(l)?);
+                if h < l {
+                    return Err(format!("{s:?}: write slices high bit first ([hi:lo])"));
+                }
+                (l, Some(h))
+            }
+            None => {
+                let b = num(r)?;
+                (b, Some(b))
+            }
+        },
+    };
+    Ok(Sig {
+        port: name.to_string(),
+        lo,
+        hi,
+        line,
+        key: key.to_string(),
+    })
+}
+
+impl PortMap {
+    /// Reads and expands the map at `path`.
+    pub fn load(path: &Path) -> Result<Self, PortMapError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PortMapError {
+            file: path.display().to_string(),
+            line: 0,
+            key: "(file)".into(),
+            msg: e.to_string(),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses `text`, the contents of the map at `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, PortMapError> {
+        let file = path.display().to_string();
+        let err = |line: usize, key: &str, msg: String| PortMapError {
+            file: file.clone(),
+            line,
+            key: key.to_string(),
+            msg,
+        };
+        let raw: RawMap = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(0, |s| line_of(text, s.start));
+            // The message's first line is toml's own position header; the key is in the text.
+            let msg = e.message().to_string();
+            let key = msg
+                .split('`')
+                .nth(1)
+                .map_or_else(|| "(syntax)".to_string(), |k| k.to_string());
+            err(line, &key, msg)
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let at = |s: &std::ops::Range<usize>| line_of(text, s.start);
+        let sig =
+            |sp: &Spanned<String>, key: &str, p: Option<usize>| -> Result<Sig, PortMapError> {
+                let line = at(&sp.span());
+                let s = match p {
+                    Some(p) => expand(sp.get_ref(), p).map_err(|m| err(line, key, m))?,
+                    None => sp.get_ref().clone(),
+                };
+                parse_sig(&s, line, key).map_err(|m| err(line, key, m))
+            };
+        let bb = *raw.beat_bytes.get_ref();
+        if !(8..=64).contains(&bb) {
+            return Err(err(
+                at(&raw.beat_bytes.span()),
+                "beat_bytes",
+                format!("{bb}: a beat is 8 to 64 bytes"),
+            ));
+        }
+        let n = *raw.ports.get_ref();
+        if !(2..=64).contains(&n) {
+            return Err(err(
+                at(&raw.ports.span()),
+                "ports",
+                format!("{n}: a switch has 2 to 64 ports"),
+            ));
+        }
+        if raw.sources.get_ref().is_empty() {
+            return Err(err(
+                at(&raw.sources.span()),
+                "sources",
+                "no source file".into(),
+            ));
+        }
+        let stream = |s: &RawStream, name: &str, p: usize| -> Result<Stream, PortMapError> {
+            let k = |f: &str| format!("{name}.{f}");
+            if s.bytes.is_some() == s.keep.is_some() {
+                return Err(err(
+                    at(&s.data.span()),
+                    name,
+                    "give exactly one of `bytes` (a count) and `keep` (byte enables)".into(),
+                ));
+            }
+            Ok(Stream {
+                data: sig(&s.data, &k("data"), Some(p))?,
+                valid: sig(&s.valid, &k("valid"), Some(p))?,
+                sop: sig(&s.sop, &k("sop"), Some(p))?,
+                eop: sig(&s.eop, &k("eop"), Some(p))?,
+                bytes: s
+                    .bytes
+                    .as_ref()
+                    .map(|x| sig(x, &k("bytes"), Some(p)))
+                    .transpose()?,
+                keep: s
+                    .keep
+                    .as_ref()
+                    .map(|x| sig(x, &k("keep"), Some(p)))
+                    .transpose()?,
+                ready: s
+                    .ready
+                    .as_ref()
+                    .map(|x| sig(x, &k("ready"), Some(p)))
+                    .transpose()?,
+            })
+        };
+        let fc = |f: &RawFc, name: &str, p: usize| -> Result<FcPort, PortMapError> {
+            Ok(FcPort {
+                valid: sig(&f.valid, &format!("{name}.valid"), Some(p))?,
+                data: sig(&f.data, &format!("{name}.data"), Some(p))?,
+            })
+        };
+        let mut ports = Vec::with_capacity(n);
+        for p in 0..n {
+            ports.push(PortSignals {
+                rx: stream(&raw.rx, "rx", p)?,
+                tx: stream(&raw.tx, "tx", p)?,
+                fc_rx: fc(&raw.fc_rx, "fc_rx", p)?,
+                fc_tx: fc(&raw.fc_tx, "fc_tx", p)?,
+                mark_state: raw
+                    .taps
+                    .mark_state
+                    .as_ref()
+                    .map(|x| sig(x, "taps.mark_state", Some(p)))
+                    .transpose()?,
+            });
+        }
+        let mut ties = Vec::new();
+        for (k, v) in &raw.ties {
+            let line = at(&v.span());
+            let s = parse_sig(k, line, &format!("ties.{k}")).map_err(|m| err(line, k, m))?;
+            ties.push((s, *v.get_ref()));
+        }
+        let parameters = raw
+            .parameters
+            .iter()
+            .map(|(k, v)| {
+                let t = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::Boolean(b) => u8::from(*b).to_string(),
+                    other => {
+                        return Err(err(
+                            0,
+                            &format!("parameters.{k}"),
+                            format!("{other}: a parameter is an integer, boolean or string"),
+                        ))
+                    }
+                };
+                Ok((k.clone(), t))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(PortMap {
+            file: path.to_path_buf(),
+            top: raw.top.get_ref().clone(),
+            sources: raw.sources.get_ref().iter().map(|s| dir.join(s)).collect(),
+            include_dirs: raw.include_dirs.iter().map(|s| dir.join(s)).collect(),
+            defines: raw.defines,
+            parameters,
+            clock: sig(&raw.clock, "clock", None)?,
+            reset: sig(&raw.reset.name, "reset.name", None)?,
+            reset_active_low: raw.reset.active_low,
+            reset_cycles: raw.reset.cycles,
+            beat_bytes: bb,
+            byte_order: raw.byte_order,
+            ports,
+            config: raw.config,
+            config_prefix: raw.config_prefix,
+            ties,
+            bounds: raw.bounds,
+            bench: raw.bench,
+        })
+    }
+
+    /// Checks every signal against the RTL's top-level ports (`(name, width, is_input)`): the port exists,
+    /// has the direction the map needs, the slice fits, and the widths are the interface's.
+    pub fn check_ports(&self, rtl: &[(String, u32, bool)]) -> Result<(), PortMapError> {
+        let file = self.file.display().to_string();
+        let find = |s: &Sig, input: bool, want: Option<u32>| -> Result<(), PortMapError> {
+            let e = |msg: String| PortMapError {
+                file: file.clone(),
+                line: s.line,
+                key: s.key.clone(),
+                msg,
+            };
+            let Some((_, w, is_in)) = rtl.iter().find(|(n, ..)| *n == s.port) else {
+                let known: Vec<&str> = rtl.iter().map(|(n, ..)| n.as_str()).collect();
+                return Err(e(format!(
+                    "no port {:?} on the top module (ports: {})",
+                    s.port,
+                    known.join(", ")
+                )));
+            };
+            if *is_in != input {
+                return Err(e(format!(
+                    "port {:?} is an {}, the map needs an {}",
+                    s.port,
+                    if *is_in { "input" } else { "output" },
+                    if input { "input" } else { "output" }
+                )));
+            }
+            if s.hi.is_some_and(|h| h >= *w) {
+                return Err(e(format!(
+                    "bits {}:{} of {:?}, which has {w}",
+                    s.hi.unwrap(),
+                    s.lo,
+                    s.port
+                )));
+            }
+            let got = s.width(*w);
+            if let Some(want) = want {
+                if got != want {
+                    return Err(e(format!(
+                        "{:?} gives {got} bits, the map needs {want}",
+                        s.port
+                    )));
+                }
+            }
+            Ok(())
+        };
+        let bb = self.beat_bytes;
+        find(&self.clock, true, Some(1))?;
+        find(&self.reset, true, Some(1))?;
+        for ps in &self.ports {
+            for (st, input) in [(&ps.rx, true), (&ps.tx, false)] {
+                find(&st.data, input, Some(bb * 8))?;
+                find(&st.valid, input, Some(1))?;
+                find(&st.sop, input, Some(1))?;
+                find(&st.eop, input, Some(1))?;
+                if let Some(k) = &st.keep {
+                    find(k, input, Some(bb))?;
+                }
+                if let Some(b) = &st.bytes {
+                    let w = b.width(rtl.iter().find(|(n, ..)| *n == b.port).map_or(0, |x| x.1));
+                    find(b, input, None)?;
+                    if (1u64 << w.min(63)) < u64::from(bb) {
+                        return Err(PortMapError {
+                            file: file.clone(),
+                            line: b.line,
+                            key: b.key.clone(),
+                            msg: format!("{w} bits cannot count {bb} bytes"),
+                        });
+                    }
+                }
+                if let Some(r) = &st.ready {
+                    find(r, !input, Some(1))?;
+                }
+            }
+            for (f, input) in [(&ps.fc_rx, true), (&ps.fc_tx, false)] {
+                find(&f.valid, input, Some(1))?;
+                find(&f.data, input, Some(32))?;
+            }
+            if let Some(m) = &ps.mark_state {
+                find(m, false, None)?;
+            }
+        }
+        for (t, _) in &self.ties {
+            find(t, true, None)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAP: &str = r#"
+top = "alt_switch"
+sources = ["alt_switch.sv"]
+clock = "clk"
+reset = { name = "rst_n" }
+ports = 4
+beat_bytes = 16
+
+[rx]
+data = "in_data[{p*128+127}:{p*128}]"
+valid = "in_valid[{p}]"
+sop = "in_sop[{p}]"
+eop = "in_eop[{p}]"
+bytes = "in_nbytes[{p*5+4}:{p*5}]"
+
+[tx]
+data = "out_data[{p*128+127}:{p*128}]"
+valid = "out_valid[{p}]"
+sop = "out_sop[{p}]"
+eop = "out_eop[{p}]"
+bytes = "out_nbytes[{p*5+4}:{p*5}]"
+
+[fc_rx]
+valid = "lfc_in_valid[{p}]"
+data = "lfc_in[{p*32+31}:{p*32}]"
+
+[fc_tx]
+valid = "lfc_out_valid[{p}]"
+data = "lfc_out[{p*32+31}:{p*32}]"
+"#;
+
+    fn rtl() -> Vec<(String, u32, bool)> {
+        let mut v = vec![("clk".to_string(), 1, true), ("rst_n".into(), 1, true)];
+        for (n, w, i) in [
+            ("in_data", 512, true),
+            ("in_valid", 4, true),
+            ("in_sop", 4, true),
+            ("in_eop", 4, true),
+            ("in_nbytes", 20, true),
+            ("out_data", 512, false),
+            ("out_valid", 4, false),
+            ("out_sop", 4, false),
+            ("out_eop", 4, false),
+            ("out_nbytes", 20, false),
+            ("lfc_in_valid", 4, true),
+            ("lfc_in", 128, true),
+            ("lfc_out_valid", 4, false),
+            ("lfc_out", 128, false),
+        ] {
+            v.push((n.to_string(), w, i));
+        }
+        v
+    }
+
+    #[test]
+    fn reads_and_expands() {
+        let m = PortMap::parse(Path::new("dir/map.toml"), MAP).unwrap();
+        assert_eq!(m.ports.len(), 4);
+        assert_eq!(m.ports[2].rx.data.lo, 256);
+        assert_eq!(m.ports[2].rx.data.hi, Some(383));
+        assert_eq!(m.ports[3].fc_tx.valid.lo, 3);
+        assert_eq!(m.sources[0], Path::new("dir/alt_switch.sv"));
+        assert!(m.reset_active_low);
+        m.check_ports(&rtl()).unwrap();
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        // Unknown key.
+        let t = MAP.replace("beat_bytes = 16", "beat_bytes = 16\nbeat_width = 3");
+        let e = PortMap::parse(Path::new("m.toml"), &t).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (8, "beat_width"), "{e}");
+        assert!(e.to_string().starts_with("m.toml:8: beat_width:"), "{e}");
+        // Out of range.
+        let t = MAP.replace("beat_bytes = 16", "beat_bytes = 4");
+        let e = PortMap::parse(Path::new("m.toml"), &t).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (7, "beat_bytes"), "{e}");
+        // A bad template.
+        let t = MAP.replace("in_valid[{p}]", "in_valid[{q}]");
+        let e = PortMap::parse(Path::new("m.toml"), &t).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (11, "rx.valid"), "{e}");
+        // Both or neither of bytes and keep.
+        let t = MAP.replace("bytes = \"in_nbytes[{p*5+4}:{p*5}]\"", "");
+        let e = PortMap::parse(Path::new("m.toml"), &t).unwrap_err();
+        assert_eq!(e.key, "rx", "{e}");
+        // Against the RTL: a missing port, a wrong width, a wrong direction.
+        let m = PortMap::parse(Path::new("m.toml"), MAP).unwrap();
+        let mut r = rtl();
+        r.retain(|x| x.0 != "lfc_out");
+        let e = m.check_ports(&r).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (29, "fc_tx.data"), "{e}");
+        let mut r = rtl();
+        r[2].1 = 256;
+        let e = m.check_ports(&r).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (10, "rx.data"), "{e}");
+        assert!(e.msg.contains("256"), "{e}");
+        let m2 = PortMap::parse(
+            Path::new("m.toml"),
+            &MAP.replace("in_data[{p*128+127}:{p*128}]", "in_data[{p*64+63}:{p*64}]"),
+        )
+        .unwrap();
+        let e = m2.check_ports(&rtl()).unwrap_err();
+        assert!(e.msg.contains("needs 128"), "{e}");
+        let mut r = rtl();
+        r[3].2 = false;
+        let e = m.check_ports(&r).unwrap_err();
+        assert!(e.msg.contains("is an output"), "{e}");
+    }
+}

@@ -1,0 +1,427 @@
+//! The test bench around a switch under test at packet level: a link partner per port that sends the
+//! traffic within the switch's credit and receives what the switch sends into a buffer of its own, advertising
+//! its credit back; the golden model stepped beside it on the same hand-ins; the [`Scoreboard`] fed from
+//! both. The switch under test is a [`PacketDut`] (the Verilated RTL behind a port map, or any model).
+//!
+//! Link partners:
+//! - send one packet or flow-control packet at a time per port, at the port's link rate (a packet of `L`
+//!   bytes keeps the wire for the cycles its bytes take at that rate), a packet only when the switch's
+//!   last FCCL for its VL covers it (the IBA credit test);
+//! - send a flow-control packet per VL every [`BenchConfig::fc_interval`] cycles and when their free buffer
+//!   grew, with their FCTBS (blocks sent) and FCCL (blocks received + free, at most 2048 ahead);
+//! - hold each packet received for [`BenchConfig::partner_hold`] cycles before freeing its blocks.
+
+use std::collections::VecDeque;
+
+use rtl_model::link::packet::FcPacket;
+use switch_asic::SwitchConfig;
+
+use super::golden::GoldenRun;
+use super::{Bounds, Scoreboard, Violation};
+
+/// What the switch under test puts out in a cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DutOut {
+    /// A whole packet out of `port` whose first byte left in `cycle`.
+    Packet {
+        /// Output port.
+        port: usize,
+        /// Cycle of its first byte.
+        cycle: u64,
+        /// LRH through VCRC.
+        bytes: Vec<u8>,
+    },
+    /// A flow-control packet out of `port`.
+    Fc {
+        /// Output port.
+        port: usize,
+        /// Its contents.
+        fc: FcPacket,
+    },
+}
+
+/// A switch under test at packet level.
+pub trait PacketDut {
+    /// A packet starts arriving at `port` in the current cycle (the caller keeps the link's pace).
+    fn rx_packet(&mut self, port: usize, bytes: &[u8]);
+    /// A flow-control packet arrives at `port` in the current cycle.
+    fn rx_fc(&mut self, port: usize, fc: FcPacket);
+    /// Simulates the current cycle; what came out is appended to `out` (a packet when its last byte is out).
+    fn step(&mut self, out: &mut Vec<DutOut>) -> Result<(), String>;
+}
+
+/// Bench settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BenchConfig {
+    /// Receive buffer of each link partner per VL, in 64-byte blocks.
+    pub partner_buf_blocks: u16,
+    /// Cycles a link partner holds a packet before freeing its blocks.
+    pub partner_hold: u64,
+    /// Cycles between a link partner's periodic flow-control packets per VL.
+    pub fc_interval: u64,
+    /// Cycles the run may go on with no packet going in or out (the switch delivering nothing) before it
+    /// ends; what is not delivered by then is lost.
+    pub drain_cycles: u64,
+    /// Cycles of reset before the first hand-in (the switch's own reset is the caller's).
+    pub start_cycle: u64,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig {
+            partner_buf_blocks: 256,
+            partner_hold: 100,
+            fc_interval: 256,
+            drain_cycles: 50_000,
+            start_cycle: 0,
+        }
+    }
+}
+
+/// A packet the link partner at a port sends once the cycle is reached (and the wire and credit allow).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrafficPacket {
+    /// Earliest cycle.
+    pub cycle: u64,
+    /// Port it enters the switch at.
+    pub port: usize,
+    /// LRH through VCRC (its LRH VL is its input VL).
+    pub bytes: Vec<u8>,
+}
+
+/// What a run checked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// Packets checked (delivered).
+    pub packets: usize,
+    /// Ports.
+    pub ports: usize,
+    /// Cycles run.
+    pub cycles: u64,
+    /// Packets the golden model made eligible for FECN, and packets the switch under test marked.
+    pub eligible: u64,
+    /// Packets marked (FECN set by the switch).
+    pub marked: u64,
+    /// Hand-ins the golden model refused or buffer overflows it counted (the switch under test gave credit
+    /// the golden model would not have: not a violation, but its view is then approximate).
+    pub golden_notes: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Partner {
+    busy_until: u64,
+    queue: VecDeque<TrafficPacket>,
+    /// Per VL: blocks sent (FCTBS), the switch's FCCL for them.
+    sent: Vec<u32>,
+    sw_fccl: Vec<u32>,
+    /// Per VL: blocks received (ABR), free blocks, last FCCL advertised, next periodic FC.
+    abr: Vec<u32>,
+    free: Vec<u32>,
+    adv: Vec<Option<u32>>,
+    fc_due: Vec<u64>,
+    /// (cycle, VL, blocks) to free.
+    holding: VecDeque<(u64, usize, u32)>,
+}
+
+/// Runs `traffic` through `dut` with the golden model of `cfg` beside it; the first violation, or what was
+/// checked. `dut` must be out of reset at the first step.
+pub fn run(
+    dut: &mut dyn PacketDut,
+    cfg: &SwitchConfig,
+    traffic: Vec<TrafficPacket>,
+    bench: BenchConfig,
+    bounds: Bounds,
+) -> Result<Outcome, RunError> {
+    let n = cfg.ports.len();
+    let mut sb = Scoreboard::new(cfg, bounds);
+    let mut golden = GoldenRun::new(cfg).map_err(|e| RunError::Setup(e.to_string()))?;
+    let fccl0 = u32::from(rtl_model::blocks::credit_tx::Config::default().fccl_reset);
+    let mut ps: Vec<Partner> = (0..n)
+        .map(|p| {
+            let v = usize::from(cfg.ports[p].data_vls);
+            Partner {
+                sent: vec![0; v],
+                sw_fccl: vec![fccl0; v],
+                abr: vec![0; v],
+                free: vec![u32::from(bench.partner_buf_blocks); v],
+                adv: vec![None; v],
+                fc_due: vec![bench.start_cycle; v],
+                ..Partner::default()
+            }
+        })
+        .collect();
+    let mut traffic = traffic;
+    traffic.sort_by_key(|t| t.cycle);
+    for t in traffic {
+        if t.port < n {
+            ps[t.port].queue.push_back(t);
+        }
+    }
+    let mut outs = Vec::new();
+    let mut c: u64 = 0;
+    let mut last_in = 0u64;
+    let mut quiet_since: Option<u64> = None;
+    loop {
+        if c >= bench.start_cycle {
+            for (p, pt) in ps.iter_mut().enumerate() {
+                let rate = cfg.ports[p].rate;
+                // Free what the partner has held long enough.
+                while pt.holding.front().is_some_and(|h| h.0 <= c) {
+                    let (_, vl, b) = pt.holding.pop_front().unwrap();
+                    pt.free[vl] += b;
+                }
+                if pt.busy_until > c {
+                    continue;
+                }
+                let nvl = pt.abr.len();
+                let want = |vl: usize| {
+                    let cap = pt.free[vl].min(2048);
+                    (pt.abr[vl] + cap) % 4096
+                };
+                if let Some(vl) = (0..nvl)
+                    .find(|&vl| pt.fc_due[vl] <= c || pt.adv[vl].is_some_and(|a| a != want(vl)))
+                {
+                    let fc = FcPacket {
+                        vl: vl as u8,
+                        fctbs: pt.sent[vl] as u16,
+                        fccl: want(vl) as u16,
+                    };
+                    pt.adv[vl] = Some(want(vl));
+                    pt.fc_due[vl] = c + bench.fc_interval;
+                    dut.rx_fc(p, fc);
+                    golden.rx_fc(p, fc);
+                    sb.rx_fc(c, p, fc);
+                    pt.busy_until = rate.cycle_of_byte_end(rate.tick_of(c), 6) + 1;
+                    continue;
+                }
+                let Some(t) = pt.queue.front() else { continue };
+                if t.cycle > c {
+                    continue;
+                }
+                let vl = usize::from(t.bytes[0] >> 4).min(nvl - 1);
+                let blocks = t.bytes.len().div_ceil(64) as u32;
+                let after = (pt.sent[vl] + blocks) % 4096;
+                if (pt.sw_fccl[vl] + 4096 - after) % 4096 > 2048 {
+                    continue;
+                }
+                let t = pt.queue.pop_front().unwrap();
+                pt.sent[vl] = after;
+                let id = sb.rx_packet(c, p, &t.bytes);
+                golden.rx_packet(p, id, &t.bytes);
+                dut.rx_packet(p, &t.bytes);
+                pt.busy_until = rate.cycle_of_byte_end(rate.tick_of(c), t.bytes.len() as u64) + 1;
+                last_in = c;
+            }
+        }
+        golden.step(&mut sb);
+        outs.clear();
+        dut.step(&mut outs).map_err(RunError::Dut)?;
+        for o in outs.drain(..) {
+            match o {
+                DutOut::Packet { port, cycle, bytes } => {
+                    sb.tx_packet(cycle, port, &bytes)
+                        .map_err(RunError::Violation)?;
+                    last_in = c;
+                    if port < n {
+                        let pt = &mut ps[port];
+                        let vl = usize::from(bytes[0] >> 4);
+                        if vl < pt.abr.len() {
+                            let b = bytes.len().div_ceil(64) as u32;
+                            pt.abr[vl] = (pt.abr[vl] + b) % 4096;
+                            pt.free[vl] = pt.free[vl].saturating_sub(b);
+                            pt.holding.push_back((c + bench.partner_hold, vl, b));
+                        }
+                    }
+                }
+                DutOut::Fc { port, fc } => {
+                    sb.tx_fc(c, port, fc).map_err(RunError::Violation)?;
+                    if port < n && usize::from(fc.vl) < ps[port].sw_fccl.len() {
+                        ps[port].sw_fccl[usize::from(fc.vl)] = u32::from(fc.fccl) % 4096;
+                    }
+                }
+            }
+        }
+        c += 1;
+        let all_in = ps.iter().all(|p| p.queue.is_empty());
+        let all_out = sb.checked() == sb.packets_in();
+        // Done when everything is out and every input's credit is advertised again (a few cycles more for
+        // the last flow-control packets in flight); else at the drain limit, where the scoreboard reports
+        // what is missing.
+        if all_in && all_out && sb.credits_returned() {
+            let q = *quiet_since.get_or_insert(c);
+            if c >= q + 2 * bench.partner_hold.max(16) {
+                break;
+            }
+        } else {
+            quiet_since = None;
+        }
+        if c > last_in + bench.drain_cycles && c > bench.start_cycle + bench.drain_cycles {
+            break;
+        }
+    }
+    sb.finish(c).map_err(RunError::Violation)?;
+    let mut notes = golden.refused;
+    for p in 0..n {
+        for vl in 0..usize::from(cfg.ports[p].data_vls) {
+            let k = golden.counters(p, vl);
+            notes += k.overflow + k.dropped;
+        }
+    }
+    let (eligible, marked) = sb.marks();
+    Ok(Outcome {
+        eligible,
+        marked,
+        packets: sb.checked(),
+        ports: n,
+        cycles: c,
+        golden_notes: notes,
+    })
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The scoreboard found a violation.
+    #[error("{0}")]
+    Violation(Violation),
+    /// The switch under test stopped (an assertion, `$finish`, a harness error).
+    #[error("the switch under test stopped: {0}")]
+    Dut(String),
+    /// The bench could not be set up.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// `n` random packets for a switch configured by `cfg`: each from a random port to a routed DLID (the
+/// output is the LFT's, never the input port itself), a random SL (the input VL is SL mod the input's VLs),
+/// payload 0 to 1,024 bytes; a third of the traffic goes to one hot output so that its VLs congest. Sources
+/// are ready from cycle `start` on, a packet every 60 cycles per port on average.
+pub fn random_traffic(cfg: &SwitchConfig, n: usize, seed: u64, start: u64) -> Vec<TrafficPacket> {
+    use rtl_model::link::packet::PacketDesc;
+    use rtl_model::wire::bth::Opcode;
+    let mut rng = crate::rng::Rng::new(seed);
+    let ports = cfg.ports.len();
+    let routed: Vec<(u16, usize)> = cfg
+        .lft
+        .iter()
+        .enumerate()
+        .filter_map(|(d, p)| p.map(|p| (d as u16, usize::from(p))))
+        .filter(|&(_, p)| p < ports)
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    if routed.is_empty() {
+        return out;
+    }
+    let hot = routed[rng.below(routed.len() as u64) as usize];
+    let mut at = vec![start; ports];
+    let max_payload = (u64::from(cfg.mtu)).min(1024);
+    for i in 0..n {
+        let inp = rng.below(ports as u64) as usize;
+        let (dlid, outp) = if rng.below(3) == 0 {
+            hot
+        } else {
+            routed[rng.below(routed.len() as u64) as usize]
+        };
+        if outp == inp {
+            continue;
+        }
+        let sl = rng.below(16) as u8;
+        let vls = u64::from(cfg.ports[inp].data_vls.max(1));
+        // Only SLs SL2VL sends to a data VL (15 drops).
+        if cfg
+            .sl2vl_of(inp, outp)
+            .vl_of(sl)
+            .is_none_or(|v| v >= cfg.ports[outp].data_vls)
+        {
+            continue;
+        }
+        let payload = rng.below(max_payload + 1) as u16;
+        let mut d = PacketDesc::local(dlid, 0x100 + inp as u16, sl, Opcode::RcSendOnly, payload);
+        d.vl = (u64::from(sl) % vls) as u8;
+        d.psn = i as u32 & 0xff_ffff;
+        d.dest_qp = (seed as u32).wrapping_add(i as u32 >> 24) & 0xff_ffff;
+        d.payload_seed = (seed as u32) ^ (i as u32).wrapping_mul(0x9e37_79b9);
+        let mut bytes = Vec::new();
+        if d.materialise(&mut bytes).is_err() {
+            continue;
+        }
+        at[inp] += rng.below(120);
+        out.push(TrafficPacket {
+            cycle: at[inp],
+            port: inp,
+            bytes,
+        });
+    }
+    out
+}
+
+/// The golden model itself as the switch under test (the bench's self-test: it must pass its own checks):
+/// each packet's descriptor is handed in and, when it leaves, its bytes are rewritten as its egress says.
+#[derive(Debug)]
+pub struct SwitchDut {
+    sw: switch_asic::Switch,
+    held: std::collections::HashMap<u32, Vec<u8>>,
+    next: u32,
+    /// Packets out with their VL changed to the VL + 1 (mod data VLs): a mutant for tests.
+    pub mutate_vl: bool,
+}
+
+impl SwitchDut {
+    /// The switch of `cfg`.
+    pub fn new(cfg: &SwitchConfig) -> Result<Self, switch_asic::ConfigError> {
+        Ok(SwitchDut {
+            sw: switch_asic::Switch::new(cfg.clone())?,
+            held: Default::default(),
+            next: 0,
+            mutate_vl: false,
+        })
+    }
+}
+
+impl PacketDut for SwitchDut {
+    fn rx_packet(&mut self, port: usize, bytes: &[u8]) {
+        let tag = self.next;
+        self.next += 1;
+        if let Some(desc) = super::golden::desc_of_bytes(bytes, tag) {
+            self.held.insert(tag, bytes.to_vec());
+            let _ = self.sw.rx_packet(
+                port,
+                rtl_model::link::packet::PacketStart { desc, offset: 0 },
+            );
+        }
+    }
+    fn rx_fc(&mut self, port: usize, fc: FcPacket) {
+        let _ = self.sw.rx_fc(port, fc);
+    }
+    fn step(&mut self, out: &mut Vec<DutOut>) -> Result<(), String> {
+        use rtl_model::link::packet::TxEvent;
+        let t = self.sw.now();
+        let evs: Vec<TxEvent> = self.sw.step().to_vec();
+        for ev in evs {
+            match ev {
+                TxEvent::Packet { port, start } => {
+                    let p = usize::from(port);
+                    let mut b = self.held.remove(&start.desc.tag).ok_or("unknown tag")?;
+                    let mut vl = start.desc.vl;
+                    if self.mutate_vl {
+                        vl = (vl + 1) % self.sw.config().ports[p].data_vls.max(1);
+                    }
+                    rtl_model::link::packet::egress_rewrite(&mut b, vl, start.desc.fecn)
+                        .map_err(|e| e.to_string())?;
+                    out.push(DutOut::Packet {
+                        port: p,
+                        cycle: t,
+                        bytes: b,
+                    });
+                }
+                TxEvent::Fc { port, fc } => out.push(DutOut::Fc {
+                    port: usize::from(port),
+                    fc,
+                }),
+                TxEvent::Pause { .. } => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,109 @@
+//! The golden model's view for the scoreboard: `switch_asic::Switch` run on the same packets and flow-control
+//! packets the RTL gets, in the same cycles. Each packet is handed in as a descriptor read from its bytes
+//! (the switch reads no payload), tagged with its scoreboard index; the switch's packets out and its marking
+//! state per output port-VL go to the scoreboard ([`Scoreboard::golden_tx`], [`Scoreboard::golden_mark_state`]).
+
+use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
+use switch_asic::{ConfigError, Switch, SwitchConfig};
+
+use super::{hdr, Scoreboard};
+
+/// The descriptor of an IB packet (LRH through VCRC), tagged `tag`; `None` when too short for its headers.
+pub fn desc_of_bytes(b: &[u8], tag: u32) -> Option<PacketDesc> {
+    let h = hdr(b)?;
+    let t = &b[h.bth_at..];
+    Some(PacketDesc {
+        dlid: h.dlid,
+        slid: h.slid,
+        sl: h.sl,
+        vl: h.vl,
+        fecn: h.fecn,
+        becn: t[4] & 0x40 != 0,
+        ecn: 0,
+        opcode: t[0],
+        dest_qp: u32::from_be_bytes([0, t[5], t[6], t[7]]),
+        psn: u32::from_be_bytes([0, t[9], t[10], t[11]]),
+        payload_len: b.len().saturating_sub(h.bth_at + 12 + 6) as u16,
+        wire_len: b.len().min(usize::from(u16::MAX)) as u16,
+        payload_seed: 0,
+        tag,
+        icrc: 0,
+    })
+}
+
+/// `switch_asic::Switch` stepped beside the RTL.
+#[derive(Debug)]
+pub struct GoldenRun {
+    sw: Switch,
+    n: usize,
+    nvl: Vec<u8>,
+    /// Hand-ins refused by the golden model (two heads in a cycle and the like: a driver bug, not the RTL's).
+    pub refused: u64,
+}
+
+impl GoldenRun {
+    /// A golden switch with configuration `cfg`.
+    pub fn new(cfg: &SwitchConfig) -> Result<Self, ConfigError> {
+        let sw = Switch::new(cfg.clone())?;
+        Ok(GoldenRun {
+            n: cfg.ports.len(),
+            nvl: cfg.ports.iter().map(|p| p.data_vls).collect(),
+            sw,
+            refused: 0,
+        })
+    }
+
+    /// The cycle the next [`GoldenRun::step`] simulates.
+    pub fn now(&self) -> u64 {
+        self.sw.now()
+    }
+
+    /// Packet `id` (the scoreboard's index) starts arriving at `port` in the current cycle.
+    pub fn rx_packet(&mut self, port: usize, id: usize, bytes: &[u8]) {
+        let Some(desc) = desc_of_bytes(bytes, id as u32) else {
+            self.refused += 1;
+            return;
+        };
+        if self
+            .sw
+            .rx_packet(port, PacketStart { desc, offset: 0 })
+            .is_err()
+        {
+            self.refused += 1;
+        }
+    }
+
+    /// A flow-control packet reaches `port` in the current cycle.
+    pub fn rx_fc(&mut self, port: usize, fc: FcPacket) {
+        if self.sw.rx_fc(port, fc).is_err() {
+            self.refused += 1;
+        }
+    }
+
+    /// Steps one cycle and reports its packets out and the marking states to `sb`.
+    pub fn step(&mut self, sb: &mut Scoreboard) {
+        let t = self.sw.now();
+        for ev in self.sw.step() {
+            if let TxEvent::Packet { port, start } = ev {
+                sb.golden_tx(
+                    t,
+                    start.desc.tag as usize,
+                    usize::from(*port),
+                    start.desc.vl,
+                    start.desc.fecn,
+                );
+            }
+        }
+        for p in 0..self.n {
+            for vl in 0..self.nvl[p] {
+                let s = self.sw.observe(p, usize::from(vl));
+                sb.golden_mark_state(t + 1, p, vl, s.mark_state);
+            }
+        }
+    }
+
+    /// Counters of (port, VL) of the golden switch (its overflows say the RTL's credit ran ahead of it).
+    pub fn counters(&self, port: usize, vl: usize) -> switch_asic::PortVlCounters {
+        self.sw.counters(port, vl)
+    }
+}

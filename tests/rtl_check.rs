@@ -1,0 +1,152 @@
+//! `ibcycle rtl-check` on RTL that is not the twin: the second switch implementation (hdl/alt/alt_switch.sv,
+//! through its port map hdl/alt/alt_switch.map.toml) passes the transaction-level scoreboard on every shipped
+//! InfiniBand scenario's traffic at its busiest switch and on random traffic, and each of its bug variants is
+//! caught with the violation it causes. Needs Verilator (feature `cosim`).
+//!
+//! The scenarios are shortened as in tests/ib_switch_trace.rs (flows start 2 us apart, cycling over five start
+//! times), so queues build and the switches mark within the recorded cycles. One RTL build (8 ports: a
+//! scenario's busiest switch of at most 8 ports) serves every scenario and the random traffic; each bug variant
+//! is a 4-port build of its own. (An 18-port build, which also takes rrcc's 18-port switches, passes too but
+//! takes minutes more to compile.) No build writes waveforms (a VCD is asked for only on a violation, and these runs ask for none).
+#![cfg(feature = "cosim")]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cosim::portmap::PortMap;
+use cosim::rtlcheck::{check, default_random_config, traffic_of_trace, CheckOpts, CheckOutcome};
+use cosim::scoreboard::bench::random_traffic;
+use cosim::scoreboard::Kind;
+use ibcycle::run::port_trace;
+
+/// Cycles of each scenario recorded.
+const CYCLES: u64 = 30_000;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn map() -> PortMap {
+    PortMap::load(&root().join("hdl/alt/alt_switch.map.toml")).unwrap()
+}
+
+/// The same map at 4 ports: the bug variants' builds (smaller, so quicker to compile).
+fn map4() -> PortMap {
+    let path = root().join("hdl/alt/alt_switch.map.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let t = text
+        .replace("\nports = 8\n", "\nports = 4\n")
+        .replace("\nNPorts = 8\n", "\nNPorts = 4\n")
+        .replace("\nSlotMax = 2048\n", "\nSlotMax = 1024\n");
+    assert_ne!(t, text);
+    PortMap::parse(&path, &t).unwrap()
+}
+
+fn opts(defines: &[&str]) -> CheckOpts {
+    CheckOpts {
+        defines: defines.iter().map(|s| s.to_string()).collect(),
+        ..CheckOpts::default()
+    }
+}
+
+/// The shipped IB fabric scenarios, shortened.
+fn scenarios() -> Vec<ibcycle::scenario::Scenario> {
+    let mut files: Vec<_> = std::fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        if text.contains("[tandem]") || text.contains("[ge_queue]") {
+            continue;
+        }
+        let mut sc = ibcycle::scenario::load(&f).unwrap();
+        if sc.roce.is_some() {
+            continue;
+        }
+        for (i, fl) in sc.flows.iter_mut().enumerate() {
+            fl.start_us = 2 * (i as u64 % 5);
+        }
+        out.push(sc);
+    }
+    assert!(out.len() >= 10, "{} IB scenarios", out.len());
+    out
+}
+
+#[test]
+fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
+    let m = map();
+    let t0 = Instant::now();
+    // Every shipped IB scenario's busiest switch.
+    let mut total = 0;
+    for sc in scenarios() {
+        let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
+        let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
+        // The busiest switch the 8-port build can be (rrcc's busiest has 18 ports: one of its 4-port
+        // switches is taken there).
+        let (k, (t, _)) = ts
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (t, _))| t.config.ports.len() <= m.ports.len())
+            .max_by_key(|(_, (_, r))| r.packets)
+            .unwrap();
+        let name = &sc.topology.switches[k].name;
+        match check(&m, &t.config, traffic_of_trace(&t), &opts(&[])).unwrap() {
+            CheckOutcome::Passed(o) => {
+                eprintln!("{} {name}: {o:?}", sc.name);
+                assert!(o.packets > 0, "{}", sc.name);
+                assert_eq!(o.golden_notes, 0, "{}", sc.name);
+                total += o.packets;
+            }
+            CheckOutcome::Violation { v, .. } => panic!("{} {name}: {v}", sc.name),
+        }
+    }
+    eprintln!(
+        "shipped scenarios: {total} packets checked, {:?}",
+        t0.elapsed()
+    );
+    // Random traffic on 4 of the 8 ports, congesting one output on two VLs.
+    let cfg = default_random_config(4);
+    let traffic = random_traffic(&cfg, 600, 11, 10);
+    let t1 = Instant::now();
+    match check(&m, &cfg, traffic.clone(), &opts(&[])).unwrap() {
+        CheckOutcome::Passed(o) => {
+            eprintln!("random: {o:?} {:?}", t1.elapsed());
+            assert!(o.packets > 400 && o.marked > 0, "{o:?}");
+        }
+        CheckOutcome::Violation { v, .. } => panic!("random: {v}"),
+    }
+    // Every bug variant, on the same random traffic, in a 4-port build.
+    let m4 = map4();
+    assert_eq!(m4.ports.len(), 4);
+    for (bug, kinds) in [
+        ("ALT_CREDIT_DROP", &[Kind::CreditLost][..]),
+        (
+            "ALT_FECN_WRONG",
+            &[Kind::FecnIneligible, Kind::FecnCleared][..],
+        ),
+        ("ALT_DUP", &[Kind::Duplicate][..]),
+        ("ALT_VL_MIX", &[Kind::WrongVl][..]),
+        ("ALT_VCRC", &[Kind::BadVcrc][..]),
+    ] {
+        let t2 = Instant::now();
+        let fault = format!("IBCYCLE_FAULT_{bug}");
+        let o = opts(&["IBCYCLE_FAULTS_ENABLE", &fault]);
+        match check(&m4, &cfg, traffic.clone(), &o).unwrap() {
+            CheckOutcome::Passed(o) => panic!("{bug} not caught: {o:?}"),
+            CheckOutcome::Violation { v, .. } => {
+                eprintln!(
+                    "{bug}: {:?} at cycle {} ({:?})",
+                    v.kind,
+                    v.cycle,
+                    t2.elapsed()
+                );
+                assert!(kinds.contains(&v.kind), "{bug}: {v}");
+            }
+        }
+    }
+    eprintln!("total {:?}", t0.elapsed());
+}
