@@ -9,47 +9,19 @@
 //! and queueing-model files are not fabric IB scenarios and are left out.
 #![cfg(feature = "cosim")]
 
-use std::path::Path;
-
 use cosim::switch::{replay, ReplayOpts, SwitchReplay};
 use cosim::switch_trace::SwitchTrace;
 use ibcycle::run::port_trace;
 
+mod common;
+
 /// Cycles recorded per scenario.
 const CYCLES: u64 = 30_000;
-
-/// The shipped IB fabric scenarios, shortened (see the module docs).
-fn scenarios() -> Vec<ibcycle::scenario::Scenario> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        if text.contains("[tandem]") || text.contains("[ge_queue]") {
-            continue;
-        }
-        let mut sc = ibcycle::scenario::load(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        if sc.roce.is_some() {
-            continue;
-        }
-        for (i, fl) in sc.flows.iter_mut().enumerate() {
-            fl.start_us = 2 * (i as u64 % 5);
-        }
-        out.push(sc);
-    }
-    assert!(out.len() >= 10, "{} IB scenarios", out.len());
-    out
-}
 
 /// The busiest switch's trace of each scenario: (scenario, switch, trace).
 fn traces() -> Vec<(String, String, SwitchTrace)> {
     let mut out = Vec::new();
-    for sc in scenarios() {
+    for sc in common::shipped_ib_scenarios_staggered() {
         let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
         let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
         let (k, (t, rec)) = ts

@@ -19,6 +19,8 @@ use cosim::scoreboard::bench::random_traffic;
 use cosim::scoreboard::Kind;
 use ibcycle::run::port_trace;
 
+mod common;
+
 /// Cycles of each scenario recorded.
 const CYCLES: u64 = 30_000;
 
@@ -49,40 +51,13 @@ fn opts(defines: &[&str]) -> CheckOpts {
     }
 }
 
-/// The shipped IB fabric scenarios, shortened.
-fn scenarios() -> Vec<ibcycle::scenario::Scenario> {
-    let mut files: Vec<_> = std::fs::read_dir(root().join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        if text.contains("[tandem]") || text.contains("[ge_queue]") {
-            continue;
-        }
-        let mut sc = ibcycle::scenario::load(&f).unwrap();
-        if sc.roce.is_some() {
-            continue;
-        }
-        for (i, fl) in sc.flows.iter_mut().enumerate() {
-            fl.start_us = 2 * (i as u64 % 5);
-        }
-        out.push(sc);
-    }
-    assert!(out.len() >= 10, "{} IB scenarios", out.len());
-    out
-}
-
 #[test]
 fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
     let m = map();
     let t0 = Instant::now();
     // Every shipped IB scenario's busiest switch.
     let mut total = 0;
-    for sc in scenarios() {
+    for sc in common::shipped_ib_scenarios_staggered() {
         let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
         let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
         // The busiest switch the 8-port build can be (rrcc's busiest has 18 ports: one of its 4-port

@@ -8,6 +8,36 @@ use std::path::Path;
 use ibcycle::run::RunResult;
 use ibcycle::scenario::{load, Scenario};
 
+/// The shipped IB fabric scenarios (not the queueing ones, not RoCEv2), with their flows started 0 to 8 us
+/// apart (flow `i` at `2 * (i mod 5)` us) so that a few tens of thousands of recorded cycles see every flow
+/// under way: what the switch-trace replays and the RTL checker run on.
+pub fn shipped_ib_scenarios_staggered() -> Vec<Scenario> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        if text.contains("[tandem]") || text.contains("[ge_queue]") {
+            continue;
+        }
+        let mut sc = load(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        if sc.roce.is_some() {
+            continue;
+        }
+        for (i, fl) in sc.flows.iter_mut().enumerate() {
+            fl.start_us = 2 * (i as u64 % 5);
+        }
+        out.push(sc);
+    }
+    assert!(out.len() >= 10, "{} IB scenarios", out.len());
+    out
+}
+
 /// A shipped scenario file by name (without `.toml`).
 pub fn scenario(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
