@@ -68,54 +68,70 @@ enum TxStart {
     Arbitrate(u16),
 }
 
-/// An HCA-like link partner. See the module documentation.
+/// One data VL's state of an [`Endpoint`].
 #[derive(Debug, Clone)]
+struct Lane {
+    ctx: CreditTx,
+    crx: CreditRx,
+    /// The FCCL of the flow-control packet pending on this VL.
+    fc_fccl: u16,
+    /// The last flow-control packet sent, for leaving off repeats.
+    fc_last: FcLast,
+    /// The packet loaded to go next on this VL ([`Endpoint::load`]).
+    source: Option<PacketDesc>,
+    /// Blocks received and not yet released.
+    held: u32,
+    pfc_rx: PfcRx,
+    /// The quanta of the pause frame pending on this VL.
+    pfc_q: u16,
+    paused_until: u64,
+}
+
+/// An HCA-like link partner. See the module documentation.
+///
+/// `repr(C)`, the fields a step or a skip reads first: in a fabric of hundreds of HCAs each is cold when its
+/// turn comes, and Rust's own order (by alignment) spread them over more cache lines than they fill.
+#[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Endpoint {
-    rate: LinkRate,
-    vls: usize,
     now: u64,
-    ctx: Vec<CreditTx>,
-    crx: Vec<CreditRx>,
-    ser: Serializer,
-    fc_pending: u16,
-    fc_fccl: Vec<u16>,
-    /// Per VL: the last flow-control packet sent, for leaving off repeats.
-    fc_last: Vec<FcLast>,
-    /// Leave off timer-fired flow-control repeats ([`Endpoint::set_fc_repeats_off`]).
-    fc_repeat_off: bool,
-    arriving: Option<(Arrival, u8, bool)>,
+    /// Sources other than `first` start no earlier than this cycle ([`Endpoint::set_hold_until`]).
+    hold_until: u64,
+    /// The tail cycle of the packet arriving (its last byte in): [`Arrival::wake`]'s answer while its blocks
+    /// can be absorbed, worked out once per packet instead of at every look.
+    tail: u64,
     /// [`Endpoint::arrival_look`] as of the last change of its inputs (the packet arriving, its VL's
     /// `credit_rx` free count, the PFC and drain modes): every `next_event` and every round of `skip` asks
     /// for it, and working it out takes a division; it changes only in steps and mode changes.
     look: Option<u64>,
-    /// The tail cycle of the packet arriving (its last byte in): [`Arrival::wake`]'s answer while its blocks
-    /// can be absorbed, worked out once per packet instead of at every look.
-    tail: u64,
-    /// Per VL: the packet loaded to go next on it ([`Endpoint::load`]).
-    sources: Vec<Option<PacketDesc>>,
-    /// The VLs with a packet loaded.
-    src_mask: u16,
+    /// Per data VL, its registers together: a step reads several of them for the same VL, and one
+    /// allocation keeps them in adjacent cache lines.
+    lanes: Vec<Lane>,
+    ser: Serializer,
+    rate: LinkRate,
+    vls: usize,
+    arriving: Option<(Arrival, u8, bool)>,
     /// The VL whose source goes ahead of the arbiter, if any.
     first: Option<usize>,
-    /// Sources other than `first` start no earlier than this cycle ([`Endpoint::set_hold_until`]).
-    hold_until: u64,
-    /// The VL arbiter of the transmit side.
-    arb: VlArb,
+    rx_fc: Option<FcPacket>,
+    fc_pending: u16,
+    /// The VLs with a packet loaded.
+    src_mask: u16,
     /// The VLs `arb` can grant ([`vl_arb::Config::granted_vls`]).
     arb_vls: u16,
-    held: Vec<u32>,
+    pfc_pending: u8,
+    /// Leave off timer-fired flow-control repeats ([`Endpoint::set_fc_repeats_off`]).
+    fc_repeat_off: bool,
     drain: Option<LinkRate>,
     drain_acc: u64,
-    rx_pkt: Option<PacketStart>,
-    rx_fc: Option<FcPacket>,
-    stats: EndpointStats,
-    buf_blocks: u16,
     pfc: Option<(Watermarks, u16, u64)>,
-    pfc_rx: Vec<PfcRx>,
-    pfc_pending: u8,
-    pfc_q: Vec<u16>,
-    paused_until: Vec<u64>,
     rx_pause: Option<rtl_model::wire::pfc::Repr>,
+    rx_pkt: Option<PacketStart>,
+    buf_blocks: u16,
+    /// The VL arbiter of the transmit side (stepped only with more than one data VL; boxed, as it is
+    /// larger than the rest of the endpoint).
+    arb: Box<VlArb>,
+    stats: EndpointStats,
 }
 
 impl Endpoint {
@@ -131,17 +147,23 @@ impl Endpoint {
         let err =
             |e: rtl_model::blocks::ConfigError| ConfigError::new("endpoint", "", e.to_string());
         let vls = usize::from(vls.clamp(1, 15));
-        let mut crx = Vec::with_capacity(vls);
-        let mut ctx = Vec::with_capacity(vls);
+        let mut lanes = Vec::with_capacity(vls);
         for _ in 0..vls {
-            crx.push(
-                CreditRx::new(credit_rx::Config {
+            lanes.push(Lane {
+                ctx: CreditTx::new(credit_tx::Config::default()).map_err(err)?,
+                crx: CreditRx::new(credit_rx::Config {
                     policy: FcPolicy::PeriodicAndOnChange,
                     ..credit_rx::Config::new(buf_blocks, fc_interval)
                 })
                 .map_err(err)?,
-            );
-            ctx.push(CreditTx::new(credit_tx::Config::default()).map_err(err)?);
+                fc_fccl: 0,
+                fc_last: FcLast::default(),
+                source: None,
+                held: 0,
+                pfc_rx: PfcRx::default(),
+                pfc_q: 0,
+                paused_until: 0,
+            });
         }
         let arb_cfg = vl_arb::Config::from_table(&VlArbTable::opensm_default());
         let arb_vls = arb_cfg.granted_vls();
@@ -149,23 +171,18 @@ impl Endpoint {
             rate,
             vls,
             now: 0,
-            ctx,
-            crx,
+            lanes,
             ser: Serializer::default(),
             fc_pending: 0,
-            fc_fccl: vec![0; vls],
-            fc_last: vec![FcLast::default(); vls],
             fc_repeat_off: false,
             arriving: None,
             look: None,
             tail: 0,
-            sources: vec![None; vls],
             src_mask: 0,
             first: None,
             hold_until: 0,
-            arb: VlArb::new(arb_cfg).map_err(err)?,
+            arb: Box::new(VlArb::new(arb_cfg).map_err(err)?),
             arb_vls,
-            held: vec![0; vls],
             drain: None,
             drain_acc: 0,
             rx_pkt: None,
@@ -173,10 +190,7 @@ impl Endpoint {
             stats: EndpointStats::default(),
             buf_blocks,
             pfc: None,
-            pfc_rx: vec![PfcRx::default(); vls],
             pfc_pending: 0,
-            pfc_q: vec![0; vls],
-            paused_until: vec![0; vls],
             rx_pause: None,
         })
     }
@@ -201,7 +215,7 @@ impl Endpoint {
     pub fn set_vl_arb(&mut self, t: &VlArbTable) -> Result<(), ConfigError> {
         let cfg = vl_arb::Config::from_table(t);
         self.arb_vls = cfg.granted_vls();
-        self.arb =
+        *self.arb =
             VlArb::new(cfg).map_err(|e| ConfigError::new("endpoint", "vl_arb", e.to_string()))?;
         Ok(())
     }
@@ -222,18 +236,18 @@ impl Endpoint {
     /// leaves the slot empty.
     pub fn load(&mut self, d: PacketDesc) {
         let vl = self.slot(d.vl);
-        self.sources[vl] = Some(d);
+        self.lanes[vl].source = Some(d);
         self.src_mask |= 1 << vl;
     }
 
     /// Whether a packet is loaded on `vl` and not yet started.
     pub fn loaded(&self, vl: u8) -> bool {
-        self.sources[self.slot(vl)].is_some()
+        self.lanes[self.slot(vl)].source.is_some()
     }
 
     /// Unloads every VL.
     pub fn stop_source(&mut self) {
-        self.sources.iter_mut().for_each(|s| *s = None);
+        self.lanes.iter_mut().for_each(|l| l.source = None);
         self.src_mask = 0;
         self.first = None;
     }
@@ -241,7 +255,7 @@ impl Endpoint {
     /// Unloads `vl` (and it no longer goes first).
     pub fn clear_source(&mut self, vl: u8) {
         let vl = self.slot(vl);
-        self.sources[vl] = None;
+        self.lanes[vl].source = None;
         self.src_mask &= !(1 << vl);
         if self.first == Some(vl) {
             self.first = None;
@@ -272,9 +286,9 @@ impl Endpoint {
 
     /// Credit of `vl` towards the switch in blocks (`credit_tx` `avail_o`).
     pub fn credits_avail(&self, vl: usize) -> u16 {
-        self.ctx
+        self.lanes
             .get(vl)
-            .map_or(0, |t| credit_tx::avail(t.fccl_q, t.fctbs_q))
+            .map_or(0, |l| credit_tx::avail(l.ctx.fccl_q, l.ctx.fctbs_q))
     }
 
     /// Free blocks of the receive buffer of `vl` (`credit_rx` `free_q`).
@@ -286,9 +300,9 @@ impl Endpoint {
             }
             _ => 0,
         };
-        self.crx
+        self.lanes
             .get(vl)
-            .map_or(0, |r| r.free_q - pending.min(r.free_q))
+            .map_or(0, |l| l.crx.free_q - pending.min(l.crx.free_q))
     }
 
     /// A packet head arrives this cycle.
@@ -322,14 +336,17 @@ impl Endpoint {
     /// last packet's FCTBS and FCCL are those of now, and nothing can move them before the fires (no packet
     /// arriving, no blocks held for release, nothing pending).
     fn fire_repeats(&self) -> bool {
-        self.fc_last[0].is_some()
+        self.lanes[0].fc_last.is_some()
             && self.repeats_off()
             && self.fc_pending == 0
             && self.arriving.is_none()
             && self.rx_pkt.is_none()
-            && self.held.iter().all(|&h| h == 0)
-            && (0..self.vls)
-                .all(|vl| self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, self.crx[vl].fccl_now()))
+            && self.lanes.iter().all(|l| l.held == 0)
+            && (0..self.vls).all(|vl| {
+                self.lanes[vl]
+                    .fc_last
+                    .repeats(self.lanes[vl].ctx.fctbs_q, self.lanes[vl].crx.fccl_now())
+            })
     }
 
     /// Whether this cycle's timer fires may begin a period of left-off repeats in [`Endpoint::skip`]: a
@@ -343,14 +360,16 @@ impl Endpoint {
         self.repeats_off()
             && self.fc_pending == 0
             && self.arriving.is_none()
-            && self.held.iter().all(|&h| h == 0)
+            && self.lanes.iter().all(|l| l.held == 0)
             && self.ser.free_tick <= self.rate.tick_of(self.now + 1)
-            && self.crx.iter().any(|c| c.next_event() == Some(0))
+            && self.lanes.iter().any(|l| l.crx.next_event() == Some(0))
             && (0..self.vls).all(|vl| {
-                let c = &self.crx[vl];
+                let c = &self.lanes[vl].crx;
                 u64::from(c.config().fc_interval) == interval
                     && c.next_event().is_some_and(|e| e < interval)
-                    && self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, c.fccl_now())
+                    && self.lanes[vl]
+                        .fc_last
+                        .repeats(self.lanes[vl].ctx.fctbs_q, c.fccl_now())
             })
     }
 
@@ -366,7 +385,7 @@ impl Endpoint {
     /// flow-control packet it causes leaves, at the earliest the cycle after a fire and two cycles after
     /// blocks come in or are released (the FCCL moves, then fires), and [`Endpoint::skip`] steps through it.
     pub fn next_event(&self) -> Option<u64> {
-        let held = self.held.iter().any(|&h| h > 0);
+        let held = self.lanes.iter().any(|l| l.held > 0);
         let lazy = self.pfc.is_none();
         if self.rx_pkt.is_some()
             || self.rx_fc.is_some()
@@ -396,14 +415,14 @@ impl Endpoint {
             if !first && self.arb_vls & (1 << vl) == 0 {
                 continue;
             }
-            let Some(src) = &self.sources[vl] else {
+            let Some(src) = &self.lanes[vl].source else {
                 continue;
             };
             let hold = if first { 0 } else { self.hold_until };
             match self.pfc {
                 // Without credit nothing starts until a flow-control packet arrives (a hand-in, so a step).
                 None => {
-                    let tx = &self.ctx[vl];
+                    let tx = &self.lanes[vl].ctx;
                     if fits(tx.fccl_q, tx.fctbs_q, src.blocks() as u8) {
                         at = at.min(self.ser.packet_ready_cycle(r, t).max(hold));
                     }
@@ -412,14 +431,14 @@ impl Endpoint {
                     at = at.min(
                         self.ser
                             .packet_ready_cycle(r, t)
-                            .max(self.paused_until[vl])
+                            .max(self.lanes[vl].paused_until)
                             .max(hold),
                     );
                 }
             }
         }
         if self.pfc.is_some() {
-            for p in &self.pfc_rx {
+            for p in self.lanes.iter().map(|l| &l.pfc_rx) {
                 if let Some(e) = p.next_event() {
                     at = at.min(e.max(t));
                 }
@@ -434,7 +453,7 @@ impl Endpoint {
         }
         // A repeat's fire is not waited for: `skip` accounts its packet's wire time.
         let repeats = lazy && self.fire_repeats();
-        for c in &self.crx {
+        for c in self.lanes.iter().map(|l| &l.crx) {
             if let Some(e) = c.next_event() {
                 let fire = t.saturating_add(e);
                 if !lazy {
@@ -467,7 +486,7 @@ impl Endpoint {
         // Looked for only where a jump can follow (two periods before `end`), so a short skip pays
         // nothing for it.
         let mut period: Option<u64> = None;
-        let interval = u64::from(self.crx[0].config().fc_interval);
+        let interval = u64::from(self.lanes[0].crx.config().fc_interval);
         while self.now < end {
             // The cycles to the first with receive-side work of its own (0: this one); one pass over the
             // `credit_rx` timers serves both the "due now" test and the distance.
@@ -475,11 +494,11 @@ impl Endpoint {
                 Some(look) => (end - self.now).min(look.saturating_sub(self.now)),
                 None => end - self.now,
             };
-            if self.held.iter().any(|&h| h > 0) {
+            if self.lanes.iter().any(|l| l.held > 0) {
                 k = 0;
             }
             if k > 0 {
-                for c in &self.crx {
+                for c in self.lanes.iter().map(|l| &l.crx) {
                     if let Some(e) = c.next_event() {
                         k = k.min(e);
                     }
@@ -504,7 +523,7 @@ impl Endpoint {
                         let m = (end - 1 - self.now) / interval;
                         if m > 0 {
                             let d = m * interval;
-                            for c in &mut self.crx {
+                            for c in self.lanes.iter_mut().map(|l| &mut l.crx) {
                                 c.skip(d);
                             }
                             self.ser.free_tick += d * self.rate.ticks_per_cycle();
@@ -523,7 +542,9 @@ impl Endpoint {
                     // so it and those behind it leave at or after the skip's end.
                     let vl = self.fc_pending.trailing_zeros() as usize;
                     let s = self.ser.fc_ready_cycle(self.rate, self.now);
-                    let repeat = self.fc_last[vl].repeats(self.ctx[vl].fctbs_q, self.fc_fccl[vl]);
+                    let repeat = self.lanes[vl]
+                        .fc_last
+                        .repeats(self.lanes[vl].ctx.fctbs_q, self.lanes[vl].fc_fccl);
                     if s < end && self.repeats_off() && repeat {
                         self.ser.start_fc(self.rate, s);
                         self.fc_pending &= !(1 << vl);
@@ -535,7 +556,7 @@ impl Endpoint {
                 }
                 continue;
             }
-            for c in &mut self.crx {
+            for c in self.lanes.iter_mut().map(|l| &mut l.crx) {
                 c.skip(k);
             }
             self.now += k;
@@ -559,7 +580,7 @@ impl Endpoint {
     fn arrival_look_fresh(&self) -> Option<u64> {
         let (a, vl, _) = self.arriving.as_ref()?;
         let per_block = self.pfc.is_some() || self.drain.is_some();
-        let crx = &self.crx[usize::from(*vl)];
+        let crx = &self.lanes[usize::from(*vl)].crx;
         // `Arrival::wake` with the tail cycle kept (it divides to find it).
         let w = if !per_block && !a.is_done() && crx.can_absorb(a.remaining()) {
             Some(self.tail)
@@ -575,14 +596,18 @@ impl Endpoint {
         if self.vls != 1 || self.pfc.is_some() {
             return None;
         }
-        let pending = (self.fc_pending & 1 != 0).then_some(self.fc_fccl[0]);
+        let pending = (self.fc_pending & 1 != 0).then_some(self.lanes[0].fc_fccl);
         // Blocks in by now that a sleeping endpoint has not counted yet (see `Arrival::wake`), as a step
         // would.
-        let mut crx = self.crx[0].clone();
+        let mut crx = self.lanes[0].crx.clone();
         if let Some((mut a, _, _)) = self.arriving {
             a.absorb_before(self.rate, self.now, &mut crx);
         }
-        Some(rtl_model::link::fc::FcSync::of(&crx, &self.ctx[0], pending))
+        Some(rtl_model::link::fc::FcSync::of(
+            &crx,
+            &self.lanes[0].ctx,
+            pending,
+        ))
     }
 
     /// One cycle: returns what goes on the link.
@@ -596,7 +621,7 @@ impl Endpoint {
             for vl in 0..self.vls {
                 if f.is_enabled(vl as u8) {
                     let q = f.quanta[vl];
-                    self.paused_until[vl] =
+                    self.lanes[vl].paused_until =
                         t + 1 + if q == 0 { 0 } else { pfc::pause_cycles(r, q) };
                 }
             }
@@ -608,8 +633,8 @@ impl Endpoint {
             let vl = self.pfc_pending.trailing_zeros() as usize;
             self.pfc_pending &= !(1 << vl);
             self.ser.start_ctl(r, t, PAUSE_FRAME_BYTES);
-            out.pause = Some(pfc::frame(vl as u8, self.pfc_q[vl]));
-            if self.pfc_q[vl] == 0 {
+            out.pause = Some(pfc::frame(vl as u8, self.lanes[vl].pfc_q));
+            if self.lanes[vl].pfc_q == 0 {
                 self.stats.resumes_sent += 1;
             } else {
                 self.stats.pauses_sent += 1;
@@ -618,9 +643,9 @@ impl Endpoint {
             let vl = self.fc_pending.trailing_zeros() as usize;
             self.fc_pending &= !(1 << vl);
             self.ser.start_fc(r, t);
-            let (fctbs, fccl) = (self.ctx[vl].fctbs_q, self.fc_fccl[vl]);
+            let (fctbs, fccl) = (self.lanes[vl].ctx.fctbs_q, self.lanes[vl].fc_fccl);
             // A repeat is left off however it came to be sent (here or in `skip`).
-            let repeat = self.fc_last[vl].sent(fctbs, fccl);
+            let repeat = self.lanes[vl].fc_last.sent(fctbs, fccl);
             if !(repeat && self.repeats_off()) {
                 out.fc = Some(FcPacket {
                     vl: vl as u8,
@@ -634,7 +659,8 @@ impl Endpoint {
                 TxStart::Arbitrate(cand) => self.arbitrate(cand),
                 _ => unreachable!(),
             };
-            let d = self.sources[vl]
+            let d = self.lanes[vl]
+                .source
                 .take()
                 .expect("a VL with its source bit has a packet loaded");
             self.src_mask &= !(1 << vl);
@@ -643,8 +669,8 @@ impl Endpoint {
             }
             let blocks = d.blocks() as u8;
             let (offset, _) = self.ser.start_packet(r, t, d.wire_len);
-            for l in &mut self.fc_last {
-                l.forget();
+            for l in &mut self.lanes {
+                l.fc_last.forget();
             }
             out.pkt = Some(PacketStart { desc: d, offset });
             self.stats.sent_pkts += 1;
@@ -659,7 +685,7 @@ impl Endpoint {
             if fc.is_none() && tk.is_none() {
                 continue;
             }
-            let o = self.ctx[vl].step(&credit_tx::In {
+            let o = self.lanes[vl].ctx.step(&credit_tx::In {
                 rst_ni: true,
                 fc_valid_i: fc.is_some(),
                 fc_fccl_i: fc.map_or(0, |f| f.fccl),
@@ -698,11 +724,11 @@ impl Endpoint {
         while m != 0 {
             let vl = m.trailing_zeros() as usize;
             m &= m - 1;
-            let credit = match (&self.pfc, &self.sources[vl]) {
+            let credit = match (&self.pfc, &self.lanes[vl].source) {
                 (_, None) => false,
-                (Some(_), Some(_)) => self.paused_until[vl] <= t,
+                (Some(_), Some(_)) => self.lanes[vl].paused_until <= t,
                 (None, Some(src)) => {
-                    let tx = &self.ctx[vl];
+                    let tx = &self.lanes[vl].ctx;
                     fits(tx.fccl_q, tx.fctbs_q, src.blocks() as u8)
                 }
             };
@@ -739,7 +765,7 @@ impl Endpoint {
         while m != 0 {
             let vl = m.trailing_zeros() as usize;
             m &= m - 1;
-            if let Some(src) = &self.sources[vl] {
+            if let Some(src) = &self.lanes[vl].source {
                 len[vl] = src.blocks() as u8;
             }
         }
@@ -775,7 +801,7 @@ impl Endpoint {
         // In place: taking the arrival out and putting it back copied it twice a step.
         if let Some((a, vl, fecn)) = &mut self.arriving {
             let (vl, fecn) = (*vl, *fecn);
-            a.absorb_before(r, t, &mut self.crx[usize::from(vl)]);
+            a.absorb_before(r, t, &mut self.lanes[usize::from(vl)].crx);
             blk[usize::from(vl)] += a.take_until(r, t) as u8;
             if a.is_done() {
                 let blocks = a.blocks();
@@ -805,7 +831,7 @@ impl Endpoint {
                 let per_block = 64 * u64::from(d.den);
                 let n = self.drain_acc / per_block;
                 self.drain_acc %= per_block;
-                if self.held.iter().all(|&h| h == 0) {
+                if self.lanes.iter().all(|l| l.held == 0) {
                     self.drain_acc = 0;
                 }
                 n as u32
@@ -814,11 +840,11 @@ impl Endpoint {
         for vl in 0..self.vls {
             let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
             // Blocks received this cycle stay for at least this cycle.
-            let drainable = self.held[vl].saturating_sub(u32::from(blk[vl]));
+            let drainable = self.lanes[vl].held.saturating_sub(u32::from(blk[vl]));
             let free = drainable.min(drain_blocks).min(127);
             drain_blocks -= free;
-            self.held[vl] -= free;
-            let o = self.crx[vl].step(&credit_rx::In {
+            self.lanes[vl].held -= free;
+            let o = self.lanes[vl].crx.step(&credit_rx::In {
                 rst_ni: true,
                 blk_rx_i: blk[vl],
                 fc_valid_i: fc.is_some(),
@@ -829,14 +855,14 @@ impl Endpoint {
                 self.stats.overflow += 1;
             }
             if let Some((wm, q, half)) = self.pfc {
-                let used = self.buf_blocks - self.crx[vl].free_q;
-                if let Some(q) = self.pfc_rx[vl].update(used, wm, q, half, t) {
+                let used = self.buf_blocks - self.lanes[vl].crx.free_q;
+                if let Some(q) = self.lanes[vl].pfc_rx.update(used, wm, q, half, t) {
                     self.pfc_pending |= 1 << vl;
-                    self.pfc_q[vl] = q;
+                    self.lanes[vl].pfc_q = q;
                 }
             } else if o.fc_send_o {
                 self.fc_pending |= 1 << vl;
-                self.fc_fccl[vl] = o.fccl_o;
+                self.lanes[vl].fc_fccl = o.fccl_o;
             }
         }
         self.now += 1;
@@ -844,7 +870,7 @@ impl Endpoint {
     }
 
     fn packet_in(&mut self, vl: u8, blocks: u16, fecn: bool) {
-        self.held[usize::from(vl)] += u32::from(blocks);
+        self.lanes[usize::from(vl)].held += u32::from(blocks);
         self.stats.recv_pkts += 1;
         if fecn {
             self.stats.recv_fecn += 1;

@@ -334,23 +334,51 @@ fn vl_of(t: Option<&[u8; 16]>, vls: u8, sl: u8) -> u8 {
 }
 
 /// One HCA: port, flows it sends, and receive accounting. See the module documentation.
+///
+/// `repr(C)`, the fields every step, skip and `next_event` reads first, then the port (whose own hot fields
+/// come first), then the counters: in a fabric of hundreds of HCAs each is cold when its turn comes, and
+/// Rust's own order (by alignment) spread them over more cache lines than they fill.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Hca {
-    ep: Endpoint,
-    pub(crate) lid: u16,
-    pub(crate) vls: u8,
-    rate: LinkRate,
-    flows: Vec<TxFlow>,
-    /// Per VL: the flow its next packet is chosen from first (round-robin over the flows on that VL).
-    rr: Vec<usize>,
-    /// Per VL: the packet loaded into the port's source of that VL and not yet sent.
-    heads: Vec<Option<Loaded>>,
     /// The packet arriving now: its tail cycle and descriptor.
     arriving: Option<(u64, PacketDesc)>,
+    /// Earliest end of an open RR-CC period (when to poll the receivers).
+    pub(crate) rrcc_due: u64,
+    /// The first cycle the host cap lets a data packet start.
+    host_next: u64,
+    flows: Vec<TxFlow>,
+    /// Per VL: the packet loaded into the port's source of that VL and not yet sent.
+    heads: Vec<Option<Loaded>>,
+    /// Per VL: the flow its next packet is chosen from first (round-robin over the flows on that VL).
+    rr: Vec<usize>,
+    cnp_q: VecDeque<PacketDesc>,
+    /// ACKs waiting, at most one per flow (a newer one updates the PSN of the one waiting).
+    ack_q: VecDeque<PacketDesc>,
+    /// Host injection cap ([`Hca::set_host_cap`]): `(8 * clock_mhz, cap_mbps)`, cycles per byte as a ratio.
+    host_cap: Option<(u64, u64)>,
+    /// Least cycles between two CNPs for one flow (0: one per marked packet).
+    cnp_interval: u64,
+    rate: LinkRate,
+    /// RoCEv2 mode: the framing bytes added to every frame.
+    roce: Option<u16>,
+    pub(crate) lid: u16,
+    pub(crate) vls: u8,
+    acks: AckMode,
+    np: bool,
+    /// SL -> VL of everything this HCA sends (`[settings] sl2vl`); `None`: SL s on VL s mod vls.
+    sl2vl: Option<[u8; 16]>,
+    ep: Endpoint,
     /// Per scenario flow: what this HCA received (only flows addressed here count).
     pub rx: FlowTable<RxCount>,
+    /// Per scenario flow: when this HCA last queued a CNP for it.
+    last_cnp: FlowTable<Option<u64>>,
     /// Per scenario flow: packets this HCA injected.
     pub injected: FlowTable<u64>,
+    /// Per scenario flow: completion cycles of messages received here, not yet matched with their arrival.
+    pub done: FlowTable<VecDeque<u64>>,
+    /// Per scenario flow: the RR-CC receiver (RR-CC on, flows addressed here).
+    pub(crate) rrcc: Vec<Option<RrccRx>>,
     /// Per scenario flow: CNPs this HCA sent (as the flow's destination).
     pub cnp_sent: FlowTable<u64>,
     /// Per scenario flow: CNPs this HCA received (as the flow's source).
@@ -363,33 +391,10 @@ pub struct Hca {
     pub acks_rx: FlowTable<u64>,
     /// What the sink found wrong.
     pub sink_errors: SinkErrors,
-    /// Per scenario flow: completion cycles of messages received here, not yet matched with their arrival.
-    pub done: FlowTable<VecDeque<u64>>,
-    /// Per scenario flow: the RR-CC receiver (RR-CC on, flows addressed here).
-    pub(crate) rrcc: Vec<Option<RrccRx>>,
-    /// Earliest end of an open RR-CC period (when to poll the receivers).
-    pub(crate) rrcc_due: u64,
     /// Control packets (CNPs and ACKs) injected and received, for the integrity check.
     pub ctl_injected: u64,
     /// See `ctl_injected`.
     pub ctl_delivered: u64,
-    cnp_q: VecDeque<PacketDesc>,
-    /// ACKs waiting, at most one per flow (a newer one updates the PSN of the one waiting).
-    ack_q: VecDeque<PacketDesc>,
-    acks: AckMode,
-    np: bool,
-    /// RoCEv2 mode: the framing bytes added to every frame.
-    roce: Option<u16>,
-    /// Least cycles between two CNPs for one flow (0: one per marked packet).
-    cnp_interval: u64,
-    /// Per scenario flow: when this HCA last queued a CNP for it.
-    last_cnp: FlowTable<Option<u64>>,
-    /// SL -> VL of everything this HCA sends (`[settings] sl2vl`); `None`: SL s on VL s mod vls.
-    sl2vl: Option<[u8; 16]>,
-    /// Host injection cap ([`Hca::set_host_cap`]): `(8 * clock_mhz, cap_mbps)`, cycles per byte as a ratio.
-    host_cap: Option<(u64, u64)>,
-    /// The first cycle the host cap lets a data packet start.
-    host_next: u64,
 }
 
 impl Hca {
