@@ -37,18 +37,21 @@ fn run(sc: &Scenario) -> Fabric {
 fn one_ack_per_message_reaches_the_source() {
     let f = run(&pair("message", false));
     let (h0, h1) = (&f.hcas[0], &f.hcas[1]);
-    let packets = h1.rx[0].packets;
+    let packets = h1.per_flow[0].rx.packets;
     assert!(packets > 500, "{packets} packets");
     // Four packets a message; the stop may cut the last message short.
-    assert_eq!(h1.acks_sent[0], packets / 4);
-    assert_eq!(h0.acks_rx[0], packets / 4);
+    assert_eq!(h1.per_flow[0].acks_sent, packets / 4);
+    assert_eq!(h0.per_flow[0].acks_rx, packets / 4);
     assert_eq!(h0.ctl_delivered, h1.ctl_injected);
     // No ACKs, no control packets.
     let off = run(&pair("none", false));
-    assert_eq!((off.hcas[1].acks_sent[0], off.hcas[1].ctl_injected), (0, 0));
+    assert_eq!(
+        (off.hcas[1].per_flow[0].acks_sent, off.hcas[1].ctl_injected),
+        (0, 0)
+    );
     // The ACKs on H1's link delay its flow-control packets by up to an ACK's 15 cycles now and then:
     // A's delivered packets change by well under 1%.
-    let off_packets = off.hcas[1].rx[0].packets;
+    let off_packets = off.hcas[1].per_flow[0].rx.packets;
     assert!(
         off_packets.abs_diff(packets) * 100 < packets,
         "{off_packets} packets without ACKs, {packets} with"
@@ -58,17 +61,17 @@ fn one_ack_per_message_reaches_the_source() {
 #[test]
 fn acks_per_packet_are_coalesced_and_take_reverse_bandwidth() {
     let alone = run(&pair("packet", false));
-    let packets = alone.hcas[1].rx[0].packets;
+    let packets = alone.hcas[1].per_flow[0].rx.packets;
     // The reverse link is idle: every packet's ACK leaves before the next packet is in.
-    assert_eq!(alone.hcas[0].acks_rx[0], packets);
+    assert_eq!(alone.hcas[0].per_flow[0].acks_rx, packets);
     // With flow B on H1's link, A's ACKs wait behind B's packets on the wire (never behind B's queue: they
     // go first) and one ACK acknowledges the packets that came meanwhile. About 15 of A's 282-byte
     // packets arrive in the time of one of B's 4,122-byte ones; B also waits for credit (two of its
     // packets fill H0's 128-block buffer), and an ACK goes in each such wait, so about 3 ACKs per B
     // packet, 5 of A's packets per ACK.
     let busy = run(&pair("packet", true));
-    let acks = busy.hcas[0].acks_rx[0];
-    let a_packets = busy.hcas[1].rx[0].packets;
+    let acks = busy.hcas[0].per_flow[0].acks_rx;
+    let a_packets = busy.hcas[1].per_flow[0].rx.packets;
     assert!(
         acks > 0 && acks < a_packets,
         "{acks} ACKs for {a_packets} packets"
@@ -77,8 +80,8 @@ fn acks_per_packet_are_coalesced_and_take_reverse_bandwidth() {
     // B gives up the wire time of A's ACKs (30 bytes each; B's packets carry 4,096 bytes in 4,122).
     let none = run(&pair("none", true));
     let (b_acked, b_none) = (
-        busy.hcas[0].rx[1].payload_bytes,
-        none.hcas[0].rx[1].payload_bytes,
+        busy.hcas[0].per_flow[1].rx.payload_bytes,
+        none.hcas[0].per_flow[1].rx.payload_bytes,
     );
     assert!(
         b_acked < b_none,

@@ -18,14 +18,8 @@ fn digest(f: &Fabric) -> String {
     );
     for h in &f.hcas {
         s += &format!(
-            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {} {} {} ",
-            h.rx,
-            h.done,
-            h.injected,
-            h.cnp_sent,
-            h.becn_rx,
-            h.acks_sent,
-            h.acks_rx,
+            "{:?} {:?} {} {} {} {} ",
+            h.per_flow,
             h.sink_errors,
             h.cnp_dropped,
             h.ctl_injected,
@@ -261,9 +255,17 @@ fn two_vls_under_congestion_are_identical_event_driven() {
             delivered(0) > 0 && delivered(1) > 0,
             "{vls} VLs: both VLs carried traffic"
         );
-        let becn: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+        let becn: u64 = f
+            .hcas
+            .iter()
+            .flat_map(|h| h.per_flow.iter().map(|c| c.becn_rx))
+            .sum();
         assert!(becn > 0, "{vls} VLs: no CNP reached a source");
-        let acked: u64 = f.hcas.iter().flat_map(|h| h.acks_rx.iter()).sum();
+        let acked: u64 = f
+            .hcas
+            .iter()
+            .flat_map(|h| h.per_flow.iter().map(|c| c.acks_rx))
+            .sum();
         assert_eq!(
             acked > 0,
             acks != "none",
@@ -290,7 +292,11 @@ fn a_drain_capped_receiver_is_identical_event_driven() {
     }
     let sc = scenario::parse(std::path::Path::new("d.toml"), &text).unwrap();
     let f = same_both_ways(&sc, 25_000, &[1, 333, 4096]);
-    let becn: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    let becn: u64 = f
+        .hcas
+        .iter()
+        .flat_map(|h| h.per_flow.iter().map(|c| c.becn_rx))
+        .sum();
     // The port into the slow receiver lacks credit: a victim, which marks only under Victim_Mask.
     assert!(becn > 0, "the slow receiver's port congested and marked");
 }
@@ -314,7 +320,11 @@ fn shipped_cc_scenario_is_identical_event_driven() {
     let (w, fw) = (f.step_work(), all.step_work());
     assert!(w.wire_items < fw.wire_items, "{w:?} {fw:?}");
     // The comparison covered congestion control at work: marks, CNPs and rate changes.
-    let becn: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    let becn: u64 = f
+        .hcas
+        .iter()
+        .flat_map(|h| h.per_flow.iter().map(|c| c.becn_rx))
+        .sum();
     assert!(becn > 0, "no CNP reached a source");
 }
 
@@ -323,7 +333,7 @@ fn an_idle_fabric_only_exchanges_flow_control_and_stays_identical() {
     let sc = chain(false, 256, 100, &[(0, 5, 100, 101)]);
     let f = same_both_ways(&sc, 50_000, &[50_000]);
     assert_eq!(
-        f.hcas[5].rx[0].packets, 0,
+        f.hcas[5].per_flow[0].rx.packets, 0,
         "the flow's window is after the run"
     );
     // After the first flow-control exchanges the fabric is quiet: every port's timers fire only repeats,
@@ -346,7 +356,7 @@ fn traffic_after_a_quiet_stretch_is_identical() {
         // The 10 us between the bursts cost almost nothing.
         let w = f.step_work();
         assert!(w.cycles_visited < 5_000, "cc {cc}: {w:?}");
-        assert!(f.hcas[5].rx[2].packets > 0 && f.hcas[0].rx[3].packets > 0);
+        assert!(f.hcas[5].per_flow[2].rx.packets > 0 && f.hcas[0].per_flow[3].rx.packets > 0);
         // Ends at arbitrary cycles (not jump boundaries) too.
         let g = same_both_ways(&sc, 25_000, &[3_001, 777]);
         assert_eq!(digest(&f), digest(&g));
@@ -399,7 +409,11 @@ fn any_thread_count_gives_the_single_step_state() {
             "{threads} threads"
         );
     }
-    let becn: u64 = a.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    let becn: u64 = a
+        .hcas
+        .iter()
+        .flat_map(|h| h.per_flow.iter().map(|c| c.becn_rx))
+        .sum();
     assert!(becn > 0 && a.violations() == 0);
 }
 
@@ -513,7 +527,7 @@ fn traffic_starting_right_after_an_idle_stretch_keeps_its_timing() {
             );
         }
         assert_eq!(digest(&b), digest(&r), "start {k} us");
-        assert!(r.hcas[1].rx[1].packets > 0);
+        assert!(r.hcas[1].per_flow[1].rx.packets > 0);
     }
     assert!(seen_jump > 15, "{seen_jump}");
 }
@@ -545,8 +559,8 @@ fn every_shipped_fabric_scenario_is_identical_event_driven() {
         let delivered: u64 = f
             .hcas
             .iter()
-            .flat_map(|h| h.rx.iter())
-            .map(|r| r.packets)
+            .flat_map(|h| h.per_flow.iter())
+            .map(|c| c.rx.packets)
             .sum();
         assert!(delivered > 0, "{}: nothing delivered", path.display());
         compared += 1;
@@ -568,7 +582,11 @@ fn dcqcn_is_identical_event_driven() {
     }
     let f = same_both_ways(&sc, 40_000, &[997, 1, 4096]);
     // The comparison covered the reaction at work: CNPs reached the sources.
-    let cnps: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    let cnps: u64 = f
+        .hcas
+        .iter()
+        .flat_map(|h| h.per_flow.iter().map(|c| c.becn_rx))
+        .sum();
     assert!(cnps > 0, "no CNP reached a source");
 }
 
@@ -585,7 +603,11 @@ fn rcm_recovery_deadlines_are_identical_event_driven() {
         f.stop_us = None;
     }
     let f = same_both_ways(&sc, 60_000, &[997, 1, 4096]);
-    let cnps: u64 = f.hcas.iter().flat_map(|h| h.becn_rx.iter()).sum();
+    let cnps: u64 = f
+        .hcas
+        .iter()
+        .flat_map(|h| h.per_flow.iter().map(|c| c.becn_rx))
+        .sum();
     assert!(cnps > 0, "no CNP reached a source");
 }
 

@@ -263,7 +263,10 @@ vl_arb = {{ low = {weights} }}
 "#
         ));
         let f = run(&sc, 40);
-        let (a, b) = (f.hcas[2].rx[0].payload_bytes, f.hcas[2].rx[1].payload_bytes);
+        let (a, b) = (
+            f.hcas[2].per_flow[0].rx.payload_bytes,
+            f.hcas[2].per_flow[1].rx.payload_bytes,
+        );
         assert!(a > 0 && b > 0, "{a} {b}");
         a as f64 / b as f64
     };
@@ -309,7 +312,10 @@ vl_arb = {{ low = {weights} }}
 "#
         ));
         let f = run(&sc, 100);
-        let (a, b) = (f.hcas[1].rx[0].payload_bytes, f.hcas[2].rx[1].payload_bytes);
+        let (a, b) = (
+            f.hcas[1].per_flow[0].rx.payload_bytes,
+            f.hcas[2].per_flow[1].rx.payload_bytes,
+        );
         assert!(a > 0 && b > 0, "{a} {b}");
         a as f64 / b as f64
     };
@@ -376,7 +382,7 @@ fn a_drain_cap_holds_a_flow_to_the_receiving_hosts_rate() {
         let sc =
             scenario::parse(Path::new("d.toml"), &text(extra)).unwrap_or_else(|e| panic!("{e}"));
         let f = run(&sc, 100);
-        let bytes = f.hcas[1].rx[0].payload_bytes;
+        let bytes = f.hcas[1].per_flow[0].rx.payload_bytes;
         let sw = &f.switches[0];
         let wait = (0..sw.ports())
             .map(|p| sw.counters(p, 0).xmit_wait)
@@ -424,7 +430,7 @@ fn a_per_hca_ccti_increase_only_slows_that_hcas_flows() {
     let mut f = run(&sc, 30);
     let (a, b) = (f.hcas[0].ccti(0), f.hcas[1].ccti(1));
     // Both flows get BECNs; CCTI_Timer (102 us) does not expire in the 30 us, so CCTI = BECNs x increase.
-    let (na, nb) = (f.hcas[0].becn_rx[0], f.hcas[1].becn_rx[1]);
+    let (na, nb) = (f.hcas[0].per_flow[0].becn_rx, f.hcas[1].per_flow[1].becn_rx);
     assert!(na > 0 && nb > 0, "{na} {nb}");
     assert_eq!(a, Some(0), "A: the H0 override, CCTI_Increase 0");
     assert_eq!(b, Some(2 * nb as u8), "B: the global CCTI_Increase 2");

@@ -306,7 +306,13 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
     #[allow(unused_mut)]
     let mut delivered = (0..fab.hcas.len())
         .filter(|&h| fab.owns_hca(h))
-        .map(|h| fab.hcas[h].rx.iter().map(|c| c.packets).sum::<u64>())
+        .map(|h| {
+            fab.hcas[h]
+                .per_flow
+                .iter()
+                .map(|c| c.rx.packets)
+                .sum::<u64>()
+        })
         .sum();
     #[allow(unused_mut)]
     let (mut mpi_ranks, mut mpi_rank, mut sync_wait_seconds) = (1, 0, 0.0);

@@ -912,15 +912,21 @@ mod tests {
         for _ in 0..100_000 {
             f.step();
         }
-        let got = f.hcas[3].rx[0].payload_bytes;
+        let got = f.hcas[3].per_flow[0].rx.payload_bytes;
         // 2 bytes per cycle, 2074 wire bytes per 2048 payload: at most 197 493 payload bytes in 100 us, less
         // the first packet's path latency (three 50 ns wires, store-and-forward onto the faster trunk) and
         // the packet on the wire at the end.
         assert!((190_000..=197_493).contains(&got), "{got}");
-        let injected = f.hcas[0].injected[0];
-        assert_eq!(injected, f.hcas[3].rx[0].packets + f.packets_in_flight());
+        let injected = f.hcas[0].per_flow[0].injected;
+        assert_eq!(
+            injected,
+            f.hcas[3].per_flow[0].rx.packets + f.packets_in_flight()
+        );
         assert_eq!(f.violations(), 0);
-        assert_eq!(f.hcas[1].rx[0].packets + f.hcas[2].rx[0].packets, 0);
+        assert_eq!(
+            f.hcas[1].per_flow[0].rx.packets + f.hcas[2].per_flow[0].rx.packets,
+            0
+        );
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl Fabric {
     /// Pairs every completed message with its arrival and appends the latencies (cycles) to `out[flow]`.
     pub fn collect_messages(&mut self, sc: &Scenario, out: &mut [Vec<u64>]) {
         for (i, f) in sc.flows.iter().enumerate() {
-            while let Some(done) = self.hcas[f.dst].done[i].pop_front() {
+            while let Some(done) = self.hcas[f.dst].per_flow[i].done.pop_front() {
                 match self.hcas[f.src].flow_source(i).and_then(|s| s.pop_sent()) {
                     Some(arrived) => out[i].push(done.saturating_sub(arrived)),
                     // Cannot happen (a message completes only after it was sent); dropped, not invented.

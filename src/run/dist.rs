@@ -42,10 +42,10 @@ fn progress(fab: &mut Fabric, sc: &Scenario) -> (Vec<u64>, Vec<u64>) {
     let mut v = vec![0u64; 2 * n];
     for (i, f) in sc.flows.iter().enumerate() {
         if fab.owns_hca(f.dst) {
-            v[i] = fab.hcas[f.dst].rx[i].payload_bytes;
+            v[i] = fab.hcas[f.dst].per_flow[i].rx.payload_bytes;
         }
         if fab.owns_hca(f.src) {
-            v[n + i] = fab.hcas[f.src].becn_rx[i];
+            v[n + i] = fab.hcas[f.src].per_flow[i].becn_rx;
         }
     }
     sum(fab, &mut v);
@@ -59,8 +59,8 @@ fn progress(fab: &mut Fabric, sc: &Scenario) -> (Vec<u64>, Vec<u64>) {
 fn collect_messages(fab: &mut Fabric, sc: &Scenario, out: &mut [Vec<u64>]) {
     let mut mine = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
-        if fab.owns_hca(f.dst) && !fab.hcas[f.dst].done[i].is_empty() {
-            let d = &mut fab.hcas[f.dst].done[i];
+        if fab.owns_hca(f.dst) && !fab.hcas[f.dst].per_flow[i].done.is_empty() {
+            let d = &mut fab.hcas[f.dst].per_flow[i].done;
             mine.push(i as u64);
             mine.push(d.len() as u64);
             mine.extend(d.drain(..));
@@ -114,15 +114,15 @@ fn flows(fab: &mut Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowSummary>
         let c = &mut v[K * i..K * i + K];
         if fab.owns_hca(f.dst) {
             let d = &fab.hcas[f.dst];
-            let rx = d.rx[i];
-            c[..4].copy_from_slice(&[rx.packets, rx.fecn, rx.ecn_ce, d.cnp_sent[i]]);
-            c[6] = d.acks_sent[i];
+            let rx = d.per_flow[i].rx;
+            c[..4].copy_from_slice(&[rx.packets, rx.fecn, rx.ecn_ce, d.per_flow[i].cnp_sent]);
+            c[6] = d.per_flow[i].acks_sent;
         }
         if fab.owns_hca(f.src) {
             let s = &fab.hcas[f.src];
-            c[4] = s.becn_rx[i];
+            c[4] = s.per_flow[i].becn_rx;
             c[5] = s.refused().find(|&(g, _)| g == i).map_or(0, |(_, n)| n);
-            c[7] = s.acks_rx[i];
+            c[7] = s.per_flow[i].acks_rx;
         }
     }
     sum(fab, &mut v);
@@ -233,8 +233,8 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     for h in 0..fab.hcas.len() {
         if fab.owns_hca(h) {
             let h = &fab.hcas[h];
-            v[0] += h.injected.iter().sum::<u64>() + h.ctl_injected;
-            v[1] += h.rx.iter().map(|c| c.packets).sum::<u64>() + h.ctl_delivered;
+            v[0] += h.per_flow.iter().map(|c| c.injected).sum::<u64>() + h.ctl_injected;
+            v[1] += h.per_flow.iter().map(|c| c.rx.packets).sum::<u64>() + h.ctl_delivered;
         }
     }
     // Shares can be negative; u64 sums wrap, so the total is exact.

@@ -51,7 +51,7 @@ fn delivered(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
     sc.flows
         .iter()
         .enumerate()
-        .map(|(i, f)| fab.hcas[f.dst].rx[i].payload_bytes)
+        .map(|(i, f)| fab.hcas[f.dst].per_flow[i].rx.payload_bytes)
         .collect()
 }
 
@@ -60,7 +60,7 @@ fn becn_received(fab: &Fabric, sc: &Scenario) -> Vec<u64> {
     sc.flows
         .iter()
         .enumerate()
-        .map(|(i, f)| fab.hcas[f.src].becn_rx[i])
+        .map(|(i, f)| fab.hcas[f.src].per_flow[i].becn_rx)
         .collect()
 }
 
@@ -223,12 +223,12 @@ fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
     let injected: u64 = fab
         .hcas
         .iter()
-        .map(|h| h.injected.iter().sum::<u64>() + h.ctl_injected)
+        .map(|h| h.per_flow.iter().map(|c| c.injected).sum::<u64>() + h.ctl_injected)
         .sum();
     let delivered: u64 = fab
         .hcas
         .iter()
-        .map(|h| h.rx.iter().map(|c| c.packets).sum::<u64>() + h.ctl_delivered)
+        .map(|h| h.per_flow.iter().map(|c| c.rx.packets).sum::<u64>() + h.ctl_delivered)
         .sum();
     let in_flight = fab.packets_in_flight();
     let mut lost = injected.saturating_sub(delivered + in_flight);
@@ -238,8 +238,8 @@ fn drain(fab: &mut Fabric, sc: &Scenario, fault: Option<Fault>) -> Invariants {
         // another do not cancel out.
         let (mut l, mut d) = (0u64, 0u64);
         for (i, f) in sc.flows.iter().enumerate() {
-            let sent = fab.hcas[f.src].injected[i];
-            let got = fab.hcas[f.dst].rx[i].packets;
+            let sent = fab.hcas[f.src].per_flow[i].injected;
+            let got = fab.hcas[f.dst].per_flow[i].rx.packets;
             l += sent.saturating_sub(got);
             d += got.saturating_sub(sent);
         }

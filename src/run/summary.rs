@@ -184,7 +184,7 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let rx = fab.hcas[f.dst].rx[i];
+            let rx = fab.hcas[f.dst].per_flow[i].rx;
             let avg = avg_gbps(sc, i, delivered[i]);
             FlowSummary {
                 id: f.id.clone(),
@@ -195,10 +195,10 @@ pub(super) fn flows(fab: &Fabric, sc: &Scenario, delivered: &[u64]) -> Vec<FlowS
                 delivered_packets: rx.packets,
                 fecn_marked_rx: rx.fecn,
                 ecn_marked_rx: rx.ecn_ce,
-                cnp_sent: fab.hcas[f.dst].cnp_sent[i],
-                becn_rx: fab.hcas[f.src].becn_rx[i],
-                acks_sent: fab.hcas[f.dst].acks_sent[i],
-                acks_rx: fab.hcas[f.src].acks_rx[i],
+                cnp_sent: fab.hcas[f.dst].per_flow[i].cnp_sent,
+                becn_rx: fab.hcas[f.src].per_flow[i].becn_rx,
+                acks_sent: fab.hcas[f.dst].per_flow[i].acks_sent,
+                acks_rx: fab.hcas[f.src].per_flow[i].acks_rx,
                 messages_refused: fab.hcas[f.src]
                     .refused()
                     .find(|&(g, _)| g == i)

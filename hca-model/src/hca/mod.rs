@@ -82,32 +82,17 @@ pub mod rrcc;
 pub use flow_table::FlowTable;
 
 /// One flow as its source HCA sends it.
+///
+/// `repr(C)`, the fields every `next_event` and step reads first (its window, what it sent, when to wake),
+/// then its message source and reaction point: each flow is cold when its HCA's turn comes in a large
+/// fabric, and Rust's own order (by alignment) put them on different cache lines.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct TxFlow {
-    /// Index of the flow in the scenario (carried in every packet's `tag`).
-    pub flow: u32,
-    /// Destination LID.
-    pub dlid: u16,
-    /// Service level.
-    pub sl: u8,
-    /// Path MTU in bytes (payload per packet).
-    pub mtu: u16,
-    /// Message length in bytes.
-    pub message_bytes: u64,
     /// First cycle it may send.
     pub start: u64,
     /// First cycle it no longer sends.
     pub stop: u64,
-    /// Payload bytes of the current message still to send.
-    left: u64,
-    /// Next PSN.
-    psn: u32,
-    /// The reaction point (IB CC, RR-CC or a RoCEv2 reaction on).
-    cc: Option<FlowCc>,
-    /// When its messages arrive, and their arrival cycles until matched with completions.
-    src: MsgSource,
-    /// The last packet sent, until the controller has been told (at its last wire cycle).
-    sent: Option<Sent>,
     /// While the reaction point holds the flow back: the first cycle it must be asked again, from the last
     /// [`TxFlow::may_send`] ([`FlowCc::wake_for_send`]; 0: ask now). While `sent` waits to be reported: the
     /// cycle the flow's next send is due once it is, if the reaction point knew it at the send
@@ -115,6 +100,26 @@ pub struct TxFlow {
     /// step comes first at or after the end (the controller puts the send at its end cycle whenever it
     /// is told, before any later advance), so the step at the end that only reported it is not needed.
     cc_wake: u64,
+    /// The last packet sent, until the controller has been told (at its last wire cycle).
+    sent: Option<Sent>,
+    /// Payload bytes of the current message still to send.
+    left: u64,
+    /// Message length in bytes.
+    pub message_bytes: u64,
+    /// Next PSN.
+    psn: u32,
+    /// Index of the flow in the scenario (carried in every packet's `tag`).
+    pub flow: u32,
+    /// Destination LID.
+    pub dlid: u16,
+    /// Path MTU in bytes (payload per packet).
+    pub mtu: u16,
+    /// Service level.
+    pub sl: u8,
+    /// When its messages arrive, and their arrival cycles until matched with completions.
+    src: MsgSource,
+    /// The reaction point (IB CC, RR-CC or a RoCEv2 reaction on).
+    cc: Option<FlowCc>,
     /// Constant-rate sends to random destinations (see [`Retarget`]); `None`: the flow keeps its `dlid`.
     pub retarget: Option<Retarget>,
 }
@@ -313,6 +318,30 @@ pub struct RxCount {
     pub last_psn: Option<u32>,
 }
 
+/// What one HCA keeps of one scenario flow: as its destination, what it received, the CNPs and ACKs it sent
+/// back and the messages completed; as its source, what it injected and the CNPs and ACKs it got back. One
+/// entry per flow, so that accounting a packet finds everything of its flow with one lookup (one cold cache
+/// line or two, not one per counter).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowCounts {
+    /// Received (only flows addressed here count).
+    pub rx: RxCount,
+    /// When this HCA last queued a CNP for the flow.
+    pub last_cnp: Option<u64>,
+    /// Completion cycles of messages received here, not yet matched with their arrival.
+    pub done: VecDeque<u64>,
+    /// Packets this HCA injected.
+    pub injected: u64,
+    /// CNPs this HCA sent (as the flow's destination).
+    pub cnp_sent: u64,
+    /// CNPs this HCA received (as the flow's source).
+    pub becn_rx: u64,
+    /// ACKs this HCA sent (as the flow's destination).
+    pub acks_sent: u64,
+    /// ACKs this HCA received (as the flow's source).
+    pub acks_rx: u64,
+}
+
 /// What the sink found wrong in the packets it received (zero in a correct run).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SinkErrors {
@@ -369,26 +398,12 @@ pub struct Hca {
     /// SL -> VL of everything this HCA sends (`[settings] sl2vl`); `None`: SL s on VL s mod vls.
     sl2vl: Option<[u8; 16]>,
     ep: Endpoint,
-    /// Per scenario flow: what this HCA received (only flows addressed here count).
-    pub rx: FlowTable<RxCount>,
-    /// Per scenario flow: when this HCA last queued a CNP for it.
-    last_cnp: FlowTable<Option<u64>>,
-    /// Per scenario flow: packets this HCA injected.
-    pub injected: FlowTable<u64>,
-    /// Per scenario flow: completion cycles of messages received here, not yet matched with their arrival.
-    pub done: FlowTable<VecDeque<u64>>,
+    /// Per scenario flow: what this HCA counts of it.
+    pub per_flow: FlowTable<FlowCounts>,
     /// Per scenario flow: the RR-CC receiver (RR-CC on, flows addressed here).
     pub(crate) rrcc: Vec<Option<RrccRx>>,
-    /// Per scenario flow: CNPs this HCA sent (as the flow's destination).
-    pub cnp_sent: FlowTable<u64>,
-    /// Per scenario flow: CNPs this HCA received (as the flow's source).
-    pub becn_rx: FlowTable<u64>,
     /// CNPs dropped on a full queue.
     pub cnp_dropped: u64,
-    /// Per scenario flow: ACKs this HCA sent (as the flow's destination).
-    pub acks_sent: FlowTable<u64>,
-    /// Per scenario flow: ACKs this HCA received (as the flow's source) and the PSN of the last.
-    pub acks_rx: FlowTable<u64>,
     /// What the sink found wrong.
     pub sink_errors: SinkErrors,
     /// Control packets (CNPs and ACKs) injected and received, for the integrity check.
@@ -417,16 +432,10 @@ impl Hca {
             rr: vec![0; usize::from(vls.clamp(1, 15))],
             heads: vec![None; usize::from(vls.clamp(1, 15))],
             arriving: None,
-            rx: FlowTable::new(nflows),
-            injected: FlowTable::new(nflows),
-            cnp_sent: FlowTable::new(nflows),
-            becn_rx: FlowTable::new(nflows),
             cnp_dropped: 0,
-            acks_sent: FlowTable::new(nflows),
-            acks_rx: FlowTable::new(nflows),
             sink_errors: SinkErrors::default(),
-            done: FlowTable::new(nflows),
             // Allocated by the first `set_rrcc_receiver` (RR-CC on): HCAs x flows entries otherwise.
+            per_flow: FlowTable::new(nflows),
             rrcc: Vec::new(),
             rrcc_due: u64::MAX,
             ctl_injected: 0,
@@ -437,7 +446,6 @@ impl Hca {
             np: false,
             roce: None,
             cnp_interval: 0,
-            last_cnp: FlowTable::new(nflows),
             sl2vl: None,
             host_cap: None,
             host_next: 0,
@@ -531,27 +539,13 @@ impl Hca {
     /// Keeps an entry for every scenario flow in the per-flow tables (indexing instead of a search; see
     /// [`FlowTable`]), as a fabric does when HCAs x flows is small.
     pub fn dense_flow_tables(&mut self) {
-        self.rx.make_dense();
-        self.injected.make_dense();
-        self.cnp_sent.make_dense();
-        self.becn_rx.make_dense();
-        self.acks_sent.make_dense();
-        self.acks_rx.make_dense();
-        self.done.make_dense();
-        self.last_cnp.make_dense();
+        self.per_flow.make_dense();
     }
 
     /// Makes room in the per-flow tables for scenario flow `i`, which this HCA sends or receives (fabric
     /// assembly notes every flow at both ends, in flow order).
     pub fn note_flow(&mut self, i: usize) {
-        self.rx.note(i);
-        self.injected.note(i);
-        self.cnp_sent.note(i);
-        self.becn_rx.note(i);
-        self.acks_sent.note(i);
-        self.acks_rx.note(i);
-        self.done.note(i);
-        self.last_cnp.note(i);
+        self.per_flow.note(i);
     }
 
     /// Adds a flow this HCA sends.
@@ -610,8 +604,8 @@ impl Hca {
         }
         if d.opcode == u8::from(Opcode::IbCnp) || d.opcode == u8::from(Opcode::RoceCnp) {
             self.ctl_delivered += 1;
-            if let Some(c) = self.becn_rx.get_mut(d.tag as usize) {
-                *c += 1;
+            if let Some(c) = self.per_flow.get_mut(d.tag as usize) {
+                c.becn_rx += 1;
             }
             if let Some(f) = self.flows.iter_mut().find(|f| f.flow == d.tag) {
                 f.report(now);
@@ -628,12 +622,12 @@ impl Hca {
         }
         if d.opcode == u8::from(Opcode::RcAcknowledge) {
             self.ctl_delivered += 1;
-            if let Some(c) = self.acks_rx.get_mut(d.tag as usize) {
-                *c += 1;
+            if let Some(c) = self.per_flow.get_mut(d.tag as usize) {
+                c.acks_rx += 1;
             }
             return;
         }
-        if let Some(c) = self.rx.get_mut(d.tag as usize) {
+        if let Some(c) = self.per_flow.get_mut(d.tag as usize).map(|c| &mut c.rx) {
             // After the last PSN within half the 24-bit space; a flow retargeted packet by packet (the
             // uniform bench) skips PSNs at each destination but never goes back.
             if c.last_psn
@@ -655,8 +649,8 @@ impl Hca {
             self.push_ack(&d);
         }
         if self.answers(now, &d) {
-            if let Some(l) = self.last_cnp.get_mut(d.tag as usize) {
-                *l = Some(now);
+            if let Some(c) = self.per_flow.get_mut(d.tag as usize) {
+                c.last_cnp = Some(now);
             }
             let c = match self.roce {
                 Some(o) => {
@@ -859,7 +853,7 @@ impl Hca {
             None => d.fecn,
             Some(_) => d.ecn == 3,
         };
-        let last = self.last_cnp.get(d.tag as usize).copied().flatten();
+        let last = self.per_flow.get(d.tag as usize).and_then(|c| c.last_cnp);
         marked && self.np && last.is_none_or(|l| at >= l + self.cnp_interval)
     }
 
@@ -913,18 +907,17 @@ impl Hca {
             match l {
                 Loaded::Ctl => {
                     self.ctl_injected += 1;
-                    let sent = if p.desc.opcode == u8::from(Opcode::RcAcknowledge) {
-                        &mut self.acks_sent
-                    } else {
-                        &mut self.cnp_sent
-                    };
-                    if let Some(c) = sent.get_mut(p.desc.tag as usize) {
-                        *c += 1;
+                    if let Some(c) = self.per_flow.get_mut(p.desc.tag as usize) {
+                        if p.desc.opcode == u8::from(Opcode::RcAcknowledge) {
+                            c.acks_sent += 1;
+                        } else {
+                            c.cnp_sent += 1;
+                        }
                     }
                 }
                 Loaded::Data(i) => {
-                    if let Some(c) = self.injected.get_mut(p.desc.tag as usize) {
-                        *c += 1;
+                    if let Some(c) = self.per_flow.get_mut(p.desc.tag as usize) {
+                        c.injected += 1;
                     }
                     let start = self.rate.tick_of(now) + u64::from(p.offset);
                     let bytes = u64::from(p.desc.wire_len);
@@ -1013,8 +1006,8 @@ impl Hca {
 
     /// A message of flow `flow` completed here at `now`.
     fn message_done(&mut self, flow: usize, now: u64) {
-        if let Some(d) = self.done.get_mut(flow) {
-            d.push_back(now);
+        if let Some(c) = self.per_flow.get_mut(flow) {
+            c.done.push_back(now);
         }
     }
 
@@ -1087,7 +1080,14 @@ mod tests {
         }
         let c = cnp.expect("a CNP goes out");
         assert_eq!((c.opcode, c.dlid, c.slid, c.becn), (0x80, 7, 2, true));
-        assert_eq!((h.rx[0].fecn, h.cnp_sent[0], h.ctl_injected), (1, 1, 1));
+        assert_eq!(
+            (
+                h.per_flow[0].rx.fecn,
+                h.per_flow[0].cnp_sent,
+                h.ctl_injected
+            ),
+            (1, 1, 1)
+        );
         // Without the notification point, no CNP.
         let mut q = Hca::new(2, r, 1, 128, 256, 1).unwrap();
         q.rx_fc(FcPacket {
@@ -1131,7 +1131,7 @@ mod tests {
             .find(|p| p.desc.opcode == u8::from(Opcode::RoceCnp))
             .expect("a RoCEv2 CNP goes out");
         assert_eq!((cnp.desc.dlid, cnp.desc.becn, cnp.desc.ecn), (9, true, 0));
-        assert_eq!((h.rx[0].ecn_ce, h.cnp_sent[0]), (1, 1));
+        assert_eq!((h.per_flow[0].rx.ecn_ce, h.per_flow[0].cnp_sent), (1, 1));
         assert_eq!(h.violations(), 0);
     }
 
@@ -1157,7 +1157,7 @@ mod tests {
         assert!(dlids
             .chunks(2)
             .all(|c| c[0] == 5 && c.get(1).is_none_or(|&d| d == 6)));
-        assert_eq!((h.injected[0], h.injected[1]), (13, 12));
+        assert_eq!((h.per_flow[0].injected, h.per_flow[1].injected), (13, 12));
     }
 
     #[test]
@@ -1187,7 +1187,10 @@ mod tests {
             d.vl = 3;
             arrive(&mut h, d);
         }
-        assert_eq!((h.sink_errors, h.rx[0].packets), (SinkErrors::default(), 4));
+        assert_eq!(
+            (h.sink_errors, h.per_flow[0].rx.packets),
+            (SinkErrors::default(), 4)
+        );
         // A covered field changed on the way, one field at a time: each is an ICRC error.
         let changes: [fn(&mut PacketDesc); 7] = [
             |d| d.dlid ^= 1,
@@ -1456,11 +1459,12 @@ mod tests {
             .filter(|(_, o)| o.pkt.is_some_and(|p| p.desc.opcode == 0x80))
             .count();
         assert!(
-            cnps >= 2 && a.becn_rx[0] == 3,
+            cnps >= 2 && a.per_flow[0].becn_rx == 3,
             "{cnps} CNPs out, {} in",
-            a.becn_rx[0]
+            a.per_flow[0].becn_rx
         );
-        assert!(a.injected[0] > 10 && a.injected[1] > 10, "{:?}", a.injected);
+        let injected = (a.per_flow[0].injected, a.per_flow[1].injected);
+        assert!(injected.0 > 10 && injected.1 > 10, "{injected:?}");
         let vls_used = |o: &[(u64, EndpointOut)]| {
             o.iter()
                 .filter_map(|(_, o)| o.pkt)
@@ -1469,10 +1473,7 @@ mod tests {
         assert_eq!(vls_used(&want), (1 << vls) - 1, "packets on every VL");
         assert_eq!(a.violations(), 0);
         assert_eq!(got, want);
-        assert_eq!(
-            (b.rx, b.injected, b.cnp_sent),
-            (a.rx, a.injected, a.cnp_sent)
-        );
+        assert_eq!(b.per_flow, a.per_flow);
         assert!(steps < END / 2, "{steps} steps: the HCA did not sleep");
     }
 }

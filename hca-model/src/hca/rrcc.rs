@@ -30,8 +30,8 @@ pub struct RrccRx {
 impl Hca {
     /// Makes this HCA the RR-CC notification point of scenario flow `flow`.
     pub fn set_rrcc_receiver(&mut self, flow: usize, rx: RrccReceiver) {
-        if self.rrcc.len() < self.rx.limit() {
-            self.rrcc.resize(self.rx.limit(), None);
+        if self.rrcc.len() < self.per_flow.limit() {
+            self.rrcc.resize(self.per_flow.limit(), None);
         }
         if let Some(r) = self.rrcc.get_mut(flow) {
             *r = Some(RrccRx { rx, to: None });
