@@ -42,28 +42,12 @@ impl Switch {
             return;
         }
         if let Some(f) = self.rx_pause[p] {
-            // An XOFF stops packet starts from this cycle on; a resume (0 quanta) frees them from the next.
-            for vl in 0..usize::from(self.nvl[p]) {
-                if f.is_enabled(vl as u8) {
-                    let q = f.quanta[vl];
-                    self.paused_until[base + vl] = if q == 0 {
-                        t + 1
-                    } else {
-                        t + 1 + pfc::pause_cycles(r, q)
-                    };
-                }
-            }
+            self.pause_in(p, f, t);
         }
         // A pending pause frame or flow-control packet goes first.
         let mut fc_sent = false;
         if self.pfc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
-            let vl = self.pfc_pending[p].trailing_zeros() as usize;
-            self.pfc_pending[p] &= !(1 << vl);
-            self.ser[p].start_ctl(r, t, PAUSE_FRAME_BYTES);
-            self.events.0.push(TxEvent::Pause {
-                port: p as u8,
-                frame: pfc::frame(vl as u8, self.pfc_out_quanta[base + vl]),
-            });
+            self.start_pause(p, t);
             fc_sent = true;
         } else if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
             self.start_fc(p, t);
@@ -105,13 +89,7 @@ impl Switch {
             }
         }
         if pfc_on {
-            for vl in 0..usize::from(self.nvl[p]) {
-                let paused = self.pfc_without_credit(base + vl, t);
-                if paused != self.pause_seen[base + vl] {
-                    self.pause_seen[base + vl] = paused;
-                    self.mark_dirty(base + vl);
-                }
-            }
+            self.pause_seen_update(p, t);
         }
         for vl in 0..usize::from(self.nvl[p]) {
             self.wait[base + vl].set(stall & (1 << vl) != 0, t);
@@ -235,22 +213,9 @@ impl Switch {
         if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
             w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
         }
-        if pfc_on && stall != 0 {
-            // A paused priority with a packet waiting: look again when the pause runs out.
-            for vl in 0..usize::from(self.nvl[p]) {
-                if stall & (1 << vl) != 0 {
-                    w = w.min(self.paused_until[base + vl].max(t + 1));
-                }
-            }
-        }
         let queued = self.voq_mask[base..base + self.v].iter().any(|&m| m != 0);
-        if pfc_on && queued {
-            // The end of a victim hold changes what cong_detect sees.
-            for vl in 0..usize::from(self.nvl[p]) {
-                if self.pause_seen[base + vl] {
-                    w = w.min((self.paused_until[base + vl] + self.victim_hold[p]).max(t + 1));
-                }
-            }
+        if pfc_on {
+            w = w.min(self.pause_wake(p, t, stall, queued));
         }
         if req & ok != 0 && granted.is_none() {
             w = w.min(self.ser[p].packet_ready_cycle(r, t + 1));
@@ -261,6 +226,71 @@ impl Switch {
             w = w.min(t + 1);
         }
         self.eg_wake.set(p, w);
+    }
+
+    /// A pause frame handed in at output `p` in cycle `t`: an XOFF stops packet starts from this cycle on, a
+    /// resume (0 quanta) frees them from the next. PFC only: kept out of line (with the other PFC-only
+    /// parts of `egress`) so that an IB fabric's switch step is smaller code.
+    #[cold]
+    #[inline(never)]
+    fn pause_in(&mut self, p: usize, f: rtl_model::wire::pfc::Repr, t: u64) {
+        let base = p * self.v;
+        for vl in 0..usize::from(self.nvl[p]) {
+            if f.is_enabled(vl as u8) {
+                let q = f.quanta[vl];
+                self.paused_until[base + vl] = if q == 0 {
+                    t + 1
+                } else {
+                    t + 1 + pfc::pause_cycles(self.rate[p], q)
+                };
+            }
+        }
+    }
+
+    /// The lowest VL's pending pause frame of output `p` starts in cycle `t` (the wire allows it).
+    #[cold]
+    #[inline(never)]
+    fn start_pause(&mut self, p: usize, t: u64) {
+        let vl = self.pfc_pending[p].trailing_zeros() as usize;
+        self.pfc_pending[p] &= !(1 << vl);
+        self.ser[p].start_ctl(self.rate[p], t, PAUSE_FRAME_BYTES);
+        self.events.0.push(TxEvent::Pause {
+            port: p as u8,
+            frame: pfc::frame(vl as u8, self.pfc_out_quanta[p * self.v + vl]),
+        });
+    }
+
+    /// Output `p`'s paused-without-credit state per VL, as congestion detection sees it (PFC).
+    #[cold]
+    #[inline(never)]
+    fn pause_seen_update(&mut self, p: usize, t: u64) {
+        let base = p * self.v;
+        for vl in 0..usize::from(self.nvl[p]) {
+            let paused = self.pfc_without_credit(base + vl, t);
+            if paused != self.pause_seen[base + vl] {
+                self.pause_seen[base + vl] = paused;
+                self.mark_dirty(base + vl);
+            }
+        }
+    }
+
+    /// The next cycle a PFC output needs a look for its pauses: a paused priority with a packet waiting
+    /// (`stall`) when the pause runs out, and with packets `queued` the end of a victim hold (it changes what
+    /// `cong_detect` sees).
+    #[cold]
+    #[inline(never)]
+    fn pause_wake(&self, p: usize, t: u64, stall: u16, queued: bool) -> u64 {
+        let base = p * self.v;
+        let mut w = NEVER;
+        for vl in 0..usize::from(self.nvl[p]) {
+            if stall & (1 << vl) != 0 {
+                w = w.min(self.paused_until[base + vl].max(t + 1));
+            }
+            if queued && self.pause_seen[base + vl] {
+                w = w.min((self.paused_until[base + vl] + self.victim_hold[p]).max(t + 1));
+            }
+        }
+        w
     }
 
     /// The lowest VL's pending flow-control packet of output `p` starts in cycle `t` (the wire allows it).
