@@ -98,95 +98,99 @@ impl Switch {
                 });
             }
         }
+        let ports = cfg
+            .ports
+            .iter()
+            .map(|pc| PortRegs {
+                rate: pc.rate,
+                ser: Serializer::default(),
+                nvl: pc.data_vls,
+                speedup: pc.speedup,
+                reads: 0,
+                fc_pending: 0,
+                pfc_on: pc.pfc.is_some(),
+                pfc_pending: 0,
+                arriving: None,
+                inflight: None,
+                rx_pkt: None,
+                rx_fc: None,
+                rx_pause: None,
+                roce_detect: pc.cc.roce_detect,
+                pfc_quanta: pc.pfc.map_or(0, |c| c.pause_quanta),
+                pfc_half: pc
+                    .pfc
+                    .map_or(0, |c| pfc::pause_cycles(pc.rate, c.pause_quanta) / 2),
+                victim_hold: pc.pfc.map_or(0, |c| u64::from(c.victim_hold)),
+            })
+            .collect();
+        let lanes = crx
+            .into_iter()
+            .zip(ctx)
+            .zip(cong)
+            .zip(mark)
+            .zip(wm)
+            .map(|((((crx, ctx), cong), mark), wm)| Lane {
+                crx_due: 0,
+                crx_next: 0,
+                voq_mask: 0,
+                crx,
+                ctx,
+                fc_fccl: 0,
+                fc_last: FcLast::default(),
+                rr: 0,
+                cong_dirty: false,
+                pause_seen: false,
+                free_pending: 0,
+                cong,
+                mark,
+                wait: LazyCycles::default(),
+                cong_time: LazyCycles::default(),
+                last_start: (NEVER, false),
+                counters: PortVlCounters::default(),
+                last_desc: None,
+                paused_until: 0,
+                pfc_rx: PfcRx::default(),
+                wm,
+                pfc_out_quanta: 0,
+            })
+            .collect();
         let sw = Switch {
             n,
             v,
+            ports,
+            lanes,
             now: 0,
             mtu_blocks: mtu_packet_blocks(cfg.mtu),
-            rate: cfg.ports.iter().map(|p| p.rate).collect(),
-            nvl: cfg.ports.iter().map(|p| p.data_vls).collect(),
-            speedup: cfg.ports.iter().map(|p| p.speedup).collect(),
             lft,
             sl2vl,
             sl2vl_of,
             store_forward,
-            crx,
-            crx_next: vec![0; nv],
-            crx_due: vec![0; nv],
-            ctx,
             arb,
-            cong,
-            mark,
-            rx_pkt: vec![None; n],
-            rx_fc: vec![None; n],
             rx_pkt_mask: 0,
             rx_fc_mask: 0,
             rx_pause_mask: 0,
-            arriving: vec![None; n],
-            free_pending: vec![0; nv],
-            reads: vec![0; n],
             saturated: 0,
             slab: PreVec(Vec::with_capacity(slab_cap)),
             free_slots: PreVec(Vec::with_capacity(slab_cap)),
             voq_head: vec![NONE; n * nv],
             voq_tail: vec![NONE; n * nv],
             voq_fill: vec![0; n * nv],
-            voq_mask: vec![0; nv],
-            rr: vec![0; nv],
-            ser: vec![Serializer::default(); n],
-            inflight: vec![None; n],
-            fc_pending: vec![0; n],
-            fc_fccl: vec![0; nv],
-            fc_last: vec![FcLast::default(); nv],
             fc_repeat_off: 0,
             eg_wake: WakeSet::new(n, NEVER),
             in_wake: WakeSet::new(n, 0),
             fire_at: WakeSet::new(n, NEVER),
             next_any: 0,
-            cong_dirty: vec![false; nv],
             dirty_list: PreVec(Vec::with_capacity(nv)),
             events: PreVec(Vec::with_capacity(2 * n)),
-            counters: vec![PortVlCounters::default(); nv],
-            wait: vec![LazyCycles::default(); nv],
-            cong_time: vec![LazyCycles::default(); nv],
-            last_start: vec![(NEVER, false); nv],
-            last_desc: vec![None; nv],
             rx_errors: 0,
             work_cycles: 0,
             eager: false,
-            pfc_on: cfg.ports.iter().map(|p| p.pfc.is_some()).collect(),
             mark_at_enqueue: cfg
                 .ports
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| p.pfc.is_none() && p.cc.mark_point == MarkPoint::Enqueue)
                 .fold(0, |m, (i, _)| m | bit(i)),
-            roce_detect: cfg.ports.iter().map(|p| p.cc.roce_detect).collect(),
-            wm,
-            pfc_quanta: cfg
-                .ports
-                .iter()
-                .map(|p| p.pfc.map_or(0, |c| c.pause_quanta))
-                .collect(),
-            pfc_half: cfg
-                .ports
-                .iter()
-                .map(|p| {
-                    p.pfc
-                        .map_or(0, |c| pfc::pause_cycles(p.rate, c.pause_quanta) / 2)
-                })
-                .collect(),
-            pfc_rx: vec![PfcRx::default(); nv],
-            pfc_pending: vec![0; n],
-            pfc_out_quanta: vec![0; nv],
-            paused_until: vec![0; nv],
-            pause_seen: vec![false; nv],
-            victim_hold: cfg
-                .ports
-                .iter()
-                .map(|p| p.pfc.map_or(0, |c| u64::from(c.victim_hold)))
-                .collect(),
-            rx_pause: vec![None; n],
             cfg,
         };
         Ok(sw)

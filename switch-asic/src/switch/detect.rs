@@ -7,23 +7,23 @@ impl Switch {
     pub(super) fn detect(&mut self, t: u64) {
         if self.eager {
             self.dirty_list.0.clear();
-            for k in 0..self.cong.len() {
-                self.cong_dirty[k] = true;
+            for k in 0..self.lanes.len() {
+                self.lanes[k].cong_dirty = true;
                 self.dirty_list.0.push(k as u32);
             }
         }
         for j in 0..self.dirty_list.0.len() {
             let k = self.dirty_list.0[j] as usize;
-            self.cong_dirty[k] = false;
+            self.lanes[k].cong_dirty = false;
             let avail = self.credit_avail(k, t);
             let fill = &self.voq_fill[k * self.n..(k + 1) * self.n];
-            self.cong[k].step_with(&cong_detect::In {
+            self.lanes[k].cong.step_with(&cong_detect::In {
                 rst_ni: true,
                 voq_fill_i: fill,
                 credit_avail_i: avail,
             });
-            let on = self.cong[k].outputs().cong_o;
-            self.cong_time[k].set(on, t + 1);
+            let on = self.lanes[k].cong.outputs().cong_o;
+            self.lanes[k].cong_time.set(on, t + 1);
         }
         self.dirty_list.0.clear();
     }
@@ -31,13 +31,13 @@ impl Switch {
     /// The signals of output/input `port`, VL `vl` as they stand before the next step (zeros for a VL the
     /// port lacks or a port that does not exist).
     pub fn observe(&self, port: usize, vl: usize) -> PortVlSignals {
-        if port >= self.n || vl >= usize::from(self.nvl[port]) {
+        if port >= self.n || vl >= usize::from(self.ports[port].nvl) {
             return PortVlSignals::default();
         }
         let k = port * self.v + vl;
-        let c = self.cong[k].outputs();
-        let rx = &self.crx[k];
-        let (at, marked) = self.last_start[k];
+        let c = self.lanes[k].cong.outputs();
+        let rx = &self.lanes[k].crx;
+        let (at, marked) = self.lanes[k].last_start;
         let started = self.now > 0 && at == self.now - 1;
         PortVlSignals {
             cong: c.cong_o,
@@ -50,12 +50,15 @@ impl Switch {
                 .sum(),
             // Blocks in by now that a sleeping port has not counted yet (see `Arrival::wake`).
             in_buf_used: rx.config().buf_blocks - rx.free_q
-                + self.arriving[port]
+                + self.ports[port]
+                    .arriving
                     .filter(|a| usize::from(a.vl) == vl && self.now > 0)
-                    .map_or(0, |a| a.a.pending_until(self.rate[port], self.now - 1)),
+                    .map_or(0, |a| {
+                        a.a.pending_until(self.ports[port].rate, self.now - 1)
+                    }),
             credits_avail: self.credit_avail(k, self.now),
-            paused: self.paused_until[k] > self.now,
-            pause_sent: self.pfc_rx[k].paused,
+            paused: self.lanes[k].paused_until > self.now,
+            pause_sent: self.lanes[k].pfc_rx.paused,
             started,
             marked: started && marked,
         }
@@ -63,7 +66,7 @@ impl Switch {
 
     /// Flow-control state of `port`, VL 0, when the port has exactly one data VL and runs IB credits.
     pub fn fc_sync(&self, port: usize) -> Option<FcSync> {
-        if port >= self.n || self.nvl[port] != 1 || self.pfc_on[port] {
+        if port >= self.n || self.ports[port].nvl != 1 || self.ports[port].pfc_on {
             return None;
         }
         if self.fire_at.get(port) < self.now {
@@ -74,24 +77,24 @@ impl Switch {
             return c.fc_sync(port);
         }
         let k = port * self.v;
-        let pending = (self.fc_pending[port] & 1 != 0).then_some(self.fc_fccl[k]);
+        let pending = (self.ports[port].fc_pending & 1 != 0).then_some(self.lanes[k].fc_fccl);
         // Blocks in by now that a sleeping port has not counted yet (see `Arrival::wake`), as a step would.
-        let mut crx = self.crx[k].clone();
-        if let Some(mut a) = self.arriving[port].map(|a| a.a) {
-            a.absorb_before(self.rate[port], self.now, &mut crx);
+        let mut crx = self.lanes[k].crx.clone();
+        if let Some(mut a) = self.ports[port].arriving.map(|a| a.a) {
+            a.absorb_before(self.ports[port].rate, self.now, &mut crx);
         }
-        Some(FcSync::of(&crx, &self.ctx[k], pending))
+        Some(FcSync::of(&crx, &self.lanes[k].ctx, pending))
     }
 
     /// The counters of `port`, VL `vl` up to now (zeros for a VL the port lacks).
     pub fn counters(&self, port: usize, vl: usize) -> PortVlCounters {
-        if port >= self.n || vl >= usize::from(self.nvl[port]) {
+        if port >= self.n || vl >= usize::from(self.ports[port].nvl) {
             return PortVlCounters::default();
         }
         let k = port * self.v + vl;
-        let mut c = self.counters[k];
-        c.xmit_wait = self.wait[k].read(self.now);
-        c.cong_cycles = self.cong_time[k].read(self.now);
+        let mut c = self.lanes[k].counters;
+        c.xmit_wait = self.lanes[k].wait.read(self.now);
+        c.cong_cycles = self.lanes[k].cong_time.read(self.now);
         c
     }
 
@@ -106,10 +109,10 @@ impl Switch {
 
     /// The descriptor of the last packet that started on output `port`, VL `vl` (as it left: output VL, FECN).
     pub fn last_started(&self, port: usize, vl: usize) -> Option<PacketDesc> {
-        if port >= self.n || vl >= usize::from(self.nvl[port]) {
+        if port >= self.n || vl >= usize::from(self.ports[port].nvl) {
             return None;
         }
-        self.last_desc[port * self.v + vl]
+        self.lanes[port * self.v + vl].last_desc
     }
 
     /// Packets held in the switch (in VoQs or waiting for their tail).

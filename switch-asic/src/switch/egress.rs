@@ -6,50 +6,55 @@ use super::*;
 impl Switch {
     /// Returns the outputs the completion makes due this cycle (their `eg_wake` is now at most `t`).
     pub(super) fn egress_complete(&mut self, p: usize, t: u64) -> u64 {
-        let Some(f) = self.inflight[p].filter(|f| f.end == t) else {
+        let Some(f) = self.ports[p].inflight.filter(|f| f.end == t) else {
             return 0;
         };
         let mut woken = 0;
-        self.inflight[p] = None;
+        self.ports[p].inflight = None;
         let i = usize::from(f.inp);
-        self.free_pending[i * self.v + usize::from(f.in_vl)] += u32::from(f.blocks);
+        self.lanes[i * self.v + usize::from(f.in_vl)].free_pending += u32::from(f.blocks);
         self.in_wake.lower(i, t);
-        if self.reads[i] == self.speedup[i] {
+        if self.ports[i].reads == self.ports[i].speedup {
             self.saturated &= !(1u64 << i);
             for o in 0..self.n {
                 let base = o * self.v;
-                if self.voq_mask[base..base + self.v]
+                if self.lanes[base..base + self.v]
                     .iter()
-                    .any(|m| m & (1 << i) != 0)
+                    .any(|l| l.voq_mask & (1 << i) != 0)
                 {
                     woken |= 1 << o;
                     self.eg_wake.lower(o, t);
                 }
             }
         }
-        self.reads[i] -= 1;
+        self.ports[i].reads -= 1;
         woken
     }
 
     pub(super) fn egress(&mut self, p: usize, t: u64) {
-        let r = self.rate[p];
+        let r = self.ports[p].rate;
         let base = p * self.v;
-        let fc_in = self.rx_fc[p];
+        let fc_in = self.ports[p].rx_fc;
         let mut fc_done = false;
-        let pfc_on = self.pfc_on[p];
-        if !self.eager && !pfc_on && self.voq_mask[base..base + self.v].iter().all(|&m| m == 0) {
+        let pfc_on = self.ports[p].pfc_on;
+        if !self.eager
+            && !pfc_on
+            && self.lanes[base..base + self.v]
+                .iter()
+                .all(|l| l.voq_mask == 0)
+        {
             self.egress_idle(p, t);
             return;
         }
-        if let Some(f) = self.rx_pause[p] {
+        if let Some(f) = self.ports[p].rx_pause {
             self.pause_in(p, f, t);
         }
         // A pending pause frame or flow-control packet goes first.
         let mut fc_sent = false;
-        if self.pfc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+        if self.ports[p].pfc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
             self.start_pause(p, t);
             fc_sent = true;
-        } else if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+        } else if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
             self.start_fc(p, t);
             fc_sent = true;
         }
@@ -59,13 +64,13 @@ impl Switch {
         let (mut req, mut ok, mut stall) = (0u16, 0u16, 0u16);
         let mut len = [0u8; 16];
         let mut pick = [0u8; 16];
-        for vl in 0..usize::from(self.nvl[p]) {
-            let all = self.voq_mask[base + vl];
+        for vl in 0..usize::from(self.ports[p].nvl) {
+            let all = self.lanes[base + vl].voq_mask;
             if all == 0 {
                 continue;
             }
             let free = all & !self.saturated;
-            let start = u32::from(self.rr[base + vl]);
+            let start = u32::from(self.lanes[base + vl].rr);
             let rr_pick = |m: u64| ((m.rotate_right(start).trailing_zeros() + start) % 64) as usize;
             let i_all = rr_pick(all);
             let ok_all = self.credit_ok(p, vl, i_all, t);
@@ -91,11 +96,11 @@ impl Switch {
         if pfc_on {
             self.pause_seen_update(p, t);
         }
-        for vl in 0..usize::from(self.nvl[p]) {
-            self.wait[base + vl].set(stall & (1 << vl) != 0, t);
+        for vl in 0..usize::from(self.ports[p].nvl) {
+            self.lanes[base + vl].wait.set(stall & (1 << vl) != 0, t);
         }
         let mut granted = None;
-        if !fc_sent && req & ok != 0 && self.ser[p].can_start_packet(r, t) {
+        if !fc_sent && req & ok != 0 && self.ports[p].ser.can_start_packet(r, t) {
             let o = self.arb[p].step(&vl_arb::In {
                 rst_ni: true,
                 ready_i: true,
@@ -103,7 +108,7 @@ impl Switch {
                 len_i: len,
                 credit_ok_i: ok,
             });
-            if o.gnt_valid_o && usize::from(o.gnt_vl_o) < usize::from(self.nvl[p]) {
+            if o.gnt_valid_o && usize::from(o.gnt_vl_o) < usize::from(self.ports[p].nvl) {
                 granted = Some(usize::from(o.gnt_vl_o));
             }
         }
@@ -116,20 +121,20 @@ impl Switch {
             self.voq_head[q] = slot.next;
             if slot.next == NONE {
                 self.voq_tail[q] = NONE;
-                self.voq_mask[k] &= !(1u64 << i);
+                self.lanes[k].voq_mask &= !(1u64 << i);
             }
             let blocks = slot.desc.blocks();
             self.voq_fill[k * self.n + i] -= blocks;
-            self.rr[k] = ((i + 1) % self.n) as u8;
+            self.lanes[k].rr = ((i + 1) % self.n) as u8;
             self.free_slots.0.push(slot_i);
-            self.reads[i] += 1;
-            if self.reads[i] == self.speedup[i] {
+            self.ports[i].reads += 1;
+            if self.ports[i].reads == self.ports[i].speedup {
                 self.saturated |= 1u64 << i;
             }
             if !pfc_on {
                 let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
                 fc_done = fc.is_some();
-                let co = self.ctx[k].step(&credit_tx::In {
+                let co = self.lanes[k].ctx.step(&credit_tx::In {
                     rst_ni: true,
                     fc_valid_i: fc.is_some(),
                     fc_fccl_i: fc.map_or(0, |f| f.fccl),
@@ -138,24 +143,25 @@ impl Switch {
                     take_i: true,
                 });
                 if co.err_o {
-                    self.counters[k].credit_err += 1;
+                    self.lanes[k].counters.credit_err += 1;
                 }
             }
             // The marking state the decision uses here; `None` when it was decided, and counted, as the packet
             // joined its VoQ (`MarkPoint::Enqueue`: its FECN is set already).
-            let mark_state =
-                (self.mark_at_enqueue & bit(p) == 0).then(|| match (pfc_on, self.roce_detect[p]) {
+            let mark_state = (self.mark_at_enqueue & bit(p) == 0).then(|| {
+                match (pfc_on, self.ports[p].roce_detect) {
                     (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
-                        self.oversubscribed(vl, self.voq_mask[k] | (1u64 << i), in_buf_blocks)
+                        self.oversubscribed(vl, self.lanes[k].voq_mask | (1u64 << i), in_buf_blocks)
                     }
-                    _ => self.cong[k].outputs().mark_state_o,
-                });
+                    _ => self.lanes[k].cong.outputs().mark_state_o,
+                }
+            });
             let mut mo = match mark_state {
                 None => fecn_marker::Out {
                     mark_o: slot.marked,
                     cfg_err_o: 0,
                 },
-                Some(m) => self.mark[k].step(&fecn_marker::In {
+                Some(m) => self.lanes[k].mark.step(&fecn_marker::In {
                     rst_ni: true,
                     pkt_valid_i: true,
                     pkt_bytes_i: slot.desc.wire_len,
@@ -173,20 +179,20 @@ impl Switch {
             } else {
                 desc.fecn |= mo.mark_o;
             }
-            let c = &mut self.counters[k];
+            let c = &mut self.lanes[k].counters;
             c.xmit_pkts += 1;
             c.xmit_bytes += u64::from(desc.wire_len);
             if let Some(m) = mark_state {
                 self.count_decision(k, m, desc.wire_len, mo.mark_o);
             }
-            self.last_start[k] = (t, mo.mark_o);
-            self.last_desc[k] = Some(desc);
+            self.lanes[k].last_start = (t, mo.mark_o);
+            self.lanes[k].last_desc = Some(desc);
             // A packet head on the wire: the next flow-control packet is news whatever it carries.
-            for l in &mut self.fc_last[base..base + usize::from(self.nvl[p])] {
-                l.forget();
+            for l in &mut self.lanes[base..base + usize::from(self.ports[p].nvl)] {
+                l.fc_last.forget();
             }
-            let (offset, end) = self.ser[p].start_packet(r, t, desc.wire_len);
-            self.inflight[p] = Some(Inflight {
+            let (offset, end) = self.ports[p].ser.start_packet(r, t, desc.wire_len);
+            self.ports[p].inflight = Some(Inflight {
                 inp: i as u8,
                 in_vl: slot.in_vl,
                 blocks,
@@ -199,7 +205,7 @@ impl Switch {
                 port: p as u8,
                 start: PacketStart { desc, offset },
             });
-            self.wait[k].set(false, t);
+            self.lanes[k].wait.set(false, t);
             self.mark_dirty(k);
         }
         if let Some(f) = fc_in.filter(|_| !pfc_on) {
@@ -210,17 +216,19 @@ impl Switch {
         }
         // Next time this output needs a look without outside help.
         let mut w = self.wake_unqueued(p, t);
-        if self.fc_pending[p] != 0 || self.pfc_pending[p] != 0 {
-            w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
+        if self.ports[p].fc_pending != 0 || self.ports[p].pfc_pending != 0 {
+            w = w.min(self.ports[p].ser.fc_ready_cycle(r, t + 1));
         }
-        let queued = self.voq_mask[base..base + self.v].iter().any(|&m| m != 0);
+        let queued = self.lanes[base..base + self.v]
+            .iter()
+            .any(|l| l.voq_mask != 0);
         if pfc_on {
             w = w.min(self.pause_wake(p, t, stall, queued));
         }
         if req & ok != 0 && granted.is_none() {
-            w = w.min(self.ser[p].packet_ready_cycle(r, t + 1));
+            w = w.min(self.ports[p].ser.packet_ready_cycle(r, t + 1));
         }
-        if queued && (granted.is_some() || fc_in.is_some() || self.rx_pause[p].is_some()) {
+        if queued && (granted.is_some() || fc_in.is_some() || self.ports[p].rx_pause.is_some()) {
             // A grant moved the round-robin heads and took credit, a flow-control packet or pause changed
             // it: the stall state (XmitWait) may differ next cycle. Then arbitration when the wire frees.
             w = w.min(t + 1);
@@ -235,13 +243,13 @@ impl Switch {
     #[inline(never)]
     fn pause_in(&mut self, p: usize, f: rtl_model::wire::pfc::Repr, t: u64) {
         let base = p * self.v;
-        for vl in 0..usize::from(self.nvl[p]) {
+        for vl in 0..usize::from(self.ports[p].nvl) {
             if f.is_enabled(vl as u8) {
                 let q = f.quanta[vl];
-                self.paused_until[base + vl] = if q == 0 {
+                self.lanes[base + vl].paused_until = if q == 0 {
                     t + 1
                 } else {
-                    t + 1 + pfc::pause_cycles(self.rate[p], q)
+                    t + 1 + pfc::pause_cycles(self.ports[p].rate, q)
                 };
             }
         }
@@ -251,12 +259,13 @@ impl Switch {
     #[cold]
     #[inline(never)]
     fn start_pause(&mut self, p: usize, t: u64) {
-        let vl = self.pfc_pending[p].trailing_zeros() as usize;
-        self.pfc_pending[p] &= !(1 << vl);
-        self.ser[p].start_ctl(self.rate[p], t, PAUSE_FRAME_BYTES);
+        let vl = self.ports[p].pfc_pending.trailing_zeros() as usize;
+        self.ports[p].pfc_pending &= !(1 << vl);
+        let port = &mut self.ports[p];
+        port.ser.start_ctl(port.rate, t, PAUSE_FRAME_BYTES);
         self.events.0.push(TxEvent::Pause {
             port: p as u8,
-            frame: pfc::frame(vl as u8, self.pfc_out_quanta[p * self.v + vl]),
+            frame: pfc::frame(vl as u8, self.lanes[p * self.v + vl].pfc_out_quanta),
         });
     }
 
@@ -265,10 +274,10 @@ impl Switch {
     #[inline(never)]
     fn pause_seen_update(&mut self, p: usize, t: u64) {
         let base = p * self.v;
-        for vl in 0..usize::from(self.nvl[p]) {
+        for vl in 0..usize::from(self.ports[p].nvl) {
             let paused = self.pfc_without_credit(base + vl, t);
-            if paused != self.pause_seen[base + vl] {
-                self.pause_seen[base + vl] = paused;
+            if paused != self.lanes[base + vl].pause_seen {
+                self.lanes[base + vl].pause_seen = paused;
                 self.mark_dirty(base + vl);
             }
         }
@@ -282,12 +291,14 @@ impl Switch {
     fn pause_wake(&self, p: usize, t: u64, stall: u16, queued: bool) -> u64 {
         let base = p * self.v;
         let mut w = NEVER;
-        for vl in 0..usize::from(self.nvl[p]) {
+        for vl in 0..usize::from(self.ports[p].nvl) {
             if stall & (1 << vl) != 0 {
-                w = w.min(self.paused_until[base + vl].max(t + 1));
+                w = w.min(self.lanes[base + vl].paused_until.max(t + 1));
             }
-            if queued && self.pause_seen[base + vl] {
-                w = w.min((self.paused_until[base + vl] + self.victim_hold[p]).max(t + 1));
+            if queued && self.lanes[base + vl].pause_seen {
+                w = w.min(
+                    (self.lanes[base + vl].paused_until + self.ports[p].victim_hold).max(t + 1),
+                );
             }
         }
         w
@@ -296,13 +307,17 @@ impl Switch {
     /// The lowest VL's pending flow-control packet of output `p` starts in cycle `t` (the wire allows it).
     fn start_fc(&mut self, p: usize, t: u64) {
         let base = p * self.v;
-        let vl = self.fc_pending[p].trailing_zeros() as usize;
-        self.fc_pending[p] &= !(1 << vl);
-        self.ser[p].start_fc(self.rate[p], t);
-        let (fctbs, fccl) = (self.ctx[base + vl].fctbs_q, self.fc_fccl[base + vl]);
+        let vl = self.ports[p].fc_pending.trailing_zeros() as usize;
+        self.ports[p].fc_pending &= !(1 << vl);
+        let port = &mut self.ports[p];
+        port.ser.start_fc(port.rate, t);
+        let (fctbs, fccl) = (
+            self.lanes[base + vl].ctx.fctbs_q,
+            self.lanes[base + vl].fc_fccl,
+        );
         // A repeat is left off however it came to be sent (here, or by `catch_up` when its cycle had
         // passed), so the wire carries the same items whichever way the switch was stepped.
-        let repeat = self.fc_last[base + vl].sent(fctbs, fccl);
+        let repeat = self.lanes[base + vl].fc_last.sent(fctbs, fccl);
         if !(repeat && self.repeats_off(p)) {
             self.events.0.push(TxEvent::Fc {
                 port: p as u8,
@@ -318,7 +333,7 @@ impl Switch {
     /// Whether port `p` leaves off flow-control repeats (`set_fc_repeats_off`; ports with IB credits).
     #[inline]
     pub(super) fn repeats_off(&self, p: usize) -> bool {
-        self.fc_repeat_off & (1u64 << p) != 0 && !self.pfc_on[p]
+        self.fc_repeat_off & (1u64 << p) != 0 && !self.ports[p].pfc_on
     }
 
     /// Whether the flow-control packets of port `p`'s next timer fires, on the registers of now, are ones
@@ -329,15 +344,18 @@ impl Switch {
     #[inline(always)]
     pub(super) fn fire_repeats(&self, p: usize) -> bool {
         let base = p * self.v;
-        let repeats =
-            |k: usize| self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now());
+        let repeats = |k: usize| {
+            self.lanes[k]
+                .fc_last
+                .repeats(self.lanes[k].ctx.fctbs_q, self.lanes[k].crx.fccl_now())
+        };
         // First what fails most often under load: a packet head since the last flow-control packet. The
         // first VL apart from the others: most ports have one, and the range of the rest is then empty.
-        self.fc_last[base].is_some()
+        self.lanes[base].fc_last.is_some()
             && self.repeats_off(p)
-            && self.fc_pending[p] == 0
+            && self.ports[p].fc_pending == 0
             && repeats(base)
-            && (base + 1..base + usize::from(self.nvl[p])).all(repeats)
+            && (base + 1..base + usize::from(self.ports[p].nvl)).all(repeats)
     }
 
     /// Egress of an IB output with nothing queued: it can start no packet, so a look (its packet's
@@ -347,20 +365,23 @@ impl Switch {
     /// XmitWait state is off already (a VL's queue empties only by a grant, which turns it off).
     fn egress_idle(&mut self, p: usize, t: u64) {
         let base = p * self.v;
-        let r = self.rate[p];
-        if self.fc_pending[p] != 0 && self.ser[p].can_start_fc(r, t) {
+        let r = self.ports[p].rate;
+        if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
             self.start_fc(p, t);
         }
         // XmitWait off: no cycle counted past `t`.
-        debug_assert!((0..usize::from(self.nvl[p]))
-            .all(|vl| self.wait[base + vl].read(t + 1) == self.wait[base + vl].read(t)));
-        if let Some(f) = self.rx_fc[p] {
+        debug_assert!(
+            (0..usize::from(self.ports[p].nvl))
+                .all(|vl| self.lanes[base + vl].wait.read(t + 1)
+                    == self.lanes[base + vl].wait.read(t))
+        );
+        if let Some(f) = self.ports[p].rx_fc {
             self.fccl_in(p, f);
             self.mark_dirty(base + usize::from(f.vl));
         }
         let mut w = self.wake_unqueued(p, t);
-        if self.fc_pending[p] != 0 {
-            w = w.min(self.ser[p].fc_ready_cycle(r, t + 1));
+        if self.ports[p].fc_pending != 0 {
+            w = w.min(self.ports[p].ser.fc_ready_cycle(r, t + 1));
         }
         self.eg_wake.set(p, w);
     }
@@ -368,8 +389,8 @@ impl Switch {
     /// A received FCCL on output `p` that no credit take carries reaches its `credit_tx` (latched there).
     pub(super) fn fccl_in(&mut self, p: usize, f: FcPacket) {
         let k = p * self.v + usize::from(f.vl);
-        let idle = self.ctx[k].idle_input();
-        self.ctx[k].step(&credit_tx::In {
+        let idle = self.lanes[k].ctx.idle_input();
+        self.lanes[k].ctx.step(&credit_tx::In {
             fc_valid_i: true,
             fc_fccl_i: f.fccl,
             ..idle
@@ -381,7 +402,7 @@ impl Switch {
     #[inline(always)]
     fn wake_unqueued(&self, p: usize, t: u64) -> u64 {
         let mut w = NEVER;
-        if let Some(f) = self.inflight[p] {
+        if let Some(f) = self.ports[p].inflight {
             if f.end > t {
                 w = f.end;
             }
@@ -389,27 +410,31 @@ impl Switch {
         let fire_at = self.fire_at.get(p);
         if fire_at != NEVER && !self.fire_repeats(p) {
             // A timer fire applied lazily: its packet leaves when the wire is free after it.
-            w = w.min(self.ser[p].fc_ready_cycle(self.rate[p], fire_at + 1));
+            w = w.min(
+                self.ports[p]
+                    .ser
+                    .fc_ready_cycle(self.ports[p].rate, fire_at + 1),
+            );
         }
         w
     }
 
     /// PFC port-VL `k` counts as without credit in cycle `t`: paused, or within the victim hold after.
     pub(super) fn pfc_without_credit(&self, k: usize, t: u64) -> bool {
-        let pu = self.paused_until[k];
-        pu != 0 && pu + self.victim_hold[k / self.v] > t
+        let pu = self.lanes[k].paused_until;
+        pu != 0 && pu + self.ports[k / self.v].victim_hold > t
     }
 
     /// Whether the head of VoQ (`inp`, `p`, `vl`) may start now: its credit fits (`credit_tx::fits`) on an IB
     /// port, the priority is not paused on a PFC port.
     pub(super) fn credit_ok(&self, p: usize, vl: usize, inp: usize, t: u64) -> bool {
         let k = p * self.v + vl;
-        if self.pfc_on[p] {
-            return self.paused_until[k] <= t;
+        if self.ports[p].pfc_on {
+            return self.lanes[k].paused_until <= t;
         }
         let slot = self.voq_head[self.voq(inp, p, vl)] as usize;
         let blocks = self.slab[slot].desc.blocks() as u8;
-        let tx = &self.ctx[k];
+        let tx = &self.lanes[k].ctx;
         fits(tx.fccl_q, tx.fctbs_q, blocks)
     }
 
@@ -419,14 +444,14 @@ impl Switch {
     #[inline(always)]
     pub(super) fn credit_avail(&self, k: usize, t: u64) -> u16 {
         let full = credit_tx::FC_MOD as u16 - 1;
-        if self.pfc_on[k / self.v] {
+        if self.ports[k / self.v].pfc_on {
             if self.pfc_without_credit(k, t) {
                 0
             } else {
                 full
             }
         } else {
-            let tx = &self.ctx[k];
+            let tx = &self.lanes[k].ctx;
             credit_tx::avail(tx.fccl_q, tx.fctbs_q)
         }
     }
@@ -441,8 +466,8 @@ impl Switch {
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
-            if vl < usize::from(self.nvl[i]) {
-                let rx = &self.crx[i * self.v + vl];
+            if vl < usize::from(self.ports[i].nvl) {
+                let rx = &self.lanes[i * self.v + vl].crx;
                 if rx.config().buf_blocks - rx.free_q > thr {
                     return true;
                 }

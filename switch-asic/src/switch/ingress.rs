@@ -5,85 +5,94 @@ use super::*;
 impl Switch {
     #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
     pub(super) fn ingress(&mut self, p: usize, t: u64) {
-        let r = self.rate[p];
+        let r = self.ports[p].rate;
         let base = p * self.v;
         let mut blk = [0u8; 16];
-        if let Some(mut ar) = self.arriving[p] {
-            ar.a.absorb_before(r, t, &mut self.crx[base + usize::from(ar.vl)]);
+        if let Some(mut ar) = self.ports[p].arriving {
+            ar.a.absorb_before(r, t, &mut self.lanes[base + usize::from(ar.vl)].crx);
             let got = ar.a.take_until(r, t);
             blk[usize::from(ar.vl)] += got as u8;
             if ar.a.is_done() {
                 self.arrival_done(p, &ar, t);
-                self.arriving[p] = None;
+                self.ports[p].arriving = None;
             } else {
-                self.arriving[p] = Some(ar);
+                self.ports[p].arriving = Some(ar);
             }
         }
-        if let Some(ps) = self.rx_pkt[p] {
-            if self.arriving[p].is_some() {
+        if let Some(ps) = self.ports[p].rx_pkt {
+            if self.ports[p].arriving.is_some() {
                 self.rx_errors += 1;
             } else {
                 self.head_arrives(p, ps, t, &mut blk);
             }
         }
-        let fc = self.rx_fc[p];
+        let fc = self.ports[p].rx_fc;
         let mut wake = NEVER;
-        for vl in 0..usize::from(self.nvl[p]) {
+        for vl in 0..usize::from(self.ports[p].nvl) {
             let k = base + vl;
             let fcv = fc.filter(|f| usize::from(f.vl) == vl);
-            let free = self.free_pending[k].min(127);
-            if !self.eager && blk[vl] == 0 && fcv.is_none() && free == 0 && self.crx_due[k] > t {
-                wake = wake.min(self.crx_due[k]);
+            let free = self.lanes[k].free_pending.min(127);
+            if !self.eager
+                && blk[vl] == 0
+                && fcv.is_none()
+                && free == 0
+                && self.lanes[k].crx_due > t
+            {
+                wake = wake.min(self.lanes[k].crx_due);
                 continue;
             }
-            let gap = t - self.crx_next[k];
+            let gap = t - self.lanes[k].crx_next;
             if gap > 0 {
-                self.crx[k].skip(gap);
+                self.lanes[k].crx.skip(gap);
             }
-            let o = self.crx[k].step(&credit_rx::In {
+            let o = self.lanes[k].crx.step(&credit_rx::In {
                 rst_ni: true,
                 blk_rx_i: blk[vl],
                 fc_valid_i: fcv.is_some(),
                 fc_fctbs_i: fcv.map_or(0, |f| f.fctbs),
                 blk_free_i: free as u8,
             });
-            self.free_pending[k] -= free;
+            self.lanes[k].free_pending -= free;
             if o.overflow_o {
-                self.counters[k].overflow += 1;
+                self.lanes[k].counters.overflow += 1;
             }
-            if self.pfc_on[p] {
-                let used = self.crx[k].config().buf_blocks - self.crx[k].free_q;
-                let q = self.pfc_quanta[p];
-                if let Some(q) = self.pfc_rx[k].update(used, self.wm[k], q, self.pfc_half[p], t) {
-                    self.pfc_pending[p] |= 1 << vl;
-                    self.pfc_out_quanta[k] = q;
+            if self.ports[p].pfc_on {
+                let used = self.lanes[k].crx.config().buf_blocks - self.lanes[k].crx.free_q;
+                let q = self.ports[p].pfc_quanta;
+                let half = self.ports[p].pfc_half;
+                let lane = &mut self.lanes[k];
+                if let Some(q) = lane.pfc_rx.update(used, lane.wm, q, half, t) {
+                    self.ports[p].pfc_pending |= 1 << vl;
+                    self.lanes[k].pfc_out_quanta = q;
                     if q == 0 {
-                        self.counters[k].resumes_sent += 1;
+                        self.lanes[k].counters.resumes_sent += 1;
                     } else {
-                        self.counters[k].pauses_sent += 1;
+                        self.lanes[k].counters.pauses_sent += 1;
                     }
-                    self.eg_wake.lower(p, self.ser[p].fc_ready_cycle(r, t + 1));
+                    self.eg_wake
+                        .lower(p, self.ports[p].ser.fc_ready_cycle(r, t + 1));
                 }
             } else if o.fc_send_o {
-                self.fc_pending[p] |= 1 << vl;
-                self.fc_fccl[k] = o.fccl_o;
-                self.eg_wake.lower(p, self.ser[p].fc_ready_cycle(r, t + 1));
+                self.ports[p].fc_pending |= 1 << vl;
+                self.lanes[k].fc_fccl = o.fccl_o;
+                self.eg_wake
+                    .lower(p, self.ports[p].ser.fc_ready_cycle(r, t + 1));
             }
-            self.crx_next[k] = t + 1;
-            self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| t + 1 + e);
-            if let Some(at) = self.pfc_rx[k].next_event() {
-                self.crx_due[k] = self.crx_due[k].min(at.max(t + 1));
+            self.lanes[k].crx_next = t + 1;
+            self.lanes[k].crx_due = self.lanes[k].crx.next_event().map_or(NEVER, |e| t + 1 + e);
+            if let Some(at) = self.lanes[k].pfc_rx.next_event() {
+                self.lanes[k].crx_due = self.lanes[k].crx_due.min(at.max(t + 1));
             }
-            if self.free_pending[k] > 0 {
-                self.crx_due[k] = t + 1;
+            if self.lanes[k].free_pending > 0 {
+                self.lanes[k].crx_due = t + 1;
             }
-            wake = wake.min(self.crx_due[k]);
+            wake = wake.min(self.lanes[k].crx_due);
         }
         // The arrival's own next look is kept apart from the timers: it does not stop them being lazy.
         let mut arrival_wake = NEVER;
-        if let Some(ar) = self.arriving[p] {
-            let per_block = self.eager || self.pfc_on[p];
-            let crx = &self.crx[base + usize::from(ar.vl)];
+        if let Some(ar) = self.ports[p].arriving {
+            let per_block = self.eager || self.ports[p].pfc_on;
+            let crx = &self.lanes[base + usize::from(ar.vl)].crx;
             // Queued already and its blocks move nothing but ABR and the free count: the tail needs no look
             // of its own. The blocks are counted at the port's next look, at the latest the packet's release
             // (which comes at or after the tail: a cut-through output is not faster).
@@ -95,10 +104,10 @@ impl Switch {
         }
         self.fire_at.set(p, NEVER);
         let waits_for_timers_only = !self.eager
-            && !self.pfc_on[p]
-            && self.free_pending[base..base + usize::from(self.nvl[p])]
+            && !self.ports[p].pfc_on
+            && self.lanes[base..base + usize::from(self.ports[p].nvl)]
                 .iter()
-                .all(|&f| f == 0);
+                .all(|l| l.free_pending == 0);
         if waits_for_timers_only && wake != NEVER {
             // Every VL's next event is its timer firing on inputs that are idle until the arrival's next
             // look (or carry only blocks that the arrival absorbs later, which clock `credit_rx` exactly as
@@ -107,7 +116,7 @@ impl Switch {
             self.fire_at.set(p, wake);
             if !self.fire_repeats(p) {
                 self.eg_wake
-                    .lower(p, self.ser[p].fc_ready_cycle(r, wake + 1));
+                    .lower(p, self.ports[p].ser.fc_ready_cycle(r, wake + 1));
             }
             wake = NEVER;
         }
@@ -129,21 +138,21 @@ impl Switch {
             return;
         }
         let base = p * self.v;
-        let vls = base..base + usize::from(self.nvl[p]);
+        let vls = base..base + usize::from(self.ports[p].nvl);
         // Whole periods of left-off repeats (see `period_start`): the first fire of the period the run
         // of them began at, if any. Looked for only where a jump can follow (two periods before `t`), so
         // a busy port, with a fire or two to apply, pays nothing for it.
         let mut period: Option<u64> = None;
-        let interval = u64::from(self.crx[base].config().fc_interval);
+        let interval = u64::from(self.lanes[base].crx.config().fc_interval);
         loop {
             let mut k = base;
             for j in base + 1..vls.end {
-                if self.crx_due[j] < self.crx_due[k] {
+                if self.lanes[j].crx_due < self.lanes[k].crx_due {
                     k = j;
                 }
             }
             let vl = k - base;
-            let mut at = self.crx_due[k];
+            let mut at = self.lanes[k].crx_due;
             if at >= t {
                 break;
             }
@@ -163,11 +172,11 @@ impl Switch {
                     if m > 0 {
                         let d = m * interval;
                         for j in vls.clone() {
-                            self.crx[j].skip(d);
-                            self.crx_next[j] += d;
-                            self.crx_due[j] += d;
+                            self.lanes[j].crx.skip(d);
+                            self.lanes[j].crx_next += d;
+                            self.lanes[j].crx_due += d;
                         }
-                        self.ser[p].free_tick += d * self.rate[p].ticks_per_cycle();
+                        self.ports[p].ser.free_tick += d * self.ports[p].rate.ticks_per_cycle();
                         at += d;
                     }
                     period = Some(at);
@@ -175,23 +184,27 @@ impl Switch {
                     period = Some(at);
                 }
             }
-            let o = self.crx[k].skip_then_idle_step(at - self.crx_next[k]);
+            let lane = &mut self.lanes[k];
+            let o = lane.crx.skip_then_idle_step(at - lane.crx_next);
             debug_assert!(o.fc_send_o, "a deferred credit_rx event is a timer fire");
             if o.fc_send_o {
-                let repeat = self.fc_last[k].repeats(self.ctx[k].fctbs_q, o.fccl_o)
+                let repeat = self.lanes[k]
+                    .fc_last
+                    .repeats(self.lanes[k].ctx.fctbs_q, o.fccl_o)
                     && self.repeats_off(p)
-                    && self.fc_pending[p] == 0;
-                self.fc_fccl[k] = o.fccl_o;
+                    && self.ports[p].fc_pending == 0;
+                self.lanes[k].fc_fccl = o.fccl_o;
                 // The cycle the reference sends it: the first the wire allows after the fire.
-                let send = |sw: &Self| sw.ser[p].fc_ready_cycle(sw.rate[p], at + 1);
+                let send = |sw: &Self| sw.ports[p].ser.fc_ready_cycle(sw.ports[p].rate, at + 1);
                 if repeat {
                     let s = send(self);
                     if s < t {
                         // Left off (`set_fc_repeats_off`): only its wire time remains, from cycle `s`.
-                        self.ser[p].start_fc(self.rate[p], s);
+                        let port = &mut self.ports[p];
+                        port.ser.start_fc(port.rate, s);
                     } else {
                         // Leaves now or later, as any other: its look (left out by `fire_repeats`).
-                        self.fc_pending[p] |= 1 << vl;
+                        self.ports[p].fc_pending |= 1 << vl;
                         self.eg_wake.lower(p, s);
                         period = None;
                     }
@@ -199,14 +212,16 @@ impl Switch {
                     // Not a repeat: `fire_repeats` was false when the look was planned, so the look
                     // is at its cycle, not before this step.
                     debug_assert!(send(self) >= t, "a flow-control packet would leave late");
-                    self.fc_pending[p] |= 1 << vl;
+                    self.ports[p].fc_pending |= 1 << vl;
                     period = None;
                 }
             }
-            self.crx_next[k] = at + 1;
-            self.crx_due[k] = self.crx[k].next_event().map_or(NEVER, |e| at + 1 + e);
+            self.lanes[k].crx_next = at + 1;
+            self.lanes[k].crx_due = self.lanes[k].crx.next_event().map_or(NEVER, |e| at + 1 + e);
         }
-        let next = (base + 1..vls.end).fold(self.crx_due[base], |m, k| m.min(self.crx_due[k]));
+        let next = (base + 1..vls.end).fold(self.lanes[base].crx_due, |m, k| {
+            m.min(self.lanes[k].crx_due)
+        });
         self.fire_at.set(p, next);
     }
 
@@ -220,14 +235,16 @@ impl Switch {
     #[inline(never)]
     fn period_start(&self, p: usize, at: u64, interval: u64) -> bool {
         let base = p * self.v;
-        let vls = base..base + usize::from(self.nvl[p]);
+        let vls = base..base + usize::from(self.ports[p].nvl);
         self.repeats_off(p)
-            && self.fc_pending[p] == 0
-            && self.ser[p].free_tick <= self.rate[p].tick_of(at + 1)
+            && self.ports[p].fc_pending == 0
+            && self.ports[p].ser.free_tick <= self.ports[p].rate.tick_of(at + 1)
             && vls.into_iter().all(|k| {
-                u64::from(self.crx[k].config().fc_interval) == interval
-                    && self.crx_due[k] < at + interval
-                    && self.fc_last[k].repeats(self.ctx[k].fctbs_q, self.crx[k].fccl_now())
+                u64::from(self.lanes[k].crx.config().fc_interval) == interval
+                    && self.lanes[k].crx_due < at + interval
+                    && self.lanes[k]
+                        .fc_last
+                        .repeats(self.lanes[k].ctx.fctbs_q, self.lanes[k].crx.fccl_now())
             })
     }
 
@@ -243,18 +260,18 @@ impl Switch {
     }
 
     pub(super) fn head_arrives(&mut self, p: usize, ps: PacketStart, t: u64, blk: &mut [u8; 16]) {
-        let r = self.rate[p];
+        let r = self.ports[p].rate;
         let d = ps.desc;
         let vl = usize::from(d.vl);
         let mut a = Arrival::new(r, t, ps.offset, d.wire_len);
-        if vl >= usize::from(self.nvl[p]) {
+        if vl >= usize::from(self.ports[p].nvl) {
             // No credit accounting exists for a VL the port lacks: count and ignore the packet.
             self.rx_errors += 1;
             return;
         }
         let k = p * self.v + vl;
-        self.counters[k].rcv_pkts += 1;
-        self.counters[k].rcv_bytes += u64::from(d.wire_len);
+        self.lanes[k].counters.rcv_pkts += 1;
+        self.lanes[k].counters.rcv_bytes += u64::from(d.wire_len);
         blk[vl] += a.take_until(r, t) as u8;
         let out = self
             .lft
@@ -281,7 +298,7 @@ impl Switch {
             deferred: NONE,
         };
         if drop {
-            self.counters[k].dropped += 1;
+            self.lanes[k].counters.dropped += 1;
             ar.deferred = DROP;
         } else {
             let s = Slot {
@@ -313,13 +330,13 @@ impl Switch {
         if ar.a.is_done() {
             self.arrival_done(p, &ar, t);
         } else {
-            self.arriving[p] = Some(ar);
+            self.ports[p].arriving = Some(ar);
         }
     }
 
     pub(super) fn arrival_done(&mut self, p: usize, ar: &Arriving, t: u64) {
         if ar.deferred == DROP {
-            self.free_pending[p * self.v + usize::from(ar.vl)] += u32::from(ar.a.blocks());
+            self.lanes[p * self.v + usize::from(ar.vl)].free_pending += u32::from(ar.a.blocks());
         } else if ar.deferred != NONE {
             self.enqueue(p, ar.deferred, t);
         }
@@ -340,7 +357,7 @@ impl Switch {
         if self.mark_at_enqueue & bit(out) != 0 {
             self.mark_on_enqueue(k, slot);
         }
-        self.voq_mask[k] |= 1u64 << inp;
+        self.lanes[k].voq_mask |= 1u64 << inp;
         self.voq_fill[k * self.n + inp] += s.desc.blocks();
         self.eg_wake.lower(out, t + 1);
         self.mark_dirty(k);
@@ -350,8 +367,8 @@ impl Switch {
     /// marker is stepped with the registered marking state, as the dequeue decision would be at the start.
     fn mark_on_enqueue(&mut self, k: usize, slot: u32) {
         let s = &mut self.slab[slot as usize];
-        let mark_state = self.cong[k].outputs().mark_state_o;
-        let mo = self.mark[k].step(&fecn_marker::In {
+        let mark_state = self.lanes[k].cong.outputs().mark_state_o;
+        let mo = self.lanes[k].mark.step(&fecn_marker::In {
             rst_ni: true,
             pkt_valid_i: true,
             pkt_bytes_i: s.desc.wire_len,
@@ -372,8 +389,8 @@ impl Switch {
         wire_len: u16,
         marked: bool,
     ) {
-        let min = u32::from(self.mark[k].config().packet_size) * 64;
-        let c = &mut self.counters[k];
+        let min = u32::from(self.lanes[k].mark.config().packet_size) * 64;
+        let c = &mut self.lanes[k].counters;
         c.eligible += u64::from(mark_state && u32::from(wire_len) >= min);
         c.marked += u64::from(marked);
     }

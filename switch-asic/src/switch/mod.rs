@@ -159,6 +159,61 @@ struct Arriving {
     deferred: u32,
 }
 
+/// One port's registers and hand-ins, together: a step that looks at a port reads several of them, and
+/// one record keeps them in adjacent cache lines instead of one line per per-port vector (in a fabric of
+/// thousands of switches each port is cold when its turn comes). `repr(C)`: the fields an egress or
+/// ingress look reads first come first.
+#[derive(Debug, Clone)]
+#[repr(C)]
+struct PortRegs {
+    rate: LinkRate,
+    ser: Serializer,
+    nvl: u8,
+    speedup: u8,
+    reads: u8,
+    fc_pending: u16,
+    pfc_on: bool,
+    pfc_pending: u8,
+    arriving: Option<Arriving>,
+    inflight: Option<Inflight>,
+    rx_pkt: Option<PacketStart>,
+    rx_fc: Option<FcPacket>,
+    rx_pause: Option<rtl_model::wire::pfc::Repr>,
+    roce_detect: RoceDetect,
+    pfc_quanta: u16,
+    pfc_half: u64,
+    victim_hold: u64,
+}
+
+/// One (port, VL)'s blocks and registers, together, for the same reason as [`PortRegs`].
+#[derive(Debug, Clone)]
+#[repr(C)]
+struct Lane {
+    crx_due: u64,
+    crx_next: u64,
+    voq_mask: u64,
+    crx: CreditRx,
+    ctx: CreditTx,
+    fc_fccl: u16,
+    /// The last flow-control packet sent, for leaving off repeats.
+    fc_last: FcLast,
+    rr: u8,
+    cong_dirty: bool,
+    pause_seen: bool,
+    free_pending: u32,
+    cong: CongDetect,
+    mark: FecnMarker,
+    wait: LazyCycles,
+    cong_time: LazyCycles,
+    last_start: (u64, bool),
+    counters: PortVlCounters,
+    last_desc: Option<PacketDesc>,
+    paused_until: u64,
+    pfc_rx: PfcRx,
+    wm: Watermarks,
+    pfc_out_quanta: u16,
+}
+
 /// The switch. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct Switch {
@@ -166,11 +221,12 @@ pub struct Switch {
     n: usize,
     /// VL stride of per-(port, VL) arrays: the most data VLs of any port.
     v: usize,
+    /// Per port: its registers and hand-ins (see [`PortRegs`]).
+    ports: Vec<PortRegs>,
+    /// Per (port, VL), at `port * v + vl`: its blocks and registers (see [`Lane`]).
+    lanes: Vec<Lane>,
     now: u64,
     mtu_blocks: u16,
-    rate: Vec<LinkRate>,
-    nvl: Vec<u8>,
-    speedup: Vec<u8>,
     lft: Vec<u8>,
     /// The distinct SL2VL tables of the switch.
     sl2vl: Vec<[u8; 16]>,
@@ -179,24 +235,13 @@ pub struct Switch {
     sl2vl_of: Vec<u16>,
     store_forward: Vec<bool>,
 
-    crx: Vec<CreditRx>,
-    crx_next: Vec<u64>,
-    crx_due: Vec<u64>,
-    ctx: Vec<CreditTx>,
     arb: Vec<VlArb>,
-    cong: Vec<CongDetect>,
-    mark: Vec<FecnMarker>,
 
-    rx_pkt: Vec<Option<PacketStart>>,
-    rx_fc: Vec<Option<FcPacket>>,
     /// Ports with a packet head / flow-control packet / pause frame handed in this cycle, as bits (so that
     /// finding them reads one word instead of the per-port hand-in slots).
     rx_pkt_mask: u64,
     rx_fc_mask: u64,
     rx_pause_mask: u64,
-    arriving: Vec<Option<Arriving>>,
-    free_pending: Vec<u32>,
-    reads: Vec<u8>,
     saturated: u64,
 
     /// Descriptor slots: those used so far, within a capacity of one per buffer block (each held packet
@@ -207,15 +252,7 @@ pub struct Switch {
     voq_head: Vec<u32>,
     voq_tail: Vec<u32>,
     voq_fill: Vec<u16>,
-    voq_mask: Vec<u64>,
-    rr: Vec<u8>,
 
-    ser: Vec<Serializer>,
-    inflight: Vec<Option<Inflight>>,
-    fc_pending: Vec<u16>,
-    fc_fccl: Vec<u16>,
-    /// Per (port, VL): the last flow-control packet sent, for leaving off repeats.
-    fc_last: Vec<FcLast>,
     /// Ports whose timer-fired flow-control packets that repeat the last one are left off ([`Switch::set_fc_repeats_off`]).
     fc_repeat_off: u64,
 
@@ -228,33 +265,15 @@ pub struct Switch {
     /// is at the latest the cycle its flow-control packet can leave (included in `eg_wake`).
     fire_at: WakeSet,
     next_any: u64,
-    cong_dirty: Vec<bool>,
     dirty_list: PreVec<u32>,
     events: PreVec<TxEvent>,
 
-    counters: Vec<PortVlCounters>,
-    wait: Vec<LazyCycles>,
-    cong_time: Vec<LazyCycles>,
-    last_start: Vec<(u64, bool)>,
-    last_desc: Vec<Option<PacketDesc>>,
     rx_errors: u64,
     work_cycles: u64,
     eager: bool,
 
-    pfc_on: Vec<bool>,
     /// Outputs (IB ports with `MarkPoint::Enqueue`) whose FECN is decided when a packet joins its VoQ.
     mark_at_enqueue: u64,
-    roce_detect: Vec<RoceDetect>,
-    wm: Vec<Watermarks>,
-    pfc_quanta: Vec<u16>,
-    pfc_half: Vec<u64>,
-    pfc_rx: Vec<PfcRx>,
-    pfc_pending: Vec<u8>,
-    pfc_out_quanta: Vec<u16>,
-    paused_until: Vec<u64>,
-    pause_seen: Vec<bool>,
-    victim_hold: Vec<u64>,
-    rx_pause: Vec<Option<rtl_model::wire::pfc::Repr>>,
 }
 
 fn block_err(setting: String) -> impl FnOnce(rtl_model::blocks::ConfigError) -> ConfigError {
@@ -300,8 +319,12 @@ impl Switch {
             for p in ports(dropped) {
                 let fire = self.fire_at.get(p);
                 if fire != NEVER {
-                    self.eg_wake
-                        .lower(p, self.ser[p].fc_ready_cycle(self.rate[p], fire + 1));
+                    self.eg_wake.lower(
+                        p,
+                        self.ports[p]
+                            .ser
+                            .fc_ready_cycle(self.ports[p].rate, fire + 1),
+                    );
                 }
             }
             self.next_any = self.next_any.min(self.eg_wake.min());
@@ -328,14 +351,14 @@ impl Switch {
     pub fn rx_packet(&mut self, port: usize, start: PacketStart) -> Result<(), RxError> {
         let r = self.check_rx(port, self.rx_pkt_mask & bit(port) != 0);
         let r = r.and_then(|_| {
-            if u64::from(start.offset) >= self.rate[port].ticks_per_cycle() {
+            if u64::from(start.offset) >= self.ports[port].rate.ticks_per_cycle() {
                 Err(RxError::BadOffset(port, start.offset))
             } else {
                 Ok(())
             }
         });
         if r.is_ok() {
-            self.rx_pkt[port] = Some(start);
+            self.ports[port].rx_pkt = Some(start);
             self.rx_pkt_mask |= 1 << port;
         } else {
             self.rx_errors += 1;
@@ -347,14 +370,14 @@ impl Switch {
     pub fn rx_fc(&mut self, port: usize, fc: FcPacket) -> Result<(), RxError> {
         let r = self.check_rx(port, self.rx_fc_mask & bit(port) != 0);
         let r = r.and_then(|_| {
-            if fc.vl >= self.nvl[port] {
+            if fc.vl >= self.ports[port].nvl {
                 Err(RxError::BadVl(port, fc.vl))
             } else {
                 Ok(())
             }
         });
         if r.is_ok() {
-            self.rx_fc[port] = Some(fc);
+            self.ports[port].rx_fc = Some(fc);
             self.rx_fc_mask |= 1 << port;
         } else {
             self.rx_errors += 1;
@@ -371,14 +394,14 @@ impl Switch {
     ) -> Result<(), RxError> {
         let r = self.check_rx(port, self.rx_pause_mask & bit(port) != 0);
         let r = r.and_then(|_| {
-            if self.pfc_on[port] {
+            if self.ports[port].pfc_on {
                 Ok(())
             } else {
                 Err(RxError::NotPfc(port))
             }
         });
         if r.is_ok() {
-            self.rx_pause[port] = Some(frame);
+            self.ports[port].rx_pause = Some(frame);
             self.rx_pause_mask |= 1 << port;
         } else {
             self.rx_errors += 1;
@@ -438,7 +461,7 @@ impl Switch {
             // Only flow-control packets, each of which just latches its FCCL (see `fc_latch_only`): the rest
             // of the step would change nothing.
             for p in ports(self.rx_fc_mask) {
-                if let Some(f) = self.rx_fc[p].take() {
+                if let Some(f) = self.ports[p].rx_fc.take() {
                     self.fccl_in(p, f);
                 }
             }
@@ -468,9 +491,9 @@ impl Switch {
         }
         self.detect(t);
         for p in ports(self.handed_in()) {
-            self.rx_pkt[p] = None;
-            self.rx_fc[p] = None;
-            self.rx_pause[p] = None;
+            self.ports[p].rx_pkt = None;
+            self.ports[p].rx_fc = None;
+            self.ports[p].rx_pause = None;
         }
         (self.rx_pkt_mask, self.rx_fc_mask, self.rx_pause_mask) = (0, 0, 0);
         self.now += 1;
@@ -485,16 +508,18 @@ impl Switch {
     /// idle step, which the port's lazy timers account for whenever it is next looked at).
     fn fc_latch_only(&self) -> bool {
         ports(self.rx_fc_mask).all(|p| {
-            let Some(f) = self.rx_fc[p] else {
+            let Some(f) = self.ports[p].rx_fc else {
                 return false;
             };
             let base = p * self.v;
             let k = base + usize::from(f.vl);
-            !self.pfc_on[p]
-                && self.arriving[p].is_none()
-                && self.voq_mask[base..base + self.v].iter().all(|&m| m == 0)
-                && !self.cong[k].outputs().cong_o
-                && self.crx[k].abr_q == f.fctbs & (credit_tx::FC_MOD as u16 - 1)
+            !self.ports[p].pfc_on
+                && self.ports[p].arriving.is_none()
+                && self.lanes[base..base + self.v]
+                    .iter()
+                    .all(|l| l.voq_mask == 0)
+                && !self.lanes[k].cong.outputs().cong_o
+                && self.lanes[k].crx.abr_q == f.fctbs & (credit_tx::FC_MOD as u16 - 1)
         })
     }
 
@@ -503,8 +528,8 @@ impl Switch {
     }
 
     fn mark_dirty(&mut self, k: usize) {
-        if !self.cong_dirty[k] {
-            self.cong_dirty[k] = true;
+        if !self.lanes[k].cong_dirty {
+            self.lanes[k].cong_dirty = true;
             self.dirty_list.0.push(k as u32);
         }
     }
