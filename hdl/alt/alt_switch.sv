@@ -39,7 +39,8 @@
 //   on the wire), then OutDelay cycles between the grant and the first beat out, and an output register
 //   stage; the bytes stream a beat per cycle.
 // - Its own congestion detection and FECN decision, taken at the grant: the blocks queued per (input,
-//   output, VL), counted from the packet's head in until its grant, against the fill threshold that the
+//   output, VL), a packet counted from its last byte in until its grant (one granted before its last byte
+//   is in is never counted), against the fill threshold that the
 //   configured Threshold selects from the configured threshold table plus one MTU packet (a FIFO serving
 //   inputs in arrival order holds up to a packet more per input than a round-robin switch at one load), compared per input, as a sum, or as a
 //   sum per contributing input (compare_i); congested with credit (>= root_min_credits) is a root, without a
