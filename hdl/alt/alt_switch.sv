@@ -1,36 +1,70 @@
 // alt_switch: a second InfiniBand switch implementation, for `ibcycle rtl-check` to prove itself on RTL that is
-// not the Rust model's twin. It differs from hdl/ib_switch.sv at its ports and in its timing as a real design
-// would, and is checked only through a port map (hdl/alt/alt_switch.map.toml) by the transaction-level
-// scoreboard, never cycle by cycle.
+// not the Rust model's twin. It shares no module with hdl/ib_switch.sv or its leaf blocks (credit_rx,
+// credit_tx, vl_arb, cong_detect, fecn_marker): every switching decision is taken by its own code below, and
+// it is checked only through a port map (hdl/alt/alt_switch.map.toml) by the transaction-level scoreboard,
+// never cycle by cycle. What it shares with ib_switch is the configuration interface alone: the held
+// configuration ports and the table write port have ib_switch's names, widths and encodings (a port map's
+// `config = "ib_switch"`), so the harness loads it the same way.
 //
-// What differs from ib_switch:
+// Its organisation, and how it differs from ib_switch:
 // - A byte-stream interface: per port a receive and a transmit stream of BeatBytes-byte beats (default 16;
-//   byte k of a beat in bits 8k+7:8k) with valid, sop, eop and the count of valid bytes of the last beat,
-//   packed per port into vectors (in_data, in_valid, ..., out_data, ...), and link flow-control packets as a
-//   32-bit word per port (lfc_in, lfc_out: bytes 0 to 3 of the IBA flow-control packet, byte 0 in bits
-//   31:24). ib_switch takes packet descriptors and per-field flow-control ports.
-// - Its own packet buffer: a pool of NSlots packet slots per input (a slot per packet, SlotBeats beats
-//   each), a free stack per input, the bytes held until the packet has streamed out.
-// - A longer pipeline: an input register stage before the header parse, OutDelay cycles between the
-//   core's decision to send and the first beat out, and an output register stage.
+//   byte k of a beat in bits 8k+7:8k, or in bits BW-8k-1:BW-8k-8 with MsbFirst) with valid, sop, eop and both
+//   the count of valid bytes of the last beat and byte enables (in_keep/out_keep; the map picks one), a
+//   transmit ready (out_ready: the stream holds its beat while it is low), packed per port into vectors, and
+//   link flow-control packets as a 32-bit word per port (lfc_in, lfc_out: bytes 0 to 3 of the IBA
+//   flow-control packet, byte 0 in bits 31:24).
+// - Store-and-forward through per-output queues: a packet is written into a slot of its input's buffer (NSlots
+//   slots of SlotBeats beats, the lowest free slot first), and when its last beat is in, its descriptor joins
+//   the queue of its output VL (one FIFO per output VL shared by every input, SlotMax entries; tails of one
+//   cycle join in descending input order). ib_switch is virtual cut-through with a VoQ per (input, output,
+//   VL) and per-output-VL round robin over inputs.
+// - Routing by its own LFT and SL2VL tables (written through the table write port); a packet the tables do
+//   not route stops the simulation (an assertion): it takes routed IBA-local packets only.
+// - Input buffer accounting and the flow-control packets it sends, per input VL: ABR counts the blocks (64
+//   bytes) of every packet that came in (12 bits, modular; not reloaded from the partner's FCTBS, which a
+//   lossless link keeps equal), the blocks held are released when a packet's last beat has streamed out, and
+//   FCCL = ABR + min(free blocks, fccl_cap) mod 4096. A flow-control packet per VL of a port every
+//   fc_interval cycles of that port (and when the FCCL changed, with fc_on_change), carrying the FCTBS of
+//   the same port's transmit side (blocks granted on that VL, modular); it goes before waiting data.
+// - Transmit credit: a packet of b blocks may be granted when (FCCL - (FCTBS + b)) mod 4096 <= 2048, FCCL the
+//   link partner's last (fccl_reset after reset).
+// - VL arbitration by the configured high and low tables (weights in 64-byte blocks, a visit keeps the grant
+//   while its budget is not spent and its VL still has a packet with credit; the overdraft of the last packet
+//   is forgiven) and VLHighLimit (high blocks granted while a low packet waited, in 4 KB units; 255
+//   unbounded). Another legal round-robin start and order than ib_switch's vl_arb: after reset, and after a
+//   visit ends, the search starts at the entry AFTER the current one, so the first visit after reset is
+//   entry 1's (vl_arb starts with entry 0); a visit's budget counts down from the weight instead of counting
+//   up to it.
+// - Output pacing at the port's link rate (rate_num/rate_den bytes a cycle; a flow-control packet is 6 bytes
+//   on the wire), then OutDelay cycles between the grant and the first beat out, and an output register
+//   stage; the bytes stream a beat per cycle.
+// - Its own congestion detection and FECN decision, taken at the grant: the blocks queued per (input,
+//   output, VL), a packet counted from its last byte in until its grant (one granted before its last byte
+//   is in is never counted), against the fill threshold that the
+//   configured Threshold selects from the configured threshold table plus one MTU packet (a FIFO serving
+//   inputs in arrival order holds up to a packet more per input than a round-robin switch at one load), compared per input, as a sum, or as a
+//   sum per contributing input (compare_i); congested with credit (>= root_min_credits) is a root, without a
+//   victim that marks only under victim_mask. Packets shorter than Packet_Size are not marked. Marking_Rate:
+//   in counter mode the LAST of each Marking_Rate + 1 eligible packets is marked (the golden switch marks
+//   the first); in LFSR mode a 16-bit LFSR (its own, stepped once per eligible packet) compared with the
+//   configured threshold. An incoming FECN bit is kept.
 // - Its own egress rewrite: the LRH VL and the BTH FECN bit are written into the beats as they stream out and
 //   the VCRC is recomputed byte-serially over the rewritten bytes (ib_switch rewrites no bytes).
-//
-// What is shared with ib_switch: the switching decisions. The front end parses the LRH and BTH of the first
-// beat (DLID, SL, VL, PktLen, FECN) into the descriptor an ib_switch core (an instance of hdl/ib_switch.sv,
-// NVl 2, TableMax 64) takes; the core's routing, SL2VL, VoQs, credits, VL arbitration (so its round-robin
-// start), congestion detection and FECN decision are the twin's. The held configuration ports and the table
-// write port are the core's, passed through under the same names (a port map's `config = "ib_switch"`).
+// Configuration ports read for ib_switch's sake only (speedup, mark_enq: the decision is at the grant here)
+// are accepted and unused.
 // Limits: IBA-local packets only (no GRH: the FECN bit must be in the first beat), at most SlotBeats beats
-// per packet, at most NSlots packets held per input (an assertion stops the simulation beyond).
+// per packet, at most NSlots packets held per input and SlotMax queued per output VL (assertions stop the
+// simulation beyond).
 //
-// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it; the core gets none of them):
-//   IBCYCLE_FAULT_ALT_CREDIT_DROP  input 0 VL 0 tells the core its buffer is a block smaller: a block of
-//                                  credit is never advertised
-//   IBCYCLE_FAULT_ALT_FECN_WRONG   the FECN written is the inverse of the core's decision
+// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it):
+//   IBCYCLE_FAULT_ALT_CREDIT_DROP  input 0 VL 0 counts its buffer a block smaller: a block of credit is never
+//                                  advertised
+//   IBCYCLE_FAULT_ALT_FECN_WRONG   the FECN written is the inverse of the marking decision
 //   IBCYCLE_FAULT_ALT_DUP          a packet held in a slot whose number ends in binary 011 streams out twice
-//   IBCYCLE_FAULT_ALT_VL_MIX       the LRH VL out is left as it came in (the input VL), not the core's
+//   IBCYCLE_FAULT_ALT_VL_MIX       the LRH VL out is left as it came in (the input VL), not SL2VL's
 //   IBCYCLE_FAULT_ALT_VCRC         the VCRC is written most significant byte first
+//   IBCYCLE_FAULT_ALT_ARB          VL arbitration ignores the weights: the first entry of a table with a
+//                                  packet and credit always wins (strict priority by table order)
 `default_nettype none
 `include "ibcycle_assertions.svh"
 
@@ -44,9 +78,9 @@ module alt_switch #(
   parameter int LftMax    = 1024,
   parameter int NVl       = 2,
   parameter int TableMax  = 64,
+  parameter bit MsbFirst  = 1'b0,
   parameter int IdxW      = (TableMax > 1) ? $clog2(TableMax) : 1,
-  parameter int NbW       = $clog2(BeatBytes + 1),
-  parameter int PW        = (NPorts > 2) ? $clog2(NPorts) : 1
+  parameter int NbW       = $clog2(BeatBytes + 1)
 ) (
   input  wire logic                              clk,
   input  wire logic                              rst_n,
@@ -88,13 +122,16 @@ module alt_switch #(
   input  wire logic [NPorts-1:0]                 in_sop,
   input  wire logic [NPorts-1:0]                 in_eop,
   input  wire logic [NPorts*NbW-1:0]             in_nbytes,
+  input  wire logic [NPorts*BeatBytes-1:0]       in_keep,
   input  wire logic [NPorts-1:0]                 lfc_in_valid,
   input  wire logic [NPorts*32-1:0]              lfc_in,
+  input  wire logic [NPorts-1:0]                 out_ready,
   output logic [NPorts*BeatBytes*8-1:0]          out_data,
   output logic [NPorts-1:0]                      out_valid,
   output logic [NPorts-1:0]                      out_sop,
   output logic [NPorts-1:0]                      out_eop,
   output logic [NPorts*NbW-1:0]                  out_nbytes,
+  output logic [NPorts*BeatBytes-1:0]            out_keep,
   output logic [NPorts-1:0]                      lfc_out_valid,
   output logic [NPorts*32-1:0]                   lfc_out,
   output logic [NPorts*NVl-1:0]                  overflow,
@@ -117,16 +154,25 @@ module alt_switch #(
 `ifdef IBCYCLE_FAULT_ALT_VCRC
   $fatal(1, "IBCYCLE_FAULT_ALT_VCRC is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
+`ifdef IBCYCLE_FAULT_ALT_ARB
+  $fatal(1, "IBCYCLE_FAULT_ALT_ARB is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
 `endif
 
   localparam int BW = BeatBytes * 8;
   localparam int SlW = (NSlots > 1) ? $clog2(NSlots) : 1;
   localparam int KW = $clog2(SlotBeats + 1);
-  // Per output, what the core sent waits OutDelay cycles in a queue, packets and flow-control packets in
-  // the core's order: a flow-control packet's FCTBS counts the blocks of the packets before it, so it must
-  // not overtake them on the way out.
+  localparam int NK = NPorts * NVl;
+  localparam int VlW = (NVl > 1) ? $clog2(NVl) : 1;
+  localparam int QA = (SlotMax > 1) ? $clog2(SlotMax) : 1;
+  // A queued descriptor: input, input VL, length in bytes (LRH through VCRC), slot.
+  localparam int QW = 8 + 4 + 13 + 16;
+  // Per output, what was granted waits OutDelay cycles in a queue, packets and flow-control packets in
+  // grant order: a flow-control packet's FCTBS counts the blocks of the packets granted before it, so it
+  // must not overtake them on the way out.
   localparam int DQ = 32;
   localparam int DW = 1 + 32 + 4 + 1 + 13 + 32;  // is-FC, tag (FC: its word), VL, FECN, length, due cycle
+  localparam logic [15:0] LfsrTaps = 16'hB400;
 
   function automatic logic [15:0] crc_byte(input logic [15:0] c, input logic [7:0] x);
     logic [15:0] r;
@@ -135,31 +181,39 @@ module alt_switch #(
     return r;
   endfunction
 
-  // The core's hand-ins (from the input register stage) and outputs.
-  logic [NPorts-1:0]     rx_pkt, rx_fecn, rx_fc;
-  logic [NPorts*16-1:0]  rx_dlid;
-  logic [NPorts*4-1:0]   rx_sl, rx_vl, rx_fc_vl;
-  logic [NPorts*13-1:0]  rx_len;
-  logic [NPorts*32-1:0]  rx_tag;
-  logic [NPorts*12-1:0]  rx_fc_fctbs, rx_fc_fccl;
+  // Byte k of a beat at bits 8k+7:8k inside; the map's byte order at the ports.
+  function automatic logic [BW-1:0] order_bytes(input logic [BW-1:0] x);
+    logic [BW-1:0] y;
+    for (int i = 0; i < BeatBytes; i++) y[i*8 +: 8] = MsbFirst ? x[(BeatBytes-1-i)*8 +: 8] : x[i*8 +: 8];
+    return y;
+  endfunction
+  function automatic logic [BeatBytes-1:0] order_keep(input logic [BeatBytes-1:0] x);
+    logic [BeatBytes-1:0] y;
+    for (int i = 0; i < BeatBytes; i++) y[i] = MsbFirst ? x[BeatBytes-1-i] : x[i];
+    return y;
+  endfunction
+
+  function automatic logic [6:0] blocks_of(input logic [12:0] len);
+    return 7'((len + 13'd63) >> 6);
+  endfunction
+
+  // What the switching logic hands the output stages, per output, in a cycle: a packet or a flow-control
+  // packet (at most one of the two).
   logic [NPorts-1:0]     tx_pkt, tx_fecn, tx_fc;
   logic [NPorts*4-1:0]   tx_vl, tx_fc_vl;
   logic [NPorts*13-1:0]  tx_len;
   logic [NPorts*32-1:0]  tx_tag;
   logic [NPorts*12-1:0]  tx_fc_fctbs, tx_fc_fccl;
-  logic [NPorts*NVl*16-1:0] core_buf_blocks;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [NPorts*17-1:0]  tx_off;   // the byte stream starts every packet on a beat
-  logic [NPorts-1:0]     drop;     // a dropped packet's slot is never streamed: see the assertion below
-  /* verilator lint_on UNUSEDSIGNAL */
 
   // Packet buffer: per input NSlots slots of SlotBeats beats, and how many beats of each slot are written.
   logic [BW-1:0]         mem_q [NPorts][NSlots*SlotBeats];
   logic [KW-1:0]         written_q [NPorts][NSlots];
-  // Slots in use, per input (a bit per slot); slots returned by the outputs in the last cycle.
+  // Slots in use, per input (a bit per slot); packets that finished streaming out in the last cycle.
   logic [NSlots-1:0]     used_q [NPorts];
   logic                  ret_v_q [NPorts];
   logic [7:0]            ret_in_q [NPorts];
+  logic [3:0]            ret_ivl_q [NPorts];
+  logic [12:0]           ret_len_q [NPorts];
   logic [SlW-1:0]        ret_slot_q [NPorts];
   logic [31:0]           now_q;
 
@@ -168,24 +222,57 @@ module alt_switch #(
     else now_q <= now_q + 1;
   end
 
+  // ---------------------------------------------------------------- tables (not reset)
+  logic [7:0]  lft_q   [LftMax];
+  logic [63:0] sl2vl_q [NPorts*NPorts];
+  always_ff @(posedge clk) begin
+    if (tbl_we_i) begin
+      if (!tbl_sel_i) begin
+        if (32'(tbl_addr_i) < LftMax) lft_q[32'(tbl_addr_i)] <= tbl_data_i[7:0];
+      end else if (32'(tbl_addr_i) < NPorts * NPorts) begin
+        sl2vl_q[32'(tbl_addr_i)] <= tbl_data_i;
+      end
+    end
+  end
+
+  // Per input, this cycle (from the input register stage): a packet's head (its blocks, input VL, output
+  // and output VL), its tail (its descriptor joins a queue) and a flow-control packet from the link partner.
+  logic [NPorts-1:0]     h_v, t_v, f_v, e_v;
+  logic [15:0]           e_slot [NPorts];
+  logic [3:0]            h_ivl [NPorts];
+  logic [6:0]            h_blk [NPorts];
+  logic [7:0]            h_out [NPorts];
+  logic [3:0]            h_ovl [NPorts];
+  logic [7:0]            t_out [NPorts];
+  logic [3:0]            t_ovl [NPorts];
+  logic [QW-1:0]         t_desc [NPorts];
+  logic [3:0]            f_vl [NPorts];
+  logic [11:0]           f_fccl [NPorts];
+
   // ---------------------------------------------------------------- per input: register stage, header
-  // parse, slot allocation, beat store
+  // parse and route, slot allocation, beat store
   for (genvar p = 0; p < NPorts; p++) begin : g_in
     logic [BW-1:0]    d1_q;
     logic             v1_q, sop1_q, fcv1_q;
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [31:0]      fc1_q;  // Op (bits 31:28): only normal flow-control packets come in
+    logic [31:0]      fc1_q;  // Op (bits 31:28): only normal flow-control packets come in; FCTBS unused
     /* verilator lint_on UNUSEDSIGNAL */
     logic [SlW-1:0]   cur_q, free_slot;
-    logic [KW-1:0]    wbeat_q;
+    logic [KW-1:0]    wbeat_q, beats_q, k, nbeats;
     logic             none_free;
     logic [NSlots-1:0] ret_mask;
+    logic [7:0]       out_q, out;
+    logic [3:0]       ovl_q, ovl, ivl_q;
+    logic             ct, saf_q;
+    logic [12:0]      len_q, len;
+    logic [15:0]      dlid;
+    logic [63:0]      t;
 
     always_ff @(posedge clk) begin
       if (!rst_n) begin
         v1_q <= 1'b0; sop1_q <= 1'b0; fcv1_q <= 1'b0; d1_q <= '0; fc1_q <= '0;
       end else begin
-        v1_q <= in_valid[p]; sop1_q <= in_sop[p]; d1_q <= in_data[p*BW +: BW];
+        v1_q <= in_valid[p]; sop1_q <= in_sop[p]; d1_q <= order_bytes(in_data[p*BW +: BW]);
         fcv1_q <= lfc_in_valid[p]; fc1_q <= lfc_in[p*32 +: 32];
       end
     end
@@ -206,19 +293,35 @@ module alt_switch #(
       end
     end
 
+    // The head's LRH: DLID (bytes 2-3), SL (byte 1 high), VL (byte 0 high), PktLen (bytes 4-5, 11 bits of
+    // 4-byte words from the LRH through the ICRC; the VCRC adds 2).
     always_comb begin
-      rx_pkt[p]               = v1_q && sop1_q;
-      rx_dlid[p*16 +: 16]     = {d1_q[23:16], d1_q[31:24]};
-      rx_sl[p*4 +: 4]         = d1_q[15:12];
-      rx_vl[p*4 +: 4]         = d1_q[7:4];
-      // PktLen (LRH bytes 4-5, 11 bits) counts 4-byte words from the LRH through the ICRC; the VCRC adds 2.
-      rx_len[p*13 +: 13]      = {d1_q[34:32], d1_q[47:40], 2'b00} + 13'd2;
-      rx_fecn[p]              = d1_q[12*8 + 7];
-      rx_tag[p*32 +: 32]      = {8'(p), 8'd0, 16'(free_slot)};
-      rx_fc[p]                = fcv1_q;
-      rx_fc_fctbs[p*12 +: 12] = fc1_q[16 +: 12];
-      rx_fc_vl[p*4 +: 4]      = fc1_q[12 +: 4];
-      rx_fc_fccl[p*12 +: 12]  = fc1_q[0 +: 12];
+      dlid = {d1_q[23:16], d1_q[31:24]};
+      len = {d1_q[34:32], d1_q[47:40], 2'b00} + 13'd2;
+      out = (32'(dlid) < LftMax) ? lft_q[32'(dlid)] : 8'hFF;
+      t = (32'(out) < NPorts) ? sl2vl_q[p*NPorts + 32'(out)] : 64'hFFFF_FFFF_FFFF_FFFF;
+      ovl = t[4*32'(d1_q[15:12]) +: 4];
+      nbeats = KW'((32'(len) + BeatBytes - 1) / BeatBytes);
+      k = sop1_q ? '0 : wbeat_q;
+      // Cut-through unless the output link is faster than the input link: then the descriptor joins its
+      // queue with the last beat (store-and-forward), so that the stream out never waits for a beat.
+      ct = 32'(out) >= NPorts || 64'(rate_num_i[17*32'(out) +: 17]) * 64'(rate_den_i[17*p +: 17])
+                                 <= 64'(rate_num_i[17*p +: 17]) * 64'(rate_den_i[17*32'(out) +: 17]);
+      h_v[p] = v1_q && sop1_q;
+      h_ivl[p] = d1_q[7:4];
+      h_blk[p] = blocks_of(len);
+      h_out[p] = out;
+      h_ovl[p] = ovl;
+      t_v[p] = v1_q && (sop1_q ? (ct || nbeats == 1) : (saf_q && k + 1'b1 == beats_q));
+      // The packet's last beat (its bytes all in).
+      e_v[p] = v1_q && (sop1_q ? nbeats == 1 : k + 1'b1 == beats_q);
+      e_slot[p] = sop1_q ? 16'(free_slot) : 16'(cur_q);
+      t_out[p] = sop1_q ? out : out_q;
+      t_ovl[p] = sop1_q ? ovl : ovl_q;
+      t_desc[p] = {8'(p), sop1_q ? d1_q[7:4] : ivl_q, sop1_q ? len : len_q, sop1_q ? 16'(free_slot) : 16'(cur_q)};
+      f_v[p] = fcv1_q;
+      f_vl[p] = fc1_q[12 +: 4];
+      f_fccl[p] = fc1_q[0 +: 12];
     end
 
     always_ff @(posedge clk) begin
@@ -226,115 +329,471 @@ module alt_switch #(
         used_q[p] <= '0;
         cur_q <= '0;
         wbeat_q <= '0;
+        beats_q <= '0;
+        out_q <= '0;
+        ovl_q <= '0;
+        ivl_q <= '0;
+        len_q <= '0;
+        saf_q <= 1'b0;
       end else begin
         if (v1_q) begin
           logic [SlW-1:0] s;
-          logic [KW-1:0] k;
           s = sop1_q ? free_slot : cur_q;
-          k = sop1_q ? '0 : wbeat_q;
           if (int'(k) < SlotBeats) mem_q[p][int'(s) * SlotBeats + int'(k)] <= d1_q;
           written_q[p][s] <= k + 1'b1;
           cur_q <= s;
           wbeat_q <= k + 1'b1;
         end
-        used_q[p] <= (used_q[p] & ~ret_mask) | ((v1_q && sop1_q) ? (NSlots'(1) << free_slot) : '0);
+        if (h_v[p]) begin
+          beats_q <= nbeats;
+          out_q <= out;
+          ovl_q <= ovl;
+          ivl_q <= d1_q[7:4];
+          len_q <= len;
+          saf_q <= !ct && nbeats != 1;
+        end
+        used_q[p] <= (used_q[p] & ~ret_mask) | (h_v[p] ? (NSlots'(1) << free_slot) : '0);
       end
     end
 
 `ifdef IBCYCLE_ASSERTIONS
     always @(posedge clk) begin
-      if (rst_n && v1_q && sop1_q && none_free) $fatal(1, "alt_switch: input %0d has no free packet slot", p);
+      if (rst_n && h_v[p] && none_free) $fatal(1, "alt_switch: input %0d has no free packet slot", p);
       if (rst_n && v1_q && !sop1_q && int'(wbeat_q) >= SlotBeats)
         $fatal(1, "alt_switch: input %0d: a packet beyond %0d beats", p, SlotBeats);
-      if (rst_n && drop[p]) $fatal(1, "alt_switch: the core dropped a packet at input %0d (its slot would leak)", p);
+      if (rst_n && h_v[p] && (32'(out) >= NPorts || 32'(ovl) >= NVl || d1_q[7:4] == 4'd15))
+        $fatal(1, "alt_switch: input %0d: a packet to DLID %0d that the tables do not route", p, dlid);
     end
 `endif
   end
 
-  // The unused inputs of the stream: every beat but the last is whole, and a packet's end is its length.
+  // The unused inputs of the stream: a packet's end is its PktLen, and a beat's valid bytes follow from it.
   /* verilator lint_off UNUSEDSIGNAL */
   logic unused_in;
-  assign unused_in = ^{in_eop, in_nbytes};
+  assign unused_in = ^{in_eop, in_nbytes, in_keep, speedup_i, mark_enq_i};
   /* verilator lint_on UNUSEDSIGNAL */
 
-  // ---------------------------------------------------------------- the core
+  // ---------------------------------------------------------------- switching state
+  logic [11:0]  abr_q [NK];             // per input VL: blocks received, mod 4096
+  logic [15:0]  held_q [NK];            // per input VL: blocks in the buffer
+  logic [15:0]  fill_q [NPorts*NPorts*NVl];  // (input, output, VL): blocks queued, all in to grant
+  logic         allin_q [NPorts][NSlots];    // the packet in the slot has all its bytes in
+  logic         early_q [NPorts][NSlots];    // and was granted before that (cut-through): never in the fill
+  logic [QW-1:0] qmem_q [NK][SlotMax];  // per output VL: the descriptor queue
+  logic [QA-1:0] qhd_q [NK];
+  logic [QA:0]  qn_q [NK];
+  logic [11:0]  fccl_q [NK];            // per output VL: the link partner's FCCL
+  logic [11:0]  fctbs_q [NK];           // per output VL: blocks granted, mod 4096
+  logic [11:0]  lastfc_q [NK];          // per input VL: the FCCL last sent
+  logic [NVl-1:0] fcp_q [NPorts];       // per port: VLs whose flow-control packet is due
+  logic [15:0]  timer_q [NPorts];
+  logic [31:0]  ser_q [NPorts];         // per output: wire ticks still busy
+  logic [IdxW:0] hidx_q [NPorts], lidx_q [NPorts];
+  logic [15:0]  hrem_q [NPorts], lrem_q [NPorts];
+  logic [15:0]  hcnt_q [NPorts];
+  logic [15:0]  mk_q [NK];              // per output VL: marking counter or LFSR
+  logic [NK-1:0] ovf_q;
+
+  // This cycle's credit advertised per input VL.
+  logic [11:0]  fccl_now [NK];
+  always_comb begin
+    for (int k = 0; k < NK; k++) begin
+      logic [15:0] b, fr, cap;
+      b = buf_blocks_i[16*k +: 16];
 `ifdef IBCYCLE_FAULT_ALT_CREDIT_DROP
-  assign core_buf_blocks = {buf_blocks_i[NPorts*NVl*16-1:16], buf_blocks_i[15:0] - 16'd1};
+      if (k == 0) b = b - 16'd1;
+`endif
+      fr = (held_q[k] >= b) ? 16'd0 : b - held_q[k];
+      cap = (fccl_cap_i > 12'd2048) ? 16'd2048 : 16'(fccl_cap_i);
+      fccl_now[k] = abr_q[k] + 12'((fr < cap) ? fr : cap);
+    end
+  end
+
+  // ---------------------------------------------------------------- per output: the decision of the cycle
+  // (a flow-control packet, or a packet by VL arbitration), and the marking decision of a granted packet.
+  logic          g_fc [NPorts];
+  logic [3:0]    g_fcvl [NPorts];
+  logic          g_pkt [NPorts];
+  logic [3:0]    g_vl [NPorts];
+  logic          g_high [NPorts];
+  logic [IdxW:0] g_idx [NPorts];
+  logic          g_new [NPorts];
+  logic          g_lo_any [NPorts];
+  logic [QW-1:0] g_desc [NPorts];
+  logic          g_mark [NPorts];
+  logic          g_elig [NPorts];
+  logic [15:0]   g_mk [NPorts];
+
+  for (genvar o = 0; o < NPorts; o++) begin : g_dec
+    logic [15:0]   cand;  // a bit per VL, 0 beyond NVl
+    logic [11:0]   avail [NVl];
+    logic          hi_any, lo_any, limit;
+    logic          hfound, lfound, hkeep, lkeep;
+    logic [IdxW:0] hsel, lsel, hn, ln, hcur, lcur, e;
+    logic [31:0]   num;
+
+    always_comb begin
+      num = 32'(rate_num_i[17*o +: 17]);
+      cand = '0;
+      for (int v = 0; v < NVl; v++) begin
+        /* verilator lint_off UNUSEDSIGNAL */
+        logic [QW-1:0] d;
+        /* verilator lint_on UNUSEDSIGNAL */
+        logic [11:0] room, a;
+        d = qmem_q[o*NVl + v][qhd_q[o*NVl + v]];
+        room = fccl_q[o*NVl + v] - (fctbs_q[o*NVl + v] + 12'(blocks_of(d[16 +: 13])));
+        cand[v] = qn_q[o*NVl + v] != '0 && v < 32'(nvl_i[4*o +: 4]) && room <= 12'd2048;
+        a = fccl_q[o*NVl + v] - fctbs_q[o*NVl + v];
+        avail[v] = (a <= 12'd2048) ? a : 12'd0;
+      end
+      // The tables: a visit in progress keeps the grant while its budget lasts and its VL is a candidate;
+      // otherwise the first entry with weight and a candidate VL after the current one, wrapping.
+      hn = (32'(hi_n_i[(IdxW+1)*o +: IdxW+1]) > TableMax) ? (IdxW+1)'(TableMax) : hi_n_i[(IdxW+1)*o +: IdxW+1];
+      ln = (32'(lo_n_i[(IdxW+1)*o +: IdxW+1]) > TableMax) ? (IdxW+1)'(TableMax) : lo_n_i[(IdxW+1)*o +: IdxW+1];
+      hcur = (hidx_q[o] >= hn) ? '0 : hidx_q[o];
+      lcur = (lidx_q[o] >= ln) ? '0 : lidx_q[o];
+      hkeep = hn != '0 && hrem_q[o] != '0 && hi_weight_i[8*(o*TableMax + 32'(hcur)) +: 8] != '0
+              && 32'(hi_vl_i[4*(o*TableMax + 32'(hcur)) +: 4]) < NVl && cand[hi_vl_i[4*(o*TableMax + 32'(hcur)) +: 4]];
+      lkeep = ln != '0 && lrem_q[o] != '0 && lo_weight_i[8*(o*TableMax + 32'(lcur)) +: 8] != '0
+              && 32'(lo_vl_i[4*(o*TableMax + 32'(lcur)) +: 4]) < NVl && cand[lo_vl_i[4*(o*TableMax + 32'(lcur)) +: 4]];
+      hfound = 1'b0;
+      hsel = hcur;
+      lfound = 1'b0;
+      lsel = lcur;
+      for (int j = 1; j <= TableMax; j++) begin
+`ifdef IBCYCLE_FAULT_ALT_ARB
+        e = (IdxW+1)'(j - 1);
 `else
-  assign core_buf_blocks = buf_blocks_i;
+        e = hcur + (IdxW+1)'(j);
+        if (e >= hn) e = e - hn;
+`endif
+        if (j <= 32'(hn) && !hfound && hi_weight_i[8*(o*TableMax + 32'(e)) +: 8] != '0
+            && 32'(hi_vl_i[4*(o*TableMax + 32'(e)) +: 4]) < NVl && cand[hi_vl_i[4*(o*TableMax + 32'(e)) +: 4]]) begin
+          hfound = 1'b1;
+          hsel = e;
+        end
+`ifdef IBCYCLE_FAULT_ALT_ARB
+        e = (IdxW+1)'(j - 1);
+`else
+        e = lcur + (IdxW+1)'(j);
+        if (e >= ln) e = e - ln;
+`endif
+        if (j <= 32'(ln) && !lfound && lo_weight_i[8*(o*TableMax + 32'(e)) +: 8] != '0
+            && 32'(lo_vl_i[4*(o*TableMax + 32'(e)) +: 4]) < NVl && cand[lo_vl_i[4*(o*TableMax + 32'(e)) +: 4]]) begin
+          lfound = 1'b1;
+          lsel = e;
+        end
+      end
+`ifdef IBCYCLE_FAULT_ALT_ARB
+      hkeep = 1'b0;
+      lkeep = 1'b0;
+`endif
+      hi_any = hkeep || hfound;
+      lo_any = lkeep || lfound;
+      limit = vl_high_limit_i[8*o +: 8] != 8'd255 && hcnt_q[o] != '0
+              && 32'(hcnt_q[o]) >= 64 * 32'(vl_high_limit_i[8*o +: 8]);
+
+      g_fc[o] = 1'b0;
+      g_fcvl[o] = '0;
+      g_pkt[o] = 1'b0;
+      g_vl[o] = '0;
+      g_high[o] = 1'b0;
+      g_idx[o] = '0;
+      g_new[o] = 1'b0;
+      g_lo_any[o] = lo_any;
+      if (rst_n && ser_q[o] < num) begin
+        // Flow-control packets first, the lowest VL due.
+        for (int v = NVl - 1; v >= 0; v--) begin
+          if (fcp_q[o][v]) begin
+            g_fc[o] = 1'b1;
+            g_fcvl[o] = 4'(v);
+          end
+        end
+        if (!g_fc[o] && (hi_any || lo_any)) begin
+          g_pkt[o] = 1'b1;
+          g_high[o] = hi_any && !(limit && lo_any);
+          if (g_high[o]) begin
+            g_idx[o] = hkeep ? hcur : hsel;
+            g_new[o] = !hkeep;
+            g_vl[o] = hi_vl_i[4*(o*TableMax + 32'(g_idx[o])) +: 4];
+          end else begin
+            g_idx[o] = lkeep ? lcur : lsel;
+            g_new[o] = !lkeep;
+            g_vl[o] = lo_vl_i[4*(o*TableMax + 32'(g_idx[o])) +: 4];
+          end
+        end
+      end
+      g_desc[o] = qmem_q[o*NVl + 32'(g_vl[o])][qhd_q[o*NVl + 32'(g_vl[o])]];
+    end
+
+    // Congestion of the granted VL and the marking decision.
+    always_comb begin
+      logic [15:0] thr, lane, mx;
+      logic [31:0] sum, n;
+      logic over, mstate;
+      logic [3:0] th;
+      logic [1:0] cmp;
+      logic [12:0] len;
+      logic [15:0] s;
+      th = threshold_i[4*o +: 4];
+      cmp = compare_i[2*o +: 2];
+      // One MTU packet above the configured threshold: the FIFO serves inputs in arrival order, so one
+      // input's lane holds up to a packet more than a round-robin switch's at the same load.
+      thr = thr_table_i[256*(o*NVl + 32'(g_vl[o])) + 16*32'(th) +: 16] + 16'(mtu_blocks_i);
+      sum = '0;
+      n = '0;
+      mx = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        lane = (p < 32'(nports_i)) ? fill_q[(p*NPorts + o)*NVl + 32'(g_vl[o])] : 16'd0;
+        sum = sum + 32'(lane);
+        if (lane != '0) n = n + 1;
+        if (lane > mx) mx = lane;
+      end
+      case (cmp)
+        2'd1: over = sum > 32'(thr);
+        2'd2: over = n != 0 && n * sum > 32'(thr);
+        default: over = mx > thr;
+      endcase
+      if (th == '0) over = 1'b0;
+      mstate = over && (32'(avail[g_vl[o][VlW-1:0]]) >= 32'(root_min_credits_i[12*o +: 12]) || victim_mask_i[o]);
+      len = g_desc[o][16 +: 13];
+      g_elig[o] = mstate && {1'b0, len} >= {packet_size_i[8*o +: 8], 6'b0};
+      s = mk_q[o*NVl + 32'(g_vl[o])];
+      if (mode_i[o]) begin
+        g_mark[o] = g_elig[o] && {1'b0, s} < lfsr_thresh_i[17*o +: 17];
+        g_mk[o] = s[0] ? ((s >> 1) ^ LfsrTaps) : (s >> 1);
+      end else begin
+        g_mark[o] = g_elig[o] && s >= marking_rate_i[16*o +: 16];
+        g_mk[o] = (s >= marking_rate_i[16*o +: 16]) ? 16'd0 : s + 16'd1;
+      end
+    end
+
+    always_comb begin
+      tx_pkt[o] = g_pkt[o];
+      tx_vl[o*4 +: 4] = g_vl[o];
+      tx_fecn[o] = g_mark[o];
+      tx_len[o*13 +: 13] = g_desc[o][16 +: 13];
+      // Tag: input, input VL, slot.
+      tx_tag[o*32 +: 32] = {g_desc[o][QW-1 -: 8], g_desc[o][QW-9 -: 4], 4'd0, g_desc[o][15:0]};
+      tx_fc[o] = g_fc[o];
+      tx_fc_vl[o*4 +: 4] = g_fcvl[o];
+      tx_fc_fctbs[o*12 +: 12] = fctbs_q[o*NVl + 32'(g_fcvl[o])];
+      tx_fc_fccl[o*12 +: 12] = fccl_now[o*NVl + 32'(g_fcvl[o])];
+    end
+  end
+
+  // ---------------------------------------------------------------- state update
+  always_ff @(posedge clk) begin : update
+    logic [11:0]  abr_n [NK];
+    logic [15:0]  held_n [NK];
+    logic [15:0]  fill_n [NPorts*NPorts*NVl];
+    logic [QA-1:0] qhd_n [NK];
+    logic [QA:0]  qn_n [NK];
+    logic [11:0]  fccl_n [NK];
+    logic [11:0]  fctbs_n [NK];
+    logic [11:0]  lastfc_n [NK];
+    logic [NVl-1:0] fcp_n [NPorts];
+    logic [15:0]  timer_n [NPorts];
+    logic [31:0]  ser_n [NPorts];
+    logic [IdxW:0] hidx_n [NPorts], lidx_n [NPorts];
+    logic [15:0]  hrem_n [NPorts], lrem_n [NPorts];
+    logic [15:0]  hcnt_n [NPorts];
+    logic [15:0]  mk_n [NK];
+    logic [NK-1:0] ovf_n;
+    /* verilator lint_off UNUSEDSIGNAL */
+    int k, j, q;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [6:0] b;
+    logic [15:0] w;
+    logic [31:0] r;
+    for (int i = 0; i < NK; i++) begin
+      abr_n[i] = abr_q[i];
+      held_n[i] = held_q[i];
+      qhd_n[i] = qhd_q[i];
+      qn_n[i] = qn_q[i];
+      fccl_n[i] = fccl_q[i];
+      fctbs_n[i] = fctbs_q[i];
+      lastfc_n[i] = lastfc_q[i];
+      mk_n[i] = mk_q[i];
+    end
+    for (int i = 0; i < NPorts*NPorts*NVl; i++) fill_n[i] = fill_q[i];
+    for (int i = 0; i < NPorts; i++) begin
+      fcp_n[i] = fcp_q[i];
+      timer_n[i] = timer_q[i];
+      ser_n[i] = ser_q[i];
+      hidx_n[i] = hidx_q[i];
+      lidx_n[i] = lidx_q[i];
+      hrem_n[i] = hrem_q[i];
+      lrem_n[i] = lrem_q[i];
+      hcnt_n[i] = hcnt_q[i];
+    end
+    ovf_n = '0;
+    if (!rst_n) begin
+      for (int i = 0; i < NK; i++) begin
+        abr_n[i] = '0;
+        held_n[i] = '0;
+        qhd_n[i] = '0;
+        qn_n[i] = '0;
+        fccl_n[i] = fccl_reset_i;
+        fctbs_n[i] = '0;
+        lastfc_n[i] = '0;
+        mk_n[i] = mode_i[i / NVl] ? ((lfsr_seed_i[16*(i / NVl) +: 16] == '0) ? 16'hACE1 : lfsr_seed_i[16*(i / NVl) +: 16]) : 16'd0;
+      end
+      for (int i = 0; i < NPorts*NPorts*NVl; i++) fill_n[i] = '0;
+      for (int i = 0; i < NPorts; i++) begin
+        fcp_n[i] = '0;
+        timer_n[i] = '0;
+        ser_n[i] = '0;
+        hidx_n[i] = '0;
+        lidx_n[i] = '0;
+        hrem_n[i] = '0;
+        lrem_n[i] = '0;
+        hcnt_n[i] = '0;
+      end
+    end else begin
+      // Outputs: grants (dequeue, credit, fill, arbitration and marking state), flow-control packets, wire.
+      for (int o = 0; o < NPorts; o++) begin
+        r = ser_n[o];
+        if (g_fc[o]) begin
+          k = o*NVl + 32'(g_fcvl[o]);
+          fcp_n[o][g_fcvl[o][VlW-1:0]] = 1'b0;
+          lastfc_n[k] = fccl_now[k];
+          r = r + 32'd6 * 32'(rate_den_i[17*o +: 17]);
+        end
+        if (g_pkt[o]) begin
+          k = o*NVl + 32'(g_vl[o]);
+          b = blocks_of(g_desc[o][16 +: 13]);
+          qhd_n[k] = (32'(qhd_n[k]) + 1 >= SlotMax) ? '0 : qhd_n[k] + 1'b1;
+          qn_n[k] = qn_n[k] - 1'b1;
+          fctbs_n[k] = fctbs_n[k] + 12'(b);
+          j = (32'(g_desc[o][QW-1 -: 8])*NPorts + o)*NVl + 32'(g_vl[o]);
+          if (allin_q[int'(g_desc[o][QW-1 -: 8])][SlW'(g_desc[o][15:0])]) fill_n[j] = fill_n[j] - 16'(b);
+          else early_q[int'(g_desc[o][QW-1 -: 8])][SlW'(g_desc[o][15:0])] <= 1'b1;
+          if (g_elig[o]) mk_n[k] = g_mk[o];
+          r = r + 32'(g_desc[o][16 +: 13]) * 32'(rate_den_i[17*o +: 17]);
+          if (g_high[o]) begin
+            w = 16'(hi_weight_i[8*(o*TableMax + 32'(g_idx[o])) +: 8]);
+            if (g_new[o]) hrem_n[o] = w;
+            hrem_n[o] = (hrem_n[o] > 16'(b)) ? hrem_n[o] - 16'(b) : 16'd0;
+            hidx_n[o] = g_idx[o];
+            if (g_lo_any[o]) hcnt_n[o] = (hcnt_n[o] > 16'hFFFF - 16'(b)) ? 16'hFFFF : hcnt_n[o] + 16'(b);
+          end else begin
+            w = 16'(lo_weight_i[8*(o*TableMax + 32'(g_idx[o])) +: 8]);
+            if (g_new[o]) lrem_n[o] = w;
+            lrem_n[o] = (lrem_n[o] > 16'(b)) ? lrem_n[o] - 16'(b) : 16'd0;
+            lidx_n[o] = g_idx[o];
+            hcnt_n[o] = '0;
+          end
+        end
+        ser_n[o] = (r > 32'(rate_num_i[17*o +: 17])) ? r - 32'(rate_num_i[17*o +: 17]) : 32'd0;
+        // Packets that finished streaming out free their input's buffer blocks.
+        if (ret_v_q[o]) begin
+          k = 32'(ret_in_q[o])*NVl + 32'(ret_ivl_q[o]);
+          held_n[k] = held_n[k] - 16'(blocks_of(ret_len_q[o]));
+        end
+      end
+      // Inputs: heads (blocks received and held, fill), flow-control packets in, then tails join their
+      // output VL's queue, the highest input first.
+      for (int p = 0; p < NPorts; p++) begin
+        if (h_v[p] && 32'(h_ivl[p]) < NVl && 32'(h_out[p]) < NPorts && 32'(h_ovl[p]) < NVl) begin
+          k = p*NVl + 32'(h_ivl[p]);
+          if (32'(held_n[k]) + 32'(h_blk[p]) > 32'(buf_blocks_i[16*k +: 16])) ovf_n[k] = 1'b1;
+          abr_n[k] = abr_n[k] + 12'(h_blk[p]);
+          held_n[k] = held_n[k] + 16'(h_blk[p]);
+        end
+        if (h_v[p]) begin
+          allin_q[p][SlW'(e_slot[p])] <= 1'b0;
+          early_q[p][SlW'(e_slot[p])] <= 1'b0;
+        end
+        // A packet counts in its queue's fill once its bytes are all in (the fill is the congestion
+        // detection's: a store-and-forward view), unless it was granted before.
+        if (e_v[p] && 32'(t_out[p]) < NPorts && 32'(t_ovl[p]) < NVl) begin
+          logic gone;
+          gone = !h_v[p] && early_q[p][SlW'(e_slot[p])];
+          for (int o = 0; o < NPorts; o++) begin
+            if (g_pkt[o] && 32'(g_desc[o][QW-1 -: 8]) == p && g_desc[o][15:0] == e_slot[p]) gone = 1'b1;
+          end
+          allin_q[p][SlW'(e_slot[p])] <= 1'b1;
+          if (!gone) begin
+            j = (p*NPorts + 32'(t_out[p]))*NVl + 32'(t_ovl[p]);
+            fill_n[j] = fill_n[j] + 16'(blocks_of(t_desc[p][16 +: 13]));
+          end
+        end
+        if (f_v[p] && 32'(f_vl[p]) < NVl) fccl_n[p*NVl + 32'(f_vl[p])] = f_fccl[p];
+      end
+      for (int p = NPorts - 1; p >= 0; p--) begin
+        if (t_v[p] && 32'(t_out[p]) < NPorts && 32'(t_ovl[p]) < NVl) begin
+          k = 32'(t_out[p])*NVl + 32'(t_ovl[p]);
+          q = 32'(qhd_n[k]) + 32'(qn_n[k]);
+          if (q >= SlotMax) q = q - SlotMax;
+          qmem_q[k][q] <= t_desc[p];
+          qn_n[k] = qn_n[k] + 1'b1;
+        end
+      end
+      // Flow-control packets due: periodically, and on a changed FCCL when asked.
+      for (int p = 0; p < NPorts; p++) begin
+        if (timer_n[p] == '0) begin
+          timer_n[p] = fc_interval_i[16*p +: 16] - 16'd1;
+          for (int v = 0; v < NVl; v++) if (v < 32'(nvl_i[4*p +: 4])) fcp_n[p][v] = 1'b1;
+        end else begin
+          timer_n[p] = timer_n[p] - 16'd1;
+        end
+        for (int v = 0; v < NVl; v++) begin
+          if (fc_on_change_i && v < 32'(nvl_i[4*p +: 4]) && fccl_now[p*NVl + v] != lastfc_n[p*NVl + v])
+            fcp_n[p][v] = 1'b1;
+        end
+      end
+    end
+    abr_q <= abr_n;
+    held_q <= held_n;
+    fill_q <= fill_n;
+    qhd_q <= qhd_n;
+    qn_q <= qn_n;
+    fccl_q <= fccl_n;
+    fctbs_q <= fctbs_n;
+    lastfc_q <= lastfc_n;
+    fcp_q <= fcp_n;
+    timer_q <= timer_n;
+    ser_q <= ser_n;
+    hidx_q <= hidx_n;
+    lidx_q <= lidx_n;
+    hrem_q <= hrem_n;
+    lrem_q <= lrem_n;
+    hcnt_q <= hcnt_n;
+    mk_q <= mk_n;
+    ovf_q <= ovf_n;
+  end : update
+
+  assign overflow = ovf_q;
+
+  always_comb begin
+    cfg_err = nports_i == '0 || 32'(nports_i) > NPorts;
+    for (int p = 0; p < NPorts; p++) begin
+      if (p < 32'(nports_i) && (rate_num_i[17*p +: 17] == '0 || rate_den_i[17*p +: 17] == '0
+          || nvl_i[4*p +: 4] == '0 || 32'(nvl_i[4*p +: 4]) > NVl || fc_interval_i[16*p +: 16] == '0))
+        cfg_err = 1'b1;
+    end
+  end
+
+`ifdef IBCYCLE_ASSERTIONS
+  always @(posedge clk) begin
+    for (int k = 0; k < NK; k++) begin
+      if (rst_n && 32'(qn_q[k]) > SlotMax) $fatal(1, "alt_switch: output VL %0d: descriptor queue overflow", k);
+    end
+  end
 `endif
 
-  ib_switch #(.NPorts(NPorts), .NVl(NVl), .SlotMax(SlotMax), .LftMax(LftMax), .TableMax(TableMax), .PW(PW)) core (
-    .clk_i(clk),
-    .rst_ni(rst_n),
-    .nports_i(nports_i),
-    .mtu_blocks_i(mtu_blocks_i),
-    .rate_num_i(rate_num_i),
-    .rate_den_i(rate_den_i),
-    .nvl_i(nvl_i),
-    .speedup_i(speedup_i),
-    .mark_enq_i(mark_enq_i),
-    .fc_interval_i(fc_interval_i),
-    .fc_on_change_i(fc_on_change_i),
-    .fccl_cap_i(fccl_cap_i),
-    .fccl_reset_i(fccl_reset_i),
-    .threshold_i(threshold_i),
-    .thr_table_i(thr_table_i),
-    .compare_i(compare_i),
-    .root_min_credits_i(root_min_credits_i),
-    .victim_mask_i(victim_mask_i),
-    .packet_size_i(packet_size_i),
-    .marking_rate_i(marking_rate_i),
-    .mode_i(mode_i),
-    .lfsr_seed_i(lfsr_seed_i),
-    .lfsr_thresh_i(lfsr_thresh_i),
-    .hi_vl_i(hi_vl_i),
-    .hi_weight_i(hi_weight_i),
-    .hi_n_i(hi_n_i),
-    .lo_vl_i(lo_vl_i),
-    .lo_weight_i(lo_weight_i),
-    .lo_n_i(lo_n_i),
-    .vl_high_limit_i(vl_high_limit_i),
-    .tbl_we_i(tbl_we_i),
-    .tbl_sel_i(tbl_sel_i),
-    .tbl_addr_i(tbl_addr_i),
-    .tbl_data_i(tbl_data_i),
-    .buf_blocks_i(core_buf_blocks),
-    .rx_pkt_i(rx_pkt),
-    .rx_dlid_i(rx_dlid),
-    .rx_sl_i(rx_sl),
-    .rx_vl_i(rx_vl),
-    .rx_len_i(rx_len),
-    .rx_fecn_i(rx_fecn),
-    .rx_off_i('0),
-    .rx_tag_i(rx_tag),
-    .rx_fc_i(rx_fc),
-    .rx_fc_vl_i(rx_fc_vl),
-    .rx_fc_fctbs_i(rx_fc_fctbs),
-    .rx_fc_fccl_i(rx_fc_fccl),
-    .tx_pkt_o(tx_pkt),
-    .tx_vl_o(tx_vl),
-    .tx_fecn_o(tx_fecn),
-    .tx_len_o(tx_len),
-    .tx_off_o(tx_off),
-    .tx_tag_o(tx_tag),
-    .tx_fc_o(tx_fc),
-    .tx_fc_vl_o(tx_fc_vl),
-    .tx_fc_fctbs_o(tx_fc_fctbs),
-    .tx_fc_fccl_o(tx_fc_fccl),
-    .drop_o(drop),
-    .overflow_o(overflow),
-    .cfg_err_o(cfg_err)
-  );
-
   // ---------------------------------------------------------------- per output: descriptors wait OutDelay
-  // cycles, then the packet streams out a beat per cycle (when written) with its VL and FECN written and its
-  // VCRC recomputed, through an output register stage.
+  // cycles, then the packet streams out a beat per cycle (when written, and while out_ready takes the beat
+  // held) with its VL and FECN written and its VCRC recomputed, through an output register stage.
   for (genvar o = 0; o < NPorts; o++) begin : g_out
     logic [DQ-1:0][DW-1:0] dq_q;
     logic [5:0]       dn_q;
-    logic             busy_q, dup_q;
+    logic             busy_q, dup_q, fin_q;
+    logic [31:0]      due_q, el;  // the cycle the packet was due out, and the cycles since
+    logic             paced, wire_done;
     logic [7:0]       in_q;
+    logic [3:0]       ivl_q;
     logic [SlW-1:0]   slot_q;
     logic [KW-1:0]    k_q;
     logic [12:0]      len_q;
@@ -343,10 +802,10 @@ module alt_switch #(
     logic [15:0]      crc_q;
 
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [DW-1:0]    head;   // the tag's middle byte is 0
+    logic [DW-1:0]    head;   // the tag's bits 19:16 are 0
     /* verilator lint_on UNUSEDSIGNAL */
     logic [DW-1:0]    incoming, fc_in;
-    logic             start, beat_ok, head_fc;
+    logic             start, beat_ok, head_fc, adv;
     logic [BW-1:0]    b;
     logic [15:0]      c, fin;
     logic [12:0]      base;
@@ -356,6 +815,7 @@ module alt_switch #(
     assign head_fc = head[DW-1];
     assign start = !busy_q && dn_q != 0 && now_q >= head[31:0];
 `ifdef IBCYCLE_FAULT_ALT_FECN_WRONG
+    // The marking decision inverted.
     assign incoming = {1'b0, tx_tag[o*32 +: 32], tx_vl[o*4 +: 4], !tx_fecn[o], tx_len[o*13 +: 13], now_q + 32'(OutDelay)};
 `else
     assign incoming = {1'b0, tx_tag[o*32 +: 32], tx_vl[o*4 +: 4], tx_fecn[o], tx_len[o*13 +: 13], now_q + 32'(OutDelay)};
@@ -363,7 +823,15 @@ module alt_switch #(
     // Op 0 (normal), FCTBS, VL, FCCL.
     assign fc_in = {1'b1, 4'd0, tx_fc_fctbs[o*12 +: 12], tx_fc_vl[o*4 +: 4], tx_fc_fccl[o*12 +: 12],
                     4'd0, 1'b0, 13'd0, now_q + 32'(OutDelay)};
-    assign beat_ok = busy_q && written_q[int'(in_q)][slot_q] > k_q;
+    // The output register takes a new beat when the last one was taken (or there was none).
+    assign adv = out_ready[o] || !out_valid[o];
+    // Beats go at the link's pace (beat k not before k * BeatBytes bytes' time), and the packet holds the
+    // stream, and its input buffer blocks, until its last byte has left at that pace.
+    assign el = now_q - due_q;
+    assign paced = 64'(el) * 64'(rate_num_i[17*o +: 17]) >= 64'(k_q) * 64'(BeatBytes) * 64'(rate_den_i[17*o +: 17]);
+    assign beat_ok = busy_q && !fin_q && adv && paced && written_q[int'(in_q)][slot_q] > k_q;
+    assign wire_done = busy_q && fin_q
+                       && 64'(el) * 64'(rate_num_i[17*o +: 17]) >= 64'(len_q) * 64'(rate_den_i[17*o +: 17]);
 
     always_comb begin
       b = mem_q[int'(in_q)][int'(slot_q) * SlotBeats + int'(k_q)];
@@ -399,7 +867,10 @@ module alt_switch #(
         dn_q <= '0;
         busy_q <= 1'b0;
         dup_q <= 1'b0;
+        fin_q <= 1'b0;
+        due_q <= '0;
         in_q <= '0;
+        ivl_q <= '0;
         slot_q <= '0;
         k_q <= '0;
         len_q <= '0;
@@ -410,11 +881,14 @@ module alt_switch #(
         out_sop[o] <= 1'b0;
         out_eop[o] <= 1'b0;
         out_nbytes[o*NbW +: NbW] <= '0;
+        out_keep[o*BeatBytes +: BeatBytes] <= '0;
         out_data[o*BW +: BW] <= '0;
         lfc_out_valid[o] <= 1'b0;
         lfc_out[o*32 +: 32] <= '0;
         ret_v_q[o] <= 1'b0;
         ret_in_q[o] <= '0;
+        ret_ivl_q[o] <= '0;
+        ret_len_q[o] <= '0;
         ret_slot_q[o] <= '0;
       end else begin
         logic [5:0] n;
@@ -429,7 +903,9 @@ module alt_switch #(
           n = n - 1'b1;
         end else if (start) begin
           busy_q <= 1'b1;
+          due_q <= head[31:0];
           in_q <= head[81:74];
+          ivl_q <= head[73:70];
           slot_q <= SlW'(head[65:50]);
           k_q <= '0;
           vl_q <= head[49:46];
@@ -439,7 +915,7 @@ module alt_switch #(
           q = q >> DW;
           n = n - 1'b1;
         end
-        // The core puts at most one of the two on a port in a cycle; a flow-control packet first.
+        // At most one of the two is granted on a port in a cycle.
         if (tx_fc[o]) begin
           q[n[4:0]] = fc_in;
           n = n + 1'b1;
@@ -451,11 +927,15 @@ module alt_switch #(
         dq_q <= q;
         dn_q <= n;
 
-        out_valid[o] <= beat_ok;
-        out_sop[o] <= beat_ok && k_q == 0;
-        out_eop[o] <= beat_ok && last;
-        out_nbytes[o*NbW +: NbW] <= (beat_ok && last) ? NbW'(len_q - base) : '0;
-        if (beat_ok) out_data[o*BW +: BW] <= b;
+        if (adv) begin
+          out_valid[o] <= beat_ok;
+          out_sop[o] <= beat_ok && k_q == 0;
+          out_eop[o] <= beat_ok && last;
+          out_nbytes[o*NbW +: NbW] <= (beat_ok && last) ? NbW'(len_q - base) : '0;
+          out_keep[o*BeatBytes +: BeatBytes] <= order_keep(!beat_ok ? '0
+              : last ? BeatBytes'((BeatBytes + 1)'(1) << (len_q - base)) - BeatBytes'(1) : '1);
+          if (beat_ok) out_data[o*BW +: BW] <= order_bytes(b);
+        end
         ret_v_q[o] <= 1'b0;
         if (beat_ok) begin
           crc_q <= c;
@@ -465,21 +945,25 @@ module alt_switch #(
             if (!dup_q && slot_q[2:0] == 3'b011) begin
               dup_q <= 1'b1;
               k_q <= '0;
+              due_q <= now_q + 1;
               crc_q <= 16'hFFFF;
             end else begin
               dup_q <= 1'b0;
-              busy_q <= 1'b0;
-              ret_v_q[o] <= 1'b1;
-              ret_in_q[o] <= in_q;
-              ret_slot_q[o] <= slot_q;
+              fin_q <= 1'b1;
             end
 `else
-            busy_q <= 1'b0;
-            ret_v_q[o] <= 1'b1;
-            ret_in_q[o] <= in_q;
-            ret_slot_q[o] <= slot_q;
+            fin_q <= 1'b1;
 `endif
           end
+        end
+        if (wire_done) begin
+          busy_q <= 1'b0;
+          fin_q <= 1'b0;
+          ret_v_q[o] <= 1'b1;
+          ret_in_q[o] <= in_q;
+          ret_ivl_q[o] <= ivl_q;
+          ret_len_q[o] <= len_q;
+          ret_slot_q[o] <= slot_q;
         end
       end
     end

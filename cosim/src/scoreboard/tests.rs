@@ -1,22 +1,18 @@
 //! Synthetic streams: an ideal switch's stream passes, and one mutated stream per check fails with that check.
 
 use rtl_model::link::packet::{egress_rewrite, FcPacket, PacketDesc};
-use rtl_model::mad::vlarb::{VlArbEntry, VlArbTable};
 use rtl_model::wire::bth::Opcode;
 use switch_asic::{LinkRate, PortConfig, SwitchConfig};
 
 use super::{Bounds, Kind, Scoreboard};
 
+/// Four ports of 64-block VL buffers with the VL arbitration of the RTL checker's random traffic (both VLs in
+/// the low table, equal weights) and the default CC settings.
 fn cfg() -> SwitchConfig {
     let mut p = PortConfig::new(LinkRate::new(4, 1).unwrap(), 64).with_vls(2, 64);
-    p.vlarb = VlArbTable {
-        high: Vec::new(),
-        low: vec![
-            VlArbEntry { vl: 0, weight: 4 },
-            VlArbEntry { vl: 1, weight: 4 },
-        ],
-        high_limit: 0,
-    };
+    p.vlarb = crate::rtlcheck::default_random_config(4).ports[0]
+        .vlarb
+        .clone();
     let mut c = SwitchConfig::uniform(4, p);
     for d in 0..8u16 {
         c.route(d, (d % 4) as u8);
