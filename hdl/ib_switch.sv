@@ -54,14 +54,18 @@
 //
 // Designer choices of the RTL (not visible at the ports):
 // - Descriptors live in a pool of SlotMax slots per input, linked per VoQ (input, output, VL); a slot is
-//   taken from a free stack (or the next never-used one) and returned at the grant.
+//   taken from a free stack (or the next never-used one) and returned at the grant. Each input's pool is
+//   one memory per field (g_pool), each written at most once a cycle: see the pools' section.
 // - Several packets may join the VoQs of one output VL in one cycle (one head and one store-and-forward
 //   tail per input); their FECN decisions are taken in input order, so fecn_marker's single-decision port
 //   cannot carry them: the marker's step (counter or LFSR leap, Packet_Size check) is applied here as a
 //   chain over the cycle's decisions, on the same registered marking state.
 // - An input's saturation (speed-up) moves along the outputs in port order within a cycle, as Switch::step
 //   grants outputs in port order; each output's vl_arb sees requests that depend on the lower ports' grants.
-// - Simulation-shaped, not silicon-shaped: the state updates are procedural over arrays.
+// - Combinational processes write arrays only at constant indices (a loop's index is the element written);
+//   the chain through the outputs keeps a copy of its state per output. The VoQ state (head, tail, count,
+//   fill) is registers, updated procedurally in one always_ff: every output reads every VoQ's count each
+//   cycle, so it is not a memory.
 //
 // Fault-injection variants (build-time, for the co-simulation's self-test; each needs IBCYCLE_FAULTS_ENABLE):
 //   IBCYCLE_FAULT_CREDIT_LEAK   a released packet returns one block less to its input's credit_rx
@@ -189,13 +193,38 @@ module ib_switch #(
   end
 
   // ---------------------------------------------------------------- state
-  // Descriptor pools, per input.
-  logic [12:0] s_len_q  [NPorts][SlotMax];
-  logic        s_fecn_q [NPorts][SlotMax];
-  logic [31:0] s_tag_q  [NPorts][SlotMax];
-  logic [3:0]  s_ivl_q  [NPorts][SlotMax];
-  logic [SW-1:0] s_next_q [NPorts][SlotMax];
-  logic [SW-1:0] fstk_q [NPorts][SlotMax];
+  // Descriptor pools, per input: the memories of g_pool (below). Their asynchronous read ports, flattened
+  // (entry e of a vector at [W*e +: W]): the length at the head of each VoQ (input q, output o, VL v: entry
+  // (q*NPorts + o)*NVl + v), the fields of the slot each output's grant names (input q, output o: entry
+  // q*NPorts + o), the deferred packet's length (entry q), the slot on top of each free stack bank.
+  localparam int LB = (NPorts > 2) ? $clog2(NPorts) : 1;   // free stack banks: 2^LB >= NPorts
+  localparam int NB = 1 << LB;
+  localparam int FD = (SlotMax + NB - 1) / NB;              // words per bank
+  localparam int FW = (FD > 1) ? $clog2(FD) : 1;
+  logic [NPorts*NPorts*NVl*13-1:0] hd_len;
+  logic [NPorts*13-1:0]            tl_len;
+  logic [NPorts*NPorts*32-1:0]     gr_tag;
+  logic [NPorts*NPorts*4-1:0]      gr_ivl;
+  logic [NPorts*NPorts*2-1:0]      gr_fh;     // {deferred, FECN at the head}
+  logic [NPorts*NPorts-1:0]        gr_mt;     // marked at the tail's enqueue (a deferred packet)
+  logic [NPorts*NPorts*SW-1:0]     gr_next;
+  logic [NPorts*NB*SW-1:0]         fk_rd;
+  logic [SW-1:0]   fk_top [NPorts];
+  // The write ports: a head's descriptor; a free stack bank's push; a VoQ link (one a cycle per input: a
+  // second link of the cycle, a tail's and a head's, waits in the pending register nl_*_q a cycle).
+  logic            fw_we [NPorts*NB];
+  logic [FW-1:0]   fw_a [NPorts*NB];
+  logic [SW-1:0]   fw_d [NPorts*NB];
+  logic            nw_we [NPorts];
+  logic [SW-1:0]   nw_a [NPorts];
+  logic [SW-1:0]   nw_d [NPorts];
+  logic            nl_v_q [NPorts];
+  logic [SW-1:0]   nl_a_q [NPorts];
+  logic [SW-1:0]   nl_d_q [NPorts];
+  logic            nl_v_d [NPorts];
+  logic [SW-1:0]   nl_a_d [NPorts];
+  logic [SW-1:0]   nl_d_d [NPorts];
+  logic            nl_over [NPorts];
   logic [SW:0]   ftop_q [NPorts];
   logic [SW:0]   fresh_q [NPorts];
   // VoQs (input, output, VL): index (i*NPorts + o)*NVl + v.
@@ -457,7 +486,9 @@ module ib_switch #(
             for (int q = NPorts - 1; q >= 0; q--) if (e_fre_w[p][v][q]) e_pick_w[p][v] = PW'(q);
           end
           e_hslot_w[p][v] = vh_q[(32'(e_pick_w[p][v])*NPorts + p)*NVl + v];
-          e_hlen_w[p][v] = s_len_q[e_pick_w[p][v]][e_hslot_w[p][v]];
+          for (int q = 0; q < NPorts; q++) begin
+            if (32'(e_pick_w[p][v]) == q) e_hlen_w[p][v] = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+          end
           e_len_w[p][v] = 7'((e_hlen_w[p][v] + 13'd63) >> 6);
           arb_req_w[p][v] = 1'b1;
           arb_len_w[p][7*v +: 7] = e_len_w[p][v];
@@ -532,7 +563,25 @@ module ib_switch #(
   end
   // Outputs of the cycle.
   `IBCYCLE_COMB begin : tx
+    logic [31:0] tag [NPorts];
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [3:0] ivl [NPorts];
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [1:0] fh [NPorts];
+    logic mt [NPorts];
     for (int p = 0; p < NPorts; p++) begin
+      tag[p] = '0;
+      ivl[p] = '0;
+      fh[p] = '0;
+      mt[p] = 1'b0;
+      for (int q = 0; q < NPorts; q++) begin
+        if (32'(e_gin[p]) == q) begin
+          tag[p] = gr_tag[32*(q*NPorts + p) +: 32];
+          ivl[p] = gr_ivl[4*(q*NPorts + p) +: 4];
+          fh[p] = gr_fh[2*(q*NPorts + p) +: 2];
+          mt[p] = gr_mt[q*NPorts + p];
+        end
+      end
       tx_pkt_o[p] = e_gnt[p];
       tx_fc_o[p] = e_fc[p];
       tx_fc_vl_o[4*p +: 4] = e_fc[p] ? e_fcvl[p] : 4'd0;
@@ -545,14 +594,14 @@ module ib_switch #(
       tx_tag_o[32*p +: 32] = '0;
       if (e_gnt[p]) begin
 `ifdef IBCYCLE_FAULT_VL_MIX
-        tx_vl_o[4*p +: 4] = s_ivl_q[e_gin[p]][e_gslot[p]];
+        tx_vl_o[4*p +: 4] = ivl[p];
 `else
         tx_vl_o[4*p +: 4] = e_gvl[p];
 `endif
-        tx_fecn_o[p] = s_fecn_q[e_gin[p]][e_gslot[p]] | e_gmark[p];
+        tx_fecn_o[p] = fh[p][0] | (fh[p][1] & mt[p]) | e_gmark[p];
         tx_len_o[13*p +: 13] = e_glen[p];
         tx_off_o[17*p +: 17] = 17'(ser_q[p]);
-        tx_tag_o[32*p +: 32] = s_tag_q[e_gin[p]][e_gslot[p]];
+        tx_tag_o[32*p +: 32] = tag[p];
       end
     end
   end
@@ -624,7 +673,7 @@ module ib_switch #(
       a_got[p] = '0;
       a_free[p] = 1'b0;
       i_tail_enq[p] = 1'b0;
-      t_len[p] = s_len_q[p][ar_slot_q[p]];
+      t_len[p] = tl_len[13*p +: 13];
       if (rst_ni && ar_v_q[p]) begin
         a_e[p] = ar_e_q[p] + 32'(`IB_SWITCH_NUM(p));
         if (a_left[p] != '0 && a_e[p] >= a_thr[p]) begin
@@ -681,7 +730,7 @@ module ib_switch #(
       h_free[p] = i_head_drop[p] && h_left[p] == '0;
       i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
       i_slot[p] = '0;
-      if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fstk_q[p][ftop_q[p] - 1];
+      if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
       // Cut-through unless the output is faster than the input (then store-and-forward).
       i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_left[p] == '0
         || 64'(`IB_SWITCH_NUM(32'(h_out[p]))) * 64'(`IB_SWITCH_DEN(p))
@@ -759,12 +808,149 @@ module ib_switch #(
     end
   end
 
+  // ---------------------------------------------------------------- descriptor pools
+  // One memory per field and input, each written at most once a cycle (a head's descriptor; the tail mark of
+  // a deferred packet; one VoQ link), read asynchronously at the ports declared with the state. A packet's
+  // FECN is the head's bit, or, for a deferred (store-and-forward) packet, the head's bit or the tail's
+  // mark (`mt_m`, written at its tail's enqueue, before any grant can name the slot). The free stack of an
+  // input is NB banks, address a in bank a mod NB: the cycle's pushes (one per output granting the input)
+  // go to consecutive addresses, so to different banks.
+  for (genvar q = 0; q < NPorts; q++) begin : g_pool
+    logic [12:0]   len_m [SlotMax];
+    logic [31:0]   tag_m [SlotMax];
+    logic [3:0]    ivl_m [SlotMax];
+    logic [1:0]    fh_m [SlotMax];
+    logic          mt_m [SlotMax];
+    logic [SW-1:0] next_m [SlotMax];
+    always_ff @(posedge clk_i) begin
+      if (i_head[q] && !i_head_drop[q]) begin
+        len_m[i_slot[q]] <= rx_len_i[13*q +: 13];
+        tag_m[i_slot[q]] <= rx_tag_i[32*q +: 32];
+        ivl_m[i_slot[q]] <= rx_vl_i[4*q +: 4];
+        fh_m[i_slot[q]] <= {!i_head_enq[q], rx_fecn_i[q] | i_mark_head[q]};
+      end
+    end
+    always_ff @(posedge clk_i) begin
+      if (i_tail_enq[q]) mt_m[ar_slot_q[q]] <= i_mark_tail[q];
+    end
+    always_ff @(posedge clk_i) begin
+      if (nw_we[q]) next_m[nw_a[q]] <= nw_d[q];
+    end
+    assign tl_len[13*q +: 13] = len_m[ar_slot_q[q]];
+    for (genvar o = 0; o < NPorts; o++) begin : g_out
+      for (genvar v = 0; v < NVl; v++) begin : g_vl
+        assign hd_len[13*((q*NPorts + o)*NVl + v) +: 13] = len_m[vh_q[(q*NPorts + o)*NVl + v]];
+      end
+      assign gr_tag[32*(q*NPorts + o) +: 32] = tag_m[e_gslot[o]];
+      assign gr_ivl[4*(q*NPorts + o) +: 4] = ivl_m[e_gslot[o]];
+      assign gr_fh[2*(q*NPorts + o) +: 2] = fh_m[e_gslot[o]];
+      assign gr_mt[q*NPorts + o] = mt_m[e_gslot[o]];
+      assign gr_next[SW*(q*NPorts + o) +: SW] = next_m[e_gslot[o]];
+    end
+    // The free stack's top (address ftop - 1): every bank read at its word, the bank chosen by the low bits.
+    logic [SW:0] top_a;
+    assign top_a = ftop_q[q] - 1'b1;
+    for (genvar b = 0; b < NB; b++) begin : g_bank
+      logic [SW-1:0] fb_m [FD];
+      always_ff @(posedge clk_i) begin
+        if (fw_we[q*NB + b]) fb_m[fw_a[q*NB + b]] <= fw_d[q*NB + b];
+      end
+      assign fk_rd[SW*(q*NB + b) +: SW] = fb_m[FW'(top_a >> LB)];
+    end
+    assign fk_top[q] = fk_rd[SW*(q*NB + 32'(top_a[LB-1:0])) +: SW];
+  end
+
+  // The cycle's pushes: output p's grant from input q returns its slot; the k-th push of input q (in port
+  // order) goes to address ftop + k, ftop after this cycle's pop.
+  `IBCYCLE_COMB begin : fpush
+    logic push [NPorts][NPorts];
+    logic [SW:0] pa [NPorts][NPorts];
+    for (int q = 0; q < NPorts; q++) begin
+      for (int p = 0; p < NPorts; p++) begin
+        push[q][p] = e_gnt[p] && 32'(e_gin[p]) == q;
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+        for (int v = 0; v < NVl; v++) if (32'(e_gvl[p]) == v && e_len[p][v] != 7'd1) push[q][p] = 1'b0;
+`endif
+        pa[q][p] = ftop_q[q] - (SW+1)'(i_head[q] && !i_head_drop[q] && !i_fresh[q]);
+        for (int r = 0; r < p; r++) pa[q][p] = pa[q][p] + (SW+1)'(push[q][r]);
+      end
+      for (int b = 0; b < NB; b++) begin
+        fw_we[q*NB + b] = 1'b0;
+        fw_a[q*NB + b] = '0;
+        fw_d[q*NB + b] = '0;
+        for (int p = 0; p < NPorts; p++) begin
+          if (push[q][p] && 32'(pa[q][p][LB-1:0]) == b) begin
+            fw_we[q*NB + b] = 1'b1;
+            fw_a[q*NB + b] = FW'(pa[q][p] >> LB);
+            fw_d[q*NB + b] = e_gslot[p];
+          end
+        end
+      end
+    end
+  end
+
+  // The cycle's VoQ links per input, in the Switch's order: the deferred tail's (its VoQ not empty after this
+  // cycle's dequeue), then the head's (not empty after those). The memory takes the oldest of the pending
+  // link and these; the next waits a cycle. An input's links are one per packet, made at its head or (a
+  // deferred packet) at its tail, and no head is accepted while a deferred packet arrives: a link of the
+  // cycle and a pending one never come with a third (asserted).
+  `IBCYCLE_COMB begin : nlink
+    logic [31:0] jt [NPorts];
+    logic [31:0] jh [NPorts];
+    logic dt [NPorts];
+    logic dh [NPorts];
+    logic tw [NPorts];
+    logic hw [NPorts];
+    logic [SW-1:0] ha [NPorts];
+    for (int q = 0; q < NPorts; q++) begin
+      jt[q] = (q*NPorts + 32'(ar_out_q[q]))*NVl + 32'(ar_ovl_q[q]);
+      jh[q] = (q*NPorts + 32'(i_out[q]))*NVl + 32'(i_ovl[q]);
+      dt[q] = 1'b0;
+      dh[q] = 1'b0;
+      for (int o = 0; o < NPorts; o++) begin
+        for (int v = 0; v < NVl; v++) begin
+          if (e_gnt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+              && e_len[o][v] == 7'd1
+`endif
+             ) begin
+            if ((q*NPorts + o)*NVl + v == jt[q]) dt[q] = 1'b1;
+            if ((q*NPorts + o)*NVl + v == jh[q]) dh[q] = 1'b1;
+          end
+        end
+      end
+      tw[q] = i_tail_enq[q] && vn_q[jt[q]] != (SW+1)'(dt[q]);
+      hw[q] = i_head_enq[q] && (vn_q[jh[q]] != (SW+1)'(dh[q]) || (i_tail_enq[q] && jt[q] == jh[q]));
+      ha[q] = (i_tail_enq[q] && jt[q] == jh[q]) ? ar_slot_q[q] : vt_q[jh[q]];
+      nw_we[q] = nl_v_q[q] || tw[q] || hw[q];
+      nw_a[q] = nl_v_q[q] ? nl_a_q[q] : tw[q] ? vt_q[jt[q]] : ha[q];
+      nw_d[q] = nl_v_q[q] ? nl_d_q[q] : tw[q] ? ar_slot_q[q] : i_slot[q];
+      nl_v_d[q] = (nl_v_q[q] && (tw[q] || hw[q])) || (tw[q] && hw[q]);
+      nl_a_d[q] = (nl_v_q[q] && tw[q]) ? vt_q[jt[q]] : ha[q];
+      nl_d_d[q] = (nl_v_q[q] && tw[q]) ? ar_slot_q[q] : i_slot[q];
+      nl_over[q] = nl_v_q[q] && tw[q] && hw[q];
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    for (int q = 0; q < NPorts; q++) begin
+      if (!rst_ni) begin
+        nl_v_q[q] <= 1'b0;
+        nl_a_q[q] <= '0;
+        nl_d_q[q] <= '0;
+      end else begin
+        nl_v_q[q] <= nl_v_d[q];
+        nl_a_q[q] <= nl_a_d[q];
+        nl_d_q[q] <= nl_d_d[q];
+      end
+    end
+  end
+
   // ---------------------------------------------------------------- state update
   // Procedural: one output's dequeue and up to two enqueues per input (a store-and-forward tail, then a
   // head) may touch one VoQ in a cycle, applied in the Switch's order (egress, then ingress in port order)
   // on local copies of the queue state, which are registered at the end (non-blocking, as every register
   // here: the combinational logic that reads them never sees a half-updated cycle); the descriptor pools
-  // are written non-blocking at indices no two updates of a cycle share.
+  // are written by their own ports (g_pool), from the same decisions.
   always_ff @(posedge clk_i) begin : update
     logic [SW:0] ftop_n [NPorts];
     logic [SW:0] fresh_n [NPorts];
@@ -799,7 +985,6 @@ module ib_switch #(
     int j;
     logic [16:0] mk;
     /* verilator lint_on UNUSEDSIGNAL */
-    logic [SW:0] top;
     logic [SW-1:0] slot;
     logic [31:0] r;
     for (int q = 0; q < NPorts; q++) begin
@@ -897,10 +1082,12 @@ module ib_switch #(
           if (e_len[p][32'(e_gvl[p])] == 7'd1) begin
 `endif
           vn_n[j] = vn_n[j] - 1'b1;
-          vh_n[j] = s_next_q[e_gin[p]][vh_n[j]];
-          top = ftop_n[e_gin[p]];
-          fstk_q[e_gin[p]][top[SW-1:0]] <= e_gslot[p];
-          ftop_n[e_gin[p]] = top + 1'b1;
+          for (int q = 0; q < NPorts; q++) begin
+            if (32'(e_gin[p]) == q) begin
+              vh_n[j] = (nl_v_q[q] && nl_a_q[q] == e_gslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+            end
+          end
+          ftop_n[e_gin[p]] = ftop_n[e_gin[p]] + 1'b1;
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           end
 `endif
@@ -912,7 +1099,7 @@ module ib_switch #(
           // (completions are decided before this cycle's starts, as in the Switch).
           if_v_n[p] = 1'b1;
           if_in_n[p] = e_gin[p];
-          if_vl_n[p] = s_ivl_q[e_gin[p]][e_gslot[p]];
+          for (int q = 0; q < NPorts; q++) if (32'(e_gin[p]) == q) if_vl_n[p] = gr_ivl[4*(q*NPorts + p) +: 4];
           if_blk_n[p] = e_len[p][32'(e_gvl[p])];
           if (!mark_enq_i[p]) begin
 `ifdef IBCYCLE_FAULT_FECN_INVERT
@@ -934,10 +1121,8 @@ module ib_switch #(
           ar_left_n[p] = i_left[p];
           if (i_left[p] == '0) ar_v_n[p] = 1'b0;
           if (i_tail_enq[p]) begin
-            s_fecn_q[p][ar_slot_n[p]] <= s_fecn_q[p][ar_slot_n[p]] | i_mark_tail[p];
             j = (p*NPorts + 32'(ar_out_n[p]))*NVl + 32'(ar_ovl_n[p]);
             if (vn_n[j] == '0) vh_n[j] = ar_slot_n[p];
-            else s_next_q[p][vt_n[j]] <= ar_slot_n[p];
             vt_n[j] = ar_slot_n[p];
             vn_n[j] = vn_n[j] + 1'b1;
           end
@@ -945,14 +1130,9 @@ module ib_switch #(
         if (i_head[p]) begin
           if (!i_head_drop[p]) begin
             slot = i_slot[p];
-            s_len_q[p][slot] <= rx_len_i[13*p +: 13];
-            s_fecn_q[p][slot] <= rx_fecn_i[p] | i_mark_head[p];
-            s_tag_q[p][slot] <= rx_tag_i[32*p +: 32];
-            s_ivl_q[p][slot] <= rx_vl_i[4*p +: 4];
             if (i_head_enq[p]) begin
               j = (p*NPorts + 32'(i_out[p]))*NVl + 32'(i_ovl[p]);
               if (vn_n[j] == '0) vh_n[j] = slot;
-              else s_next_q[p][vt_n[j]] <= slot;
               vt_n[j] = slot;
               vn_n[j] = vn_n[j] + 1'b1;
             end
@@ -1044,6 +1224,7 @@ module ib_switch #(
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
       a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
+      a_ok = a_ok && !(rst_ni && nl_over[p]);
     end
   end
   // Not checked in reset cycles: before the first reset edge the registers hold X (4-state simulators).
