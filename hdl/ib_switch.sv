@@ -54,14 +54,18 @@
 //
 // Designer choices of the RTL (not visible at the ports):
 // - Descriptors live in a pool of SlotMax slots per input, linked per VoQ (input, output, VL); a slot is
-//   taken from a free stack (or the next never-used one) and returned at the grant.
+//   taken from a free stack (or the next never-used one) and returned at the grant. Each input's pool is
+//   one memory per field (g_pool), each written at most once a cycle: see the pools' section.
 // - Several packets may join the VoQs of one output VL in one cycle (one head and one store-and-forward
 //   tail per input); their FECN decisions are taken in input order, so fecn_marker's single-decision port
 //   cannot carry them: the marker's step (counter or LFSR leap, Packet_Size check) is applied here as a
 //   chain over the cycle's decisions, on the same registered marking state.
 // - An input's saturation (speed-up) moves along the outputs in port order within a cycle, as Switch::step
 //   grants outputs in port order; each output's vl_arb sees requests that depend on the lower ports' grants.
-// - Simulation-shaped, not silicon-shaped: the state updates are procedural over arrays.
+// - Combinational processes write arrays only at constant indices (a loop's index is the element written);
+//   the chain through the outputs keeps a copy of its state per output. The VoQ state (head, tail, count,
+//   fill) is registers, updated procedurally in one always_ff: every output reads every VoQ's count each
+//   cycle, so it is not a memory.
 //
 // Fault-injection variants (build-time, for the co-simulation's self-test; each needs IBCYCLE_FAULTS_ENABLE):
 //   IBCYCLE_FAULT_CREDIT_LEAK   a released packet returns one block less to its input's credit_rx
@@ -189,13 +193,38 @@ module ib_switch #(
   end
 
   // ---------------------------------------------------------------- state
-  // Descriptor pools, per input.
-  logic [12:0] s_len_q  [NPorts][SlotMax];
-  logic        s_fecn_q [NPorts][SlotMax];
-  logic [31:0] s_tag_q  [NPorts][SlotMax];
-  logic [3:0]  s_ivl_q  [NPorts][SlotMax];
-  logic [SW-1:0] s_next_q [NPorts][SlotMax];
-  logic [SW-1:0] fstk_q [NPorts][SlotMax];
+  // Descriptor pools, per input: the memories of g_pool (below). Their asynchronous read ports, flattened
+  // (entry e of a vector at [W*e +: W]): the length at the head of each VoQ (input q, output o, VL v: entry
+  // (q*NPorts + o)*NVl + v), the fields of the slot each output's grant names (input q, output o: entry
+  // q*NPorts + o), the deferred packet's length (entry q), the slot on top of each free stack bank.
+  localparam int LB = (NPorts > 2) ? $clog2(NPorts) : 1;   // free stack banks: 2^LB >= NPorts
+  localparam int NB = 1 << LB;
+  localparam int FD = (SlotMax + NB - 1) / NB;              // words per bank
+  localparam int FW = (FD > 1) ? $clog2(FD) : 1;
+  logic [NPorts*NPorts*NVl*13-1:0] hd_len;
+  logic [NPorts*13-1:0]            tl_len;
+  logic [NPorts*NPorts*32-1:0]     gr_tag;
+  logic [NPorts*NPorts*4-1:0]      gr_ivl;
+  logic [NPorts*NPorts*2-1:0]      gr_fh;     // {deferred, FECN at the head}
+  logic [NPorts*NPorts-1:0]        gr_mt;     // marked at the tail's enqueue (a deferred packet)
+  logic [NPorts*NPorts*SW-1:0]     gr_next;
+  logic [NPorts*NB*SW-1:0]         fk_rd;
+  logic [SW-1:0]   fk_top [NPorts];
+  // The write ports: a head's descriptor; a free stack bank's push; a VoQ link (one a cycle per input: a
+  // second link of the cycle, a tail's and a head's, waits in the pending register nl_*_q a cycle).
+  logic            fw_we [NPorts*NB];
+  logic [FW-1:0]   fw_a [NPorts*NB];
+  logic [SW-1:0]   fw_d [NPorts*NB];
+  logic            nw_we [NPorts];
+  logic [SW-1:0]   nw_a [NPorts];
+  logic [SW-1:0]   nw_d [NPorts];
+  logic            nl_v_q [NPorts];
+  logic [SW-1:0]   nl_a_q [NPorts];
+  logic [SW-1:0]   nl_d_q [NPorts];
+  logic            nl_v_d [NPorts];
+  logic [SW-1:0]   nl_a_d [NPorts];
+  logic [SW-1:0]   nl_d_d [NPorts];
+  logic            nl_over [NPorts];
   logic [SW:0]   ftop_q [NPorts];
   logic [SW:0]   fresh_q [NPorts];
   // VoQs (input, output, VL): index (i*NPorts + o)*NVl + v.
@@ -382,8 +411,14 @@ module ib_switch #(
   logic [31:0]   e_ser [NPorts];
   logic [6:0]    e_len [NPorts][NVl];
 
+  logic [12:0]   e_glen [NPorts];
+
   // Worked out on local copies (`*_w`) and each output written once at the end: a default then an
-  // override would be a change event for vl_arb and credit_tx, whose outputs come back here.
+  // override would be a change event for vl_arb and credit_tx, whose outputs come back here. Every local
+  // is written at constant indices only (a loop's index is the element written): an array written at a
+  // computed index in a combinational process came out of Yosys as a logic loop (a read at a computed
+  // index after the write saw the process's own output).
+  // The saturation chain keeps one copy of the read counts per output (`rd_w[p]`: before output p's grant).
   `IBCYCLE_COMB begin : egress
     logic e_done_w [NPorts];
     logic e_fc_w [NPorts];
@@ -392,10 +427,19 @@ module ib_switch #(
     logic [3:0] e_gvl_w [NPorts];
     logic [PW-1:0] e_gin_w [NPorts];
     logic [SW-1:0] e_gslot_w [NPorts];
+    logic [12:0] e_glen_w [NPorts];
+    logic [15:0] e_gmk_w [NPorts];
+    logic e_gms_w [NPorts];
     logic e_gmark_w [NPorts];
     logic [31:0] e_ser_w [NPorts];
     logic [PW-1:0] e_pick_w [NPorts][NVl];
+    logic [SW-1:0] e_hslot_w [NPorts][NVl];
+    logic [12:0] e_hlen_w [NPorts][NVl];
     logic [6:0] e_len_w [NPorts][NVl];
+    logic [NPorts-1:0] e_fre_w [NPorts][NVl];
+    logic [NPorts-1:0] e_hi_w [NPorts][NVl];
+    logic [NPorts-1:0] e_sat_w [NPorts];
+    logic [6:0] rd_w [NPorts+1][NPorts];
     logic [15:0] arb_req_w [NPorts];
     logic [16*7-1:0] arb_len_w [NPorts];
     logic [15:0] arb_ok_w [NPorts];
@@ -404,59 +448,50 @@ module ib_switch #(
     logic [6:0] ctx_blocks_w [NK];
     logic ctx_fcv_w [NK];
     logic ctx_take_w [NK];
-    logic [6:0] rd [NPorts];
-    logic [NPorts-1:0] sat;
-    logic [NPorts-1:0] all, fre;
-    logic [PW-1:0] i;
-    logic [SW-1:0] s;
-    logic [6:0] blocks;
-    logic [31:0] r;
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [16:0] mk;
+    logic [16:0] e_mk_w [NPorts];
     /* verilator lint_on UNUSEDSIGNAL */
-    i = '0;
-    s = '0;
-    blocks = '0;
-    mk = '0;
+    // Completions of every output first: its last byte in this cycle, or (a packet whose last byte left in
+    // its start cycle) already gone.
+    for (int p = 0; p < NPorts; p++) e_done_w[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
     for (int q = 0; q < NPorts; q++) begin
-      rd[q] = reads_q[q];
-    end
-    // Completions of every output first.
-    for (int p = 0; p < NPorts; p++) begin
-      // Its last byte in this cycle, or (a packet whose last byte left in its start cycle) already gone.
-      e_done_w[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
-      if (e_done_w[p]) rd[if_in_q[p]] = rd[if_in_q[p]] - 7'd1;
+      rd_w[0][q] = reads_q[q];
+      for (int p = 0; p < NPorts; p++) rd_w[0][q] = rd_w[0][q] - 7'(e_done_w[p] && 32'(if_in_q[p]) == q);
     end
     for (int p = 0; p < NPorts; p++) begin
-      r = ser_q[p];
-      e_fc_w[p] = 1'b0;
+      e_fc_w[p] = rst_ni && fcp_q[p] != '0 && ser_q[p] == 32'd0;
       e_fcvl_w[p] = 4'd0;
-      if (rst_ni && fcp_q[p] != '0 && r == 32'd0) begin
-        e_fc_w[p] = 1'b1;
+      if (e_fc_w[p]) begin
         for (int v = NVl - 1; v >= 0; v--) if (fcp_q[p][v]) e_fcvl_w[p] = 4'(v);
       end
-      for (int q = 0; q < NPorts; q++) sat[q] = rd[q] == speedup_i[7*q +: 7];
+      for (int q = 0; q < NPorts; q++) e_sat_w[p][q] = rd_w[p][q] == speedup_i[7*q +: 7];
       arb_req_w[p] = '0;
       arb_len_w[p] = '0;
       for (int v = 0; v < NVl; v++) begin
+        // Round robin among the unsaturated inputs with a packet: the lowest at or after the pointer, else
+        // the lowest.
+        for (int q = 0; q < NPorts; q++) begin
+          e_fre_w[p][v][q] = vn_q[(q*NPorts + p)*NVl + v] != '0 && !e_sat_w[p][q];
+          e_hi_w[p][v][q] = e_fre_w[p][v][q] && q >= 32'(rr_q[p*NVl + v]);
+        end
         e_pick_w[p][v] = '0;
+        e_hslot_w[p][v] = '0;
+        e_hlen_w[p][v] = '0;
         e_len_w[p][v] = '0;
-        all = '0;
-        for (int q = 0; q < NPorts; q++) all[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
-        fre = all & ~sat;
         ctx_req_w[p*NVl + v] = 1'b0;
-        if (fre != '0 && v < 32'(`IB_SWITCH_NVL(p))) begin
-          i = '0;
-          for (int q = NPorts - 1; q >= 0; q--) if (fre[q] && q >= 32'(rr_q[p*NVl + v])) i = PW'(q);
-          if (!fre[i] || 32'(i) < 32'(rr_q[p*NVl + v])) begin
-            for (int q = NPorts - 1; q >= 0; q--) if (fre[q]) i = PW'(q);
+        if (e_fre_w[p][v] != '0 && v < 32'(`IB_SWITCH_NVL(p))) begin
+          if (e_hi_w[p][v] != '0) begin
+            for (int q = NPorts - 1; q >= 0; q--) if (e_hi_w[p][v][q]) e_pick_w[p][v] = PW'(q);
+          end else begin
+            for (int q = NPorts - 1; q >= 0; q--) if (e_fre_w[p][v][q]) e_pick_w[p][v] = PW'(q);
           end
-          s = vh_q[(32'(i)*NPorts + p)*NVl + v];
-          blocks = 7'((s_len_q[i][s] + 13'd63) >> 6);
-          e_pick_w[p][v] = i;
-          e_len_w[p][v] = blocks;
+          e_hslot_w[p][v] = vh_q[(32'(e_pick_w[p][v])*NPorts + p)*NVl + v];
+          for (int q = 0; q < NPorts; q++) begin
+            if (32'(e_pick_w[p][v]) == q) e_hlen_w[p][v] = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+          end
+          e_len_w[p][v] = 7'((e_hlen_w[p][v] + 13'd63) >> 6);
           arb_req_w[p][v] = 1'b1;
-          arb_len_w[p][7*v +: 7] = blocks;
+          arb_len_w[p][7*v +: 7] = e_len_w[p][v];
           ctx_req_w[p*NVl + v] = 1'b1;
         end
         ctx_blocks_w[p*NVl + v] = e_len_w[p][v];
@@ -467,32 +502,37 @@ module ib_switch #(
 `ifdef IBCYCLE_FAULT_CREDIT_BYPASS
       arb_ok_w[p] = arb_req_w[p];
 `endif
-      arb_ready_w[p] = rst_ni && !e_fc_w[p] && (arb_req_w[p] & arb_ok_w[p]) != '0 && r < 32'(`IB_SWITCH_NUM(p));
+      arb_ready_w[p] = rst_ni && !e_fc_w[p] && (arb_req_w[p] & arb_ok_w[p]) != '0
+        && ser_q[p] < 32'(`IB_SWITCH_NUM(p));
       e_gnt_w[p] = arb_ready_w[p] && arb_gv[p] && arb_gvl[p] < `IB_SWITCH_NVL(p);
       e_gvl_w[p] = arb_gvl[p];
+      // The granted VL's pick, head and marking state, selected by a loop over the VLs.
       e_gin_w[p] = '0;
       e_gslot_w[p] = '0;
-      e_gmark_w[p] = 1'b0;
-      for (int v = 0; v < NVl; v++) ctx_take_w[p*NVl + v] = e_gnt_w[p] && arb_gvl[p] == 4'(v);
-      if (e_gnt_w[p]) begin
-        i = e_pick_w[p][32'(arb_gvl[p])];
-        e_gin_w[p] = i;
-        s = vh_q[(32'(i)*NPorts + p)*NVl + 32'(arb_gvl[p])];
-        e_gslot_w[p] = s;
-        rd[i] = rd[i] + 7'd1;
-        if (!mark_enq_i[p]) begin
+      e_glen_w[p] = '0;
+      e_gmk_w[p] = '0;
+      e_gms_w[p] = 1'b0;
+      for (int v = 0; v < NVl; v++) begin
+        ctx_take_w[p*NVl + v] = e_gnt_w[p] && arb_gvl[p] == 4'(v);
+        if (ctx_take_w[p*NVl + v]) begin
+          e_gin_w[p] = e_pick_w[p][v];
+          e_gslot_w[p] = e_hslot_w[p][v];
+          e_glen_w[p] = e_hlen_w[p][v];
+          e_gmk_w[p] = mk_q[p*NVl + v];
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-          mk = mk_step_eg(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], !cd_mark[p*NVl + 32'(arb_gvl[p])]);
+          e_gms_w[p] = !cd_mark[p*NVl + v];
 `else
-          mk = mk_step_eg(mk_q[p*NVl + 32'(arb_gvl[p])], p, s_len_q[i][s], cd_mark[p*NVl + 32'(arb_gvl[p])]);
+          e_gms_w[p] = cd_mark[p*NVl + v];
 `endif
-          e_gmark_w[p] = mk[16];
         end
       end
+      for (int q = 0; q < NPorts; q++) rd_w[p+1][q] = rd_w[p][q] + 7'(e_gnt_w[p] && 32'(e_gin_w[p]) == q);
+      e_mk_w[p] = mk_step_eg(e_gmk_w[p], p, e_glen_w[p], e_gms_w[p]);
+      e_gmark_w[p] = e_gnt_w[p] && !mark_enq_i[p] && e_mk_w[p][16];
       // The serialiser's busy ticks after this cycle's start (before the cycle's own ticks are counted).
       if (e_fc_w[p]) e_ser_w[p] = 32'(`IB_SWITCH_DEN(p)) * 32'd6;
-      else if (e_gnt_w[p]) e_ser_w[p] = r + 32'(`IB_SWITCH_DEN(p)) * 32'(s_len_q[e_gin_w[p]][e_gslot_w[p]]);
-      else e_ser_w[p] = r;
+      else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + 32'(`IB_SWITCH_DEN(p)) * 32'(e_glen_w[p]);
+      else e_ser_w[p] = ser_q[p];
     end
     // Each output written once, with its final value.
     for (int p = 0; p < NPorts; p++) begin
@@ -503,6 +543,7 @@ module ib_switch #(
       e_gvl[p] = e_gvl_w[p];
       e_gin[p] = e_gin_w[p];
       e_gslot[p] = e_gslot_w[p];
+      e_glen[p] = e_glen_w[p];
       e_gmark[p] = e_gmark_w[p];
       e_ser[p] = e_ser_w[p];
       arb_req[p] = arb_req_w[p];
@@ -520,10 +561,27 @@ module ib_switch #(
       ctx_take[k] = ctx_take_w[k];
     end
   end
-
   // Outputs of the cycle.
   `IBCYCLE_COMB begin : tx
+    logic [31:0] tag [NPorts];
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [3:0] ivl [NPorts];
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [1:0] fh [NPorts];
+    logic mt [NPorts];
     for (int p = 0; p < NPorts; p++) begin
+      tag[p] = '0;
+      ivl[p] = '0;
+      fh[p] = '0;
+      mt[p] = 1'b0;
+      for (int q = 0; q < NPorts; q++) begin
+        if (32'(e_gin[p]) == q) begin
+          tag[p] = gr_tag[32*(q*NPorts + p) +: 32];
+          ivl[p] = gr_ivl[4*(q*NPorts + p) +: 4];
+          fh[p] = gr_fh[2*(q*NPorts + p) +: 2];
+          mt[p] = gr_mt[q*NPorts + p];
+        end
+      end
       tx_pkt_o[p] = e_gnt[p];
       tx_fc_o[p] = e_fc[p];
       tx_fc_vl_o[4*p +: 4] = e_fc[p] ? e_fcvl[p] : 4'd0;
@@ -536,14 +594,14 @@ module ib_switch #(
       tx_tag_o[32*p +: 32] = '0;
       if (e_gnt[p]) begin
 `ifdef IBCYCLE_FAULT_VL_MIX
-        tx_vl_o[4*p +: 4] = s_ivl_q[e_gin[p]][e_gslot[p]];
+        tx_vl_o[4*p +: 4] = ivl[p];
 `else
         tx_vl_o[4*p +: 4] = e_gvl[p];
 `endif
-        tx_fecn_o[p] = s_fecn_q[e_gin[p]][e_gslot[p]] | e_gmark[p];
-        tx_len_o[13*p +: 13] = s_len_q[e_gin[p]][e_gslot[p]];
+        tx_fecn_o[p] = fh[p][0] | (fh[p][1] & mt[p]) | e_gmark[p];
+        tx_len_o[13*p +: 13] = e_glen[p];
         tx_off_o[17*p +: 17] = 17'(ser_q[p]);
-        tx_tag_o[32*p +: 32] = s_tag_q[e_gin[p]][e_gslot[p]];
+        tx_tag_o[32*p +: 32] = tag[p];
       end
     end
   end
@@ -571,175 +629,170 @@ module ib_switch #(
   logic [15:0]   i_mk [NK];
   logic [NPorts*16-1:0] i_fill [NK];
 
-  // Joining VoQ (p, o, ov) with `len` bytes: the fill grows, and an enqueue-marking output decides FECN.
+  // The state update after the ingress phase, each element from the cycle's events that touch it (a loop
+  // whose index is the element: no array is written at a computed index here, see egress).
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-`define IB_SWITCH_MSTATE !cd_mark[32'(o)*NVl + 32'(ov)]
+`define IB_SWITCH_MSTATE(K) !cd_mark[K]
 `else
-`define IB_SWITCH_MSTATE cd_mark[32'(o)*NVl + 32'(ov)]
+`define IB_SWITCH_MSTATE(K) cd_mark[K]
 `endif
-`define IB_SWITCH_ENQ(MARK) \
-            fl[(p*NPorts + 32'(o))*NVl + 32'(ov)] = fl[(p*NPorts + 32'(o))*NVl + 32'(ov)] \
-              + ((16'(len) + 16'd63) >> 6); \
-            if (mark_enq_i[o]) begin \
-              mk = mk_step_in(mks[32'(o)*NVl + 32'(ov)], 32'(o), len, `IB_SWITCH_MSTATE); \
-              mks[32'(o)*NVl + 32'(ov)] = mk[15:0]; \
-              MARK = mk[16]; \
-            end
 
   `IBCYCLE_COMB begin : ingress
-    logic [31:0] e, thr, num, den;
-    logic [6:0] left, got, nblk;
-    logic [15:0] fp;
+    // The arriving packet's blocks of this cycle (at most two: only the last block is short).
+    logic [31:0] a_e [NPorts];
+    logic [31:0] a_thr [NPorts];
+    logic [6:0] a_left [NPorts];
+    logic [6:0] a_got [NPorts];
+    logic a_free [NPorts];
+    // A new head: its first block, its route.
+    logic [31:0] h_e [NPorts];
+    logic [31:0] h_thr [NPorts];
+    logic [6:0] h_left [NPorts];
+    logic h_got [NPorts];
+    logic h_free [NPorts];
+    logic [7:0] h_out [NPorts];
+    logic [3:0] h_ovl [NPorts];
+    logic [63:0] h_t [NPorts];
+    logic [12:0] t_len [NPorts];
+    // FECN decisions at enqueue in the Switch's order: input p's tail is event 2p, its head event 2p + 1.
+    // Each event's marker state is the output VL's register or the latest earlier event's at that VL.
+    logic ev_on [2*NPorts];
+    logic [31:0] ev_k [2*NPorts];
+    logic [31:0] ev_o [2*NPorts];
+    logic [12:0] ev_len [2*NPorts];
+    logic [15:0] ev_in [2*NPorts];
+    logic ev_ms [2*NPorts];
+    logic [16:0] ev_out [2*NPorts];
     logic [15:0] fr [NK];
-    logic [3:0] vl, ovl;
-    logic [7:0] out;
-    logic [63:0] t;
-    logic [16:0] mk;
+    logic [15:0] fp [NK];
     logic [15:0] mks [NK];
-    logic [15:0] fl [NPorts*NPorts*NVl];
-    logic [12:0] len;
-    logic [PW-1:0] o;
-    logic [3:0] ov;
-    got = '0;
-    o = '0;
-    ov = '0;
-    len = '0;
-    mk = '0;
-    vl = '0;
-    nblk = '0;
-    out = '0;
-    ovl = '0;
-    t = '0;
-    fp = '0;
-    for (int k = 0; k < NK; k++) begin
-      fr[k] = '0;
-      mks[k] = mk_q[k];
-    end
-    for (int j = 0; j < NPorts*NPorts*NVl; j++) fl[j] = fill_q[j];
-    // Dequeues of this cycle's grants.
     for (int p = 0; p < NPorts; p++) begin
-      if (e_gnt[p]) begin
-        fl[(32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p])] =
-          fl[(32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p])] - 16'(e_len[p][32'(e_gvl[p])]);
-      end
-    end
-    // Released blocks of completed packets.
-    for (int p = 0; p < NPorts; p++) begin
-      if (e_done[p]) begin
-`ifdef IBCYCLE_FAULT_CREDIT_LEAK
-        fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])] = fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])]
-          + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
-`else
-        fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])] = fr[32'(if_in_q[p])*NVl + 32'(if_vl_q[p])]
-          + 16'(if_blk_q[p]);
-`endif
-      end
-    end
-    for (int p = 0; p < NPorts; p++) begin
-      num = 32'(`IB_SWITCH_NUM(p));
-      den = 32'(`IB_SWITCH_DEN(p));
-      for (int v = 0; v < NVl; v++) crx_blk[p*NVl + v] = '0;
+      a_e[p] = ar_e_q[p];
+      a_thr[p] = ar_thr_q[p];
+      a_left[p] = ar_left_q[p];
+      a_got[p] = '0;
+      a_free[p] = 1'b0;
       i_tail_enq[p] = 1'b0;
-      i_mark_tail[p] = 1'b0;
-      i_mark_head[p] = 1'b0;
-      e = ar_e_q[p];
-      thr = ar_thr_q[p];
-      left = ar_left_q[p];
-      // The arriving packet's blocks of this cycle (at most two: only the last block is short).
+      t_len[p] = tl_len[13*p +: 13];
       if (rst_ni && ar_v_q[p]) begin
-        e = e + num;
-        got = '0;
-        if (left != '0 && e >= thr) begin
-          got = 7'd1;
-          thr = (thr + 32'd64 * den > ar_end_q[p]) ? ar_end_q[p] : thr + 32'd64 * den;
-          if (left > 7'd1 && e >= thr) begin
-            got = 7'd2;
-            thr = (thr + 32'd64 * den > ar_end_q[p]) ? ar_end_q[p] : thr + 32'd64 * den;
+        a_e[p] = ar_e_q[p] + 32'(`IB_SWITCH_NUM(p));
+        if (a_left[p] != '0 && a_e[p] >= a_thr[p]) begin
+          a_got[p] = 7'd1;
+          a_thr[p] = (a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p)) > ar_end_q[p]) ? ar_end_q[p]
+                     : a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
+          if (a_left[p] > 7'd1 && a_e[p] >= a_thr[p]) begin
+            a_got[p] = 7'd2;
+            a_thr[p] = (a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p)) > ar_end_q[p]) ? ar_end_q[p]
+                       : a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
           end
         end
-        left = left - got;
-        crx_blk[p*NVl + 32'(ar_vl_q[p])] = got;
-        if (left == '0) begin
-          if (ar_drop_q[p]) begin
-            fr[p*NVl + 32'(ar_vl_q[p])] = fr[p*NVl + 32'(ar_vl_q[p])] + 16'(ar_blk_q[p]);
-          end else if (ar_def_q[p]) begin
-            i_tail_enq[p] = 1'b1;
-            o = ar_out_q[p];
-            ov = ar_ovl_q[p];
-            len = s_len_q[p][ar_slot_q[p]];
-            `IB_SWITCH_ENQ(i_mark_tail[p])
-          end
+        a_left[p] = ar_left_q[p] - a_got[p];
+        if (a_left[p] == '0) begin
+          a_free[p] = ar_drop_q[p];
+          i_tail_enq[p] = !ar_drop_q[p] && ar_def_q[p];
         end
       end
-      i_e[p] = e;
-      i_thr[p] = thr;
-      i_left[p] = left;
       // A new head.
-      vl = rx_vl_i[4*p +: 4];
-      len = rx_len_i[13*p +: 13];
-      i_head[p] = rst_ni && rx_pkt_i[p] && !(ar_v_q[p] && left != '0) && vl < `IB_SWITCH_NVL(p);
-      i_head_drop[p] = 1'b0;
-      i_head_enq[p] = 1'b0;
-      i_head_done[p] = 1'b0;
-      i_out[p] = '0;
-      i_ovl[p] = '0;
-      i_slot[p] = '0;
-      i_fresh[p] = 1'b0;
-      nblk = 7'((len + 13'd63) >> 6);
-      i_blocks[p] = nblk;
-      i_end[p] = 32'(len) * den;
-      if (i_head[p]) begin
-        e = num - 32'(rx_off_i[17*p +: 17]);
-        thr = (len > 13'd64) ? 32'd64 * den : i_end[p];
-        left = nblk;
-        if (left != '0 && e >= thr) begin
-          crx_blk[p*NVl + 32'(vl)] = crx_blk[p*NVl + 32'(vl)] + 7'd1;
-          left = left - 7'd1;
-          thr = (thr + 32'd64 * den > i_end[p]) ? i_end[p] : thr + 32'd64 * den;
-        end
-        i_e[p] = e;
-        i_thr[p] = thr;
-        i_left[p] = left;
-        i_head_done[p] = left == '0;
-        out = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
-        ovl = VlDrop;
-        if (out != NoRoute && 32'(out) < NPorts) begin
-`ifdef IBCYCLE_FAULT_SL2VL_INDEX
-          t = sl2vl_q[32'(out)*NPorts + p];
-`else
-          t = sl2vl_q[p*NPorts + 32'(out)];
-`endif
-          ovl = t[4*32'(rx_sl_i[4*p +: 4]) +: 4];
-        end
-        i_out[p] = PW'(out);
-        i_ovl[p] = ovl;
-        if (out == NoRoute || 32'(out) >= NPorts || ovl == VlDrop || 32'(ovl) >= NVl || nblk > mtu_blocks_i
-            || nblk == '0 || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax)) begin
-          i_head_drop[p] = 1'b1;
-          if (left == '0) fr[p*NVl + 32'(vl)] = fr[p*NVl + 32'(vl)] + 16'(nblk);
-        end else begin
-          i_fresh[p] = ftop_q[p] == '0;
-          i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fstk_q[p][ftop_q[p] - 1];
-          // Cut-through unless the output is faster than the input (then store-and-forward).
-          if (left == '0 || 64'(`IB_SWITCH_NUM(32'(out))) * 64'(den) <= 64'(num) * 64'(`IB_SWITCH_DEN(32'(out)))) begin
-            i_head_enq[p] = 1'b1;
-            o = PW'(out);
-            ov = ovl;
-            `IB_SWITCH_ENQ(i_mark_head[p])
-          end
-        end
+      i_head[p] = rst_ni && rx_pkt_i[p] && !(ar_v_q[p] && a_left[p] != '0)
+                  && rx_vl_i[4*p +: 4] < `IB_SWITCH_NVL(p);
+      i_blocks[p] = 7'((rx_len_i[13*p +: 13] + 13'd63) >> 6);
+      i_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
+      h_e[p] = 32'(`IB_SWITCH_NUM(p)) - 32'(rx_off_i[17*p +: 17]);
+      h_thr[p] = (rx_len_i[13*p +: 13] > 13'd64) ? 32'd64 * 32'(`IB_SWITCH_DEN(p)) : i_end[p];
+      h_left[p] = i_blocks[p];
+      h_got[p] = 1'b0;
+      if (i_head[p] && h_left[p] != '0 && h_e[p] >= h_thr[p]) begin
+        h_got[p] = 1'b1;
+        h_left[p] = h_left[p] - 7'd1;
+        h_thr[p] = (h_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p)) > i_end[p]) ? i_end[p]
+                   : h_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
       end
+      i_e[p] = i_head[p] ? h_e[p] : a_e[p];
+      i_thr[p] = i_head[p] ? h_thr[p] : a_thr[p];
+      i_left[p] = i_head[p] ? h_left[p] : a_left[p];
+      i_head_done[p] = i_head[p] && h_left[p] == '0;
+      h_out[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
+      h_ovl[p] = VlDrop;
+      h_t[p] = '0;
+      if (h_out[p] != NoRoute && 32'(h_out[p]) < NPorts) begin
+`ifdef IBCYCLE_FAULT_SL2VL_INDEX
+        h_t[p] = sl2vl_q[32'(h_out[p])*NPorts + p];
+`else
+        h_t[p] = sl2vl_q[p*NPorts + 32'(h_out[p])];
+`endif
+        h_ovl[p] = h_t[p][4*32'(rx_sl_i[4*p +: 4]) +: 4];
+      end
+      i_out[p] = i_head[p] ? PW'(h_out[p]) : '0;
+      i_ovl[p] = i_head[p] ? h_ovl[p] : '0;
+      i_head_drop[p] = i_head[p] && (h_out[p] == NoRoute || 32'(h_out[p]) >= NPorts || h_ovl[p] == VlDrop
+        || 32'(h_ovl[p]) >= NVl || i_blocks[p] > mtu_blocks_i || i_blocks[p] == '0
+        || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
+      h_free[p] = i_head_drop[p] && h_left[p] == '0;
+      i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
+      i_slot[p] = '0;
+      if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
+      // Cut-through unless the output is faster than the input (then store-and-forward).
+      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_left[p] == '0
+        || 64'(`IB_SWITCH_NUM(32'(h_out[p]))) * 64'(`IB_SWITCH_DEN(p))
+           <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(h_out[p]))));
+      // The enqueue events of this input.
+      ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
+      ev_o[2*p] = 32'(ar_out_q[p]);
+      ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
+      ev_len[2*p] = t_len[p];
+      ev_on[2*p+1] = i_head_enq[p] && mark_enq_i[i_out[p]];
+      ev_o[2*p+1] = 32'(i_out[p]);
+      ev_k[2*p+1] = 32'(i_out[p])*NVl + 32'(i_ovl[p]);
+      ev_len[2*p+1] = rx_len_i[13*p +: 13];
+    end
+    for (int n = 0; n < 2*NPorts; n++) ev_out[n] = '0;
+    for (int n = 0; n < 2*NPorts; n++) begin
+      ev_in[n] = '0;
+      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_in[n] = mk_q[k];
+      for (int m = 0; m < n; m++) if (ev_on[m] && ev_k[m] == ev_k[n]) ev_in[n] = ev_out[m][15:0];
+      ev_ms[n] = 1'b0;
+      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_ms[n] = `IB_SWITCH_MSTATE(k);
+      ev_out[n] = mk_step_in(ev_in[n], ev_o[n], ev_len[n], ev_ms[n]);
+    end
+    for (int p = 0; p < NPorts; p++) begin
+      i_mark_tail[p] = ev_on[2*p] && ev_out[2*p][16];
+      i_mark_head[p] = ev_on[2*p+1] && ev_out[2*p+1][16];
     end
     for (int k = 0; k < NK; k++) begin
-      fp = fpend_q[k] + fr[k];
-      crx_free[k] = (fp > 16'd127) ? 7'd127 : fp[6:0];
-      i_fpend[k] = fp - 16'(crx_free[k]);
+      // credit_rx's hand-ins: the arriving packet's blocks, a head's first block, blocks freed (released
+      // by completed packets, or of a dropped packet whose last block is in).
+      crx_blk[k] = (rst_ni && ar_v_q[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl ? a_got[k / NVl] : 7'd0)
+                   + 7'(i_head[k / NVl] && h_got[k / NVl] && 32'(rx_vl_i[4*(k / NVl) +: 4]) == k % NVl);
+      fr[k] = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+          fr[k] = fr[k] + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
+`else
+          fr[k] = fr[k] + 16'(if_blk_q[p]);
+`endif
+        end
+      end
+      if (a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl) fr[k] = fr[k] + 16'(ar_blk_q[k / NVl]);
+      if (h_free[k / NVl] && 32'(rx_vl_i[4*(k / NVl) +: 4]) == k % NVl) fr[k] = fr[k] + 16'(i_blocks[k / NVl]);
+      fp[k] = fpend_q[k] + fr[k];
+      crx_free[k] = (fp[k] > 16'd127) ? 7'd127 : fp[k][6:0];
+      i_fpend[k] = fp[k] - 16'(crx_free[k]);
       crx_fcv[k] = rst_ni && rx_fc_i[k / NVl] && 32'(rx_fc_vl_i[4*(k / NVl) +: 4]) == k % NVl;
+      mks[k] = mk_q[k];
+      for (int n = 0; n < 2*NPorts; n++) if (ev_on[n] && ev_k[n] == k) mks[k] = ev_out[n][15:0];
       i_mk[k] = mks[k];
-      for (int q = 0; q < NPorts; q++) i_fill[k][16*q +: 16] = fl[(q*NPorts + k / NVl)*NVl + k % NVl];
+      // VoQ (q, output k / NVl, VL k % NVl): a grant's dequeue, a tail's and a head's enqueue.
+      for (int q = 0; q < NPorts; q++) begin
+        i_fill[k][16*q +: 16] = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl]
+          - (e_gnt[k / NVl] && 32'(e_gin[k / NVl]) == q && 32'(e_gvl[k / NVl]) == k % NVl
+             ? 16'(e_len[k / NVl][k % NVl]) : 16'd0)
+          + (i_tail_enq[q] && 32'(ar_out_q[q])*NVl + 32'(ar_ovl_q[q]) == k ? (16'(t_len[q]) + 16'd63) >> 6 : 16'd0)
+          + (i_head_enq[q] && 32'(i_out[q])*NVl + 32'(i_ovl[q]) == k
+             ? (16'(rx_len_i[13*q +: 13]) + 16'd63) >> 6 : 16'd0);
+      end
     end
   end : ingress
-`undef IB_SWITCH_ENQ
 `undef IB_SWITCH_MSTATE
 
 
@@ -755,12 +808,149 @@ module ib_switch #(
     end
   end
 
+  // ---------------------------------------------------------------- descriptor pools
+  // One memory per field and input, each written at most once a cycle (a head's descriptor; the tail mark of
+  // a deferred packet; one VoQ link), read asynchronously at the ports declared with the state. A packet's
+  // FECN is the head's bit, or, for a deferred (store-and-forward) packet, the head's bit or the tail's
+  // mark (`mt_m`, written at its tail's enqueue, before any grant can name the slot). The free stack of an
+  // input is NB banks, address a in bank a mod NB: the cycle's pushes (one per output granting the input)
+  // go to consecutive addresses, so to different banks.
+  for (genvar q = 0; q < NPorts; q++) begin : g_pool
+    logic [12:0]   len_m [SlotMax];
+    logic [31:0]   tag_m [SlotMax];
+    logic [3:0]    ivl_m [SlotMax];
+    logic [1:0]    fh_m [SlotMax];
+    logic          mt_m [SlotMax];
+    logic [SW-1:0] next_m [SlotMax];
+    always_ff @(posedge clk_i) begin
+      if (i_head[q] && !i_head_drop[q]) begin
+        len_m[i_slot[q]] <= rx_len_i[13*q +: 13];
+        tag_m[i_slot[q]] <= rx_tag_i[32*q +: 32];
+        ivl_m[i_slot[q]] <= rx_vl_i[4*q +: 4];
+        fh_m[i_slot[q]] <= {!i_head_enq[q], rx_fecn_i[q] | i_mark_head[q]};
+      end
+    end
+    always_ff @(posedge clk_i) begin
+      if (i_tail_enq[q]) mt_m[ar_slot_q[q]] <= i_mark_tail[q];
+    end
+    always_ff @(posedge clk_i) begin
+      if (nw_we[q]) next_m[nw_a[q]] <= nw_d[q];
+    end
+    assign tl_len[13*q +: 13] = len_m[ar_slot_q[q]];
+    for (genvar o = 0; o < NPorts; o++) begin : g_out
+      for (genvar v = 0; v < NVl; v++) begin : g_vl
+        assign hd_len[13*((q*NPorts + o)*NVl + v) +: 13] = len_m[vh_q[(q*NPorts + o)*NVl + v]];
+      end
+      assign gr_tag[32*(q*NPorts + o) +: 32] = tag_m[e_gslot[o]];
+      assign gr_ivl[4*(q*NPorts + o) +: 4] = ivl_m[e_gslot[o]];
+      assign gr_fh[2*(q*NPorts + o) +: 2] = fh_m[e_gslot[o]];
+      assign gr_mt[q*NPorts + o] = mt_m[e_gslot[o]];
+      assign gr_next[SW*(q*NPorts + o) +: SW] = next_m[e_gslot[o]];
+    end
+    // The free stack's top (address ftop - 1): every bank read at its word, the bank chosen by the low bits.
+    logic [SW:0] top_a;
+    assign top_a = ftop_q[q] - 1'b1;
+    for (genvar b = 0; b < NB; b++) begin : g_bank
+      logic [SW-1:0] fb_m [FD];
+      always_ff @(posedge clk_i) begin
+        if (fw_we[q*NB + b]) fb_m[fw_a[q*NB + b]] <= fw_d[q*NB + b];
+      end
+      assign fk_rd[SW*(q*NB + b) +: SW] = fb_m[FW'(top_a >> LB)];
+    end
+    assign fk_top[q] = fk_rd[SW*(q*NB + 32'(top_a[LB-1:0])) +: SW];
+  end
+
+  // The cycle's pushes: output p's grant from input q returns its slot; the k-th push of input q (in port
+  // order) goes to address ftop + k, ftop after this cycle's pop.
+  `IBCYCLE_COMB begin : fpush
+    logic push [NPorts][NPorts];
+    logic [SW:0] pa [NPorts][NPorts];
+    for (int q = 0; q < NPorts; q++) begin
+      for (int p = 0; p < NPorts; p++) begin
+        push[q][p] = e_gnt[p] && 32'(e_gin[p]) == q;
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+        for (int v = 0; v < NVl; v++) if (32'(e_gvl[p]) == v && e_len[p][v] != 7'd1) push[q][p] = 1'b0;
+`endif
+        pa[q][p] = ftop_q[q] - (SW+1)'(i_head[q] && !i_head_drop[q] && !i_fresh[q]);
+        for (int r = 0; r < p; r++) pa[q][p] = pa[q][p] + (SW+1)'(push[q][r]);
+      end
+      for (int b = 0; b < NB; b++) begin
+        fw_we[q*NB + b] = 1'b0;
+        fw_a[q*NB + b] = '0;
+        fw_d[q*NB + b] = '0;
+        for (int p = 0; p < NPorts; p++) begin
+          if (push[q][p] && 32'(pa[q][p][LB-1:0]) == b) begin
+            fw_we[q*NB + b] = 1'b1;
+            fw_a[q*NB + b] = FW'(pa[q][p] >> LB);
+            fw_d[q*NB + b] = e_gslot[p];
+          end
+        end
+      end
+    end
+  end
+
+  // The cycle's VoQ links per input, in the Switch's order: the deferred tail's (its VoQ not empty after this
+  // cycle's dequeue), then the head's (not empty after those). The memory takes the oldest of the pending
+  // link and these; the next waits a cycle. An input's links are one per packet, made at its head or (a
+  // deferred packet) at its tail, and no head is accepted while a deferred packet arrives: a link of the
+  // cycle and a pending one never come with a third (asserted).
+  `IBCYCLE_COMB begin : nlink
+    logic [31:0] jt [NPorts];
+    logic [31:0] jh [NPorts];
+    logic dt [NPorts];
+    logic dh [NPorts];
+    logic tw [NPorts];
+    logic hw [NPorts];
+    logic [SW-1:0] ha [NPorts];
+    for (int q = 0; q < NPorts; q++) begin
+      jt[q] = (q*NPorts + 32'(ar_out_q[q]))*NVl + 32'(ar_ovl_q[q]);
+      jh[q] = (q*NPorts + 32'(i_out[q]))*NVl + 32'(i_ovl[q]);
+      dt[q] = 1'b0;
+      dh[q] = 1'b0;
+      for (int o = 0; o < NPorts; o++) begin
+        for (int v = 0; v < NVl; v++) begin
+          if (e_gnt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+              && e_len[o][v] == 7'd1
+`endif
+             ) begin
+            if ((q*NPorts + o)*NVl + v == jt[q]) dt[q] = 1'b1;
+            if ((q*NPorts + o)*NVl + v == jh[q]) dh[q] = 1'b1;
+          end
+        end
+      end
+      tw[q] = i_tail_enq[q] && vn_q[jt[q]] != (SW+1)'(dt[q]);
+      hw[q] = i_head_enq[q] && (vn_q[jh[q]] != (SW+1)'(dh[q]) || (i_tail_enq[q] && jt[q] == jh[q]));
+      ha[q] = (i_tail_enq[q] && jt[q] == jh[q]) ? ar_slot_q[q] : vt_q[jh[q]];
+      nw_we[q] = nl_v_q[q] || tw[q] || hw[q];
+      nw_a[q] = nl_v_q[q] ? nl_a_q[q] : tw[q] ? vt_q[jt[q]] : ha[q];
+      nw_d[q] = nl_v_q[q] ? nl_d_q[q] : tw[q] ? ar_slot_q[q] : i_slot[q];
+      nl_v_d[q] = (nl_v_q[q] && (tw[q] || hw[q])) || (tw[q] && hw[q]);
+      nl_a_d[q] = (nl_v_q[q] && tw[q]) ? vt_q[jt[q]] : ha[q];
+      nl_d_d[q] = (nl_v_q[q] && tw[q]) ? ar_slot_q[q] : i_slot[q];
+      nl_over[q] = nl_v_q[q] && tw[q] && hw[q];
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    for (int q = 0; q < NPorts; q++) begin
+      if (!rst_ni) begin
+        nl_v_q[q] <= 1'b0;
+        nl_a_q[q] <= '0;
+        nl_d_q[q] <= '0;
+      end else begin
+        nl_v_q[q] <= nl_v_d[q];
+        nl_a_q[q] <= nl_a_d[q];
+        nl_d_q[q] <= nl_d_d[q];
+      end
+    end
+  end
+
   // ---------------------------------------------------------------- state update
   // Procedural: one output's dequeue and up to two enqueues per input (a store-and-forward tail, then a
   // head) may touch one VoQ in a cycle, applied in the Switch's order (egress, then ingress in port order)
   // on local copies of the queue state, which are registered at the end (non-blocking, as every register
   // here: the combinational logic that reads them never sees a half-updated cycle); the descriptor pools
-  // are written non-blocking at indices no two updates of a cycle share.
+  // are written by their own ports (g_pool), from the same decisions.
   always_ff @(posedge clk_i) begin : update
     logic [SW:0] ftop_n [NPorts];
     logic [SW:0] fresh_n [NPorts];
@@ -795,7 +985,6 @@ module ib_switch #(
     int j;
     logic [16:0] mk;
     /* verilator lint_on UNUSEDSIGNAL */
-    logic [SW:0] top;
     logic [SW-1:0] slot;
     logic [31:0] r;
     for (int q = 0; q < NPorts; q++) begin
@@ -893,10 +1082,12 @@ module ib_switch #(
           if (e_len[p][32'(e_gvl[p])] == 7'd1) begin
 `endif
           vn_n[j] = vn_n[j] - 1'b1;
-          vh_n[j] = s_next_q[e_gin[p]][vh_n[j]];
-          top = ftop_n[e_gin[p]];
-          fstk_q[e_gin[p]][top[SW-1:0]] <= e_gslot[p];
-          ftop_n[e_gin[p]] = top + 1'b1;
+          for (int q = 0; q < NPorts; q++) begin
+            if (32'(e_gin[p]) == q) begin
+              vh_n[j] = (nl_v_q[q] && nl_a_q[q] == e_gslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+            end
+          end
+          ftop_n[e_gin[p]] = ftop_n[e_gin[p]] + 1'b1;
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           end
 `endif
@@ -908,13 +1099,13 @@ module ib_switch #(
           // (completions are decided before this cycle's starts, as in the Switch).
           if_v_n[p] = 1'b1;
           if_in_n[p] = e_gin[p];
-          if_vl_n[p] = s_ivl_q[e_gin[p]][e_gslot[p]];
+          for (int q = 0; q < NPorts; q++) if (32'(e_gin[p]) == q) if_vl_n[p] = gr_ivl[4*(q*NPorts + p) +: 4];
           if_blk_n[p] = e_len[p][32'(e_gvl[p])];
           if (!mark_enq_i[p]) begin
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], !cd_mark[p*NVl + 32'(e_gvl[p])]);
+            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], !cd_mark[p*NVl + 32'(e_gvl[p])]);
 `else
-            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, s_len_q[e_gin[p]][e_gslot[p]], cd_mark[p*NVl + 32'(e_gvl[p])]);
+            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], cd_mark[p*NVl + 32'(e_gvl[p])]);
 `endif
             mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
           end
@@ -930,10 +1121,8 @@ module ib_switch #(
           ar_left_n[p] = i_left[p];
           if (i_left[p] == '0) ar_v_n[p] = 1'b0;
           if (i_tail_enq[p]) begin
-            s_fecn_q[p][ar_slot_n[p]] <= s_fecn_q[p][ar_slot_n[p]] | i_mark_tail[p];
             j = (p*NPorts + 32'(ar_out_n[p]))*NVl + 32'(ar_ovl_n[p]);
             if (vn_n[j] == '0) vh_n[j] = ar_slot_n[p];
-            else s_next_q[p][vt_n[j]] <= ar_slot_n[p];
             vt_n[j] = ar_slot_n[p];
             vn_n[j] = vn_n[j] + 1'b1;
           end
@@ -941,14 +1130,9 @@ module ib_switch #(
         if (i_head[p]) begin
           if (!i_head_drop[p]) begin
             slot = i_slot[p];
-            s_len_q[p][slot] <= rx_len_i[13*p +: 13];
-            s_fecn_q[p][slot] <= rx_fecn_i[p] | i_mark_head[p];
-            s_tag_q[p][slot] <= rx_tag_i[32*p +: 32];
-            s_ivl_q[p][slot] <= rx_vl_i[4*p +: 4];
             if (i_head_enq[p]) begin
               j = (p*NPorts + 32'(i_out[p]))*NVl + 32'(i_ovl[p]);
               if (vn_n[j] == '0) vh_n[j] = slot;
-              else s_next_q[p][vt_n[j]] <= slot;
               vt_n[j] = slot;
               vn_n[j] = vn_n[j] + 1'b1;
             end
@@ -1040,6 +1224,7 @@ module ib_switch #(
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
       a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
+      a_ok = a_ok && !(rst_ni && nl_over[p]);
     end
   end
   // Not checked in reset cycles: before the first reset edge the registers hold X (4-state simulators).
