@@ -177,7 +177,7 @@ fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
                     "4 ports, keep, ready, msb_first, {what}: {o:?} {:?}",
                     t3.elapsed()
                 );
-                assert_eq!(o.packets as usize, t.len(), "{what}: every packet checked");
+                assert_eq!(o.packets, t.len(), "{what}: every packet checked");
             }
             CheckOutcome::Violation { v, .. } => panic!("4 ports, {what}: {v}"),
         }
