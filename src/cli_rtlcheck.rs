@@ -104,6 +104,13 @@ fn go(a: Args) -> Result<bool, String> {
                 "{} packets checked on {} ports, no violation ({} cycles; {} marked of {} eligible)",
                 o.packets, o.ports, o.cycles, o.marked, o.eligible
             );
+            // The fill tap beside the golden model's fill, per port-VL that held anything.
+            for f in o.fill.iter().filter(|f| f.rtl_max > 0 || f.golden_max > 0) {
+                println!(
+                    "fill port {} VL {}: RTL max {}, golden max {}, largest difference {} at cycle {} (64-byte blocks)",
+                    f.port, f.vl, f.rtl_max, f.golden_max, f.max_diff, f.max_diff_cycle
+                );
+            }
             if o.golden_notes > 0 {
                 println!(
                     "note: the golden model refused or overflowed {} hand-ins (the RTL gave credit it would not have): its view is approximate",

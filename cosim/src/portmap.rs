@@ -13,12 +13,15 @@
 //! - `config`: `"ib_switch"` (held configuration ports and table write port named as `hdl/ib_switch.sv`'s,
 //!   loaded from the golden configuration; with `config_prefix` before each name) or `"none"`;
 //! - `ties`: other inputs held at a constant;
-//! - optional `[taps]`: `mark_state` (a bit per (port, VL), for reports);
+//! - optional `[taps]`: `mark_state` (a bit per (port, VL), for reports); `fill` (a port-VL's queue fill,
+//!   read every cycle and reported beside the golden model's VoQ fill: a template in `{p}` and `{v}` for
+//!   VLs 0 to `vls - 1`, in the `fill_unit` the map states, `"blocks"` of 64 bytes or `"bytes"`);
 //! - optional `[bounds]` and `[bench]`: the scoreboard's tolerances and the link partners' settings.
 //!
 //! A signal is a port name, optionally with a bit (`name[3]`) or a slice (`name[31:0]`); in the per-port
 //! tables the text `{p}`, `{p*K}`, `{p+C}` or `{p*K+C}` is replaced by the switch port's number (so
-//! `"rx_data[{p*256+255}:{p*256}]"` names lane p of a packed vector). Errors name the file, line and key.
+//! `"rx_data[{p*256+255}:{p*256}]"` names lane p of a packed vector; `taps.fill` may add `v` or `v*K` for the
+//! VL: `{p*32+v*16+15}`). Errors name the file, line and key.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,6 +108,19 @@ struct RawFc {
 #[serde(deny_unknown_fields)]
 struct RawTaps {
     mark_state: Option<Spanned<String>>,
+    fill: Option<Spanned<String>>,
+    fill_unit: Option<Spanned<String>>,
+    vls: Option<Spanned<usize>>,
+}
+
+/// The unit of the `fill` tap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FillUnit {
+    /// 64-byte blocks (the golden model's unit and the credit unit).
+    #[default]
+    Blocks,
+    /// Bytes (reported also as 64-byte blocks, rounded up, beside the golden model's fill).
+    Bytes,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -208,6 +224,8 @@ pub struct PortSignals {
     pub fc_tx: FcPort,
     /// Marking state tap, a bit per VL (lowest VL in the lowest bit).
     pub mark_state: Option<Sig>,
+    /// Fill tap per VL (VL 0 first), in [`PortMap::fill_unit`]; empty when not mapped.
+    pub fill: Vec<Sig>,
 }
 
 /// A port map, read and expanded per switch port.
@@ -249,6 +267,8 @@ pub struct PortMap {
     pub bounds: Bounds,
     /// Link partner settings.
     pub bench: BenchConfig,
+    /// Unit of the `fill` taps.
+    pub fill_unit: FillUnit,
 }
 
 fn line_of(text: &str, at: usize) -> usize {
@@ -259,8 +279,9 @@ fn line_of(text: &str, at: usize) -> usize {
         + 1
 }
 
-/// Replaces `{p}`, `{p*K}`, `{p+C}`, `{p*K+C}` by their value for port `p`.
-fn expand(s: &str, p: usize) -> Result<String, String> {
+/// Replaces `{p}`, `{p*K}`, `{p+C}`, `{p*K+C}` by their value for port `p`; with `v` (the `fill` tap's VL),
+/// the sum may also hold a term `v` or `v*K` (`{p*32+v*16+15}`).
+fn expand(s: &str, p: usize, v: Option<usize>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = s;
     while let Some(i) = rest.find('{') {
@@ -273,20 +294,44 @@ fn expand(s: &str, p: usize) -> Result<String, String> {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        let bad = || format!("{{{e}}} in {s:?}: expected {{p}}, {{p*K}}, {{p+C}} or {{p*K+C}}");
-        let e2 = e.strip_prefix('p').ok_or_else(bad)?;
-        let (k, c) = match e2.split_once('+') {
-            Some((a, c)) => (a, c.parse::<usize>().map_err(|_| bad())?),
-            None => (e2, 0),
+        let bad = || {
+            if v.is_some() {
+                format!("{{{e}}} in {s:?}: expected a sum of p or p*K, v or v*K, and a constant C")
+            } else {
+                format!("{{{e}}} in {s:?}: expected {{p}}, {{p*K}}, {{p+C}} or {{p*K+C}}")
+            }
         };
-        let k = if k.is_empty() {
-            1
-        } else {
-            k.strip_prefix('*')
-                .and_then(|k| k.parse::<usize>().ok())
-                .ok_or_else(bad)?
-        };
-        out.push_str(&(p * k + c).to_string());
+        // Terms: the port (first, and only there), the VL (taps.fill only), a constant (last).
+        let terms: Vec<&str> = e.split('+').collect();
+        let mut val = 0usize;
+        let (mut seen_p, mut seen_v, mut seen_c) = (false, false, false);
+        for (n, t) in terms.iter().enumerate() {
+            let (var, k) = match t.split_once('*') {
+                Some((a, k)) => (a, Some(k.parse::<usize>().map_err(|_| bad())?)),
+                None => (*t, None),
+            };
+            let x = match var {
+                "p" if n == 0 => {
+                    seen_p = true;
+                    p
+                }
+                "v" if v.is_some() && !seen_v && !seen_c => {
+                    seen_v = true;
+                    v.unwrap_or(0)
+                }
+                c if k.is_none() && n > 0 && !seen_c => {
+                    seen_c = true;
+                    c.parse::<usize>().map_err(|_| bad())?
+                }
+                _ => return Err(bad()),
+            };
+            let term = x.checked_mul(k.unwrap_or(1)).ok_or_else(bad)?;
+            val = val.checked_add(term).ok_or_else(bad)?;
+        }
+        if !seen_p {
+            return Err(bad());
+        }
+        out.push_str(&val.to_string());
         rest = &rest[j + 1..];
     }
     out.push_str(rest);
@@ -378,7 +423,7 @@ impl PortMap {
             |sp: &Spanned<String>, key: &str, p: Option<usize>| -> Result<Sig, PortMapError> {
                 let line = at(&sp.span());
                 let s = match p {
-                    Some(p) => expand(sp.get_ref(), p).map_err(|m| err(line, key, m))?,
+                    Some(p) => expand(sp.get_ref(), p, None).map_err(|m| err(line, key, m))?,
                     None => sp.get_ref().clone(),
                 };
                 parse_sig(&s, line, key).map_err(|m| err(line, key, m))
@@ -443,6 +488,55 @@ impl PortMap {
                 data: sig(&f.data, &format!("{name}.data"), Some(p))?,
             })
         };
+        // The fill tap: a template per (port, VL) over `vls` VLs, in the unit the map states.
+        let fill_unit = match &raw.taps.fill_unit {
+            None => FillUnit::Blocks,
+            Some(u) => match u.get_ref().as_str() {
+                "blocks" => FillUnit::Blocks,
+                "bytes" => FillUnit::Bytes,
+                x => {
+                    return Err(err(
+                        at(&u.span()),
+                        "taps.fill_unit",
+                        format!("{x:?}: the unit is \"blocks\" (64 bytes) or \"bytes\""),
+                    ))
+                }
+            },
+        };
+        let fill_vls = match (&raw.taps.fill, &raw.taps.vls) {
+            (None, None) => 0,
+            (Some(f), None) => {
+                return Err(err(
+                    at(&f.span()),
+                    "taps.fill",
+                    "give `vls`, the VLs the fill tap has per port".into(),
+                ))
+            }
+            (None, Some(v)) => {
+                return Err(err(
+                    at(&v.span()),
+                    "taps.vls",
+                    "`vls` counts the VLs of the `fill` tap, which is not given".into(),
+                ))
+            }
+            (Some(_), Some(v)) => {
+                let x = *v.get_ref();
+                if !(1..=15).contains(&x) {
+                    return Err(err(
+                        at(&v.span()),
+                        "taps.vls",
+                        format!("{x}: a port has 1 to 15 data VLs"),
+                    ));
+                }
+                x
+            }
+        };
+        let fill_sig = |p: usize, vl: usize| -> Result<Sig, PortMapError> {
+            let f = raw.taps.fill.as_ref().expect("fill_vls > 0");
+            let line = at(&f.span());
+            let s = expand(f.get_ref(), p, Some(vl)).map_err(|m| err(line, "taps.fill", m))?;
+            parse_sig(&s, line, "taps.fill").map_err(|m| err(line, "taps.fill", m))
+        };
         let mut ports = Vec::with_capacity(n);
         for p in 0..n {
             ports.push(PortSignals {
@@ -456,6 +550,9 @@ impl PortMap {
                     .as_ref()
                     .map(|x| sig(x, "taps.mark_state", Some(p)))
                     .transpose()?,
+                fill: (0..fill_vls)
+                    .map(|v| fill_sig(p, v))
+                    .collect::<Result<_, _>>()?,
             });
         }
         let mut ties = Vec::new();
@@ -502,6 +599,7 @@ impl PortMap {
             ties,
             bounds: raw.bounds,
             bench: raw.bench,
+            fill_unit,
         })
     }
 
@@ -585,6 +683,18 @@ impl PortMap {
             }
             if let Some(m) = &ps.mark_state {
                 find(m, false, None)?;
+            }
+            for f in &ps.fill {
+                find(f, false, None)?;
+                let w = f.width(rtl.iter().find(|(n, ..)| *n == f.port).map_or(0, |x| x.1));
+                if !(1..=32).contains(&w) {
+                    return Err(PortMapError {
+                        file: file.clone(),
+                        line: f.line,
+                        key: f.key.clone(),
+                        msg: format!("a fill of {w} bits: the tap is 1 to 32 bits wide"),
+                    });
+                }
             }
         }
         for (t, _) in &self.ties {
@@ -705,5 +815,71 @@ data = "lfc_out[{p*32+31}:{p*32}]"
         r[3].2 = false;
         let e = m.check_ports(&r).unwrap_err();
         assert!(e.msg.contains("is an output"), "{e}");
+    }
+
+    /// The fill tap: a template in p and v, per VL, in the unit the map states; its mistakes name the file,
+    /// line and key.
+    #[test]
+    fn fill_tap() {
+        let taps = "\n[taps]\nfill = \"out_fill[{p*32+v*16+15}:{p*32+v*16}]\"\nfill_unit = \"bytes\"\nvls = 2\n";
+        let mut r = rtl();
+        r.push(("out_fill".into(), 128, false));
+        let m = PortMap::parse(Path::new("m.toml"), &format!("{MAP}{taps}")).unwrap();
+        assert_eq!(m.fill_unit, FillUnit::Bytes);
+        assert_eq!(m.ports[3].fill.len(), 2);
+        assert_eq!(
+            (m.ports[3].fill[1].hi, m.ports[3].fill[1].lo),
+            (Some(127), 112)
+        );
+        assert_eq!(m.ports[0].fill[0].key, "taps.fill");
+        m.check_ports(&r).unwrap();
+        // Lines of the [taps] table: fill 32, fill_unit 33, vls 34.
+        let bad = |from: &str, to: &str| {
+            PortMap::parse(
+                Path::new("m.toml"),
+                &format!("{MAP}{}", taps.replace(from, to)),
+            )
+        };
+        // A bad template: an unknown variable, v before p, a product of two variables.
+        for t in ["{p*32+w*16}", "{v*16+p*32}", "{p*v}"] {
+            let e = bad("{p*32+v*16}", t).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (32, "taps.fill"), "{t}: {e}");
+            assert!(e.to_string().starts_with("m.toml:32: taps.fill:"), "{e}");
+        }
+        // `{v}` is the fill tap's alone.
+        let e = PortMap::parse(
+            Path::new("m.toml"),
+            &MAP.replace("in_valid[{p}]", "in_valid[{p+v}]"),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (11, "rx.valid"), "{e}");
+        // A unit other than blocks or bytes; no VL count; a VL count out of range.
+        let e = bad("\"bytes\"", "\"words\"").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (33, "taps.fill_unit"), "{e}");
+        let e = bad("vls = 2\n", "").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (32, "taps.fill"), "{e}");
+        let e = bad("vls = 2", "vls = 16").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (34, "taps.vls"), "{e}");
+        // Against the RTL: wider than 32 bits, an input, a slice beyond the port.
+        let m = bad("{p*32+v*16+15}", "{p*32+v*16+47}").unwrap();
+        let mut r2 = rtl();
+        r2.push(("out_fill".into(), 256, false));
+        let e = m.check_ports(&r2).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (32, "taps.fill"), "{e}");
+        assert!(e.msg.contains("48 bits"), "{e}");
+        let mut r3 = rtl();
+        r3.push(("out_fill".into(), 128, true));
+        let e = PortMap::parse(Path::new("m.toml"), &format!("{MAP}{taps}"))
+            .unwrap()
+            .check_ports(&r3)
+            .unwrap_err();
+        assert!(e.msg.contains("is an input"), "{e}");
+        let mut r4 = rtl();
+        r4.push(("out_fill".into(), 64, false));
+        let e = PortMap::parse(Path::new("m.toml"), &format!("{MAP}{taps}"))
+            .unwrap()
+            .check_ports(&r4)
+            .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (32, "taps.fill"), "{e}");
     }
 }

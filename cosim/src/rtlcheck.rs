@@ -22,7 +22,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use rtl_model::link::packet::FcPacket;
 use switch_asic::SwitchConfig;
 
-use crate::portmap::{ByteOrder, ConfigStyle, PortMap, Sig};
+use crate::portmap::{ByteOrder, ConfigStyle, FillUnit, PortMap, Sig};
 use crate::scoreboard::bench::{DutOut, PacketDut};
 
 /// Why rtl-check could not build or run the RTL.
@@ -730,6 +730,8 @@ struct PortSlots {
     fc_rx_data: Slot,
     fc_tx_valid: Slot,
     fc_tx_data: Slot,
+    /// The fill tap per VL, when mapped.
+    fill: Vec<Slot>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -761,6 +763,9 @@ pub struct RtlDut {
     now: u64,
     /// Cycles of reset (and table loading) before cycle 0.
     pub reset_cycles: u64,
+    /// The fill taps read after the last step, per port and VL, in 64-byte blocks (a tap in bytes rounded
+    /// up).
+    fills: Vec<Vec<u32>>,
 }
 
 impl RtlDut {
@@ -812,6 +817,7 @@ impl RtlDut {
                 fc_rx_data: res(&ps.fc_rx.data)?,
                 fc_tx_valid: res(&ps.fc_tx.valid)?,
                 fc_tx_data: res(&ps.fc_tx.data)?,
+                fill: ps.fill.iter().map(res).collect::<Result<_, _>>()?,
             });
         }
         let rst = res(&map.reset)?;
@@ -861,6 +867,7 @@ impl RtlDut {
             tx: vec![TxState::default(); map.ports.len()],
             now: 0,
             reset_cycles: pre,
+            fills: map.ports.iter().map(|p| vec![0; p.fill.len()]).collect(),
         };
         for (sl, v) in &ties {
             sl.set(&mut d.sim.inw, *v);
@@ -954,6 +961,10 @@ impl PacketDut for RtlDut {
         self.rx[port].fcs.push_back(fc);
     }
 
+    fn fill_tap(&self, port: usize, vl: usize) -> Option<u32> {
+        self.fills.get(port)?.get(vl).copied()
+    }
+
     fn step(&mut self, out: &mut Vec<DutOut>) -> Result<(), String> {
         let bb = self.map.beat_bytes as usize;
         let order = self.map.byte_order;
@@ -1019,6 +1030,14 @@ impl PacketDut for RtlDut {
         for p in 0..self.slots.len() {
             let s = self.slots[p].clone();
             let w = &self.sim.outw;
+            for (vl, f) in s.fill.iter().enumerate() {
+                // A tap is at most 32 bits wide (the map's check).
+                let x = f.get(w) as u32;
+                self.fills[p][vl] = match self.map.fill_unit {
+                    FillUnit::Blocks => x,
+                    FillUnit::Bytes => x.div_ceil(64),
+                };
+            }
             // A beat offered on rx was taken unless the RTL held `ready` low.
             let taken = s.rx.ready.is_none_or(|r| r.get(w) == 1);
             let rx = &mut self.rx[p];

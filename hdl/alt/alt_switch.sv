@@ -12,7 +12,8 @@
 //   the count of valid bytes of the last beat and byte enables (in_keep/out_keep; the map picks one), a
 //   transmit ready (out_ready: the stream holds its beat while it is low), packed per port into vectors, and
 //   link flow-control packets as a 32-bit word per port (lfc_in, lfc_out: bytes 0 to 3 of the IBA
-//   flow-control packet, byte 0 in bits 31:24).
+//   flow-control packet, byte 0 in bits 31:24). A tap out_fill gives each output VL's queued blocks (for the
+//   checker's reports).
 // - Store-and-forward through per-output queues: a packet is written into a slot of its input's buffer (NSlots
 //   slots of SlotBeats beats, the lowest free slot first), and when its last beat is in, its descriptor joins
 //   the queue of its output VL (one FIFO per output VL shared by every input, SlotMax entries; tails of one
@@ -134,6 +135,7 @@ module alt_switch #(
   output logic [NPorts*BeatBytes-1:0]            out_keep,
   output logic [NPorts-1:0]                      lfc_out_valid,
   output logic [NPorts*32-1:0]                   lfc_out,
+  output logic [NPorts*NVl*16-1:0]               out_fill,
   output logic [NPorts*NVl-1:0]                  overflow,
   output logic                                   cfg_err
 );
@@ -765,6 +767,21 @@ module alt_switch #(
   end : update
 
   assign overflow = ovf_q;
+
+  // The fill of each output VL (lane o*NVl + vl, 16 bits, in 64-byte blocks): its queued blocks summed over
+  // the inputs, as the congestion detection sums them (a packet counts from its last byte in to its grant),
+  // without the MTU packet its threshold adds; saturating. A tap for the checker's reports only.
+  always_comb begin
+    logic [31:0] sum;
+    for (int o = 0; o < NPorts; o++) begin
+      for (int v = 0; v < NVl; v++) begin
+        sum = '0;
+        for (int p = 0; p < NPorts; p++)
+          if (p < 32'(nports_i)) sum = sum + 32'(fill_q[(p*NPorts + o)*NVl + v]);
+        out_fill[16*(o*NVl + v) +: 16] = (sum > 32'hffff) ? 16'hffff : sum[15:0];
+      end
+    end
+  end
 
   always_comb begin
     cfg_err = nports_i == '0 || 32'(nports_i) > NPorts;

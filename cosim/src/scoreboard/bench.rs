@@ -48,6 +48,85 @@ pub trait PacketDut {
     fn rx_fc(&mut self, port: usize, fc: FcPacket);
     /// Simulates the current cycle; what came out is appended to `out` (a packet when its last byte is out).
     fn step(&mut self, out: &mut Vec<DutOut>) -> Result<(), String>;
+    /// The switch's own fill of output `port`'s `vl` after the last step, in 64-byte blocks, when it shows
+    /// one (the port map's `fill` tap): reported beside the golden model's VoQ fill, never checked.
+    fn fill_tap(&self, _port: usize, _vl: usize) -> Option<u32> {
+        None
+    }
+}
+
+/// The fill tap of one output port-VL over a run, beside the golden model's fill (its VoQs of that output
+/// VL summed over inputs), both in 64-byte blocks, sampled every cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FillSummary {
+    /// Output port.
+    pub port: usize,
+    /// VL.
+    pub vl: u8,
+    /// Largest fill the switch under test showed.
+    pub rtl_max: u32,
+    /// Largest golden fill.
+    pub golden_max: u32,
+    /// Largest `|rtl - golden|` in one cycle, and the first cycle it was seen.
+    pub max_diff: u32,
+    /// Cycle of `max_diff`.
+    pub max_diff_cycle: u64,
+}
+
+/// Per-cycle tracking of the fill taps (none when the switch under test shows no fill).
+#[derive(Debug, Default)]
+struct Fills {
+    sums: Vec<FillSummary>,
+}
+
+impl Fills {
+    fn new(dut: &dyn PacketDut, cfg: &SwitchConfig) -> Self {
+        let mut sums = Vec::new();
+        for (p, pc) in cfg.ports.iter().enumerate() {
+            for vl in 0..pc.data_vls {
+                if dut.fill_tap(p, usize::from(vl)).is_some() {
+                    sums.push(FillSummary {
+                        port: p,
+                        vl,
+                        ..FillSummary::default()
+                    });
+                }
+            }
+        }
+        Fills { sums }
+    }
+
+    fn sample(&mut self, c: u64, dut: &dyn PacketDut, golden: &GoldenRun) {
+        for s in &mut self.sums {
+            let r = dut.fill_tap(s.port, usize::from(s.vl)).unwrap_or(0);
+            let g = golden.voq_fill(s.port, s.vl);
+            s.rtl_max = s.rtl_max.max(r);
+            s.golden_max = s.golden_max.max(g);
+            let d = r.abs_diff(g);
+            if d > s.max_diff {
+                s.max_diff = d;
+                s.max_diff_cycle = c;
+            }
+        }
+    }
+
+    /// A violation's report: both views of its port's fill (every VL) in the cycle it was found.
+    fn annotate(&self, v: &mut Violation, dut: &dyn PacketDut, golden: &GoldenRun) {
+        let (mut r, mut g) = (String::new(), String::new());
+        for s in self.sums.iter().filter(|s| s.port == v.port) {
+            let sep = if r.is_empty() { "" } else { ", " };
+            let rf = dut.fill_tap(s.port, usize::from(s.vl)).unwrap_or(0);
+            r += &format!("{sep}VL {} {rf}", s.vl);
+            g += &format!("{sep}VL {} {}", s.vl, golden.voq_fill(s.port, s.vl));
+        }
+        if !r.is_empty() {
+            v.rtl += &format!("; fill tap of port {} (blocks): {r}", v.port);
+            v.golden += &format!(
+                "; VoQ fill of output {} summed over inputs (blocks): {g}",
+                v.port
+            );
+        }
+    }
 }
 
 /// Bench settings.
@@ -103,6 +182,8 @@ pub struct Outcome {
     pub eligible: u64,
     /// Packets marked (FECN set by the switch).
     pub marked: u64,
+    /// The fill taps per output port-VL beside the golden model's fill (empty when the switch shows none).
+    pub fill: Vec<FillSummary>,
     /// Hand-ins the golden model refused or buffer overflows it counted (the switch under test gave credit
     /// the golden model would not have: not a violation, but its view is then approximate).
     pub golden_notes: u64,
@@ -159,6 +240,7 @@ pub fn run(
         }
     }
     let mut outs = Vec::new();
+    let mut fills = Fills::new(&*dut, cfg);
     let mut c: u64 = 0;
     let mut last_in = 0u64;
     let mut quiet_since: Option<u64> = None;
@@ -217,11 +299,15 @@ pub fn run(
         golden.step(&mut sb);
         outs.clear();
         dut.step(&mut outs).map_err(RunError::Dut)?;
+        fills.sample(c, &*dut, &golden);
+        let with_fill = |mut v: Violation| {
+            fills.annotate(&mut v, &*dut, &golden);
+            RunError::Violation(v)
+        };
         for o in outs.drain(..) {
             match o {
                 DutOut::Packet { port, cycle, bytes } => {
-                    sb.tx_packet(cycle, port, &bytes)
-                        .map_err(RunError::Violation)?;
+                    sb.tx_packet(cycle, port, &bytes).map_err(with_fill)?;
                     last_in = c;
                     if port < n {
                         let pt = &mut ps[port];
@@ -235,7 +321,7 @@ pub fn run(
                     }
                 }
                 DutOut::Fc { port, fc } => {
-                    sb.tx_fc(c, port, fc).map_err(RunError::Violation)?;
+                    sb.tx_fc(c, port, fc).map_err(with_fill)?;
                     if port < n && usize::from(fc.vl) < ps[port].sw_fccl.len() {
                         ps[port].sw_fccl[usize::from(fc.vl)] = u32::from(fc.fccl) % 4096;
                     }
@@ -260,7 +346,10 @@ pub fn run(
             break;
         }
     }
-    sb.finish(c).map_err(RunError::Violation)?;
+    sb.finish(c).map_err(|mut v| {
+        fills.annotate(&mut v, &*dut, &golden);
+        RunError::Violation(v)
+    })?;
     let mut notes = golden.refused;
     for p in 0..n {
         for vl in 0..usize::from(cfg.ports[p].data_vls) {
@@ -275,6 +364,7 @@ pub fn run(
         packets: sb.checked(),
         ports: n,
         cycles: c,
+        fill: fills.sums,
         golden_notes: notes,
     })
 }

@@ -37,6 +37,8 @@ pub struct GoldenRun {
     sw: Switch,
     n: usize,
     nvl: Vec<u8>,
+    /// Per output port, per VL: the VoQ fill summed over inputs after the last step, in blocks.
+    fill: Vec<Vec<u32>>,
     /// Hand-ins refused by the golden model (two heads in a cycle and the like: a driver bug, not the RTL's).
     pub refused: u64,
 }
@@ -48,6 +50,11 @@ impl GoldenRun {
         Ok(GoldenRun {
             n: cfg.ports.len(),
             nvl: cfg.ports.iter().map(|p| p.data_vls).collect(),
+            fill: cfg
+                .ports
+                .iter()
+                .map(|p| vec![0; usize::from(p.data_vls)])
+                .collect(),
             sw,
             refused: 0,
         })
@@ -98,8 +105,18 @@ impl GoldenRun {
             for vl in 0..self.nvl[p] {
                 let s = self.sw.observe(p, usize::from(vl));
                 sb.golden_mark_state(t + 1, p, vl, s.mark_state);
+                self.fill[p][usize::from(vl)] = s.voq_fill;
             }
         }
+    }
+
+    /// Output `port`'s VoQ fill of `vl` summed over inputs after the last step, in 64-byte blocks.
+    pub fn voq_fill(&self, port: usize, vl: u8) -> u32 {
+        self.fill
+            .get(port)
+            .and_then(|f| f.get(usize::from(vl)))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Counters of (port, VL) of the golden switch (its overflows say the RTL's credit ran ahead of it).
