@@ -281,12 +281,7 @@ impl Part {
         while let Some(t) = self.wheel.next_before(end) {
             self.work.cycles_visited += 1;
             self.wheel.take_current(&mut due);
-            // The order of the due blocks does not matter for the results (see the module documentation),
-            // but it does for the cache: in index order the visits sweep the blocks' state (allocated in
-            // topology order) upwards, so neighbours in time are neighbours in memory, instead of following
-            // the order the wake-ups were scheduled in. Under synchronous traffic thousands of blocks share
-            // a cycle.
-            due.sort_unstable();
+            // The order of the due blocks does not matter (see the module documentation).
             for &id in &due {
                 let i = id as usize;
                 if i < ns {
