@@ -96,7 +96,7 @@ impl Switch {
         }
         if let Some(vl) = granted {
             let i = usize::from(pick[vl]);
-            let (slot_i, done) = self.dequeue(p, vl, i, fc_in, pfc_on, true);
+            let (slot_i, done) = self.dequeue(p, vl, i, fc_in, pfc_on, true, true);
             fc_done = done;
             self.start_packet(p, t, vl, i, slot_i, pfc_on);
             self.lanes[base + vl].wait.set(false, t);
@@ -172,7 +172,7 @@ impl Switch {
 
     /// Output `p` takes the head of VoQ (`i`, `p`, `vl`): dequeued, its fill and the round robin moved, a
     /// read slot of input `i` claimed (unless `claim` is false: the slot of the packet before, passed on),
-    /// its credit taken (with the cycle's received FCCL for that VL, if any,
+    /// and with `take` its credit taken (with the cycle's received FCCL for that VL, if any,
     /// which the same `credit_tx` step latches). Returns its descriptor slot and whether `fc_in` was consumed.
     pub(super) fn dequeue(
         &mut self,
@@ -182,6 +182,7 @@ impl Switch {
         fc_in: Option<FcPacket>,
         pfc_on: bool,
         claim: bool,
+        take: bool,
     ) -> (u32, bool) {
         let k = p * self.v + vl;
         let q = self.voq(i, p, vl);
@@ -201,23 +202,26 @@ impl Switch {
                 self.saturated |= 1u64 << i;
             }
         }
-        let mut fc_done = false;
-        if !pfc_on {
-            let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
-            fc_done = fc.is_some();
-            let co = self.lanes[k].ctx.step(&credit_tx::In {
-                rst_ni: true,
-                fc_valid_i: fc.is_some(),
-                fc_fccl_i: fc.map_or(0, |f| f.fccl),
-                req_valid_i: true,
-                req_blocks_i: blocks as u8,
-                take_i: true,
-            });
-            if co.err_o {
-                self.lanes[k].counters.credit_err += 1;
-            }
-        }
+        let fc_done = !pfc_on && take && self.take_credit(k, blocks, fc_in);
         (slot_i, fc_done)
+    }
+
+    /// Output port-VL `k` takes the credit of a packet of `blocks` (with the cycle's received FCCL for that
+    /// VL, if any, which the same `credit_tx` step latches). Returns whether `fc_in` was consumed.
+    pub(super) fn take_credit(&mut self, k: usize, blocks: u16, fc_in: Option<FcPacket>) -> bool {
+        let fc = fc_in.filter(|f| usize::from(f.vl) == k % self.v);
+        let co = self.lanes[k].ctx.step(&credit_tx::In {
+            rst_ni: true,
+            fc_valid_i: fc.is_some(),
+            fc_fccl_i: fc.map_or(0, |f| f.fccl),
+            req_valid_i: true,
+            req_blocks_i: blocks as u8,
+            take_i: true,
+        });
+        if co.err_o {
+            self.lanes[k].counters.credit_err += 1;
+        }
+        fc.is_some()
     }
 
     /// The packet in descriptor slot `slot_i`, dequeued from input `i` for output `p`'s `vl`, starts in cycle

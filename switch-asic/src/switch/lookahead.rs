@@ -64,12 +64,19 @@ impl Switch {
             self.start_fc(p, t);
             fc_sent = true;
         }
+        // The decided packet starts when the wire frees, and takes its credit then: the flow-control packets
+        // sent before it must not count its blocks in their FCTBS (the credit stage 1 saw is still there:
+        // only this output takes from it, one decision at a time).
         let mut started = false;
+        let mut fc_done = false;
         if let Some(nx) = a.nx {
             if !fc_sent && self.ports[p].ser.can_start_packet(r, t) {
                 self.la[p].nx = None;
                 let (vl, i) = (usize::from(nx.vl), usize::from(nx.inp));
+                let blocks = self.slab[nx.slot as usize].desc.blocks();
+                fc_done = self.take_credit(base + vl, blocks, fc_in);
                 self.start_packet(p, t, vl, i, nx.slot, false);
+                self.mark_dirty(base + vl);
                 started = true;
             }
         }
@@ -80,7 +87,6 @@ impl Switch {
             self.lanes[base + vl].wait.set(rq.stall & (1 << vl) != 0, t);
         }
         // Stage 3: last cycle's proposal, accepted or refused by its input.
-        let mut fc_done = false;
         let mut committed = false;
         if let Some(pr) = a.pr {
             self.la[p].pr = None;
@@ -94,8 +100,7 @@ impl Switch {
                         f.keep_read = true;
                     }
                 }
-                let (slot, done) = self.dequeue(p, vl, i, fc_in, false, !transfer);
-                fc_done = done;
+                let (slot, _) = self.dequeue(p, vl, i, fc_in, false, !transfer, false);
                 self.la[p].nx = Some(LaNext {
                     vl: pr.vl,
                     inp: pr.inp,
