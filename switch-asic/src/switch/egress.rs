@@ -96,8 +96,11 @@ impl Switch {
         }
         if let Some(vl) = granted {
             let i = usize::from(pick[vl]);
-            let (slot_i, done) = self.dequeue(p, vl, i, fc_in, pfc_on, true, true);
-            fc_done = done;
+            let slot_i = self.dequeue(p, vl, i, true);
+            if !pfc_on {
+                let blocks = self.slab[slot_i as usize].desc.blocks();
+                fc_done = self.take_credit(base + vl, blocks, fc_in);
+            }
             self.start_packet(p, t, vl, i, slot_i, pfc_on);
             self.lanes[base + vl].wait.set(false, t);
             self.mark_dirty(base + vl);
@@ -171,19 +174,9 @@ impl Switch {
     }
 
     /// Output `p` takes the head of VoQ (`i`, `p`, `vl`): dequeued, its fill and the round robin moved, a
-    /// read slot of input `i` claimed (unless `claim` is false: the slot of the packet before, passed on),
-    /// and with `take` its credit taken (with the cycle's received FCCL for that VL, if any,
-    /// which the same `credit_tx` step latches). Returns its descriptor slot and whether `fc_in` was consumed.
-    pub(super) fn dequeue(
-        &mut self,
-        p: usize,
-        vl: usize,
-        i: usize,
-        fc_in: Option<FcPacket>,
-        pfc_on: bool,
-        claim: bool,
-        take: bool,
-    ) -> (u32, bool) {
+    /// read slot of input `i` claimed (unless `claim` is false: the slot of the packet before, passed on).
+    /// Returns its descriptor slot.
+    pub(super) fn dequeue(&mut self, p: usize, vl: usize, i: usize, claim: bool) -> u32 {
         let k = p * self.v + vl;
         let q = self.voq(i, p, vl);
         let slot_i = self.voq_head[q];
@@ -202,8 +195,7 @@ impl Switch {
                 self.saturated |= 1u64 << i;
             }
         }
-        let fc_done = !pfc_on && take && self.take_credit(k, blocks, fc_in);
-        (slot_i, fc_done)
+        slot_i
     }
 
     /// Output port-VL `k` takes the credit of a packet of `blocks` (with the cycle's received FCCL for that

@@ -100,7 +100,7 @@ impl Switch {
                         f.keep_read = true;
                     }
                 }
-                let (slot, _) = self.dequeue(p, vl, i, fc_in, false, !transfer, false);
+                let slot = self.dequeue(p, vl, i, !transfer);
                 self.la[p].nx = Some(LaNext {
                     vl: pr.vl,
                     inp: pr.inp,
