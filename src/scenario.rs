@@ -262,6 +262,9 @@ pub struct Settings {
     /// RC ACKs from every destination: `"none"` (the default), `"message"` (one for each message's last
     /// packet) or `"packet"` (one per data packet, coalesced while one waits).
     pub acks: hca_model::hca::AckMode,
+    /// How every switch output chooses its next packet: `"same_cycle"` (the default) or `"lookahead"` (the
+    /// pipelined allocator; IB only), see `switch_asic::config::Allocator`.
+    pub switch_allocator: switch_asic::config::Allocator,
 }
 
 impl Default for Settings {
@@ -279,6 +282,7 @@ impl Default for Settings {
             sl2vl: None,
             vl_arb: None,
             acks: hca_model::hca::AckMode::None,
+            switch_allocator: switch_asic::config::Allocator::SameCycle,
         }
     }
 }

@@ -9,8 +9,8 @@
 //! arbitration) and loads the LFT and SL2VL tables through the table write port during reset, as a subnet
 //! manager would. A packet's descriptor fields that the switch does not read travel as a 32-bit handle
 //! (`rx_tag_i`): the adapter keeps the descriptor by handle and rebuilds the packet as sent from the RTL's
-//! output VL, FECN, length, offset and handle. Limits of the RTL (refused with [`SwitchRtlError`]): no
-//! RoCEv2/PFC ports, at most [`N_PORTS`] ports, [`N_VL`] data VLs, [`TABLE_MAX`] VL arbitration entries per
+//! output VL, FECN, length, offset and handle. Limits of the RTL (refused with [`SwitchRtlError`]): the
+//! same-cycle allocator only, no RoCEv2/PFC ports, at most [`N_PORTS`] ports, [`N_VL`] data VLs, [`TABLE_MAX`] VL arbitration entries per
 //! list, [`LFT_MAX`] LFT entries, [`SLOT_MAX`] descriptor slots per input.
 
 use std::collections::HashMap;
@@ -92,6 +92,12 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
         0,
         u64::from(credit_tx::Config::default().fccl_reset),
     );
+    if cfg.allocator != switch_asic::config::Allocator::SameCycle {
+        return bad(format!(
+            "allocator {:?}: the RTL twin has the same-cycle allocator only",
+            cfg.allocator
+        ));
+    }
     let mut slots = 0usize;
     for (p, pc) in cfg.ports.iter().enumerate() {
         if pc.pfc.is_some() {

@@ -311,6 +311,7 @@ impl Fabric {
             }
             let mut cfg = SwitchConfig::uniform(ports.len(), ports[0].clone());
             cfg.ports = ports;
+            cfg.allocator = set.switch_allocator;
             if let Some(t) = ss.sl2vl {
                 cfg.sl2vl = vec![rtl_model::mad::sl2vl::Sl2VlTable { vl: t }];
             }

@@ -226,6 +226,13 @@ pub(super) fn check_settings(
     if s.fc_interval_cycles == 0 {
         return bad("fc_interval_cycles", "0".into(), "must be above 0");
     }
+    if s.switch_allocator == switch_asic::config::Allocator::Lookahead && file.roce.is_some() {
+        return bad(
+            "switch_allocator",
+            "\"lookahead\"".into(),
+            "is built for IB credit ports only (this scenario has [roce])",
+        );
+    }
     if s.max_queued_messages == 0 {
         return bad("max_queued_messages", "0".into(), "must be above 0");
     }

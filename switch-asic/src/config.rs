@@ -60,6 +60,35 @@ pub enum MarkPoint {
     Dequeue,
 }
 
+/// How an output chooses its next packet: the round-robin pick among inputs per VL, the credit check,
+/// `vl_arb`'s choice of VL and the input's read slot (speed-up).
+///
+/// The IB specification leaves the switch's internal scheduling to the designer. `SameCycle` decides all of
+/// it in the cycle the wire frees, output after output in port order (an output sees the read slots the
+/// lower outputs took in that cycle): the model every shipped scenario was validated with, but in hardware
+/// a chain through every output in one cycle (hdl/README.md: hundreds of gate levels at two ports).
+/// `Lookahead` is the separable allocator switch ASICs build, three registered stages per decision, taken
+/// while the previous packet is still on the wire: (1) per VL the round-robin pick among the inputs with a
+/// packet and a free read slot at the start of the cycle, and its credit check; (2) `vl_arb` over those
+/// requests proposes a VL and so an input (its state not yet moved); (3) every input accepts up to its
+/// free read slots among the outputs proposing it, round robin over the outputs from a pointer of its own;
+/// an accepted output moves `vl_arb`, takes the credit, dequeues the packet and claims the read slot, and the
+/// packet starts when the wire frees; a refused one starts again at (1). Stage 1 begins
+/// [`LOOKAHEAD_CYCLES`] cycles before the wire frees, so a packet on the wire for at least that many cycles
+/// is followed back to back; an idle output starts a packet that many cycles after it is visible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Allocator {
+    /// Everything in the cycle the wire frees, outputs in port order.
+    #[default]
+    SameCycle,
+    /// The three-stage separable allocator with look-ahead.
+    Lookahead,
+}
+
+/// Cycles from the look-ahead allocator's first stage to the earliest start of the packet it decides.
+pub const LOOKAHEAD_CYCLES: u64 = 3;
+
 /// Congestion detection of a RoCEv2-mode (PFC) port (seed 001, section IV.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -231,6 +260,9 @@ pub struct SwitchConfig {
     /// When receivers send flow-control packets.
     #[serde(default)]
     pub fc_policy: FcPolicy,
+    /// How outputs choose their next packet.
+    #[serde(default)]
+    pub allocator: Allocator,
 }
 
 /// Serde for the forwarding table as `[dlid, port]` pairs.
@@ -282,6 +314,7 @@ impl SwitchConfig {
             lft: Vec::new(),
             sl2vl: vec![t],
             fc_policy: FcPolicy::default(),
+            allocator: Allocator::default(),
         }
     }
 
@@ -324,6 +357,13 @@ impl SwitchConfig {
         let mtu_blocks = mtu_packet_blocks(self.mtu);
         for (p, pc) in self.ports.iter().enumerate() {
             self.validate_port(p, pc, mtu_blocks)?;
+            if self.allocator == Allocator::Lookahead && pc.pfc.is_some() {
+                return Err(ConfigError::new(
+                    format!("ports[{p}].pfc"),
+                    "a RoCEv2 (PFC) port",
+                    "allocator = \"lookahead\" is built for IB credit ports only",
+                ));
+            }
         }
         if self.lft.len() > 1 << 16 {
             return Err(ConfigError::new(

@@ -279,6 +279,28 @@ fn pick_scan(table: &[ArbEntry], idx: u8, used: u16, cand: u16) -> Option<(u8, b
 }
 
 impl VlArb {
+    /// The outputs `step` gives for `i` in this state, without latching its next state: a switch that
+    /// proposes a grant in one cycle and commits it in the next (`step` with the same inputs, on the same
+    /// state) gets the grant it proposed.
+    pub fn peek(&mut self, i: &In) -> Out {
+        let saved = (
+            self.hi_idx_q,
+            self.lo_idx_q,
+            self.hi_used_q,
+            self.lo_used_q,
+            self.hi_cnt_q,
+        );
+        let o = self.step(i);
+        (
+            self.hi_idx_q,
+            self.lo_idx_q,
+            self.hi_used_q,
+            self.lo_used_q,
+            self.hi_cnt_q,
+        ) = saved;
+        o
+    }
+
     /// Builds the block in its reset state.
     pub fn new(cfg: Config) -> Result<Self, ConfigError> {
         cfg.validate()?;

@@ -191,6 +191,18 @@ impl Switch {
                 .enumerate()
                 .filter(|(_, p)| p.pfc.is_none() && p.cc.mark_point == MarkPoint::Enqueue)
                 .fold(0, |m, (i, _)| m | bit(i)),
+            la: if cfg.allocator == Allocator::Lookahead {
+                vec![LaRegs::default(); n]
+            } else {
+                Vec::new()
+            },
+            la_prop: vec![0; n],
+            la_prop_any: 0,
+            la_acc_ptr: vec![0; n],
+            la_accepted: 0,
+            la_transfer: 0,
+            la_sat_start: 0,
+            la_rewake: 0,
             cfg,
         };
         Ok(sw)

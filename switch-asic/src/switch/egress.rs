@@ -14,16 +14,26 @@ impl Switch {
         let i = usize::from(f.inp);
         self.lanes[i * self.v + usize::from(f.in_vl)].free_pending += u32::from(f.blocks);
         self.in_wake.lower(i, t);
+        if f.keep_read {
+            return woken;
+        }
         if self.ports[i].reads == self.ports[i].speedup {
             self.saturated &= !(1u64 << i);
+            // The look-ahead allocator's first stage sees the freed slot from the next cycle on.
+            let lookahead = !self.la.is_empty();
             for o in 0..self.n {
                 let base = o * self.v;
                 if self.lanes[base..base + self.v]
                     .iter()
                     .any(|l| l.voq_mask & (1 << i) != 0)
                 {
-                    woken |= 1 << o;
-                    self.eg_wake.lower(o, t);
+                    if lookahead {
+                        self.eg_wake.lower(o, t + 1);
+                        self.la_rewake |= 1 << o;
+                    } else {
+                        woken |= 1 << o;
+                        self.eg_wake.lower(o, t);
+                    }
                 }
             }
         }
@@ -58,41 +68,13 @@ impl Switch {
             self.start_fc(p, t);
             fc_sent = true;
         }
-        // Requests: the round-robin head of each VL and whether its credit covers it.
-        // `req`/`ok` for arbitration skip inputs with no free read slot (speed-up); the stall state
-        // (`stall`, for XmitWait) does not, so it changes only on events at this port.
-        let (mut req, mut ok, mut stall) = (0u16, 0u16, 0u16);
-        let mut len = [0u8; 16];
-        let mut pick = [0u8; 16];
-        for vl in 0..usize::from(self.ports[p].nvl) {
-            let all = self.lanes[base + vl].voq_mask;
-            if all == 0 {
-                continue;
-            }
-            let free = all & !self.saturated;
-            let start = u32::from(self.lanes[base + vl].rr);
-            let rr_pick = |m: u64| ((m.rotate_right(start).trailing_zeros() + start) % 64) as usize;
-            let i_all = rr_pick(all);
-            let ok_all = self.credit_ok(p, vl, i_all, t);
-            if !ok_all {
-                stall |= 1 << vl;
-            }
-            if free == 0 {
-                continue;
-            }
-            let i = if free == all { i_all } else { rr_pick(free) };
-            let slot = self.voq_head[self.voq(i, p, vl)] as usize;
-            req |= 1 << vl;
-            len[vl] = self.slab[slot].desc.blocks() as u8;
-            pick[vl] = i as u8;
-            if if i == i_all {
-                ok_all
-            } else {
-                self.credit_ok(p, vl, i, t)
-            } {
-                ok |= 1 << vl;
-            }
-        }
+        let Requests {
+            req,
+            ok,
+            stall,
+            len,
+            pick,
+        } = self.requests(p, t, self.saturated);
         if pfc_on {
             self.pause_seen_update(p, t);
         }
@@ -114,99 +96,14 @@ impl Switch {
         }
         if let Some(vl) = granted {
             let i = usize::from(pick[vl]);
-            let k = base + vl;
-            let q = self.voq(i, p, vl);
-            let slot_i = self.voq_head[q];
-            let slot = self.slab[slot_i as usize];
-            self.voq_head[q] = slot.next;
-            if slot.next == NONE {
-                self.voq_tail[q] = NONE;
-                self.lanes[k].voq_mask &= !(1u64 << i);
-            }
-            let blocks = slot.desc.blocks();
-            self.voq_fill[k * self.n + i] -= blocks;
-            self.lanes[k].rr = ((i + 1) % self.n) as u8;
-            self.free_slots.0.push(slot_i);
-            self.ports[i].reads += 1;
-            if self.ports[i].reads == self.ports[i].speedup {
-                self.saturated |= 1u64 << i;
-            }
+            let slot_i = self.dequeue(p, vl, i, true);
             if !pfc_on {
-                let fc = fc_in.filter(|f| usize::from(f.vl) == vl);
-                fc_done = fc.is_some();
-                let co = self.lanes[k].ctx.step(&credit_tx::In {
-                    rst_ni: true,
-                    fc_valid_i: fc.is_some(),
-                    fc_fccl_i: fc.map_or(0, |f| f.fccl),
-                    req_valid_i: true,
-                    req_blocks_i: blocks as u8,
-                    take_i: true,
-                });
-                if co.err_o {
-                    self.lanes[k].counters.credit_err += 1;
-                }
+                let blocks = self.slab[slot_i as usize].desc.blocks();
+                fc_done = self.take_credit(base + vl, blocks, fc_in);
             }
-            // The marking state the decision uses here; `None` when it was decided, and counted, as the packet
-            // joined its VoQ (`MarkPoint::Enqueue`: its FECN is set already).
-            let mark_state = (self.mark_at_enqueue & bit(p) == 0).then(|| {
-                match (pfc_on, self.ports[p].roce_detect) {
-                    (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
-                        self.oversubscribed(vl, self.lanes[k].voq_mask | (1u64 << i), in_buf_blocks)
-                    }
-                    _ => self.lanes[k].cong.outputs().mark_state_o,
-                }
-            });
-            let mut mo = match mark_state {
-                None => fecn_marker::Out {
-                    mark_o: slot.marked,
-                    cfg_err_o: 0,
-                },
-                Some(m) => self.lanes[k].mark.step(&fecn_marker::In {
-                    rst_ni: true,
-                    pkt_valid_i: true,
-                    pkt_bytes_i: slot.desc.wire_len,
-                    mark_state_i: m,
-                }),
-            };
-            let mut desc = slot.desc;
-            desc.vl = vl as u8;
-            if pfc_on {
-                // ECN CE on ECN-capable packets only (0 is not ECT; CE stays CE).
-                mo.mark_o &= desc.ecn == 1 || desc.ecn == 2;
-                if mo.mark_o {
-                    desc.ecn = 3;
-                }
-            } else {
-                desc.fecn |= mo.mark_o;
-            }
-            let c = &mut self.lanes[k].counters;
-            c.xmit_pkts += 1;
-            c.xmit_bytes += u64::from(desc.wire_len);
-            if let Some(m) = mark_state {
-                self.count_decision(k, m, desc.wire_len, mo.mark_o);
-            }
-            self.lanes[k].last_start = (t, mo.mark_o);
-            self.lanes[k].last_desc = Some(desc);
-            // A packet head on the wire: the next flow-control packet is news whatever it carries.
-            for l in &mut self.lanes[base..base + usize::from(self.ports[p].nvl)] {
-                l.fc_last.forget();
-            }
-            let (offset, end) = self.ports[p].ser.start_packet(r, t, desc.wire_len);
-            self.ports[p].inflight = Some(Inflight {
-                inp: i as u8,
-                in_vl: slot.in_vl,
-                blocks,
-                // Completions run before packet starts in a cycle, so a packet whose last byte leaves in
-                // its start cycle (a short one on a link of more than 26 bytes a cycle) completes in the
-                // next: before, it was never released and its blocks and its read of the input were lost.
-                end: end.max(t + 1),
-            });
-            self.events.0.push(TxEvent::Packet {
-                port: p as u8,
-                start: PacketStart { desc, offset },
-            });
-            self.lanes[k].wait.set(false, t);
-            self.mark_dirty(k);
+            self.start_packet(p, t, vl, i, slot_i, pfc_on);
+            self.lanes[base + vl].wait.set(false, t);
+            self.mark_dirty(base + vl);
         }
         if let Some(f) = fc_in.filter(|_| !pfc_on) {
             if !fc_done {
@@ -234,6 +131,168 @@ impl Switch {
             w = w.min(t + 1);
         }
         self.eg_wake.set(p, w);
+    }
+
+    /// Output `p`'s requests in cycle `t`: per VL the round-robin head among the inputs with a packet for it
+    /// that are not in `saturated` (no free read slot), its length and whether its credit covers it.
+    /// `req`/`ok` for arbitration skip the saturated inputs; the stall state (`stall`, for XmitWait) does
+    /// not, so it changes only on events at this port.
+    #[inline(always)]
+    pub(super) fn requests(&self, p: usize, t: u64, saturated: u64) -> Requests {
+        let base = p * self.v;
+        let mut r = Requests::default();
+        for vl in 0..usize::from(self.ports[p].nvl) {
+            let all = self.lanes[base + vl].voq_mask;
+            if all == 0 {
+                continue;
+            }
+            let free = all & !saturated;
+            let start = u32::from(self.lanes[base + vl].rr);
+            let rr_pick = |m: u64| ((m.rotate_right(start).trailing_zeros() + start) % 64) as usize;
+            let i_all = rr_pick(all);
+            let ok_all = self.credit_ok(p, vl, i_all, t);
+            if !ok_all {
+                r.stall |= 1 << vl;
+            }
+            if free == 0 {
+                continue;
+            }
+            let i = if free == all { i_all } else { rr_pick(free) };
+            let slot = self.voq_head[self.voq(i, p, vl)] as usize;
+            r.req |= 1 << vl;
+            r.len[vl] = self.slab[slot].desc.blocks() as u8;
+            r.pick[vl] = i as u8;
+            if if i == i_all {
+                ok_all
+            } else {
+                self.credit_ok(p, vl, i, t)
+            } {
+                r.ok |= 1 << vl;
+            }
+        }
+        r
+    }
+
+    /// Output `p` takes the head of VoQ (`i`, `p`, `vl`): dequeued, its fill and the round robin moved, a
+    /// read slot of input `i` claimed (unless `claim` is false: the slot of the packet before, passed on).
+    /// Returns its descriptor slot.
+    pub(super) fn dequeue(&mut self, p: usize, vl: usize, i: usize, claim: bool) -> u32 {
+        let k = p * self.v + vl;
+        let q = self.voq(i, p, vl);
+        let slot_i = self.voq_head[q];
+        let slot = self.slab[slot_i as usize];
+        self.voq_head[q] = slot.next;
+        if slot.next == NONE {
+            self.voq_tail[q] = NONE;
+            self.lanes[k].voq_mask &= !(1u64 << i);
+        }
+        let blocks = slot.desc.blocks();
+        self.voq_fill[k * self.n + i] -= blocks;
+        self.lanes[k].rr = ((i + 1) % self.n) as u8;
+        if claim {
+            self.ports[i].reads += 1;
+            if self.ports[i].reads == self.ports[i].speedup {
+                self.saturated |= 1u64 << i;
+            }
+        }
+        slot_i
+    }
+
+    /// Output port-VL `k` takes the credit of a packet of `blocks` (with the cycle's received FCCL for that
+    /// VL, if any, which the same `credit_tx` step latches). Returns whether `fc_in` was consumed.
+    pub(super) fn take_credit(&mut self, k: usize, blocks: u16, fc_in: Option<FcPacket>) -> bool {
+        let fc = fc_in.filter(|f| usize::from(f.vl) == k % self.v);
+        let co = self.lanes[k].ctx.step(&credit_tx::In {
+            rst_ni: true,
+            fc_valid_i: fc.is_some(),
+            fc_fccl_i: fc.map_or(0, |f| f.fccl),
+            req_valid_i: true,
+            req_blocks_i: blocks as u8,
+            take_i: true,
+        });
+        if co.err_o {
+            self.lanes[k].counters.credit_err += 1;
+        }
+        fc.is_some()
+    }
+
+    /// The packet in descriptor slot `slot_i`, dequeued from input `i` for output `p`'s `vl`, starts in cycle
+    /// `t`: its FECN (or ECN CE) decided, its output VL written, counted, serialised; its slot is freed.
+    pub(super) fn start_packet(
+        &mut self,
+        p: usize,
+        t: u64,
+        vl: usize,
+        i: usize,
+        slot_i: u32,
+        pfc_on: bool,
+    ) {
+        let base = p * self.v;
+        let k = base + vl;
+        let slot = self.slab[slot_i as usize];
+        self.free_slots.0.push(slot_i);
+        let blocks = slot.desc.blocks();
+        // The marking state the decision uses here; `None` when it was decided, and counted, as the packet
+        // joined its VoQ (`MarkPoint::Enqueue`: its FECN is set already).
+        let mark_state = (self.mark_at_enqueue & bit(p) == 0).then(|| {
+            match (pfc_on, self.ports[p].roce_detect) {
+                (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
+                    self.oversubscribed(vl, self.lanes[k].voq_mask | (1u64 << i), in_buf_blocks)
+                }
+                _ => self.lanes[k].cong.outputs().mark_state_o,
+            }
+        });
+        let mut mo = match mark_state {
+            None => fecn_marker::Out {
+                mark_o: slot.marked,
+                cfg_err_o: 0,
+            },
+            Some(m) => self.lanes[k].mark.step(&fecn_marker::In {
+                rst_ni: true,
+                pkt_valid_i: true,
+                pkt_bytes_i: slot.desc.wire_len,
+                mark_state_i: m,
+            }),
+        };
+        let mut desc = slot.desc;
+        desc.vl = vl as u8;
+        if pfc_on {
+            // ECN CE on ECN-capable packets only (0 is not ECT; CE stays CE).
+            mo.mark_o &= desc.ecn == 1 || desc.ecn == 2;
+            if mo.mark_o {
+                desc.ecn = 3;
+            }
+        } else {
+            desc.fecn |= mo.mark_o;
+        }
+        let c = &mut self.lanes[k].counters;
+        c.xmit_pkts += 1;
+        c.xmit_bytes += u64::from(desc.wire_len);
+        if let Some(m) = mark_state {
+            self.count_decision(k, m, desc.wire_len, mo.mark_o);
+        }
+        self.lanes[k].last_start = (t, mo.mark_o);
+        self.lanes[k].last_desc = Some(desc);
+        // A packet head on the wire: the next flow-control packet is news whatever it carries.
+        for l in &mut self.lanes[base..base + usize::from(self.ports[p].nvl)] {
+            l.fc_last.forget();
+        }
+        let r = self.ports[p].rate;
+        let (offset, end) = self.ports[p].ser.start_packet(r, t, desc.wire_len);
+        self.ports[p].inflight = Some(Inflight {
+            inp: i as u8,
+            in_vl: slot.in_vl,
+            blocks,
+            // Completions run before packet starts in a cycle, so a packet whose last byte leaves in
+            // its start cycle (a short one on a link of more than 26 bytes a cycle) completes in the
+            // next: before, it was never released and its blocks and its read of the input were lost.
+            end: end.max(t + 1),
+            keep_read: false,
+        });
+        self.events.0.push(TxEvent::Packet {
+            port: p as u8,
+            start: PacketStart { desc, offset },
+        });
     }
 
     /// A pause frame handed in at output `p` in cycle `t`: an XOFF stops packet starts from this cycle on, a
@@ -305,7 +364,7 @@ impl Switch {
     }
 
     /// The lowest VL's pending flow-control packet of output `p` starts in cycle `t` (the wire allows it).
-    fn start_fc(&mut self, p: usize, t: u64) {
+    pub(super) fn start_fc(&mut self, p: usize, t: u64) {
         let base = p * self.v;
         let vl = self.ports[p].fc_pending.trailing_zeros() as usize;
         self.ports[p].fc_pending &= !(1 << vl);
@@ -363,7 +422,7 @@ impl Switch {
     /// when the wire allows, latches a received FCCL and finds the next look, without the arbitration pass.
     /// Exact: with no request the full pass grants nothing and leaves `vl_arb` unclocked; every VL's
     /// XmitWait state is off already (a VL's queue empties only by a grant, which turns it off).
-    fn egress_idle(&mut self, p: usize, t: u64) {
+    pub(super) fn egress_idle(&mut self, p: usize, t: u64) {
         let base = p * self.v;
         let r = self.ports[p].rate;
         if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
@@ -400,7 +459,7 @@ impl Switch {
     /// The next look output `p` needs after cycle `t` for its own packet and lazily applied timer fires:
     /// its packet's last byte, and the cycle a timer fire's flow-control packet can leave.
     #[inline(always)]
-    fn wake_unqueued(&self, p: usize, t: u64) -> u64 {
+    pub(super) fn wake_unqueued(&self, p: usize, t: u64) -> u64 {
         let mut w = NEVER;
         if let Some(f) = self.ports[p].inflight {
             if f.end > t {

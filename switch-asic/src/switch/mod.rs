@@ -61,7 +61,10 @@ use rtl_model::blocks::vl_arb::{self, VlArb};
 use rtl_model::clocked::Clocked;
 use rtl_model::mad::sl2vl::Sl2VlTable;
 
-use crate::config::{mtu_packet_blocks, ConfigError, MarkPoint, RoceDetect, SwitchConfig};
+use crate::config::{
+    mtu_packet_blocks, Allocator, ConfigError, MarkPoint, RoceDetect, SwitchConfig,
+    LOOKAHEAD_CYCLES,
+};
 use crate::observe::{LazyCycles, PortVlCounters, PortVlSignals};
 use crate::port_mask::{all_ports, ports};
 use rtl_model::link::fc::FcLast;
@@ -149,6 +152,9 @@ struct Inflight {
     in_vl: u8,
     blocks: u16,
     end: u64,
+    /// The input's read slot passes to the next packet this output took from the same input (look-ahead
+    /// allocator): the completion frees the blocks but not the slot.
+    keep_read: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -157,6 +163,54 @@ struct Arriving {
     vl: u8,
     /// Slot to enqueue when the tail is in (store-and-forward), or NONE.
     deferred: u32,
+}
+
+/// An output's requests of a cycle ([`Switch::requests`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Requests {
+    req: u16,
+    ok: u16,
+    stall: u16,
+    len: [u8; 16],
+    pick: [u8; 16],
+}
+
+/// Stage 1 of the look-ahead allocator, registered: `vl_arb`'s inputs and each requesting VL's picked input.
+#[derive(Debug, Clone, Copy)]
+struct LaReq {
+    arb_in: vl_arb::In,
+    pick: [u8; 16],
+}
+
+/// Stage 2, registered: the VL `vl_arb` proposes (its inputs kept: the commit steps it with the same ones, on
+/// the same state, so the grant is the proposal) and that VL's input.
+#[derive(Debug, Clone, Copy)]
+struct LaProp {
+    arb_in: vl_arb::In,
+    vl: u8,
+    inp: u8,
+}
+
+/// Stage 3's result: a dequeued packet waiting for the wire (its descriptor slot is freed when it starts).
+#[derive(Debug, Clone, Copy)]
+struct LaNext {
+    vl: u8,
+    inp: u8,
+    slot: u32,
+}
+
+/// One output's look-ahead allocator registers (`Allocator::Lookahead`).
+#[derive(Debug, Clone, Copy, Default)]
+struct LaRegs {
+    rq: Option<LaReq>,
+    pr: Option<LaProp>,
+    nx: Option<LaNext>,
+}
+
+impl LaRegs {
+    fn is_empty(&self) -> bool {
+        self.rq.is_none() && self.pr.is_none() && self.nx.is_none()
+    }
 }
 
 /// One port's registers and hand-ins, together: a step that looks at a port reads several of them, and
@@ -274,6 +328,23 @@ pub struct Switch {
 
     /// Outputs (IB ports with `MarkPoint::Enqueue`) whose FECN is decided when a packet joins its VoQ.
     mark_at_enqueue: u64,
+
+    /// `Allocator::Lookahead`: per output its stages' registers (empty with `SameCycle`).
+    la: Vec<LaRegs>,
+    /// Per input: the outputs whose stage-2 proposal names it (resolved, and cleared, in the next cycle).
+    la_prop: Vec<u64>,
+    /// The inputs with a proposal, as bits.
+    la_prop_any: u64,
+    /// Per input: the output its round robin over proposing outputs starts from.
+    la_acc_ptr: Vec<u8>,
+    /// Outputs whose proposal their input accepted this cycle.
+    la_accepted: u64,
+    /// Of those, the outputs that take the read slot of their own packet on the wire (same input).
+    la_transfer: u64,
+    /// The inputs without a free read slot at the start of this cycle (stage 1 reads these).
+    la_sat_start: u64,
+    /// Outputs with packets from an input whose read slot was freed this cycle: they look again next cycle.
+    la_rewake: u64,
 }
 
 fn block_err(setting: String) -> impl FnOnce(rtl_model::blocks::ConfigError) -> ConfigError {
@@ -479,12 +550,24 @@ impl Switch {
         // The eager reference clocks every port.
         let all = if self.eager { all_ports(self.n) } else { 0 };
         let mut eg_due = self.eg_wake.due(t);
+        let lookahead = !self.la.is_empty();
+        if lookahead {
+            self.la_sat_start = self.saturated;
+            self.la_rewake = 0;
+        }
         // Completions may wake other outputs (a freed read slot) for this cycle: they join the due ones.
         for p in ports(eg_due) {
             eg_due |= self.egress_complete(p, t);
         }
-        for p in ports(eg_due | self.rx_fc_mask | self.rx_pause_mask | all) {
-            self.egress(p, t);
+        if lookahead {
+            self.la_accept();
+            for p in ports(eg_due | self.rx_fc_mask | self.rx_pause_mask | all) {
+                self.egress_la(p, t);
+            }
+        } else {
+            for p in ports(eg_due | self.rx_fc_mask | self.rx_pause_mask | all) {
+                self.egress(p, t);
+            }
         }
         for p in ports(self.in_wake.due(t) | self.rx_pkt_mask | self.rx_fc_mask | all) {
             self.ingress(p, t);
@@ -514,6 +597,7 @@ impl Switch {
             let base = p * self.v;
             let k = base + usize::from(f.vl);
             !self.ports[p].pfc_on
+                && self.la.get(p).is_none_or(LaRegs::is_empty)
                 && self.ports[p].arriving.is_none()
                 && self.lanes[base..base + self.v]
                     .iter()
@@ -539,4 +623,5 @@ mod build;
 mod detect;
 mod egress;
 mod ingress;
+mod lookahead;
 mod wake;
