@@ -1171,6 +1171,14 @@ dst = "H4"
                 "[settings]\nfc_interval_cycles = 0",
                 "settings.fc_interval_cycles: 0",
             ),
+            (
+                "[settings]\nswitch_allocator = \"lookahead\"\n[roce]",
+                "settings.switch_allocator: \"lookahead\" is built for IB credit ports only",
+            ),
+            (
+                "[settings]\nswitch_allocator = \"look_ahead\"",
+                "unknown variant `look_ahead`",
+            ),
             ("[settings]\nclockmhz = 1", "unknown field `clockmhz`"),
             ("[switch_cc]\nthreshold = 16", "switch_cc.threshold: 16"),
         ] {
