@@ -265,60 +265,31 @@ module ib_switch #(
 `define IB_SWITCH_DEN(P) rate_den_i[17*(P) +: 17]
 `define IB_SWITCH_NVL(P) nvl_i[4*(P) +: 4]
 
-  // One FECN decision: {mark, next state} (fecn_marker's step, see the header). One copy per process that
-  // calls it (egress, ingress, the state update): see the macros above.
+  // One FECN decision: {mark, next state} (fecn_marker's step, see the header). One function per process
+  // that calls it (egress, ingress, the state update), all three made by this macro from one text: see the
+  // macros above (Icarus 11 and shared functions).
   localparam logic [15:0] LfsrTaps = 16'hB400;
-  function automatic logic [16:0] mk_step(input logic [15:0] s, input int p, input logic [12:0] bytes,
-                                          input logic mstate);
-    logic [15:0] x;
-    logic m;
-    x = s;
-    m = 1'b0;
-    if (mstate && {1'b0, bytes} >= {packet_size_i[8*p +: 8], 6'b0}) begin
-      if (mode_i[p]) begin
-        m = {1'b0, s} < lfsr_thresh_i[17*p +: 17];
-        for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
-      end else begin
-        m = s == 16'd0;
-        x = (s >= marking_rate_i[16*p +: 16]) ? 16'd0 : s + 16'd1;
-      end
-    end
-    mk_step = {m, x};
+`define IB_SWITCH_MK_STEP(NAME) \
+  function automatic logic [16:0] NAME(input logic [15:0] s, input int p, input logic [12:0] bytes, \
+                                       input logic mstate); \
+    logic [15:0] x; \
+    logic m; \
+    x = s; \
+    m = 1'b0; \
+    if (mstate && {1'b0, bytes} >= {packet_size_i[8*p +: 8], 6'b0}) begin \
+      if (mode_i[p]) begin \
+        m = {1'b0, s} < lfsr_thresh_i[17*p +: 17]; \
+        for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1); \
+      end else begin \
+        m = s == 16'd0; \
+        x = (s >= marking_rate_i[16*p +: 16]) ? 16'd0 : s + 16'd1; \
+      end \
+    end \
+    NAME = {m, x}; \
   endfunction
-  function automatic logic [16:0] mk_step_eg(input logic [15:0] s, input int p, input logic [12:0] bytes,
-                                          input logic mstate);
-    logic [15:0] x;
-    logic m;
-    x = s;
-    m = 1'b0;
-    if (mstate && {1'b0, bytes} >= {packet_size_i[8*p +: 8], 6'b0}) begin
-      if (mode_i[p]) begin
-        m = {1'b0, s} < lfsr_thresh_i[17*p +: 17];
-        for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
-      end else begin
-        m = s == 16'd0;
-        x = (s >= marking_rate_i[16*p +: 16]) ? 16'd0 : s + 16'd1;
-      end
-    end
-    mk_step_eg = {m, x};
-  endfunction
-  function automatic logic [16:0] mk_step_in(input logic [15:0] s, input int p, input logic [12:0] bytes,
-                                          input logic mstate);
-    logic [15:0] x;
-    logic m;
-    x = s;
-    m = 1'b0;
-    if (mstate && {1'b0, bytes} >= {packet_size_i[8*p +: 8], 6'b0}) begin
-      if (mode_i[p]) begin
-        m = {1'b0, s} < lfsr_thresh_i[17*p +: 17];
-        for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
-      end else begin
-        m = s == 16'd0;
-        x = (s >= marking_rate_i[16*p +: 16]) ? 16'd0 : s + 16'd1;
-      end
-    end
-    mk_step_in = {m, x};
-  endfunction
+  `IB_SWITCH_MK_STEP(mk_step)
+  `IB_SWITCH_MK_STEP(mk_step_eg)
+  `IB_SWITCH_MK_STEP(mk_step_in)
   function automatic logic [15:0] mk_seed(input int p);
     mk_seed = (lfsr_seed_i[16*p +: 16] == 16'd0) ? 16'hACE1 : lfsr_seed_i[16*p +: 16];
   endfunction
