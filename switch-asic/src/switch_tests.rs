@@ -58,11 +58,9 @@ fn packets_ending_in_their_start_cycle_are_released() {
     assert!(rig.sw.packets_held() < 10, "{} held", rig.sw.packets_held());
 }
 
-#[test]
-fn cut_through_latency_is_a_few_cycles() {
-    // One packet: head in at cycle L + 0, out of the switch the cycle after, at the sink L later.
-    let mut sw = Switch::new(cfg(2, rate8(), 200)).unwrap();
-    // Give port 1 credit: an FC packet with FCCL 100.
+/// Gives port 1 credit (an FC packet with FCCL 100), steps a cycle, and hands in at port 0 a packet of 1000
+/// bytes for port 1 (returned).
+fn one_packet_to_port_1(sw: &mut Switch) -> PacketDesc {
     sw.rx_fc(
         1,
         FcPacket {
@@ -75,6 +73,14 @@ fn cut_through_latency_is_a_few_cycles() {
     sw.step();
     let p = pkt(1, 1000);
     sw.rx_packet(0, PacketStart { desc: p, offset: 0 }).unwrap();
+    p
+}
+
+#[test]
+fn cut_through_latency_is_a_few_cycles() {
+    // One packet: head in at cycle L + 0, out of the switch the cycle after, at the sink L later.
+    let mut sw = Switch::new(cfg(2, rate8(), 200)).unwrap();
+    let p = one_packet_to_port_1(&mut sw);
     let mut out_at = None;
     for _ in 0..50 {
         let t = sw.now();
@@ -206,24 +212,7 @@ fn lookahead_adds_its_stages_to_an_idle_output() {
     let mut at = Vec::new();
     for c in [cfg(2, rate8(), 200), lookahead(cfg(2, rate8(), 200))] {
         let mut sw = Switch::new(c).unwrap();
-        sw.rx_fc(
-            1,
-            FcPacket {
-                vl: 0,
-                fctbs: 0,
-                fccl: 100,
-            },
-        )
-        .unwrap();
-        sw.step();
-        sw.rx_packet(
-            0,
-            PacketStart {
-                desc: pkt(1, 1000),
-                offset: 0,
-            },
-        )
-        .unwrap();
+        one_packet_to_port_1(&mut sw);
         let mut out = None;
         for _ in 0..50 {
             let t = sw.now();

@@ -154,6 +154,12 @@ impl Switch {
                 pfc_out_quanta: 0,
             })
             .collect();
+        // The look-ahead allocator's per-port registers exist only when it is configured.
+        let la_n = if cfg.allocator == Allocator::Lookahead {
+            n
+        } else {
+            0
+        };
         let sw = Switch {
             n,
             v,
@@ -191,14 +197,10 @@ impl Switch {
                 .enumerate()
                 .filter(|(_, p)| p.pfc.is_none() && p.cc.mark_point == MarkPoint::Enqueue)
                 .fold(0, |m, (i, _)| m | bit(i)),
-            la: if cfg.allocator == Allocator::Lookahead {
-                vec![LaRegs::default(); n]
-            } else {
-                Vec::new()
-            },
-            la_prop: vec![0; n],
+            la: vec![LaRegs::default(); la_n],
+            la_prop: vec![0; la_n],
             la_prop_any: 0,
-            la_acc_ptr: vec![0; n],
+            la_acc_ptr: vec![0; la_n],
             la_accepted: 0,
             la_transfer: 0,
             la_sat_start: 0,
