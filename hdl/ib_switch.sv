@@ -60,8 +60,13 @@
 //   tail per input); their FECN decisions are taken in input order, so fecn_marker's single-decision port
 //   cannot carry them: the marker's step (counter or LFSR leap, Packet_Size check) is applied here as a
 //   chain over the cycle's decisions, on the same registered marking state.
-// - An input's saturation (speed-up) moves along the outputs in port order within a cycle, as Switch::step
-//   grants outputs in port order; each output's vl_arb sees requests that depend on the lower ports' grants.
+// - The look-ahead allocator (switch_asic::config::Allocator::Lookahead, the fabric's default on IB ports):
+//   each output decides its next packet in three registered stages (requests among the inputs with a free
+//   read slot at the cycle's start; vl_arb's proposal, held; the input's accept, round robin over the
+//   outputs proposing it up to its free read slots, then the commit) begun when its wire frees within
+//   LookCycles, and starts it when the wire frees. No output's decision reads another's of the same cycle.
+//   An output whose packet on the wire reads the input it proposes takes that read slot over (if_keep_q).
+//   Stage 1 does not run in the cycle a packet starts (its credit check is credit_tx's registered state).
 // - Combinational processes write arrays only at constant indices (a loop's index is the element written);
 //   the chain through the outputs keeps a copy of its state per output. The VoQ state (head, tail, count,
 //   fill) is registers, updated procedurally in one always_ff: every output reads every VoQ's count each
@@ -308,24 +313,19 @@ module ib_switch #(
   logic        ctx_take [NK];
   logic [11:0] ctx_fctbs [NK];
   logic [11:0] ctx_fcclq [NK];
-  // Read by vl_arb and written from its grant through credit_tx's single always_comb: a loop at block
-  // granularity only (send_ok_o does not depend on take_i).
-  /* verilator lint_off UNOPTFLAT */
   logic        ctx_ok [NK];
-  /* verilator lint_on UNOPTFLAT */
   logic        ctx_err [NK];
   logic [11:0] cd_avail [NK];
   logic [NPorts*16-1:0] cd_fill [NK];
   logic        cd_mark [NK];
   logic        cd_cfg [NK];
   logic        arb_ready [NPorts];
+  logic        arb_hold [NPorts];
   logic [15:0] arb_req [NPorts];
   logic [16*7-1:0] arb_len [NPorts];
   logic [15:0] arb_ok [NPorts];
-  /* verilator lint_off UNOPTFLAT */
   logic        arb_gv [NPorts];
   logic [3:0]  arb_gvl [NPorts];
-  /* verilator lint_on UNOPTFLAT */
   logic [3:0]  arb_cfg [NPorts];
 
   for (genvar p = 0; p < NPorts; p++) begin : g_port
@@ -362,55 +362,143 @@ module ib_switch #(
       .hi_n_i(hi_n_i[p*(IdxW+1) +: IdxW+1]),
       .lo_vl_i(lo_vl_i[p*TableMax*4 +: TableMax*4]), .lo_weight_i(lo_weight_i[p*TableMax*8 +: TableMax*8]),
       .lo_n_i(lo_n_i[p*(IdxW+1) +: IdxW+1]), .vl_high_limit_i(vl_high_limit_i[8*p +: 8]),
-      .ready_i(arb_ready[p]), .req_i(arb_req[p]), .len_i(arb_len[p]), .credit_ok_i(arb_ok[p]),
+      .ready_i(arb_ready[p]), .req_i(arb_req[p]), .len_i(arb_len[p]), .credit_ok_i(arb_ok[p]), .hold_i(arb_hold[p]),
       .gnt_valid_o(arb_gv[p]), .gnt_vl_o(arb_gvl[p]), .gnt_high_o(), .cfg_err_o(arb_cfg[p])
     );
     /* verilator lint_on PINCONNECTEMPTY */
   end
 
   // ---------------------------------------------------------------- egress (phases 0 and 1)
-  // Per output: completion, FC start, requests (round-robin heads among unsaturated inputs), grant. The
-  // saturation chain runs through the outputs in port order (see the header).
+  // The look-ahead allocator (switch_asic::config::Allocator::Lookahead; hdl/README.md gives the plan and
+  // its timing). Each output is in one of four states, a registered decision stage each:
+  //   Idle: stage 1 may register this cycle's requests (round-robin heads among the inputs with a free read
+  //         slot at the cycle's start, and their credit checks) when the wire frees within LookCycles;
+  //   Rq:   stage 2: vl_arb, with hold_i, proposes a VL over the registered requests (its state not moved);
+  //   Pr:   stage 3: the proposed input accepts or refuses (the accept below); accepted, vl_arb commits the
+  //         same inputs (the grant is the proposal), the VoQ head is dequeued and the read slot claimed;
+  //   Nx:   the dequeued packet starts when the wire frees (a flow-control packet first), and takes its
+  //         credit then.
+  // No output's decision reads another output's decision of the same cycle: the chain through the outputs
+  // in port order of the same-cycle allocator is gone.
+  localparam logic [1:0] LaIdle = 2'd0;
+  localparam logic [1:0] LaRq   = 2'd1;
+  localparam logic [1:0] LaPr   = 2'd2;
+  localparam logic [1:0] LaNx   = 2'd3;
+  // switch_asic::config::LOOKAHEAD_CYCLES: stage 1 begins when the wire frees within this many cycles.
+  localparam int LookCycles = 3;
+  logic [1:0]    la_st_q [NPorts];
+  logic [NVl-1:0] la_req_q [NPorts];
+  logic [NVl-1:0] la_ok_q [NPorts];
+  logic [NVl*7-1:0] la_len_q [NPorts];
+  logic [NVl*PW-1:0] la_pick_q [NPorts];
+  logic [3:0]    la_vl_q [NPorts];     // the proposed or decided packet's VL ...
+  logic [PW-1:0] la_in_q [NPorts];     // ... its input,
+  logic [SW-1:0] la_slot_q [NPorts];   // ... and (decided) its descriptor slot, wire length and blocks
+  logic [12:0]   la_glen_q [NPorts];
+  logic [6:0]    la_blk_q [NPorts];
+  logic [PW-1:0] acc_ptr_q [NPorts];   // per input: the output its accept's round robin starts from
+  logic          if_keep_q [NPorts];   // the packet in flight hands its read slot to the decided one
+
   logic          e_done [NPorts];
   logic          e_fc [NPorts];
   logic [3:0]    e_fcvl [NPorts];
-  logic          e_gnt [NPorts];
+  logic          e_gnt [NPorts];       // the decided packet starts
+  logic          e_cmt [NPorts];       // stage 3 commits (dequeue)
+  logic          e_xfer [NPorts];      // ... taking over the read slot of the packet on the wire
+  logic [SW-1:0] e_cslot [NPorts];     // the committed VoQ head's slot, wire length and blocks
+  logic [12:0]   e_cglen [NPorts];
+  logic [6:0]    e_cblk [NPorts];
+  logic          e_rq [NPorts];        // stage 1 registers its requests
+  logic          e_pr [NPorts];        // stage 2 proposes
+  logic [3:0]    e_pvl [NPorts];
+  logic [PW-1:0] e_pin [NPorts];
   logic [3:0]    e_gvl [NPorts];
   logic [PW-1:0] e_gin [NPorts];
   logic [SW-1:0] e_gslot [NPorts];
   logic          e_gmark [NPorts];
   logic [31:0]   e_ser [NPorts];
-  logic [6:0]    e_len [NPorts][NVl];
-
   logic [12:0]   e_glen [NPorts];
+  logic [NVl-1:0] e_req [NPorts];
+  logic [NVl-1:0] e_ok [NPorts];
+  logic [NVl*7-1:0] e_len [NPorts];
+  logic [NVl*PW-1:0] e_pick [NPorts];
+  logic [PW-1:0] e_accptr [NPorts];
+  logic [NPorts-1:0] e_acc;            // per output: its proposal accepted (or its read slot taken over)
 
-  // Worked out on local copies (`*_w`) and each output written once at the end: a default then an
-  // override would be a change event for vl_arb and credit_tx, whose outputs come back here. Every local
-  // is written at constant indices only (a loop's index is the element written): an array written at a
-  // computed index in a combinational process came out of Yosys as a logic loop (a read at a computed
-  // index after the write saw the process's own output).
-  // The saturation chain keeps one copy of the read counts per output (`rd_w[p]`: before output p's grant).
+  // Stage 3's accept, per input: proposals from last cycle's stage 2 (registered), taken round robin from
+  // the input's pointer up to its free read slots after this cycle's completions; an output whose packet on
+  // the wire reads this input takes that read slot over (the packet before ends before this one starts).
+  `IBCYCLE_COMB begin : accept
+    logic done [NPorts];
+    logic [NPorts-1:0] prop [NPorts];
+    logic [NPorts-1:0] xfer [NPorts];
+    logic [NPorts-1:0] acc [NPorts];
+    logic [6:0] rd [NPorts];
+    logic [6:0] free [NPorts];
+    logic [6:0] taken [NPorts];
+    logic [PW-1:0] ptr [NPorts];
+    logic [31:0] o;
+    for (int p = 0; p < NPorts; p++) done[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
+    for (int q = 0; q < NPorts; q++) begin
+      rd[q] = reads_q[q];
+      for (int p = 0; p < NPorts; p++)
+        rd[q] = rd[q] - 7'(done[p] && !if_keep_q[p] && 32'(if_in_q[p]) == q);
+      for (int p = 0; p < NPorts; p++) begin
+        prop[q][p] = rst_ni && la_st_q[p] == LaPr && 32'(la_in_q[p]) == q;
+        xfer[q][p] = prop[q][p] && if_v_q[p] && !done[p] && 32'(if_in_q[p]) == q;
+      end
+      free[q] = speedup_i[7*q +: 7] - rd[q];
+      taken[q] = '0;
+      ptr[q] = acc_ptr_q[q];
+      acc[q] = '0;
+      for (int k = 0; k < NPorts; k++) begin
+        o = 32'(acc_ptr_q[q]) + k;
+        if (o >= NPorts) o = o - NPorts;
+        if (prop[q][o] && !xfer[q][o] && taken[q] < free[q]) begin
+          acc[q][o] = 1'b1;
+          taken[q] = taken[q] + 7'd1;
+          ptr[q] = (o + 1 >= 32'(nports_i)) ? '0 : PW'(o + 1);
+        end
+      end
+    end
+    for (int p = 0; p < NPorts; p++) begin
+      e_acc[p] = 1'b0;
+      e_xfer[p] = 1'b0;
+      for (int q = 0; q < NPorts; q++) begin
+        if (acc[q][p] || xfer[q][p]) e_acc[p] = 1'b1;
+        if (xfer[q][p]) e_xfer[p] = 1'b1;
+      end
+    end
+    for (int q = 0; q < NPorts; q++) begin
+      e_done[q] = done[q];
+      e_accptr[q] = ptr[q];
+    end
+  end : accept
+
+  // Per output: completion, flow-control start, the decided packet's start, stage 3's commit, stage 2's
+  // proposal, stage 1's requests. Worked out on local copies (`*_w`) and each output written once at the
+  // end: a default then an override would be a change event for vl_arb and credit_tx, whose outputs come
+  // back here. Every local is written at constant indices only (a loop's index is the element written): an
+  // array written at a computed index in a combinational process came out of Yosys as a logic loop.
   `IBCYCLE_COMB begin : egress
-    logic e_done_w [NPorts];
     logic e_fc_w [NPorts];
     logic [3:0] e_fcvl_w [NPorts];
     logic e_gnt_w [NPorts];
-    logic [3:0] e_gvl_w [NPorts];
-    logic [PW-1:0] e_gin_w [NPorts];
-    logic [SW-1:0] e_gslot_w [NPorts];
-    logic [12:0] e_glen_w [NPorts];
+    logic e_cmt_w [NPorts];
+    logic [SW-1:0] e_cslot_w [NPorts];
+    logic [12:0] e_cglen_w [NPorts];
+    logic [6:0] e_cblk_w [NPorts];
     logic [15:0] e_gmk_w [NPorts];
     logic e_gms_w [NPorts];
     logic e_gmark_w [NPorts];
     logic [31:0] e_ser_w [NPorts];
+    logic [NPorts-1:0] held_w [NPorts];
     logic [PW-1:0] e_pick_w [NPorts][NVl];
-    logic [SW-1:0] e_hslot_w [NPorts][NVl];
     logic [12:0] e_hlen_w [NPorts][NVl];
     logic [6:0] e_len_w [NPorts][NVl];
     logic [NPorts-1:0] e_fre_w [NPorts][NVl];
     logic [NPorts-1:0] e_hi_w [NPorts][NVl];
-    logic [NPorts-1:0] e_sat_w [NPorts];
-    logic [6:0] rd_w [NPorts+1][NPorts];
+    logic [NVl-1:0] e_req_w [NPorts];
     logic [15:0] arb_req_w [NPorts];
     logic [16*7-1:0] arb_len_w [NPorts];
     logic [15:0] arb_ok_w [NPorts];
@@ -422,73 +510,78 @@ module ib_switch #(
     /* verilator lint_off UNUSEDSIGNAL */
     logic [16:0] e_mk_w [NPorts];
     /* verilator lint_on UNUSEDSIGNAL */
-    // Completions of every output first: its last byte in this cycle, or (a packet whose last byte left in
-    // its start cycle) already gone.
-    for (int p = 0; p < NPorts; p++) e_done_w[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
-    for (int q = 0; q < NPorts; q++) begin
-      rd_w[0][q] = reads_q[q];
-      for (int p = 0; p < NPorts; p++) rd_w[0][q] = rd_w[0][q] - 7'(e_done_w[p] && 32'(if_in_q[p]) == q);
-    end
     for (int p = 0; p < NPorts; p++) begin
       e_fc_w[p] = rst_ni && fcp_q[p] != '0 && ser_q[p] == 32'd0;
       e_fcvl_w[p] = 4'd0;
       if (e_fc_w[p]) begin
         for (int v = NVl - 1; v >= 0; v--) if (fcp_q[p][v]) e_fcvl_w[p] = 4'(v);
       end
-      for (int q = 0; q < NPorts; q++) e_sat_w[p][q] = rd_w[p][q] == speedup_i[7*q +: 7];
-      arb_req_w[p] = '0;
-      arb_len_w[p] = '0;
+      // The decided packet starts when the wire frees (a flow-control packet first).
+      e_gnt_w[p] = rst_ni && la_st_q[p] == LaNx && !e_fc_w[p] && ser_q[p] < 32'(`IB_SWITCH_NUM(p));
+      // Stage 3: the accepted proposal commits; its VoQ head's slot.
+      e_cmt_w[p] = rst_ni && la_st_q[p] == LaPr && e_acc[p];
+      e_cslot_w[p] = '0;
+      e_cglen_w[p] = '0;
+      e_cblk_w[p] = '0;
+      for (int q = 0; q < NPorts; q++) begin
+        for (int v = 0; v < NVl; v++) begin
+          if (32'(la_in_q[p]) == q && 32'(la_vl_q[p]) == v) begin
+            e_cslot_w[p] = vh_q[(q*NPorts + p)*NVl + v];
+            e_cglen_w[p] = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+          end
+        end
+      end
+      for (int v = 0; v < NVl; v++) if (32'(la_vl_q[p]) == v) e_cblk_w[p] = la_len_q[p][7*v +: 7];
+      // Stage 1's requests: round robin among the inputs with a packet and a free read slot at the cycle's
+      // start (an input whose read this output's packet on the wire holds counts as free: it passes on).
+      for (int q = 0; q < NPorts; q++) begin
+        held_w[p][q] = if_v_q[p] && !e_done[p] && 32'(if_in_q[p]) == q;
+      end
       for (int v = 0; v < NVl; v++) begin
-        // Round robin among the unsaturated inputs with a packet: the lowest at or after the pointer, else
-        // the lowest.
+        // The lowest at or after the pointer, else the lowest.
         for (int q = 0; q < NPorts; q++) begin
-          e_fre_w[p][v][q] = vn_q[(q*NPorts + p)*NVl + v] != '0 && !e_sat_w[p][q];
+          e_fre_w[p][v][q] = vn_q[(q*NPorts + p)*NVl + v] != '0
+            && (reads_q[q] != speedup_i[7*q +: 7] || held_w[p][q]);
           e_hi_w[p][v][q] = e_fre_w[p][v][q] && q >= 32'(rr_q[p*NVl + v]);
         end
         e_pick_w[p][v] = '0;
-        e_hslot_w[p][v] = '0;
         e_hlen_w[p][v] = '0;
         e_len_w[p][v] = '0;
-        ctx_req_w[p*NVl + v] = 1'b0;
+        e_req_w[p][v] = 1'b0;
         if (e_fre_w[p][v] != '0 && v < 32'(`IB_SWITCH_NVL(p))) begin
           if (e_hi_w[p][v] != '0) begin
             for (int q = NPorts - 1; q >= 0; q--) if (e_hi_w[p][v][q]) e_pick_w[p][v] = PW'(q);
           end else begin
             for (int q = NPorts - 1; q >= 0; q--) if (e_fre_w[p][v][q]) e_pick_w[p][v] = PW'(q);
           end
-          e_hslot_w[p][v] = vh_q[(32'(e_pick_w[p][v])*NPorts + p)*NVl + v];
           for (int q = 0; q < NPorts; q++) begin
             if (32'(e_pick_w[p][v]) == q) e_hlen_w[p][v] = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
           end
           e_len_w[p][v] = 7'((e_hlen_w[p][v] + 13'd63) >> 6);
-          arb_req_w[p][v] = 1'b1;
-          arb_len_w[p][7*v +: 7] = e_len_w[p][v];
-          ctx_req_w[p*NVl + v] = 1'b1;
+          e_req_w[p][v] = 1'b1;
         end
-        ctx_blocks_w[p*NVl + v] = e_len_w[p][v];
+        // credit_tx's request port: the starting packet's take, else stage 1's credit check (never in the
+        // same cycle: stage 1 waits for the cycle after a start).
+        ctx_take_w[p*NVl + v] = e_gnt_w[p] && 32'(la_vl_q[p]) == v;
+        ctx_req_w[p*NVl + v] = ctx_take_w[p*NVl + v] || e_req_w[p][v];
+        ctx_blocks_w[p*NVl + v] = ctx_take_w[p*NVl + v] ? la_blk_q[p] : e_len_w[p][v];
         ctx_fcv_w[p*NVl + v] = rst_ni && rx_fc_i[p] && rx_fc_vl_i[4*p +: 4] == 4'(v);
       end
+      // vl_arb over the registered requests: a held proposal in stage 2, the commit in stage 3.
+      arb_req_w[p] = '0;
+      arb_len_w[p] = '0;
       arb_ok_w[p] = '0;
-      for (int v = 0; v < NVl; v++) arb_ok_w[p][v] = ctx_ok[p*NVl + v];
-`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
-      arb_ok_w[p] = arb_req_w[p];
-`endif
-      arb_ready_w[p] = rst_ni && !e_fc_w[p] && (arb_req_w[p] & arb_ok_w[p]) != '0
-        && ser_q[p] < 32'(`IB_SWITCH_NUM(p));
-      e_gnt_w[p] = arb_ready_w[p] && arb_gv[p] && arb_gvl[p] < `IB_SWITCH_NVL(p);
-      e_gvl_w[p] = arb_gvl[p];
-      // The granted VL's pick, head and marking state, selected by a loop over the VLs.
-      e_gin_w[p] = '0;
-      e_gslot_w[p] = '0;
-      e_glen_w[p] = '0;
+      for (int v = 0; v < NVl; v++) begin
+        arb_req_w[p][v] = la_req_q[p][v];
+        arb_ok_w[p][v] = la_ok_q[p][v];
+        arb_len_w[p][7*v +: 7] = la_len_q[p][7*v +: 7];
+      end
+      arb_ready_w[p] = rst_ni && (la_st_q[p] == LaRq || e_cmt_w[p]);
+      // The starting packet's marking state (FECN decided at dequeue).
       e_gmk_w[p] = '0;
       e_gms_w[p] = 1'b0;
       for (int v = 0; v < NVl; v++) begin
-        ctx_take_w[p*NVl + v] = e_gnt_w[p] && arb_gvl[p] == 4'(v);
-        if (ctx_take_w[p*NVl + v]) begin
-          e_gin_w[p] = e_pick_w[p][v];
-          e_gslot_w[p] = e_hslot_w[p][v];
-          e_glen_w[p] = e_hlen_w[p][v];
+        if (32'(la_vl_q[p]) == v) begin
           e_gmk_w[p] = mk_q[p*NVl + v];
 `ifdef IBCYCLE_FAULT_FECN_INVERT
           e_gms_w[p] = !cd_mark[p*NVl + v];
@@ -497,33 +590,38 @@ module ib_switch #(
 `endif
         end
       end
-      for (int q = 0; q < NPorts; q++) rd_w[p+1][q] = rd_w[p][q] + 7'(e_gnt_w[p] && 32'(e_gin_w[p]) == q);
-      e_mk_w[p] = mk_step_eg(e_gmk_w[p], p, e_glen_w[p], e_gms_w[p]);
+      e_mk_w[p] = mk_step_eg(e_gmk_w[p], p, la_glen_q[p], e_gms_w[p]);
       e_gmark_w[p] = e_gnt_w[p] && !mark_enq_i[p] && e_mk_w[p][16];
       // The serialiser's busy ticks after this cycle's start (before the cycle's own ticks are counted).
       if (e_fc_w[p]) e_ser_w[p] = 32'(`IB_SWITCH_DEN(p)) * 32'd6;
-      else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + 32'(`IB_SWITCH_DEN(p)) * 32'(e_glen_w[p]);
+      else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]);
       else e_ser_w[p] = ser_q[p];
     end
     // Each output written once, with its final value.
     for (int p = 0; p < NPorts; p++) begin
-      e_done[p] = e_done_w[p];
       e_fc[p] = e_fc_w[p];
       e_fcvl[p] = e_fcvl_w[p];
       e_gnt[p] = e_gnt_w[p];
-      e_gvl[p] = e_gvl_w[p];
-      e_gin[p] = e_gin_w[p];
-      e_gslot[p] = e_gslot_w[p];
-      e_glen[p] = e_glen_w[p];
+      e_cmt[p] = e_cmt_w[p];
+      e_cslot[p] = e_cslot_w[p];
+      e_cglen[p] = e_cglen_w[p];
+      e_cblk[p] = e_cblk_w[p];
+      e_gvl[p] = la_vl_q[p];
+      e_gin[p] = la_in_q[p];
+      e_gslot[p] = la_slot_q[p];
+      e_glen[p] = la_glen_q[p];
       e_gmark[p] = e_gmark_w[p];
       e_ser[p] = e_ser_w[p];
+      e_req[p] = e_req_w[p];
+      for (int v = 0; v < NVl; v++) begin
+        e_len[p][7*v +: 7] = e_len_w[p][v];
+        e_pick[p][PW*v +: PW] = e_pick_w[p][v];
+      end
       arb_req[p] = arb_req_w[p];
       arb_len[p] = arb_len_w[p];
       arb_ok[p] = arb_ok_w[p];
       arb_ready[p] = arb_ready_w[p];
-      for (int v = 0; v < NVl; v++) begin
-        e_len[p][v] = e_len_w[p][v];
-      end
+      arb_hold[p] = rst_ni && la_st_q[p] == LaRq;
     end
     for (int k = 0; k < NK; k++) begin
       ctx_req[k] = ctx_req_w[k];
@@ -531,7 +629,25 @@ module ib_switch #(
       ctx_fcv[k] = ctx_fcv_w[k];
       ctx_take[k] = ctx_take_w[k];
     end
-  end
+  end : egress
+  // What the blocks' outputs decide (a process of its own: the egress process drives their inputs).
+  `IBCYCLE_COMB begin : decide
+    for (int p = 0; p < NPorts; p++) begin
+      for (int v = 0; v < NVl; v++) e_ok[p][v] = e_req[p][v] && ctx_ok[p*NVl + v];
+`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
+      e_ok[p] = e_req[p];
+`endif
+      // Stage 1: no decision under way, a request with credit, the wire free within LookCycles (its
+      // ready cycle, t + busy ticks / ticks per cycle, at most t + LookCycles: no divider needed).
+      e_rq[p] = rst_ni && la_st_q[p] == LaIdle && (e_req[p] & e_ok[p]) != '0
+        && e_ser[p] < 32'(LookCycles + 1) * 32'(`IB_SWITCH_NUM(p));
+      // Stage 2: vl_arb's held grant over the registered requests is the proposal.
+      e_pr[p] = rst_ni && la_st_q[p] == LaRq && arb_gv[p] && arb_gvl[p] < `IB_SWITCH_NVL(p);
+      e_pvl[p] = arb_gvl[p];
+      e_pin[p] = '0;
+      for (int v = 0; v < NVl; v++) if (32'(arb_gvl[p]) == v) e_pin[p] = la_pick_q[p][PW*v +: PW];
+    end
+  end : decide
   // Outputs of the cycle.
   `IBCYCLE_COMB begin : tx
     logic [31:0] tag [NPorts];
@@ -756,8 +872,8 @@ module ib_switch #(
       // VoQ (q, output k / NVl, VL k % NVl): a grant's dequeue, a tail's and a head's enqueue.
       for (int q = 0; q < NPorts; q++) begin
         i_fill[k][16*q +: 16] = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl]
-          - (e_gnt[k / NVl] && 32'(e_gin[k / NVl]) == q && 32'(e_gvl[k / NVl]) == k % NVl
-             ? 16'(e_len[k / NVl][k % NVl]) : 16'd0)
+          - (e_cmt[k / NVl] && 32'(e_gin[k / NVl]) == q && 32'(e_gvl[k / NVl]) == k % NVl
+             ? 16'(e_cblk[k / NVl]) : 16'd0)
           + (i_tail_enq[q] && 32'(ar_out_q[q])*NVl + 32'(ar_ovl_q[q]) == k ? (16'(t_len[q]) + 16'd63) >> 6 : 16'd0)
           + (i_head_enq[q] && 32'(i_out[q])*NVl + 32'(i_ovl[q]) == k
              ? (16'(rx_len_i[13*q +: 13]) + 16'd63) >> 6 : 16'd0);
@@ -816,7 +932,7 @@ module ib_switch #(
       assign gr_ivl[4*(q*NPorts + o) +: 4] = ivl_m[e_gslot[o]];
       assign gr_fh[2*(q*NPorts + o) +: 2] = fh_m[e_gslot[o]];
       assign gr_mt[q*NPorts + o] = mt_m[e_gslot[o]];
-      assign gr_next[SW*(q*NPorts + o) +: SW] = next_m[e_gslot[o]];
+      assign gr_next[SW*(q*NPorts + o) +: SW] = next_m[e_cslot[o]];
     end
     // The free stack's top (address ftop - 1): every bank read at its word, the bank chosen by the low bits.
     logic [SW:0] top_a;
@@ -840,7 +956,7 @@ module ib_switch #(
       for (int p = 0; p < NPorts; p++) begin
         push[q][p] = e_gnt[p] && 32'(e_gin[p]) == q;
 `ifdef IBCYCLE_FAULT_DUP_PACKET
-        for (int v = 0; v < NVl; v++) if (32'(e_gvl[p]) == v && e_len[p][v] != 7'd1) push[q][p] = 1'b0;
+        if (la_blk_q[p] != 7'd1) push[q][p] = 1'b0;
 `endif
         pa[q][p] = ftop_q[q] - (SW+1)'(i_head[q] && !i_head_drop[q] && !i_fresh[q]);
         for (int r = 0; r < p; r++) pa[q][p] = pa[q][p] + (SW+1)'(push[q][r]);
@@ -880,9 +996,9 @@ module ib_switch #(
       dh[q] = 1'b0;
       for (int o = 0; o < NPorts; o++) begin
         for (int v = 0; v < NVl; v++) begin
-          if (e_gnt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
+          if (e_cmt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
 `ifdef IBCYCLE_FAULT_DUP_PACKET
-              && e_len[o][v] == 7'd1
+              && e_cblk[o] == 7'd1
 `endif
              ) begin
             if ((q*NPorts + o)*NVl + v == jt[q]) dt[q] = 1'b1;
@@ -912,6 +1028,52 @@ module ib_switch #(
         nl_v_q[q] <= nl_v_d[q];
         nl_a_q[q] <= nl_a_d[q];
         nl_d_q[q] <= nl_d_d[q];
+      end
+    end
+  end
+
+  // The look-ahead allocator's registers: each output's stage, what it carries to the next, and each input's
+  // accept pointer; a committed packet's read slot handed over by the packet on the wire (if_keep_q).
+  always_ff @(posedge clk_i) begin
+    for (int p = 0; p < NPorts; p++) begin
+      if (!rst_ni) begin
+        la_st_q[p] <= LaIdle;
+        la_req_q[p] <= '0;
+        la_ok_q[p] <= '0;
+        la_len_q[p] <= '0;
+        la_pick_q[p] <= '0;
+        la_vl_q[p] <= '0;
+        la_in_q[p] <= '0;
+        la_slot_q[p] <= '0;
+        la_glen_q[p] <= '0;
+        la_blk_q[p] <= '0;
+        acc_ptr_q[p] <= '0;
+        if_keep_q[p] <= 1'b0;
+      end else begin
+        acc_ptr_q[p] <= e_accptr[p];
+        if (e_gnt[p]) if_keep_q[p] <= 1'b0;
+        else if (e_cmt[p] && e_xfer[p]) if_keep_q[p] <= 1'b1;
+        case (la_st_q[p])
+          LaIdle: if (e_rq[p]) begin
+            la_st_q[p] <= LaRq;
+            la_req_q[p] <= e_req[p];
+            la_ok_q[p] <= e_ok[p];
+            la_len_q[p] <= e_len[p];
+            la_pick_q[p] <= e_pick[p];
+          end
+          LaRq: begin
+            la_st_q[p] <= e_pr[p] ? LaPr : LaIdle;
+            la_vl_q[p] <= e_pvl[p];
+            la_in_q[p] <= e_pin[p];
+          end
+          LaPr: begin
+            la_st_q[p] <= e_cmt[p] ? LaNx : LaIdle;
+            la_slot_q[p] <= e_cslot[p];
+            la_glen_q[p] <= e_cglen[p];
+            la_blk_q[p] <= e_cblk[p];
+          end
+          default: if (e_gnt[p]) la_st_q[p] <= LaIdle;
+        endcase
       end
     end
   end
@@ -1038,40 +1200,46 @@ module ib_switch #(
           else ftop_n[p] = ftop_n[p] - 1'b1;
         end
       end
-      // Egress: completions, grants (dequeue, slot freed, round robin, read slots), serialisers, FC.
+      // Egress: completions (a read handed over stays), commits (dequeue, round robin, read slot claimed),
+      // starts (slot freed, packet in flight, FECN at dequeue), serialisers, FC.
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p]) begin
-          reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
+          if (!if_keep_q[p]) reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
           if_v_n[p] = 1'b0;
         end
       end
       for (int p = 0; p < NPorts; p++) begin
         if (e_fc[p]) fcp_n[p][32'(e_fcvl[p])] = 1'b0;
-        if (e_gnt[p]) begin
+        if (e_cmt[p]) begin
           j = (32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p]);
 `ifdef IBCYCLE_FAULT_DUP_PACKET
-          if (e_len[p][32'(e_gvl[p])] == 7'd1) begin
+          if (e_cblk[p] == 7'd1) begin
 `endif
           vn_n[j] = vn_n[j] - 1'b1;
           for (int q = 0; q < NPorts; q++) begin
             if (32'(e_gin[p]) == q) begin
-              vh_n[j] = (nl_v_q[q] && nl_a_q[q] == e_gslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+              vh_n[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
             end
           end
-          ftop_n[e_gin[p]] = ftop_n[e_gin[p]] + 1'b1;
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           end
 `endif
 `ifndef IBCYCLE_FAULT_RR_STUCK
           rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
 `endif
-          reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
+          if (!e_xfer[p]) reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
+        end
+        if (e_gnt[p]) begin
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+          if (la_blk_q[p] == 7'd1)
+`endif
+          ftop_n[e_gin[p]] = ftop_n[e_gin[p]] + 1'b1;
           // Released when its last byte leaves; one whose last byte leaves in its start cycle, in the next
           // (completions are decided before this cycle's starts, as in the Switch).
           if_v_n[p] = 1'b1;
           if_in_n[p] = e_gin[p];
           for (int q = 0; q < NPorts; q++) if (32'(e_gin[p]) == q) if_vl_n[p] = gr_ivl[4*(q*NPorts + p) +: 4];
-          if_blk_n[p] = e_len[p][32'(e_gvl[p])];
+          if_blk_n[p] = la_blk_q[p];
           if (!mark_enq_i[p]) begin
 `ifdef IBCYCLE_FAULT_FECN_INVERT
             mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], !cd_mark[p*NVl + 32'(e_gvl[p])]);
@@ -1196,6 +1364,10 @@ module ib_switch #(
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
       a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
       a_ok = a_ok && !(rst_ni && nl_over[p]);
+      // The look-ahead allocator: a commit is granted the VL it proposed (vl_arb's state did not move in
+      // between), and no input reads for more outputs than its speed-up.
+      a_ok = a_ok && !(e_cmt[p] && !(arb_gv[p] && arb_gvl[p] == la_vl_q[p]));
+      a_ok = a_ok && !(rst_ni && reads_q[p] > speedup_i[7*p +: 7]);
     end
   end
   // Not checked in reset cycles: before the first reset edge the registers hold X (4-state simulators).

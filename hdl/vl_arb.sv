@@ -22,6 +22,8 @@
 // | `req_i`           | in  | 16            | bit v: VL v has a head packet                                  |
 // | `len_i`           | in  | 16 x 7        | VL v's head packet length in 64-byte blocks at [7v +: 7]       |
 // | `credit_ok_i`     | in  | 16            | bit v: VL v has credit for its head packet (bit 15 ignored)    |
+// | `hold_i`          | in  | 1             | grant as usual but keep the state (a proposal: ib_switch's     |
+// |                   |     |               | look-ahead commits it later with the same inputs, and gets it)  |
 // | outputs (combinational from `_q` and this cycle's inputs, as the Rust `step` returns them)               |
 // | `gnt_valid_o`     | out | 1             | a packet starts this cycle                                     |
 // | `gnt_vl_o`        | out | 4             | its VL (0 when no grant)                                       |
@@ -94,6 +96,7 @@ module vl_arb #(
   input  logic [15:0]           req_i,
   input  logic [16*7-1:0]       len_i,
   input  logic [15:0]           credit_ok_i,
+  input  logic                  hold_i,
 
   // Grant. A parent that feeds the grant back into credit_ok_i through a block evaluating both in one always
   // (switch_core: grant -> credit_tx take_i, credit_tx send_ok_o -> credit_ok_i) forms a loop only at block
@@ -328,7 +331,7 @@ module vl_arb #(
       hi_used_q <= '0;
       lo_used_q <= '0;
       hi_cnt_q  <= '0;
-    end else begin
+    end else if (!hold_i) begin
       hi_idx_q  <= hi_idx_d;
       lo_idx_q  <= lo_idx_d;
       hi_used_q <= hi_used_d;

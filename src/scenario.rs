@@ -262,9 +262,10 @@ pub struct Settings {
     /// RC ACKs from every destination: `"none"` (the default), `"message"` (one for each message's last
     /// packet) or `"packet"` (one per data packet, coalesced while one waits).
     pub acks: hca_model::hca::AckMode,
-    /// How every switch output chooses its next packet: `"same_cycle"` (the default) or `"lookahead"` (the
-    /// pipelined allocator; IB only), see `switch_asic::config::Allocator`.
-    pub switch_allocator: switch_asic::config::Allocator,
+    /// How every switch output chooses its next packet: `"lookahead"` (the pipelined allocator, the one the
+    /// RTL twin `ib_switch` has; IB only) or `"same_cycle"`, see `switch_asic::config::Allocator`; unset:
+    /// `"lookahead"`, and `"same_cycle"` in a scenario with `[roce]` (PFC ports have only that one).
+    pub switch_allocator: Option<switch_asic::config::Allocator>,
 }
 
 impl Default for Settings {
@@ -282,7 +283,7 @@ impl Default for Settings {
             sl2vl: None,
             vl_arb: None,
             acks: hca_model::hca::AckMode::None,
-            switch_allocator: switch_asic::config::Allocator::SameCycle,
+            switch_allocator: None,
         }
     }
 }

@@ -141,9 +141,8 @@ fn cc_on_shares_fairly_at_steady_state_and_spreads_the_marks() {
 /// The paper's onset observation (section 4.2): H1 sends alone, H2 (also on S1) joins; "within about 330 us,
 /// H1 received 25 CNPs and H2 received 10". Not reproduced with the default (enqueue) marking: from H2's
 /// first packet S1's round robin splits the S1-S2 link evenly, so neither flow holds more bandwidth while the
-/// first CNPs come back, and they split about evenly (20 against 28 in 330 us with counter marking, 21
-/// against 25 with LFSR). Marking at dequeue does give H1 about twice H2's CNPs (33 against 17) but not the
-/// fair steady state. Ignored so that CI stays green; run it with `--ignored` to see the gap.
+/// first CNPs come back, and they split about evenly, with counter and with LFSR marking (docs/cc-fidelity.md
+/// gives the counts). Ignored so that CI stays green; run it with `--ignored` to see the gap.
 #[test]
 #[ignore = "not reproduced by the model: see the test's documentation and docs/cc-fidelity.md"]
 fn onset_the_flow_holding_more_bandwidth_gets_more_cnps() {

@@ -39,8 +39,8 @@ fn three_flows_share_the_trunk_fairly_and_cc_costs_throughput() {
         .filter(|(t, _)| *t > 900)
         .all(|(_, g)| (g[0] - share).abs() < 3.3));
     // CC on: the average drops (hardware: 11.4 -> 9, a 21% loss); the model must show the same sign and a
-    // comparable size: between 3% and 35% less in total. Recorded gap: the model loses about 6% at the
-    // hardware's settings (docs/cc-fidelity.md), a third of the hardware's loss.
+    // comparable size: between 3% and 35% less in total. Recorded gap: the model loses a fraction of the
+    // hardware's loss at the hardware's settings (docs/cc-fidelity.md gives the figures).
     let (s_off, s_on) = (off_v.iter().sum::<f64>(), on_v.iter().sum::<f64>());
     eprintln!("loss with CC on: {:.1}%", 100.0 * (1.0 - s_on / s_off));
     assert!(

@@ -10,7 +10,7 @@
 //! manager would. A packet's descriptor fields that the switch does not read travel as a 32-bit handle
 //! (`rx_tag_i`): the adapter keeps the descriptor by handle and rebuilds the packet as sent from the RTL's
 //! output VL, FECN, length, offset and handle. Limits of the RTL (refused with [`SwitchRtlError`]): the
-//! same-cycle allocator only, no RoCEv2/PFC ports, at most [`N_PORTS`] ports, [`N_VL`] data VLs, [`TABLE_MAX`] VL arbitration entries per
+//! look-ahead allocator only, no RoCEv2/PFC ports, at most [`N_PORTS`] ports, [`N_VL`] data VLs, [`TABLE_MAX`] VL arbitration entries per
 //! list, [`LFT_MAX`] LFT entries, [`SLOT_MAX`] descriptor slots per input.
 
 use std::collections::HashMap;
@@ -92,9 +92,9 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
         0,
         u64::from(credit_tx::Config::default().fccl_reset),
     );
-    if cfg.allocator != switch_asic::config::Allocator::SameCycle {
+    if cfg.allocator != switch_asic::config::Allocator::Lookahead {
         return bad(format!(
-            "allocator {:?}: the RTL twin has the same-cycle allocator only",
+            "allocator {:?}: the RTL twin has the look-ahead allocator only",
             cfg.allocator
         ));
     }

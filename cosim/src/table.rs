@@ -155,6 +155,7 @@ pub const MODULES: &[Module] = &[
             p("req_i", Dir::In, 16),
             p("len_i", Dir::In, 112),
             p("credit_ok_i", Dir::In, 16),
+            p("hold_i", Dir::In, 1),
             p("gnt_valid_o", Dir::Out, 1),
             p("gnt_vl_o", Dir::Out, 4),
             p("gnt_high_o", Dir::Out, 1),

@@ -775,6 +775,7 @@ impl Endpoint {
             req_i: cand,
             len_i: len,
             credit_ok_i: cand,
+            hold_i: false,
         });
         debug_assert!(o.gnt_valid_o && cand & (1 << o.gnt_vl_o) != 0);
         usize::from(o.gnt_vl_o)

@@ -11,7 +11,7 @@ module vl_arb_tb;
   logic [TableMax*8-1:0] hi_weight, lo_weight;
   logic [6:0]            hi_n, lo_n;
   logic [7:0]            vl_high_limit;
-  logic                  ready;
+  logic                  ready, hold;
   logic [15:0]           req, credit_ok;
   logic [16*7-1:0]       len;
   logic                  gnt_valid, gnt_high;
@@ -24,7 +24,7 @@ module vl_arb_tb;
     .clk_i(clk), .rst_ni(rst_ni),
     .hi_vl_i(hi_vl), .hi_weight_i(hi_weight), .hi_n_i(hi_n),
     .lo_vl_i(lo_vl), .lo_weight_i(lo_weight), .lo_n_i(lo_n), .vl_high_limit_i(vl_high_limit),
-    .ready_i(ready), .req_i(req), .len_i(len), .credit_ok_i(credit_ok),
+    .ready_i(ready), .req_i(req), .len_i(len), .credit_ok_i(credit_ok), .hold_i(hold),
     .gnt_valid_o(gnt_valid), .gnt_vl_o(gnt_vl), .gnt_high_o(gnt_high),
     .cfg_err_o(cfg_err)
   );
@@ -37,9 +37,9 @@ module vl_arb_tb;
       if (kind == 0) begin
         r = $fscanf(fd, "%h %h %h %h %h %h %h", hi_vl, hi_weight, hi_n, lo_vl, lo_weight, lo_n, vl_high_limit);
       end else begin
-        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h", rst_ni, ready, req, len, credit_ok, exp_valid, exp_vl,
-                    exp_high, exp_cfg_err);
-        expect_fields(r, 9);
+        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h", rst_ni, ready, req, len, credit_ok, hold, exp_valid,
+                    exp_vl, exp_high, exp_cfg_err);
+        expect_fields(r, 10);
         #1;
         check("gnt_valid_o", 64'(gnt_valid), 64'(exp_valid));
         check("gnt_vl_o", 64'(gnt_vl), 64'(exp_vl));

@@ -311,7 +311,15 @@ impl Fabric {
             }
             let mut cfg = SwitchConfig::uniform(ports.len(), ports[0].clone());
             cfg.ports = ports;
-            cfg.allocator = set.switch_allocator;
+            // Unset: the look-ahead allocator (the RTL twin's), the same-cycle one on PFC ports (the only
+            // one they have).
+            cfg.allocator =
+                set.switch_allocator
+                    .unwrap_or(if cfg.ports.iter().any(|p| p.pfc.is_some()) {
+                        switch_asic::config::Allocator::SameCycle
+                    } else {
+                        switch_asic::config::Allocator::Lookahead
+                    });
             if let Some(t) = ss.sl2vl {
                 cfg.sl2vl = vec![rtl_model::mad::sl2vl::Sl2VlTable { vl: t }];
             }

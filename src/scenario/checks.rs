@@ -226,7 +226,8 @@ pub(super) fn check_settings(
     if s.fc_interval_cycles == 0 {
         return bad("fc_interval_cycles", "0".into(), "must be above 0");
     }
-    if s.switch_allocator == switch_asic::config::Allocator::Lookahead && file.roce.is_some() {
+    if s.switch_allocator == Some(switch_asic::config::Allocator::Lookahead) && file.roce.is_some()
+    {
         return bad(
             "switch_allocator",
             "\"lookahead\"".into(),

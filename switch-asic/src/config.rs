@@ -63,19 +63,22 @@ pub enum MarkPoint {
 /// How an output chooses its next packet: the round-robin pick among inputs per VL, the credit check,
 /// `vl_arb`'s choice of VL and the input's read slot (speed-up).
 ///
-/// The IB specification leaves the switch's internal scheduling to the designer. `SameCycle` decides all of
-/// it in the cycle the wire frees, output after output in port order (an output sees the read slots the
-/// lower outputs took in that cycle): the model every shipped scenario was validated with, but in hardware
-/// a chain through every output in one cycle (hdl/README.md: hundreds of gate levels at two ports).
-/// `Lookahead` is the separable allocator switch ASICs build, three registered stages per decision, taken
-/// while the previous packet is still on the wire: (1) per VL the round-robin pick among the inputs with a
-/// packet and a free read slot at the start of the cycle, and its credit check; (2) `vl_arb` over those
-/// requests proposes a VL and so an input (its state not yet moved); (3) every input accepts up to its
-/// free read slots among the outputs proposing it, round robin over the outputs from a pointer of its own;
-/// an accepted output moves `vl_arb`, takes the credit, dequeues the packet and claims the read slot, and the
-/// packet starts when the wire frees; a refused one starts again at (1). Stage 1 begins
-/// [`LOOKAHEAD_CYCLES`] cycles before the wire frees, so a packet on the wire for at least that many cycles
-/// is followed back to back; an idle output starts a packet that many cycles after it is visible.
+/// The IB specification leaves the switch's internal scheduling to the designer. `Lookahead` is the
+/// separable allocator switch ASICs build, and the one the RTL twin `ib_switch` has (the fabric runs it on
+/// IB ports unless a scenario says otherwise): three registered stages per decision, taken while the
+/// previous packet is still on the wire: (1) per VL the round-robin pick among the inputs with a packet and
+/// a free read slot at the start of the cycle, and its credit check (`credit_tx`'s registers, so not in the
+/// cycle a packet starts, whose blocks they count from the next); (2) `vl_arb` over those requests proposes
+/// a VL and so an input (`hold_i`: its state not yet moved); (3) every input accepts up to its free read
+/// slots among the outputs proposing it, round robin over the outputs from a pointer of its own; an accepted
+/// output moves `vl_arb`, dequeues the packet and claims the read slot, and the packet starts (and takes its
+/// credit) when the wire frees; a refused one starts again at (1). Stage 1 begins [`LOOKAHEAD_CYCLES`]
+/// cycles before the wire frees, so a packet on the wire for more than that many cycles is followed back to
+/// back; an idle output starts a packet that many cycles after it is visible. `SameCycle` decides all of it
+/// in the cycle the wire frees, output after output in port order (an output sees the read slots the lower
+/// outputs took in that cycle): the model of earlier releases, and the only one of RoCEv2 (PFC) ports; in
+/// hardware a chain through every output in one cycle (hdl/README.md: hundreds of gate levels at two
+/// ports), so it has no RTL twin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Allocator {

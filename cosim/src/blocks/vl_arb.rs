@@ -19,7 +19,14 @@ use crate::rng::Rng;
 use rtl_model::blocks::vl_arb::{ArbEntry, Config, In, Out, VlArb, TABLE_MAX, VL_MAX};
 
 impl Ports for In {
-    const NAMES: &'static [&'static str] = &["rst_ni", "ready_i", "req_i", "len_i", "credit_ok_i"];
+    const NAMES: &'static [&'static str] = &[
+        "rst_ni",
+        "ready_i",
+        "req_i",
+        "len_i",
+        "credit_ok_i",
+        "hold_i",
+    ];
 
     fn get(&self, i: usize) -> Wide {
         match i {
@@ -36,6 +43,7 @@ impl Ports for In {
                 })
                 .into(),
             4 => self.credit_ok_i.into(),
+            5 => self.hold_i.into(),
             _ => Wide::ZERO,
         }
     }
@@ -52,6 +60,7 @@ impl Ports for In {
             req_i: at(2) as u16,
             len_i,
             credit_ok_i: at(4) as u16,
+            hold_i: at(5) != 0,
         }
     }
 }
@@ -97,6 +106,7 @@ impl Iterator for VlArbStim {
                 req_i: (n >> 8) as u16,
                 len_i: self.len,
                 credit_ok_i: (n >> 24) as u16,
+                hold_i: n & 2 != 0,
             });
         }
         if self.phase_left == 0 {
@@ -137,12 +147,15 @@ impl Iterator for VlArbStim {
         } else {
             r.next_u64() as u16
         };
+        // Now and then a proposal (a grant held, the state kept), as ib_switch's look-ahead allocator makes.
+        let hold = ready && r.one_in(5);
         Some(In {
             rst_ni: true,
             ready_i: ready,
             req_i: req,
             len_i: self.len,
             credit_ok_i: credit,
+            hold_i: hold,
         })
     }
 }
@@ -486,6 +499,7 @@ pub mod rtl {
                 (packed >> 96) as u32,
             ];
             io.credit_ok_i = i.credit_ok_i.into();
+            io.hold_i = i.hold_i.into();
         }
     }
 

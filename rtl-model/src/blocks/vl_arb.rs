@@ -12,6 +12,7 @@
 //! | `req_i`         | in  | 16     | bit v: VL v has a head packet                                          |
 //! | `len_i`         | in  | 16 x 7 | head packet length of each VL in 64-byte blocks                        |
 //! | `credit_ok_i`   | in  | 16     | bit v: VL v has credit for its head packet (bit 15 ignored)            |
+//! | `hold_i`        | in  | 1      | give the grant but keep the state (a proposal committed later)         |
 //! | `gnt_valid_o`   | out | 1      | a packet starts this cycle                                             |
 //! | `gnt_vl_o`      | out | 4      | its VL                                                                 |
 //! | `gnt_high_o`    | out | 1      | it was granted from the high table (0 for VL15)                        |
@@ -173,6 +174,10 @@ pub struct In {
     pub len_i: [u8; 16],
     /// VLs with credit for their head packet (bit 15 ignored).
     pub credit_ok_i: u16,
+    /// The outputs are this cycle's grant but the state does not move: a switch that proposes a grant in one
+    /// cycle and commits it in a later one (the same inputs without `hold_i`, on the same state) gets the
+    /// grant it proposed.
+    pub hold_i: bool,
 }
 
 /// Output ports.
@@ -279,28 +284,6 @@ fn pick_scan(table: &[ArbEntry], idx: u8, used: u16, cand: u16) -> Option<(u8, b
 }
 
 impl VlArb {
-    /// The outputs `step` gives for `i` in this state, without latching its next state: a switch that
-    /// proposes a grant in one cycle and commits it in the next (`step` with the same inputs, on the same
-    /// state) gets the grant it proposed.
-    pub fn peek(&mut self, i: &In) -> Out {
-        let saved = (
-            self.hi_idx_q,
-            self.lo_idx_q,
-            self.hi_used_q,
-            self.lo_used_q,
-            self.hi_cnt_q,
-        );
-        let o = self.step(i);
-        (
-            self.hi_idx_q,
-            self.lo_idx_q,
-            self.hi_used_q,
-            self.lo_used_q,
-            self.hi_cnt_q,
-        ) = saved;
-        o
-    }
-
     /// Builds the block in its reset state.
     pub fn new(cfg: Config) -> Result<Self, ConfigError> {
         cfg.validate()?;
@@ -335,6 +318,43 @@ impl Clocked for VlArb {
     // Inlinable across crates: the co-simulation steps it in its per-cycle loop.
     #[inline]
     fn step(&mut self, i: &In) -> Out {
+        if i.hold_i && i.rst_ni {
+            let saved = (
+                self.hi_idx_q,
+                self.lo_idx_q,
+                self.hi_used_q,
+                self.lo_used_q,
+                self.hi_cnt_q,
+            );
+            let o = self.grant(i);
+            (
+                self.hi_idx_q,
+                self.lo_idx_q,
+                self.hi_used_q,
+                self.lo_used_q,
+                self.hi_cnt_q,
+            ) = saved;
+            return o;
+        }
+        self.grant(i)
+    }
+
+    fn idle_input(&self) -> In {
+        In {
+            rst_ni: true,
+            ..In::default()
+        }
+    }
+
+    fn skip(&mut self, _n: u64) {
+        // Without ready_i nothing moves.
+    }
+}
+
+impl VlArb {
+    /// The grant of `i` in this state, the state moved as a grant moves it (`step` without `hold_i`).
+    #[inline(always)]
+    fn grant(&mut self, i: &In) -> Out {
         if !i.rst_ni {
             self.hi_idx_q = 0;
             self.lo_idx_q = 0;
@@ -403,17 +423,6 @@ impl Clocked for VlArb {
             _ => Out::default(),
         }
     }
-
-    fn idle_input(&self) -> In {
-        In {
-            rst_ni: true,
-            ..In::default()
-        }
-    }
-
-    fn skip(&mut self, _n: u64) {
-        // Without ready_i nothing moves.
-    }
 }
 
 #[cfg(test)]
@@ -431,6 +440,7 @@ mod tests {
             req_i: 0x7fff,
             len_i: len,
             credit_ok_i: 0xffff,
+            hold_i: false,
         }
     }
 
@@ -658,11 +668,24 @@ mod tests {
                     req_i: (xorshift(&mut rng) & 0xffff) as u16 & if r & 0x400 != 0 { 0x7fff } else { 0xffff },
                     len_i: [0; 16],
                     credit_ok_i: (xorshift(&mut rng) & 0xffff) as u16,
+                    hold_i: false,
                 };
                 for l in i.len_i.iter_mut() {
                     *l = (xorshift(&mut rng) % u64::from(MAX_LEN) + 1) as u8;
                 }
-                let o = arb.step(&i);
+                let o = if r & 0x800 != 0 && i.rst_ni {
+                    // A held step (a proposal) gives the grant the committing step then gives, and moves
+                    // nothing.
+                    let before = (arb.hi_idx_q, arb.lo_idx_q, arb.hi_used_q, arb.lo_used_q, arb.hi_cnt_q);
+                    let h = arb.step(&In { hold_i: true, ..i });
+                    let after = (arb.hi_idx_q, arb.lo_idx_q, arb.hi_used_q, arb.lo_used_q, arb.hi_cnt_q);
+                    prop_assert_eq!(before, after, "a held step moved the state");
+                    let o = arb.step(&i);
+                    prop_assert_eq!(h, o, "the commit differs from the proposal");
+                    o
+                } else {
+                    arb.step(&i)
+                };
                 if !i.rst_ni {
                     prop_assert!(!o.gnt_valid_o);
                     hi_blocks = 0;

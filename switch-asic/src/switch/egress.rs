@@ -89,6 +89,7 @@ impl Switch {
                 req_i: req,
                 len_i: len,
                 credit_ok_i: ok,
+                hold_i: false,
             });
             if o.gnt_valid_o && usize::from(o.gnt_vl_o) < usize::from(self.ports[p].nvl) {
                 granted = Some(usize::from(o.gnt_vl_o));

@@ -67,7 +67,6 @@ impl Switch {
         // The decided packet starts when the wire frees, and takes its credit then: the flow-control packets
         // sent before it must not count its blocks in their FCTBS (the credit stage 1 saw is still there:
         // only this output takes from it, one decision at a time).
-        let mut started = false;
         let mut fc_done = false;
         if let Some(nx) = a.nx {
             if !fc_sent && self.ports[p].ser.can_start_packet(r, t) {
@@ -77,7 +76,6 @@ impl Switch {
                 fc_done = self.take_credit(base + vl, blocks, fc_in);
                 self.start_packet(p, t, vl, i, nx.slot, false);
                 self.mark_dirty(base + vl);
-                started = true;
             }
         }
         // Stage 1 may ask for the input this output's packet on the wire reads: its slot passes on.
@@ -114,7 +112,10 @@ impl Switch {
         // Stage 2: `vl_arb` proposes a VL among last cycle's requests (its state moves at the commit).
         if let Some(q) = a.rq {
             self.la[p].rq = None;
-            let o = self.arb[p].peek(&q.arb_in);
+            let o = self.arb[p].step(&vl_arb::In {
+                hold_i: true,
+                ..q.arb_in
+            });
             if o.gnt_valid_o && usize::from(o.gnt_vl_o) < nvl {
                 let inp = q.pick[usize::from(o.gnt_vl_o)];
                 self.la[p].pr = Some(LaProp {
@@ -126,10 +127,12 @@ impl Switch {
                 self.la_prop_any |= bit(usize::from(inp));
             }
         }
-        // Stage 1: no decision under way (the last one started this cycle, was refused or came to nothing),
-        // a request whose credit fits, and the wire free within LOOKAHEAD_CYCLES.
+        // Stage 1: no decision under way (the last one started before this cycle, was refused or came to
+        // nothing), a request whose credit fits, and the wire free within LOOKAHEAD_CYCLES. Not in the cycle
+        // a packet starts: the credit check reads `credit_tx`'s registers (its single request port), which
+        // count the started packet's blocks only from the next cycle.
         let ready = self.ports[p].ser.packet_ready_cycle(r, t);
-        let idle = a.rq.is_none() && a.pr.is_none() && (a.nx.is_none() || started);
+        let idle = a.is_empty();
         if idle && rq.req & rq.ok != 0 && ready <= t + LOOKAHEAD_CYCLES {
             self.la[p].rq = Some(LaReq {
                 arb_in: vl_arb::In {
@@ -138,6 +141,7 @@ impl Switch {
                     req_i: rq.req,
                     len_i: rq.len,
                     credit_ok_i: rq.ok,
+                    hold_i: false,
                 },
                 pick: rq.pick,
             });
