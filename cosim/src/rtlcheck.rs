@@ -308,40 +308,23 @@ pub fn build(
     })
 }
 
-/// A lock file held while a model is built or read from the cache; a lock older than an hour is taken to be
-/// left by a process that died.
-struct BuildLock(PathBuf);
+/// An exclusive advisory lock (`flock`) on a lock file, held while a model is built or read from the cache.
+/// The kernel releases it when the holder's file is closed, however its process ends (a panic, a kill), so
+/// no lock is ever left stale; the file itself stays (removing it would let a second process lock a new
+/// file while a third still holds the old one).
+struct BuildLock {
+    _file: std::fs::File,
+}
 
 impl BuildLock {
     fn take(path: &Path) -> Result<Self, RtlCheckError> {
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(_) => return Ok(BuildLock(path.to_path_buf())),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = std::fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.elapsed().ok())
-                        .is_some_and(|age| age.as_secs() > 3600);
-                    if stale {
-                        let _ = std::fs::remove_file(path);
-                    } else {
-                        std::thread::sleep(std::time::Duration::from_millis(200));
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-}
-
-impl Drop for BuildLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        file.lock()?;
+        Ok(BuildLock { _file: file })
     }
 }
 
@@ -1141,6 +1124,38 @@ mod tests {
                 input: false
             }
         );
+    }
+
+    #[test]
+    fn build_lock_waits_for_its_holder_and_is_never_stale() {
+        let dir = std::env::temp_dir().join(format!("ibcycle-lock-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.lock");
+        // A lock file left on disk by a holder that is gone does not block.
+        std::fs::write(&path, b"").unwrap();
+        let held = BuildLock::take(&path).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p2 = path.clone();
+        let waiter = std::thread::spawn(move || {
+            let _l = BuildLock::take(&p2).unwrap();
+            tx.send(()).unwrap();
+        });
+        assert!(rx
+            .recv_timeout(std::time::Duration::from_millis(300))
+            .is_err());
+        drop(held);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        waiter.join().unwrap();
+        // A holder that panics releases it as it unwinds.
+        let p3 = path.clone();
+        assert!(std::thread::spawn(move || {
+            let _l = BuildLock::take(&p3).unwrap();
+            panic!("the holder fails");
+        })
+        .join()
+        .is_err());
+        drop(BuildLock::take(&path).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
