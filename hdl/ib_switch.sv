@@ -754,7 +754,7 @@ module ib_switch #(
   // Each output VL's decisions at enqueue and its marking state after them: mark_enq, a parallel prefix
   // over the cycle's events (see the header); an event's mark is its output VL's.
   for (genvar k = 0; k < NK; k++) begin : g_mk
-    mark_enq #(.NEv(2*NPorts)) u_mk (
+    mark_enq #(.NEv(2*NPorts), .SelfCheck(1'b0)) u_mk (
       .clk_i, .rst_ni,
       .packet_size_i(packet_size_i[8*(k / NVl) +: 8]), .marking_rate_i(marking_rate_i[16*(k / NVl) +: 16]),
       .mode_i(mode_i[k / NVl]), .lfsr_thresh_i(lfsr_thresh_i[17*(k / NVl) +: 17]),

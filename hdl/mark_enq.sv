@@ -23,7 +23,10 @@
 // | mark_o           | out | NEv       | event n's packet gets FECN (only where ev_i[n])                    |
 // | s_o              | out | 16        | the marking state after the cycle's events                         |
 //
-// Parameters: NEv (events per cycle, 2 * ib_switch's NPorts), CW (derived: holds NEv; do not override).
+// Parameters: NEv (events per cycle, 2 * ib_switch's NPorts), SelfCheck (1: the assertion below checks every
+// output against the chain of steps; ib_switch sets 0 and checks all its output VLs' chains at once, which
+// keeps its Verilated model small: one unrolled chain per instance was 2 MB of C++ each), CW (derived: holds
+// NEv; do not override).
 //
 // How (fecn_marker's step advances the state only for an eligible packet, `mstate && bytes >= 64 *
 // Packet_Size`, and decides from the state before it):
@@ -50,6 +53,7 @@
 
 module mark_enq #(
   parameter int NEv = 36,
+  parameter bit SelfCheck = 1'b1,
   parameter int CW  = $clog2(NEv + 1)
 ) (
   /* verilator lint_off UNUSEDSIGNAL */
@@ -68,6 +72,10 @@ module mark_enq #(
   output logic [15:0]             s_o
 );
 
+  // One C++ class for every instance in a Verilated switch (NPorts x NVl of them): inlined, each instance's
+  // unrolled candidates and prefix made ib_switch's model 78 MB of C++ instead of 31.
+  /* verilator no_inline_module */
+
   localparam logic [15:0] LfsrTaps = 16'hB400;
 
   // Matrix j (j = 0..NEv) at [256*j +: 256], row b at [16*j + ... ]: bit i of row b set when state bit i
@@ -85,6 +93,20 @@ module mark_enq #(
     leap_maps = r;
   endfunction
   localparam logic [256*(NEv+1)-1:0] LeapMaps = leap_maps(0);
+
+  // Bit b of j mod c for every c at once: vector (j, b) at [(NEv+1)*(CW*j + b) +: NEv+1], bit c set when
+  // 1 <= c <= j and bit b of j mod c is 1 (c > j: j mod c is j itself, taken apart below).
+  function automatic logic [(NEv+1)*CW*(NEv+1)-1:0] mod_masks(input int unused);
+    logic [(NEv+1)*CW*(NEv+1)-1:0] r;
+    for (int i = 0; i < (NEv+1)*CW*(NEv+1); i++) r[i] = 1'b0;
+    for (int j = 0; j <= NEv; j++) begin
+      for (int b = 0; b < CW; b++) begin
+        for (int c = 1; c <= j; c++) r[(NEv+1)*(CW*j + b) + c] = (((j % c) >> b) & 1) == 1;
+      end
+    end
+    mod_masks = r;
+  endfunction
+  localparam logic [(NEv+1)*CW*(NEv+1)-1:0] ModMasks = mod_masks(0);
 
   // ---------------------------------------------------------------- prefix count
   logic [NEv-1:0] adv;
@@ -114,7 +136,6 @@ module mark_enq #(
     logic [16:0] g;
     logic [CW-1:0] jm [NEv+1];
     logic [NEv:0] is_p;        // is_p[c]: P == c (c >= 1)
-    logic [NEv:0] t [CW];      // the AND-OR's terms, one vector per bit of j mod P
     logic wrap;
     logic [15:0] lc, cc;
     logic lm, cm;
@@ -124,8 +145,7 @@ module mark_enq #(
     for (int c = 1; c <= NEv; c++) is_p[c] = marking_rate_i == 16'(c - 1);
     for (int j = 0; j <= NEv; j++) begin
       for (int b = 0; b < CW; b++) begin
-        for (int c = 0; c <= NEv; c++) t[b][c] = c >= 1 && c <= j && is_p[c] && (((j % (c > 0 ? c : 1)) >> b) & 1) == 1;
-        jm[j][b] = (32'(marking_rate_i) >= j) ? ((j >> b) & 1) == 1 : |t[b];
+        jm[j][b] = (32'(marking_rate_i) >= j) ? ((j >> b) & 1) == 1 : |(is_p & ModMasks[(NEv+1)*(CW*j + b) +: NEv+1]);
       end
     end
     for (int j = 0; j <= NEv; j++) begin
@@ -155,32 +175,34 @@ module mark_enq #(
 `ifdef IBCYCLE_ASSERTIONS
   // The chain this replaces: fecn_marker's step event by event, each from the state the earlier ones left.
   // Checked a cycle late (registered), not in reset cycles.
-  logic a_ok, a_ok_q;
-  `IBCYCLE_COMB begin : a_chain
-    logic [15:0] x;
-    logic m;
-    x = s_i;
-    a_ok = 1'b1;
-    for (int n = 0; n < NEv; n++) begin
-      m = 1'b0;
-      if (ev_i[n] && mstate_i && {1'b0, len_i[13*n +: 13]} >= {packet_size_i, 6'b000000}) begin
-        if (mode_i) begin
-          m = {1'b0, x} < lfsr_thresh_i;
-          for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
-        end else begin
-          m = x == 16'd0;
-          x = (x >= marking_rate_i) ? 16'd0 : x + 16'd1;
+  if (SelfCheck) begin : g_check
+    logic a_ok, a_ok_q;
+    `IBCYCLE_COMB begin : a_chain
+      logic [15:0] x;
+      logic m;
+      x = s_i;
+      a_ok = 1'b1;
+      for (int n = 0; n < NEv; n++) begin
+        m = 1'b0;
+        if (ev_i[n] && mstate_i && {1'b0, len_i[13*n +: 13]} >= {packet_size_i, 6'b000000}) begin
+          if (mode_i) begin
+            m = {1'b0, x} < lfsr_thresh_i;
+            for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
+          end else begin
+            m = x == 16'd0;
+            x = (x >= marking_rate_i) ? 16'd0 : x + 16'd1;
+          end
         end
+        a_ok = a_ok && mark_o[n] == m;
       end
-      a_ok = a_ok && mark_o[n] == m;
+      a_ok = a_ok && s_o == x;
     end
-    a_ok = a_ok && s_o == x;
-  end
-  always_ff @(posedge clk_i) a_ok_q <= a_ok || !rst_ni;
-  initial a_ok_q = 1'b1;
-  always @(posedge clk_i) begin
-    assert (a_ok_q);
-  end
+    always_ff @(posedge clk_i) a_ok_q <= a_ok || !rst_ni;
+    initial a_ok_q = 1'b1;
+    always @(posedge clk_i) begin
+      assert (a_ok_q);
+    end
+  end : g_check
 `endif
 endmodule
 `default_nettype wire
