@@ -280,9 +280,9 @@ fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
 
 /// The C++ optimisation of a model: -O3, but -O1 for a fault variant, which runs only until a test catches it
 /// (-O1 compiles in about a third of -O3's time: the switch's variants, 30 MB of C++ each, took near three
-/// CPU minutes each at -O3), and for `ib_switch`, whose clean model GCC 12 compiles at -O3 in over ten times
-/// its -O1 time (the look-ahead allocator's processes), longer than the test command can afford twice (its
-/// lint pass builds the models too).
+/// CPU minutes each at -O3), and for `ib_switch`, whose clean model GCC 12 compiles at -O3 in at least eight
+/// times its -O1 time (the look-ahead allocator's processes), longer than the test command can afford twice
+/// (its lint pass builds the models too).
 #[cfg(feature = "verilator")]
 fn opt_level(module: &str, bug: Option<&str>) -> u32 {
     if bug.is_some() || module == "ib_switch" {
