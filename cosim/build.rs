@@ -75,6 +75,8 @@ fn build() {
             match f.extension().and_then(|e| e.to_str()) {
                 Some("svh") => svh.push_str(&text),
                 Some("sv") => {
+                    // A submodule that is no table entry of its own (ib_switch's mark_enq) is a source too.
+                    println!("cargo:rerun-if-changed={}", f.display());
                     let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());
                     sv_texts.push((stem.unwrap_or_default(), text));
                 }

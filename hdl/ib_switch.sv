@@ -58,8 +58,10 @@
 //   one memory per field (g_pool), each written at most once a cycle: see the pools' section.
 // - Several packets may join the VoQs of one output VL in one cycle (one head and one store-and-forward
 //   tail per input); their FECN decisions are taken in input order, so fecn_marker's single-decision port
-//   cannot carry them: the marker's step (counter or LFSR leap, Packet_Size check) is applied here as a
-//   chain over the cycle's decisions, on the same registered marking state.
+//   cannot carry them: one mark_enq per output VL takes them all at once on the same registered marking
+//   state (the marker's step, counter or LFSR leap and Packet_Size check, as a parallel prefix: each
+//   decision from the state advanced by the count of eligible events before it; the chain of steps it
+//   replaces is kept as the reference under IBCYCLE_ASSERTIONS).
 // - The look-ahead allocator (switch_asic::config::Allocator::Lookahead, the fabric's default on IB ports):
 //   each output decides its next packet in three registered stages (requests among the inputs with a free
 //   read slot at the cycle's start; vl_arb's proposal, held; the input's accept, round robin over the
@@ -67,8 +69,8 @@
 //   LookCycles, and starts it when the wire frees. No output's decision reads another's of the same cycle.
 //   An output whose packet on the wire reads the input it proposes takes that read slot over (if_keep_q).
 //   Stage 1 does not run in the cycle a packet starts (its credit check is credit_tx's registered state).
-// - Combinational processes write arrays only at constant indices (a loop's index is the element written);
-//   the chain through the outputs keeps a copy of its state per output. The VoQ state (head, tail, count,
+// - Combinational processes write arrays only at constant indices (a loop's index is the element written).
+//   The VoQ state (head, tail, count,
 //   fill) is registers, updated procedurally in one always_ff: every output reads every VoQ's count each
 //   cycle, so it is not a memory.
 //
@@ -294,7 +296,9 @@ module ib_switch #(
   endfunction
   `IB_SWITCH_MK_STEP(mk_step)
   `IB_SWITCH_MK_STEP(mk_step_eg)
+`ifdef IBCYCLE_ASSERTIONS
   `IB_SWITCH_MK_STEP(mk_step_in)
+`endif
   function automatic logic [15:0] mk_seed(input int p);
     mk_seed = (lfsr_seed_i[16*p +: 16] == 16'd0) ? 16'hACE1 : lfsr_seed_i[16*p +: 16];
   endfunction
@@ -714,6 +718,13 @@ module ib_switch #(
   logic          i_mark_tail [NPorts];
   logic          i_mark_head [NPorts];
   logic [15:0]   i_mk [NK];
+  // FECN decisions at enqueue in the Switch's order: input p's tail is event 2p, its head event 2p + 1,
+  // each at output VL ev_k (output ev_k / NVl) when ev_on (enqueued at an output that marks at enqueue).
+  logic          ev_on [2*NPorts];
+  logic [31:0]   ev_k [2*NPorts];
+  logic [2*NPorts*13-1:0] ev_len;
+  logic [2*NPorts-1:0] mk_ev [NK];     // the events at output VL k
+  logic [2*NPorts-1:0] mk_mark [NK];   // their marks (mark_enq of output VL k)
   logic [NPorts*16-1:0] i_fill [NK];
 
   // The state update after the ingress phase, each element from the cycle's events that touch it (a loop
@@ -741,18 +752,8 @@ module ib_switch #(
     logic [3:0] h_ovl [NPorts];
     logic [63:0] h_t [NPorts];
     logic [12:0] t_len [NPorts];
-    // FECN decisions at enqueue in the Switch's order: input p's tail is event 2p, its head event 2p + 1.
-    // Each event's marker state is the output VL's register or the latest earlier event's at that VL.
-    logic ev_on [2*NPorts];
-    logic [31:0] ev_k [2*NPorts];
-    logic [31:0] ev_o [2*NPorts];
-    logic [12:0] ev_len [2*NPorts];
-    logic [15:0] ev_in [2*NPorts];
-    logic ev_ms [2*NPorts];
-    logic [16:0] ev_out [2*NPorts];
     logic [15:0] fr [NK];
     logic [15:0] fp [NK];
-    logic [15:0] mks [NK];
     for (int p = 0; p < NPorts; p++) begin
       a_e[p] = ar_e_q[p];
       a_thr[p] = ar_thr_q[p];
@@ -824,26 +825,14 @@ module ib_switch #(
            <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(h_out[p]))));
       // The enqueue events of this input.
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
-      ev_o[2*p] = 32'(ar_out_q[p]);
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
-      ev_len[2*p] = t_len[p];
+      ev_len[13*(2*p) +: 13] = t_len[p];
       ev_on[2*p+1] = i_head_enq[p] && mark_enq_i[i_out[p]];
-      ev_o[2*p+1] = 32'(i_out[p]);
       ev_k[2*p+1] = 32'(i_out[p])*NVl + 32'(i_ovl[p]);
-      ev_len[2*p+1] = rx_len_i[13*p +: 13];
+      ev_len[13*(2*p+1) +: 13] = rx_len_i[13*p +: 13];
     end
-    for (int n = 0; n < 2*NPorts; n++) ev_out[n] = '0;
-    for (int n = 0; n < 2*NPorts; n++) begin
-      ev_in[n] = '0;
-      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_in[n] = mk_q[k];
-      for (int m = 0; m < n; m++) if (ev_on[m] && ev_k[m] == ev_k[n]) ev_in[n] = ev_out[m][15:0];
-      ev_ms[n] = 1'b0;
-      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_ms[n] = `IB_SWITCH_MSTATE(k);
-      ev_out[n] = mk_step_in(ev_in[n], ev_o[n], ev_len[n], ev_ms[n]);
-    end
-    for (int p = 0; p < NPorts; p++) begin
-      i_mark_tail[p] = ev_on[2*p] && ev_out[2*p][16];
-      i_mark_head[p] = ev_on[2*p+1] && ev_out[2*p+1][16];
+    for (int k = 0; k < NK; k++) begin
+      for (int n = 0; n < 2*NPorts; n++) mk_ev[k][n] = ev_on[n] && ev_k[n] == k;
     end
     for (int k = 0; k < NK; k++) begin
       // credit_rx's hand-ins: the arriving packet's blocks, a head's first block, blocks freed (released
@@ -866,9 +855,6 @@ module ib_switch #(
       crx_free[k] = (fp[k] > 16'd127) ? 7'd127 : fp[k][6:0];
       i_fpend[k] = fp[k] - 16'(crx_free[k]);
       crx_fcv[k] = rst_ni && rx_fc_i[k / NVl] && 32'(rx_fc_vl_i[4*(k / NVl) +: 4]) == k % NVl;
-      mks[k] = mk_q[k];
-      for (int n = 0; n < 2*NPorts; n++) if (ev_on[n] && ev_k[n] == k) mks[k] = ev_out[n][15:0];
-      i_mk[k] = mks[k];
       // VoQ (q, output k / NVl, VL k % NVl): a grant's dequeue, a tail's and a head's enqueue.
       for (int q = 0; q < NPorts; q++) begin
         i_fill[k][16*q +: 16] = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl]
@@ -880,6 +866,68 @@ module ib_switch #(
       end
     end
   end : ingress
+
+  // Each output VL's decisions at enqueue and its marking state after them: mark_enq, a parallel prefix
+  // over the cycle's events (see the header); an event's mark is its output VL's.
+  for (genvar k = 0; k < NK; k++) begin : g_mk
+    mark_enq #(.NEv(2*NPorts), .SelfCheck(1'b0)) u_mk (
+      .clk_i, .rst_ni,
+      .packet_size_i(packet_size_i[8*(k / NVl) +: 8]), .marking_rate_i(marking_rate_i[16*(k / NVl) +: 16]),
+      .mode_i(mode_i[k / NVl]), .lfsr_thresh_i(lfsr_thresh_i[17*(k / NVl) +: 17]),
+      .s_i(mk_q[k]), .mstate_i(`IB_SWITCH_MSTATE(k)), .ev_i(mk_ev[k]), .len_i(ev_len),
+      .mark_o(mk_mark[k]), .s_o(i_mk[k])
+    );
+  end
+  `IBCYCLE_COMB begin : mkenq
+    logic [NK-1:0] mt, mh;
+    for (int p = 0; p < NPorts; p++) begin
+      for (int k = 0; k < NK; k++) begin
+        mt[k] = mk_mark[k][2*p];
+        mh[k] = mk_mark[k][2*p+1];
+      end
+      i_mark_tail[p] = |mt;
+      i_mark_head[p] = |mh;
+    end
+  end
+
+`ifdef IBCYCLE_ASSERTIONS
+  // The chain mark_enq replaces, kept as the reference: the events in order, each from its output VL's
+  // register or the latest earlier event's state at that VL. Equal marks and states every cycle, and the
+  // counter's state never above Marking_Rate (the states mark_enq's counter candidates are derived for;
+  // reset puts 0, every step keeps it there while the configuration is held), checked a cycle late.
+  logic a_mk_ok, a_mk_ok_q;
+  `IBCYCLE_COMB begin : a_mk
+    logic [15:0] ev_in [2*NPorts];
+    logic ev_ms [2*NPorts];
+    logic [16:0] ev_out [2*NPorts];
+    logic [15:0] mks [NK];
+    for (int n = 0; n < 2*NPorts; n++) ev_out[n] = '0;
+    for (int n = 0; n < 2*NPorts; n++) begin
+      ev_in[n] = '0;
+      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_in[n] = mk_q[k];
+      for (int m = 0; m < n; m++) if (ev_on[m] && ev_k[m] == ev_k[n]) ev_in[n] = ev_out[m][15:0];
+      ev_ms[n] = 1'b0;
+      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_ms[n] = `IB_SWITCH_MSTATE(k);
+      ev_out[n] = mk_step_in(ev_in[n], ev_k[n] / NVl, ev_len[13*n +: 13], ev_ms[n]);
+    end
+    a_mk_ok = 1'b1;
+    for (int p = 0; p < NPorts; p++) begin
+      a_mk_ok = a_mk_ok && i_mark_tail[p] == (ev_on[2*p] && ev_out[2*p][16])
+                && i_mark_head[p] == (ev_on[2*p+1] && ev_out[2*p+1][16]);
+    end
+    for (int k = 0; k < NK; k++) begin
+      mks[k] = mk_q[k];
+      for (int n = 0; n < 2*NPorts; n++) if (ev_on[n] && ev_k[n] == k) mks[k] = ev_out[n][15:0];
+      a_mk_ok = a_mk_ok && i_mk[k] == mks[k]
+                && (mode_i[k / NVl] || mk_q[k] <= marking_rate_i[16*(k / NVl) +: 16]);
+    end
+  end
+  always_ff @(posedge clk_i) a_mk_ok_q <= a_mk_ok || !rst_ni;
+  initial a_mk_ok_q = 1'b1;
+  always @(posedge clk_i) begin
+    assert (a_mk_ok_q);
+  end
+`endif
 `undef IB_SWITCH_MSTATE
 
 

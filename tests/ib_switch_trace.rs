@@ -10,8 +10,10 @@
 #![cfg(feature = "cosim")]
 
 use cosim::switch::{replay, ReplayOpts, SwitchReplay};
-use cosim::switch_trace::SwitchTrace;
+use cosim::switch_trace::{HandIn, SwitchTrace};
 use ibcycle::run::port_trace;
+use rtl_model::blocks::fecn_marker::MarkMode;
+use switch_asic::config::MarkPoint;
 
 mod common;
 
@@ -82,6 +84,89 @@ fn every_ib_scenario_replays_exactly_and_every_bug_is_caught() {
         match by {
             Some(w) => println!("{bug}: caught on {w}"),
             None => panic!("{bug} went unseen on every scenario's trace"),
+        }
+    }
+    marking_at_enqueue_replays_exactly(&traces);
+}
+
+/// Cycles in which packet heads on two or more input ports are routed to one output (by the LFT; the output
+/// VL is not told apart): with cut-through they join that output's VoQs in the same cycle, the case where
+/// the RTL's FECN decisions at enqueue (`hdl/mark_enq.sv`, a parallel prefix) stand in for a chain.
+fn same_cycle_heads_to_one_output(t: &SwitchTrace) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < t.events.len() {
+        let c = t.events[i].cycle;
+        let mut outs = Vec::new();
+        while i < t.events.len() && t.events[i].cycle == c {
+            if let HandIn::Packet(ps) = &t.events[i].what {
+                if let Some(Some(o)) = t.config.lft.get(usize::from(ps.desc.dlid)) {
+                    outs.push(*o);
+                }
+            }
+            i += 1;
+        }
+        outs.sort_unstable();
+        if outs.windows(2).any(|w| w[0] == w[1]) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// The shipped scenarios mark at enqueue with the counter (Marking_Rate 10) or at dequeue, never with the
+/// LFSR: the traces with the most same-cycle heads to one output are replayed again with every output
+/// marking at enqueue, Threshold 15 and Victim_Mask set (the marking state as often as the detector gives
+/// it), in both modes, at Marking_Rates that wrap the counter several times in a cycle's decisions (0, 2)
+/// or not (10), with and without the Packet_Size check excluding short packets. The hand-ins are the same
+/// (marking changes no timing), so each replay is a valid trace of a switch so configured.
+fn marking_at_enqueue_replays_exactly(traces: &[(String, String, SwitchTrace)]) {
+    let mut by: Vec<(usize, &(String, String, SwitchTrace))> = traces
+        .iter()
+        .map(|x| (same_cycle_heads_to_one_output(&x.2), x))
+        .collect();
+    by.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+    let variants = [
+        (MarkMode::Counter, 0u16, 0u8),
+        (MarkMode::Counter, 2, 1),
+        (MarkMode::Lfsr, 1, 0),
+        (MarkMode::Lfsr, 10, 1),
+    ];
+    for (pairs, (sc, sw, t)) in by.into_iter().take(2) {
+        assert!(
+            pairs > 0,
+            "{sc} {sw}: no cycle with two heads to one output"
+        );
+        for (mode, rate, size) in variants {
+            let mut t = t.clone();
+            for (p, pc) in t.config.ports.iter_mut().enumerate() {
+                pc.cc.mark_point = MarkPoint::Enqueue;
+                pc.cc.mark_mode = mode;
+                pc.cc.marking_rate = rate;
+                pc.cc.packet_size = size;
+                pc.cc.threshold = 15;
+                pc.cc.victim_mask = true;
+                pc.cc.lfsr_seed = 0x1D0F ^ (p as u16);
+            }
+            match replay(&t, &ReplayOpts::default()).unwrap() {
+                SwitchReplay::Matched { cycles, marked, .. } => {
+                    assert_eq!(cycles, CYCLES);
+                    assert!(marked > 0, "{sc} {sw} {mode:?} {rate}: nothing marked");
+                    println!(
+                        "{sc} {sw}, {pairs} cycles with heads of two inputs to one output: {mode:?} Marking_Rate {rate} \
+                         Packet_Size {size}: {marked} packets with FECN, exact"
+                    );
+                }
+                SwitchReplay::Mismatch(m) => {
+                    let path = std::env::temp_dir()
+                        .join(format!("switch-trace-{sc}-{sw}-{mode:?}-{rate}.txt"));
+                    t.write(std::fs::File::create(&path).unwrap(), &[]).unwrap();
+                    panic!(
+                        "{sc} {sw} {mode:?} {rate}: {m} (trace in {})",
+                        path.display()
+                    )
+                }
+            }
         }
     }
 }
