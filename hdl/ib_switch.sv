@@ -212,7 +212,7 @@ module ib_switch #(
   logic [NPorts*13-1:0]            tl_len;
   logic [NPorts*NPorts*32-1:0]     gr_tag;
   logic [NPorts*NPorts*4-1:0]      gr_ivl;
-  logic [NPorts*NPorts*2-1:0]      gr_fh;     // {deferred, FECN at the head}
+  logic [NPorts*NPorts*2-1:0]      gr_fh;     // {deferred, FECN at the head: arrived with it or marked}
   logic [NPorts*NPorts-1:0]        gr_mt;     // marked at the tail's enqueue (a deferred packet)
   logic [NPorts*NPorts*SW-1:0]     gr_next;
   logic [NPorts*NB*SW-1:0]         fk_rd;
@@ -252,8 +252,9 @@ module ib_switch #(
   // Ingress: free blocks waiting for credit_rx, packet arriving.
   logic [15:0]   fpend_q [NK];
   logic          ar_v_q [NPorts];
-  logic [31:0]   ar_e_q [NPorts];
-  logic [31:0]   ar_thr_q [NPorts];
+  logic [31:0]   ar_e_q [NPorts];     // ticks of the arriving packet at the end of this cycle
+  logic [31:0]   ar_thr_q [NPorts];   // the next block's threshold ...
+  logic [31:0]   ar_thn_q [NPorts];   // ... and the one after it (with at least two blocks left)
   logic [31:0]   ar_end_q [NPorts];
   logic [6:0]    ar_left_q [NPorts];
   logic [6:0]    ar_blk_q [NPorts];
@@ -432,49 +433,70 @@ module ib_switch #(
   // Stage 3's accept, per input: proposals from last cycle's stage 2 (registered), taken round robin from
   // the input's pointer up to its free read slots after this cycle's completions; an output whose packet on
   // the wire reads this input takes that read slot over (the packet before ends before this one starts).
-  `IBCYCLE_COMB begin : accept
-    logic done [NPorts];
-    logic [NPorts-1:0] prop [NPorts];
-    logic [NPorts-1:0] xfer [NPorts];
-    logic [NPorts-1:0] acc [NPorts];
-    logic [6:0] rd [NPorts];
-    logic [6:0] free [NPorts];
-    logic [6:0] taken [NPorts];
-    logic [PW-1:0] ptr [NPorts];
-    logic [31:0] o;
-    for (int p = 0; p < NPorts; p++) done[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
+  // Split in two processes around the prefix counts (pfx_cnt): the proposals and the read slots released,
+  // then the accepts. An input's accepts are its first `free` proposals in round-robin order from its
+  // pointer (the outputs at or after it, `hi`, then those before it, `lo`), each proposal's rank in that
+  // order a prefix count: no chain of NPorts steps.
+  logic          a_done [NPorts];
+  logic [NPorts-1:0] a_prop [NPorts];
+  logic [NPorts-1:0] a_xfer [NPorts];
+  logic [NPorts-1:0] a_rel [NPorts];   // per input: the outputs whose packet ends this cycle, releasing its read
+  logic [NPorts-1:0] a_hi [NPorts];
+  logic [NPorts-1:0] a_lo [NPorts];
+  logic [NPorts*8-1:0] a_chi [NPorts];  // prefix counts (8 bits: NPorts <= 64) of a_hi, a_lo and a_rel
+  logic [NPorts*8-1:0] a_clo [NPorts];
+  logic [NPorts*8-1:0] a_crel [NPorts];
+  `IBCYCLE_COMB begin : accept_req
+    logic [NPorts-1:0] m;
+    for (int p = 0; p < NPorts; p++) a_done[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
     for (int q = 0; q < NPorts; q++) begin
-      rd[q] = reads_q[q];
-      for (int p = 0; p < NPorts; p++)
-        rd[q] = rd[q] - 7'(done[p] && !if_keep_q[p] && 32'(if_in_q[p]) == q);
       for (int p = 0; p < NPorts; p++) begin
-        prop[q][p] = rst_ni && la_st_q[p] == LaPr && 32'(la_in_q[p]) == q;
-        xfer[q][p] = prop[q][p] && if_v_q[p] && !done[p] && 32'(if_in_q[p]) == q;
+        a_rel[q][p] = a_done[p] && !if_keep_q[p] && 32'(if_in_q[p]) == q;
+        a_prop[q][p] = rst_ni && la_st_q[p] == LaPr && 32'(la_in_q[p]) == q;
+        a_xfer[q][p] = a_prop[q][p] && if_v_q[p] && !a_done[p] && 32'(if_in_q[p]) == q;
+        m[p] = a_prop[q][p] && !a_xfer[q][p];
+        a_hi[q][p] = m[p] && p >= 32'(acc_ptr_q[q]);
+        a_lo[q][p] = m[p] && p < 32'(acc_ptr_q[q]);
       end
-      free[q] = speedup_i[7*q +: 7] - rd[q];
-      taken[q] = '0;
+    end
+  end : accept_req
+  for (genvar q = 0; q < NPorts; q++) begin : g_acc
+    pfx_cnt #(.N(NPorts), .W(8)) u_chi (.bits_i(a_hi[q]), .cnt_o(a_chi[q]));
+    pfx_cnt #(.N(NPorts), .W(8)) u_clo (.bits_i(a_lo[q]), .cnt_o(a_clo[q]));
+    pfx_cnt #(.N(NPorts), .W(8)) u_crel (.bits_i(a_rel[q]), .cnt_o(a_crel[q]));
+  end
+  `IBCYCLE_COMB begin : accept
+    logic [NPorts-1:0] acc [NPorts];
+    logic [NPorts-1:0] alo [NPorts];
+    logic [6:0] free [NPorts];
+    logic [7:0] nhi;
+    logic [PW-1:0] ptr [NPorts];
+    for (int q = 0; q < NPorts; q++) begin
+      free[q] = speedup_i[7*q +: 7] - (reads_q[q] - a_crel[q][8*(NPorts-1) +: 7]);
+      nhi = a_chi[q][8*(NPorts-1) +: 8];
+      for (int p = 0; p < NPorts; p++) begin
+        acc[q][p] = (a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
+                    || (a_lo[q][p] && nhi + a_clo[q][8*p +: 8] <= {1'b0, free[q]});
+        alo[q][p] = a_lo[q][p] && acc[q][p];
+      end
+      // The pointer moves past the last accept: the highest accepted of `lo` if any, else of `hi`.
       ptr[q] = acc_ptr_q[q];
-      acc[q] = '0;
-      for (int k = 0; k < NPorts; k++) begin
-        o = 32'(acc_ptr_q[q]) + k;
-        if (o >= NPorts) o = o - NPorts;
-        if (prop[q][o] && !xfer[q][o] && taken[q] < free[q]) begin
-          acc[q][o] = 1'b1;
-          taken[q] = taken[q] + 7'd1;
-          ptr[q] = (o + 1 >= 32'(nports_i)) ? '0 : PW'(o + 1);
-        end
+      if (alo[q] != '0) begin
+        for (int p = 0; p < NPorts; p++) if (alo[q][p]) ptr[q] = (p + 1 >= 32'(nports_i)) ? '0 : PW'(p + 1);
+      end else begin
+        for (int p = 0; p < NPorts; p++) if (acc[q][p]) ptr[q] = (p + 1 >= 32'(nports_i)) ? '0 : PW'(p + 1);
       end
     end
     for (int p = 0; p < NPorts; p++) begin
       e_acc[p] = 1'b0;
       e_xfer[p] = 1'b0;
       for (int q = 0; q < NPorts; q++) begin
-        if (acc[q][p] || xfer[q][p]) e_acc[p] = 1'b1;
-        if (xfer[q][p]) e_xfer[p] = 1'b1;
+        if (acc[q][p] || a_xfer[q][p]) e_acc[p] = 1'b1;
+        if (a_xfer[q][p]) e_xfer[p] = 1'b1;
       end
     end
     for (int q = 0; q < NPorts; q++) begin
-      e_done[q] = done[q];
+      e_done[q] = a_done[q];
       e_accptr[q] = ptr[q];
     end
   end : accept
@@ -711,6 +733,7 @@ module ib_switch #(
   logic          i_fresh [NPorts];
   logic [31:0]   i_e [NPorts];
   logic [31:0]   i_thr [NPorts];
+  logic [31:0]   i_thn [NPorts];
   logic [31:0]   i_end [NPorts];
   logic [6:0]    i_left [NPorts];
   logic [6:0]    i_blocks [NPorts];
@@ -737,14 +760,20 @@ module ib_switch #(
 
   `IBCYCLE_COMB begin : ingress
     // The arriving packet's blocks of this cycle (at most two: only the last block is short).
-    logic [31:0] a_e [NPorts];
     logic [31:0] a_thr [NPorts];
+    logic [31:0] a_thn [NPorts];
+    logic [31:0] a_t2 [NPorts];
+    logic [31:0] a_t3 [NPorts];
     logic [6:0] a_left [NPorts];
     logic [6:0] a_got [NPorts];
     logic a_free [NPorts];
     // A new head: its first block, its route.
     logic [31:0] h_e [NPorts];
     logic [31:0] h_thr [NPorts];
+    logic [31:0] h_thn [NPorts];
+    logic [31:0] h_t1 [NPorts];
+    logic [31:0] h_t2 [NPorts];
+    logic [31:0] h_t3 [NPorts];
     logic [6:0] h_left [NPorts];
     logic h_got [NPorts];
     logic h_free [NPorts];
@@ -755,24 +784,31 @@ module ib_switch #(
     logic [15:0] fr [NK];
     logic [15:0] fp [NK];
     for (int p = 0; p < NPorts; p++) begin
-      a_e[p] = ar_e_q[p];
+      // The block thresholds of a packet of `blocks` blocks: block j is in when e >= 64 j den, the last
+      // when e >= len den (the end). Both of this cycle's compares read registers: the tick count at the
+      // cycle's end (ar_e_q, advanced a cycle ahead) against the current threshold and the one after it
+      // (ar_thn_q, computed a cycle ahead), instead of a compare, an add and a clamp and a second compare
+      // in series. The threshold after is the end when exactly one block is left after the current one,
+      // else 64 den more (the clamp `min(thr + 64 den, end)` of rtl_model's arithmetic, decided by the
+      // count of blocks left instead of a compare with the end).
       a_thr[p] = ar_thr_q[p];
+      a_thn[p] = ar_thn_q[p];
       a_left[p] = ar_left_q[p];
       a_got[p] = '0;
       a_free[p] = 1'b0;
       i_tail_enq[p] = 1'b0;
       t_len[p] = tl_len[13*p +: 13];
+      a_t2[p] = (ar_left_q[p] == 7'd3) ? ar_end_q[p] : ar_thn_q[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
+      a_t3[p] = (ar_left_q[p] == 7'd4) ? ar_end_q[p] : ar_thn_q[p] + 32'd128 * 32'(`IB_SWITCH_DEN(p));
       if (rst_ni && ar_v_q[p]) begin
-        a_e[p] = ar_e_q[p] + 32'(`IB_SWITCH_NUM(p));
-        if (a_left[p] != '0 && a_e[p] >= a_thr[p]) begin
+        if (ar_left_q[p] > 7'd1 && ar_e_q[p] >= ar_thn_q[p]) begin
+          a_got[p] = 7'd2;
+          a_thr[p] = a_t2[p];
+          a_thn[p] = a_t3[p];
+        end else if (ar_left_q[p] != '0 && ar_e_q[p] >= ar_thr_q[p]) begin
           a_got[p] = 7'd1;
-          a_thr[p] = (a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p)) > ar_end_q[p]) ? ar_end_q[p]
-                     : a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
-          if (a_left[p] > 7'd1 && a_e[p] >= a_thr[p]) begin
-            a_got[p] = 7'd2;
-            a_thr[p] = (a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p)) > ar_end_q[p]) ? ar_end_q[p]
-                       : a_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
-          end
+          a_thr[p] = ar_thn_q[p];
+          a_thn[p] = a_t2[p];
         end
         a_left[p] = ar_left_q[p] - a_got[p];
         if (a_left[p] == '0) begin
@@ -786,17 +822,23 @@ module ib_switch #(
       i_blocks[p] = 7'((rx_len_i[13*p +: 13] + 13'd63) >> 6);
       i_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
       h_e[p] = 32'(`IB_SWITCH_NUM(p)) - 32'(rx_off_i[17*p +: 17]);
-      h_thr[p] = (rx_len_i[13*p +: 13] > 13'd64) ? 32'd64 * 32'(`IB_SWITCH_DEN(p)) : i_end[p];
+      h_t1[p] = (i_blocks[p] == 7'd1) ? i_end[p] : 32'd64 * 32'(`IB_SWITCH_DEN(p));
+      h_t2[p] = (i_blocks[p] == 7'd2) ? i_end[p] : 32'd128 * 32'(`IB_SWITCH_DEN(p));
+      h_t3[p] = (i_blocks[p] == 7'd3) ? i_end[p] : 32'd192 * 32'(`IB_SWITCH_DEN(p));
+      h_thr[p] = h_t1[p];
+      h_thn[p] = h_t2[p];
       h_left[p] = i_blocks[p];
       h_got[p] = 1'b0;
-      if (i_head[p] && h_left[p] != '0 && h_e[p] >= h_thr[p]) begin
+      if (i_head[p] && h_left[p] != '0 && h_e[p] >= h_t1[p]) begin
         h_got[p] = 1'b1;
         h_left[p] = h_left[p] - 7'd1;
-        h_thr[p] = (h_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p)) > i_end[p]) ? i_end[p]
-                   : h_thr[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
+        h_thr[p] = h_t2[p];
+        h_thn[p] = h_t3[p];
       end
-      i_e[p] = i_head[p] ? h_e[p] : a_e[p];
+      // The tick count at the end of the next cycle.
+      i_e[p] = (i_head[p] ? h_e[p] : ar_e_q[p]) + 32'(`IB_SWITCH_NUM(p));
       i_thr[p] = i_head[p] ? h_thr[p] : a_thr[p];
+      i_thn[p] = i_head[p] ? h_thn[p] : a_thn[p];
       i_left[p] = i_head[p] ? h_left[p] : a_left[p];
       i_head_done[p] = i_head[p] && h_left[p] == '0;
       h_out[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
@@ -868,13 +910,39 @@ module ib_switch #(
   end : ingress
 
   // Each output VL's decisions at enqueue and its marking state after them: mark_enq, a parallel prefix
-  // over the cycle's events (see the header); an event's mark is its output VL's.
+  // over the events (see the header); an event's mark is its output VL's. The decisions are taken in the
+  // cycle after the enqueues, on the events, lengths and marking states registered from it (mq_*_q), so
+  // that neither ingress's arithmetic nor mark_enq's prefix waits for the other: the marks go to memories
+  // of their own (mh_m, mt_m) a cycle after the descriptor, and the marking state mk_q is a cycle behind
+  // the enqueues at an output marking at enqueue. Nothing reads either sooner: a packet enqueued in cycle t
+  // is requested in stage 1 at t + 1 at the earliest, committed at t + 3 and started later, and its slot
+  // is not reused before its start; mk_q of an output marking at enqueue is read only by mark_enq.
+  logic [2*NPorts-1:0]    mq_ev_q [NK];
+  logic [2*NPorts*13-1:0] mq_len_q;
+  logic                   mq_ms_q [NK];
+  logic                   mq_hv_q [NPorts];   // input p gave a head a slot (its mark, or 0, is written)
+  logic [SW-1:0]          mq_hs_q [NPorts];
+  logic                   mq_tv_q [NPorts];   // input p enqueued a deferred tail (its mark is written)
+  logic [SW-1:0]          mq_ts_q [NPorts];
+  always_ff @(posedge clk_i) begin
+    mq_len_q <= ev_len;
+    for (int k = 0; k < NK; k++) begin
+      mq_ev_q[k] <= mk_ev[k];
+      mq_ms_q[k] <= `IB_SWITCH_MSTATE(k);
+    end
+    for (int p = 0; p < NPorts; p++) begin
+      mq_hv_q[p] <= i_head[p] && !i_head_drop[p];
+      mq_hs_q[p] <= i_slot[p];
+      mq_tv_q[p] <= i_tail_enq[p];
+      mq_ts_q[p] <= ar_slot_q[p];
+    end
+  end
   for (genvar k = 0; k < NK; k++) begin : g_mk
     mark_enq #(.NEv(2*NPorts), .SelfCheck(1'b0)) u_mk (
       .clk_i, .rst_ni,
       .packet_size_i(packet_size_i[8*(k / NVl) +: 8]), .marking_rate_i(marking_rate_i[16*(k / NVl) +: 16]),
       .mode_i(mode_i[k / NVl]), .lfsr_thresh_i(lfsr_thresh_i[17*(k / NVl) +: 17]),
-      .s_i(mk_q[k]), .mstate_i(`IB_SWITCH_MSTATE(k)), .ev_i(mk_ev[k]), .len_i(ev_len),
+      .s_i(mk_q[k]), .mstate_i(mq_ms_q[k]), .ev_i(mq_ev_q[k]), .len_i(mq_len_q),
       .mark_o(mk_mark[k]), .s_o(i_mk[k])
     );
   end
@@ -896,6 +964,14 @@ module ib_switch #(
   // counter's state never above Marking_Rate (the states mark_enq's counter candidates are derived for;
   // reset puts 0, every step keeps it there while the configuration is held), checked a cycle late.
   logic a_mk_ok, a_mk_ok_q;
+  logic        a_evon_q [2*NPorts];   // the events mark_enq decides this cycle (registered with mq_*_q)
+  logic [31:0] a_evk_q [2*NPorts];
+  always_ff @(posedge clk_i) begin
+    for (int n = 0; n < 2*NPorts; n++) begin
+      a_evon_q[n] <= ev_on[n];
+      a_evk_q[n] <= ev_k[n];
+    end
+  end
   `IBCYCLE_COMB begin : a_mk
     logic [15:0] ev_in [2*NPorts];
     logic ev_ms [2*NPorts];
@@ -904,20 +980,20 @@ module ib_switch #(
     for (int n = 0; n < 2*NPorts; n++) ev_out[n] = '0;
     for (int n = 0; n < 2*NPorts; n++) begin
       ev_in[n] = '0;
-      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_in[n] = mk_q[k];
-      for (int m = 0; m < n; m++) if (ev_on[m] && ev_k[m] == ev_k[n]) ev_in[n] = ev_out[m][15:0];
+      for (int k = 0; k < NK; k++) if (a_evk_q[n] == k) ev_in[n] = mk_q[k];
+      for (int m = 0; m < n; m++) if (a_evon_q[m] && a_evk_q[m] == a_evk_q[n]) ev_in[n] = ev_out[m][15:0];
       ev_ms[n] = 1'b0;
-      for (int k = 0; k < NK; k++) if (ev_k[n] == k) ev_ms[n] = `IB_SWITCH_MSTATE(k);
-      ev_out[n] = mk_step_in(ev_in[n], ev_k[n] / NVl, ev_len[13*n +: 13], ev_ms[n]);
+      for (int k = 0; k < NK; k++) if (a_evk_q[n] == k) ev_ms[n] = mq_ms_q[k];
+      ev_out[n] = mk_step_in(ev_in[n], a_evk_q[n] / NVl, mq_len_q[13*n +: 13], ev_ms[n]);
     end
     a_mk_ok = 1'b1;
     for (int p = 0; p < NPorts; p++) begin
-      a_mk_ok = a_mk_ok && i_mark_tail[p] == (ev_on[2*p] && ev_out[2*p][16])
-                && i_mark_head[p] == (ev_on[2*p+1] && ev_out[2*p+1][16]);
+      a_mk_ok = a_mk_ok && i_mark_tail[p] == (a_evon_q[2*p] && ev_out[2*p][16])
+                && i_mark_head[p] == (a_evon_q[2*p+1] && ev_out[2*p+1][16]);
     end
     for (int k = 0; k < NK; k++) begin
       mks[k] = mk_q[k];
-      for (int n = 0; n < 2*NPorts; n++) if (ev_on[n] && ev_k[n] == k) mks[k] = ev_out[n][15:0];
+      for (int n = 0; n < 2*NPorts; n++) if (a_evon_q[n] && a_evk_q[n] == k) mks[k] = ev_out[n][15:0];
       a_mk_ok = a_mk_ok && i_mk[k] == mks[k]
                 && (mode_i[k / NVl] || mk_q[k] <= marking_rate_i[16*(k / NVl) +: 16]);
     end
@@ -944,10 +1020,12 @@ module ib_switch #(
   end
 
   // ---------------------------------------------------------------- descriptor pools
-  // One memory per field and input, each written at most once a cycle (a head's descriptor; the tail mark of
-  // a deferred packet; one VoQ link), read asynchronously at the ports declared with the state. A packet's
-  // FECN is the head's bit, or, for a deferred (store-and-forward) packet, the head's bit or the tail's
-  // mark (`mt_m`, written at its tail's enqueue, before any grant can name the slot). The free stack of an
+  // One memory per field and input, each written at most once a cycle (a head's descriptor; its mark at
+  // enqueue, a cycle later; the tail mark of a deferred packet, a cycle after its tail's enqueue; one VoQ
+  // link), read asynchronously at the ports declared with the state. A packet's FECN is the head's bit (as
+  // it arrived, or marked at its enqueue: `mh_m`, 0 for a head not enqueued at once), or, for a deferred
+  // (store-and-forward) packet, the head's bit or the tail's mark (`mt_m`); both are written before any
+  // grant can name the slot (see the marks at enqueue above). The free stack of an
   // input is NB banks, address a in bank a mod NB: the cycle's pushes (one per output granting the input)
   // go to consecutive addresses, so to different banks.
   for (genvar q = 0; q < NPorts; q++) begin : g_pool
@@ -955,6 +1033,7 @@ module ib_switch #(
     logic [31:0]   tag_m [SlotMax];
     logic [3:0]    ivl_m [SlotMax];
     logic [1:0]    fh_m [SlotMax];
+    logic          mh_m [SlotMax];
     logic          mt_m [SlotMax];
     logic [SW-1:0] next_m [SlotMax];
     always_ff @(posedge clk_i) begin
@@ -962,11 +1041,14 @@ module ib_switch #(
         len_m[i_slot[q]] <= rx_len_i[13*q +: 13];
         tag_m[i_slot[q]] <= rx_tag_i[32*q +: 32];
         ivl_m[i_slot[q]] <= rx_vl_i[4*q +: 4];
-        fh_m[i_slot[q]] <= {!i_head_enq[q], rx_fecn_i[q] | i_mark_head[q]};
+        fh_m[i_slot[q]] <= {!i_head_enq[q], rx_fecn_i[q]};
       end
     end
     always_ff @(posedge clk_i) begin
-      if (i_tail_enq[q]) mt_m[ar_slot_q[q]] <= i_mark_tail[q];
+      if (mq_hv_q[q]) mh_m[mq_hs_q[q]] <= i_mark_head[q];
+    end
+    always_ff @(posedge clk_i) begin
+      if (mq_tv_q[q]) mt_m[mq_ts_q[q]] <= i_mark_tail[q];
     end
     always_ff @(posedge clk_i) begin
       if (nw_we[q]) next_m[nw_a[q]] <= nw_d[q];
@@ -978,7 +1060,7 @@ module ib_switch #(
       end
       assign gr_tag[32*(q*NPorts + o) +: 32] = tag_m[e_gslot[o]];
       assign gr_ivl[4*(q*NPorts + o) +: 4] = ivl_m[e_gslot[o]];
-      assign gr_fh[2*(q*NPorts + o) +: 2] = fh_m[e_gslot[o]];
+      assign gr_fh[2*(q*NPorts + o) +: 2] = fh_m[e_gslot[o]] | {1'b0, mh_m[e_gslot[o]]};
       assign gr_mt[q*NPorts + o] = mt_m[e_gslot[o]];
       assign gr_next[SW*(q*NPorts + o) +: SW] = next_m[e_cslot[o]];
     end
@@ -996,25 +1078,36 @@ module ib_switch #(
   end
 
   // The cycle's pushes: output p's grant from input q returns its slot; the k-th push of input q (in port
-  // order) goes to address ftop + k, ftop after this cycle's pop.
-  `IBCYCLE_COMB begin : fpush
-    logic push [NPorts][NPorts];
-    logic [SW:0] pa [NPorts][NPorts];
+  // order) goes to address ftop + k, ftop after this cycle's pop (k a prefix count, pfx_cnt).
+  logic [NPorts-1:0] fp_push [NPorts];
+  logic [NPorts*8-1:0] fp_cnt [NPorts];
+  `IBCYCLE_COMB begin : fpush_req
     for (int q = 0; q < NPorts; q++) begin
       for (int p = 0; p < NPorts; p++) begin
-        push[q][p] = e_gnt[p] && 32'(e_gin[p]) == q;
+        fp_push[q][p] = e_gnt[p] && 32'(e_gin[p]) == q;
 `ifdef IBCYCLE_FAULT_DUP_PACKET
-        if (la_blk_q[p] != 7'd1) push[q][p] = 1'b0;
+        if (la_blk_q[p] != 7'd1) fp_push[q][p] = 1'b0;
 `endif
-        pa[q][p] = ftop_q[q] - (SW+1)'(i_head[q] && !i_head_drop[q] && !i_fresh[q]);
-        for (int r = 0; r < p; r++) pa[q][p] = pa[q][p] + (SW+1)'(push[q][r]);
+      end
+    end
+  end : fpush_req
+  for (genvar q = 0; q < NPorts; q++) begin : g_fpush
+    pfx_cnt #(.N(NPorts), .W(8)) u_cnt (.bits_i(fp_push[q]), .cnt_o(fp_cnt[q]));
+  end
+  `IBCYCLE_COMB begin : fpush
+    logic [SW:0] pa [NPorts][NPorts];
+    logic [7:0] nbef;
+    for (int q = 0; q < NPorts; q++) begin
+      for (int p = 0; p < NPorts; p++) begin
+        nbef = fp_cnt[q][8*p +: 8] - 8'(fp_push[q][p]);
+        pa[q][p] = ftop_q[q] - (SW+1)'(i_head[q] && !i_head_drop[q] && !i_fresh[q]) + (SW+1)'(nbef);
       end
       for (int b = 0; b < NB; b++) begin
         fw_we[q*NB + b] = 1'b0;
         fw_a[q*NB + b] = '0;
         fw_d[q*NB + b] = '0;
         for (int p = 0; p < NPorts; p++) begin
-          if (push[q][p] && 32'(pa[q][p][LB-1:0]) == b) begin
+          if (fp_push[q][p] && 32'(pa[q][p][LB-1:0]) == b) begin
             fw_we[q*NB + b] = 1'b1;
             fw_a[q*NB + b] = FW'(pa[q][p] >> LB);
             fw_d[q*NB + b] = e_gslot[p];
@@ -1022,7 +1115,7 @@ module ib_switch #(
         end
       end
     end
-  end
+  end : fpush
 
   // The cycle's VoQ links per input, in the Switch's order: the deferred tail's (its VoQ not empty after this
   // cycle's dequeue), then the head's (not empty after those). The memory takes the oldest of the pending
@@ -1145,6 +1238,7 @@ module ib_switch #(
     logic ar_v_n [NPorts];
     logic [31:0] ar_e_n [NPorts];
     logic [31:0] ar_thr_n [NPorts];
+    logic [31:0] ar_thn_n [NPorts];
     logic [31:0] ar_end_n [NPorts];
     logic [6:0] ar_left_n [NPorts];
     logic [6:0] ar_blk_n [NPorts];
@@ -1181,6 +1275,7 @@ module ib_switch #(
       ar_v_n[q] = ar_v_q[q];
       ar_e_n[q] = ar_e_q[q];
       ar_thr_n[q] = ar_thr_q[q];
+      ar_thn_n[q] = ar_thn_q[q];
       ar_end_n[q] = ar_end_q[q];
       ar_left_n[q] = ar_left_q[q];
       ar_blk_n[q] = ar_blk_q[q];
@@ -1217,6 +1312,7 @@ module ib_switch #(
         ar_v_n[p] = 1'b0;
         ar_e_n[p] = '0;
         ar_thr_n[p] = '0;
+        ar_thn_n[p] = '0;
         ar_end_n[p] = '0;
         ar_left_n[p] = '0;
         ar_blk_n[p] = '0;
@@ -1305,6 +1401,7 @@ module ib_switch #(
         if (ar_v_n[p]) begin
           ar_e_n[p] = i_e[p];
           ar_thr_n[p] = i_thr[p];
+          ar_thn_n[p] = i_thn[p];
           ar_left_n[p] = i_left[p];
           if (i_left[p] == '0) ar_v_n[p] = 1'b0;
           if (i_tail_enq[p]) begin
@@ -1327,6 +1424,7 @@ module ib_switch #(
           ar_v_n[p] = !i_head_done[p];
           ar_e_n[p] = i_e[p];
           ar_thr_n[p] = i_thr[p];
+          ar_thn_n[p] = i_thn[p];
           ar_end_n[p] = i_end[p];
           ar_left_n[p] = i_left[p];
           ar_blk_n[p] = i_blocks[p];
@@ -1363,6 +1461,7 @@ module ib_switch #(
       ar_v_q[q] <= ar_v_n[q];
       ar_e_q[q] <= ar_e_n[q];
       ar_thr_q[q] <= ar_thr_n[q];
+      ar_thn_q[q] <= ar_thn_n[q];
       ar_end_q[q] <= ar_end_n[q];
       ar_left_q[q] <= ar_left_n[q];
       ar_blk_q[q] <= ar_blk_n[q];

@@ -55,7 +55,7 @@ if [ "${1:-}" = --icarus ]; then
   # Icarus' note that it widens always_* sensitivity over constant part-selects is harmless and filtered.
   iverilog -g2012 -I "$root/hdl" -DIB_SWITCH_TB_CYCLES="$cycles" "$@" -o "$ivl/tb.vvp" \
     "$root/hdl/tb/ib_switch_lossless_tb.sv" "$root/hdl/ib_switch.sv" "$root/hdl/credit_rx.sv" \
-    "$root/hdl/credit_tx.sv" "$root/hdl/cong_detect.sv" "$root/hdl/vl_arb.sv" "$root/hdl/mark_enq.sv" 2>&1 \
+    "$root/hdl/credit_tx.sv" "$root/hdl/cong_detect.sv" "$root/hdl/vl_arb.sv" "$root/hdl/mark_enq.sv" "$root/hdl/pfx_cnt.sv" 2>&1 \
     | { grep -v 'sorry: constant selects in always_\* processes' || true; }
   [ -f "$ivl/tb.vvp" ] || exit 1
   log=$(vvp -n "$ivl/tb.vvp" 2>&1 || true)
