@@ -50,7 +50,10 @@ impl FatTree3 {
 
     fn check(self) -> Result<(), TopologyError> {
         let bad = |m: String| Err(TopologyError::BadGenerator(format!("fat_tree3: {m}")));
-        if self.radix < 2 || self.radix % 2 != 0 || self.radix > usize::from(MAX_SWITCH_PORTS) {
+        if self.radix < 2
+            || !self.radix.is_multiple_of(2)
+            || self.radix > usize::from(MAX_SWITCH_PORTS)
+        {
             return bad(format!(
                 "radix {} is not an even number of ports from 2 to {MAX_SWITCH_PORTS}",
                 self.radix
