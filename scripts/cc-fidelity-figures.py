@@ -3,7 +3,7 @@
 
     cargo build --release && scripts/cc-fidelity-figures.py [--out docs/cc-fidelity]
 
-Runs scenarios/gran-s1-cc-on.toml (the hardware's CC settings, 20 ms phases) and cao-cc-on.toml under the
+Runs scenarios/gran-s1-cc-on.toml (the hardware's CC settings, 100 ms phases) and cao-cc-on.toml under the
 detection choices compared in the document (FECN decided at enqueue or at dequeue; Threshold sixteenths of
 the whole buffer or of the buffer beyond one packet; summed or per-VoQ fill), and a 20 ms variant of Gran's
 scenario 1 with all five flows from the start whose S2 -> H5 port is traced per clock (`--trace`) and whose H5
@@ -50,6 +50,12 @@ def variant(src, keys, name, edit=None):
     f = TMP / f"{name}.toml"
     f.write_text(text)
     return f
+
+
+def phase_us(src):
+    """A shipped file's phase: its second flow's start (the flows join one phase apart)."""
+    starts = [int(s) for s in re.findall(r"^start_us = (\d+)", (ROOT / "scenarios" / src).read_text(), re.M)]
+    return starts[1]
 
 
 def run(f, out, *args):
@@ -114,6 +120,7 @@ def main():
     names = {"F2": "F2 (H2, via S1)", "F3": "F3 (H3, via S1)", "F4": "F4 (H6, at S2)", "F5": "F5 (H7, at S2)"}
 
     # 1. Gran scenario 1 and Cao under each variant: the steady-state table.
+    gp, cp = phase_us("gran-s1-cc-on.toml"), phase_us("cao-cc-on.toml")
     table = ["| detection | Gran F1 (Gbit/s, phases 1-5) | Gran F2-F5, last phase (Gbit/s) | Jain | min/max | "
              "Cao H1 H3 H2 H5, last phase | Jain | min/max |", "|---|---|---|---|---|---|---|---|"]
     series = {}
@@ -121,7 +128,7 @@ def main():
         tag = re.sub(r"[^a-z]+", "-", label.lower()).strip("-")
         g = run(variant("gran-s1-cc-on.toml", keys, "g-" + tag), TMP / ("g-" + tag))
         c = run(variant("cao-cc-on.toml", keys, "c-" + tag), TMP / ("c-" + tag))
-        gw, cw = windows(g, 20000, 5), windows(c, 40000, 4)
+        gw, cw = windows(g, gp, 5), windows(c, cp, 4)
         f1 = " ".join(f"{w['F1'][0]:.1f}" for w in gw)
         gl = [gw[4][f][0] for f in ["F2", "F3", "F4", "F5"]]
         cl = [cw[3][f][0] for f in ["H1", "H3", "H2", "H5"]]
@@ -152,7 +159,7 @@ def main():
         ax.set_ylim(0, 17)
         ax.grid(alpha=0.3)
     axes[0].legend(ncol=5, loc="upper right")
-    axes[1].set_xlabel("time (ms); F2, F3, F4, F5 join at 20, 40, 60, 80 ms")
+    axes[1].set_xlabel(f"time (ms); F2, F3, F4, F5 join at {', '.join(str(k * gp // 1000) for k in range(1, 5))} ms")
     fig.tight_layout()
     fig.savefig(out / "gran-s1-old-new.png", dpi=90)
 
@@ -161,12 +168,12 @@ def main():
     width = 0.16
     for k, (label, (_, gw)) in enumerate(series.items()):
         w = gw[4]
-        ps = [100 * mark_prob(w[f][0], w[f][1], 20000 / 3) for f in ["F2", "F3", "F4", "F5"]]
+        ps = [100 * mark_prob(w[f][0], w[f][1], gp / 3) for f in ["F2", "F3", "F4", "F5"]]
         ax.bar([i + k * width for i in range(4)], ps, width, label=label)
     ax.set_xticks([i + 2 * width for i in range(4)])
     ax.set_xticklabels([names[f] for f in ["F2", "F3", "F4", "F5"]])
     ax.set_ylabel("packets FECN-marked (%)")
-    ax.set_title("Who is marked: Gran scenario 1, last phase (80-100 ms), last third")
+    ax.set_title(f"Who is marked: Gran scenario 1, last phase ({4 * gp // 1000}-{5 * gp // 1000} ms), last third")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
@@ -174,7 +181,7 @@ def main():
 
     # 4. Per clock: S2 -> H5's detector and the marks by flow, 150 us at steady state, dequeue against enqueue.
     def all_at_once(text):
-        text = text.replace("duration_us = 100000", "duration_us = 20000")
+        text = re.sub(r"^duration_us = \d+", "duration_us = 20000", text, flags=re.M)
         return re.sub(r"start_us = \d+", "start_us = 0", text)
 
     fig, axes = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)

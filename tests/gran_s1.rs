@@ -5,7 +5,7 @@
 //! not use the congested H5 link) is held down to about half of the bottleneck rate, like F2 and F3, by
 //! head-of-line blocking in the S1->S2 input buffer at S2. Also integrity (no loss, no credit leak) and
 //! determinism (two runs give byte-identical summary.json). Then G1 "CC on" with the hardware's own CC
-//! settings (seed 004 table 2) and 20 ms phases: `gran-s1-cc-on.toml` (hosts at their link rate) and
+//! settings (seed 004 table 2) and 100 ms phases: `gran-s1-cc-on.toml` (hosts at their link rate) and
 //! `gran-s1-cc-on-hw.toml` (hosts capped by their PCIe slots, as in the testbed), each read in the last third
 //! of every phase.
 //!
@@ -13,7 +13,8 @@
 //! and all the contributors to congestion each got a fair share of the scarce resources at the root of the
 //! congestion tree", "with oscillation" (seed 000 section 6.1, figures 7b and 9). A fair share with
 //! oscillation is read as Jain's index of the contributors at least 0.9 and none below half of another over
-//! a third of a phase (6.7 ms, dozens of CCTI steps); the bottleneck at least 80% used (the hardware's two
+//! a third of a phase (33 ms: hundreds of CCTI steps, and several of the 10-20 ms swings of the
+//! contributors' rates, which a 6.7 ms window sampled as noise); the bottleneck at least 80% used (the hardware's two
 //! contributors use 11 of 13 Gbit/s, 85%, the least the paper shows); F1 at least 12 Gbit/s (76% of its
 //! link: the paper's own simulation shows F1 dipping while S1 briefly roots congestion with two contributors).
 
@@ -105,8 +106,8 @@ fn f1_is_a_victim_with_cc_off_and_the_run_is_lossless_and_deterministic() {
     let _ = std::fs::remove_dir_all(&b);
 }
 
-/// Phases of the CC-on files: F1 from 0, F2..F5 joining 20 ms apart.
-const PHASE_US: u64 = 20_000;
+/// Phases of the CC-on files: F1 from 0, F2..F5 joining 100 ms apart.
+const PHASE_US: u64 = 100_000;
 
 /// Checks the contributors of each phase with at least two (F2-F3, F2-F4, F2-F5): fair (Jain at least 0.9,
 /// none below half of another) and the bottleneck at least 80% used; returns the phases' shares.

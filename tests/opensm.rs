@@ -37,9 +37,11 @@ fn an_opensm_conf_configures_a_run_exactly_as_the_equivalent_toml() {
     let mut from_conf = load(&fixture("gran-s1-opensm.toml")).expect("loads");
     let mut from_toml =
         load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/gran-s1-cc-on.toml")).unwrap();
-    // F1 alone, then F1 with F2 and F3 (CC acts), 45 ms.
+    // F1 alone, then with F2 from 20 ms and F3 from 40 ms (CC acts), 45 ms: the files' own phases are 100 ms.
     for sc in [&mut from_conf, &mut from_toml] {
         sc.duration_us = 45_000;
+        sc.flows[1].start_us = 20_000;
+        sc.flows[2].start_us = 40_000;
     }
     assert_eq!(from_conf.switch_cc, from_toml.switch_cc);
     let (h1, h2) = (from_conf.hca_cc.unwrap(), from_toml.hca_cc.unwrap());
