@@ -52,7 +52,7 @@ def variant(src, keys, name, edit=None):
     return f
 
 
-def phase_us(src):
+def phase_of(src):
     """A shipped file's phase: its second flow's start (the flows join one phase apart)."""
     starts = [int(s) for s in re.findall(r"^start_us = (\d+)", (ROOT / "scenarios" / src).read_text(), re.M)]
     return starts[1]
@@ -120,7 +120,7 @@ def main():
     names = {"F2": "F2 (H2, via S1)", "F3": "F3 (H3, via S1)", "F4": "F4 (H6, at S2)", "F5": "F5 (H7, at S2)"}
 
     # 1. Gran scenario 1 and Cao under each variant: the steady-state table.
-    gp, cp = phase_us("gran-s1-cc-on.toml"), phase_us("cao-cc-on.toml")
+    gp, cp = phase_of("gran-s1-cc-on.toml"), phase_of("cao-cc-on.toml")
     table = ["| detection | Gran F1 (Gbit/s, phases 1-5) | Gran F2-F5, last phase (Gbit/s) | Jain | min/max | "
              "Cao H1 H3 H2 H5, last phase | Jain | min/max |", "|---|---|---|---|---|---|---|---|"]
     series = {}
