@@ -17,15 +17,35 @@ impl Switch {
             self.lanes[k].cong_dirty = false;
             let avail = self.credit_avail(k, t);
             let fill = &self.voq_fill[k * self.n..(k + 1) * self.n];
-            self.lanes[k].cong.step_with(&cong_detect::In {
+            let lane = &mut self.lanes[k];
+            // The outputs of the last clock are seen by t + 1 at the latest (a lane is clocked at most once
+            // a cycle), so they are the ones seen until this clock's are.
+            lane.cong_prev = lane.cong.outputs();
+            lane.cong.step_with(&cong_detect::In {
                 rst_ni: true,
                 voq_fill_i: fill,
                 credit_avail_i: avail,
             });
-            let on = self.lanes[k].cong.outputs().cong_o;
-            self.lanes[k].cong_time.set(on, t + 1);
+            lane.cong_from = t + 2;
+            let on = lane.cong.outputs().cong_o;
+            lane.cong_time.set(on, t + 2);
         }
         self.dirty_list.0.clear();
+    }
+
+    /// The outputs of output port-VL `k`'s `cong_detect` as seen in cycle `t`. The detector's inputs are
+    /// the VoQ fills and the credit at the start of a cycle (registered state, as a switch's detector
+    /// samples its counters: `ib_switch` feeds it `fill_q` and `credit_tx`'s registers), so what it decides
+    /// from a cycle's changes shows two cycles later. Stepped here on the values after a cycle (which are
+    /// the next cycle's start) in the cycle they change, it is one cycle ahead: its outputs are seen a
+    /// cycle late instead, which is exact, since only this function reads them.
+    pub(super) fn cong_seen(&self, k: usize, t: u64) -> cong_detect::Out {
+        let lane = &self.lanes[k];
+        if t >= lane.cong_from {
+            lane.cong.outputs()
+        } else {
+            lane.cong_prev
+        }
     }
 
     /// The signals of output/input `port`, VL `vl` as they stand before the next step (zeros for a VL the
@@ -35,7 +55,7 @@ impl Switch {
             return PortVlSignals::default();
         }
         let k = port * self.v + vl;
-        let c = self.lanes[k].cong.outputs();
+        let c = self.cong_seen(k, self.now);
         let rx = &self.lanes[k].crx;
         let (at, marked) = self.lanes[k].last_start;
         let started = self.now > 0 && at == self.now - 1;

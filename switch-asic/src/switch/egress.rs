@@ -240,7 +240,7 @@ impl Switch {
                 (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
                     self.oversubscribed(vl, self.lanes[k].voq_mask | (1u64 << i), in_buf_blocks)
                 }
-                _ => self.lanes[k].cong.outputs().mark_state_o,
+                _ => self.cong_seen(k, t).mark_state_o,
             }
         });
         let mut mo = match mark_state {

@@ -256,6 +256,9 @@ struct Lane {
     pause_seen: bool,
     free_pending: u32,
     cong: CongDetect,
+    /// The detector's outputs before its last clock, seen until `cong_from` (see `Switch::cong_seen`).
+    cong_prev: cong_detect::Out,
+    cong_from: u64,
     mark: FecnMarker,
     wait: LazyCycles,
     cong_time: LazyCycles,
@@ -296,6 +299,8 @@ pub struct Switch {
     rx_pkt_mask: u64,
     rx_fc_mask: u64,
     rx_pause_mask: u64,
+    /// The hand-ins of the current cycle: the inputs of the next (see `handin`).
+    next_in: handin::NextHandIns,
     saturated: u64,
 
     /// Descriptor slots: those used so far, within a capacity of one per buffer block (each held packet
@@ -420,7 +425,7 @@ impl Switch {
 
     /// A packet head arrives on `port` in the current cycle.
     pub fn rx_packet(&mut self, port: usize, start: PacketStart) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_pkt_mask & bit(port) != 0);
+        let r = self.check_rx(port, port < self.n && self.next_in.has_pkt(port));
         let r = r.and_then(|_| {
             if u64::from(start.offset) >= self.ports[port].rate.ticks_per_cycle() {
                 Err(RxError::BadOffset(port, start.offset))
@@ -429,8 +434,7 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.ports[port].rx_pkt = Some(start);
-            self.rx_pkt_mask |= 1 << port;
+            self.next_in.put_pkt(port, start);
         } else {
             self.rx_errors += 1;
         }
@@ -439,7 +443,7 @@ impl Switch {
 
     /// A flow-control packet arrives on `port` in the current cycle.
     pub fn rx_fc(&mut self, port: usize, fc: FcPacket) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_fc_mask & bit(port) != 0);
+        let r = self.check_rx(port, port < self.n && self.next_in.has_fc(port));
         let r = r.and_then(|_| {
             if fc.vl >= self.ports[port].nvl {
                 Err(RxError::BadVl(port, fc.vl))
@@ -448,8 +452,7 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.ports[port].rx_fc = Some(fc);
-            self.rx_fc_mask |= 1 << port;
+            self.next_in.put_fc(port, fc);
         } else {
             self.rx_errors += 1;
         }
@@ -463,7 +466,7 @@ impl Switch {
         port: usize,
         frame: rtl_model::wire::pfc::Repr,
     ) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_pause_mask & bit(port) != 0);
+        let r = self.check_rx(port, port < self.n && self.next_in.has_pause(port));
         let r = r.and_then(|_| {
             if self.ports[port].pfc_on {
                 Ok(())
@@ -472,8 +475,7 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.ports[port].rx_pause = Some(frame);
-            self.rx_pause_mask |= 1 << port;
+            self.next_in.put_pause(port, frame);
         } else {
             self.rx_errors += 1;
         }
@@ -493,7 +495,7 @@ impl Switch {
     /// Idle cycles before something can happen inside the switch with nothing handed in: `Some(0)` when the
     /// next step has work, `None` never (the periodic flow-control timers keep it finite in practice).
     pub fn next_event(&self) -> Option<u64> {
-        if self.handed_in() != 0 {
+        if self.handed_in() != 0 || self.next_in.mask != 0 {
             return Some(0);
         }
         (self.next_any != NEVER).then(|| self.next_any.saturating_sub(self.now))
@@ -516,13 +518,20 @@ impl Switch {
         }
     }
 
-    /// Simulates the current cycle and returns what leaves each port in it.
+    /// Simulates the current cycle and returns what leaves each port in it. What was handed in during the
+    /// cycle is the switch's input in the next one (see `handin`).
     pub fn step(&mut self) -> &[TxEvent] {
+        self.step_cycle();
+        self.register_hand_ins();
+        &self.events.0
+    }
+
+    fn step_cycle(&mut self) {
         self.events.0.clear();
         let t = self.now;
         if !self.eager && self.handed_in() == 0 && self.next_any > t {
             self.now += 1;
-            return &self.events.0;
+            return;
         }
         if !self.eager
             && self.next_any > t
@@ -538,7 +547,7 @@ impl Switch {
             }
             self.rx_fc_mask = 0;
             self.now += 1;
-            return &self.events.0;
+            return;
         }
         self.work_cycles += 1;
         if t > 0 {
@@ -581,7 +590,6 @@ impl Switch {
         (self.rx_pkt_mask, self.rx_fc_mask, self.rx_pause_mask) = (0, 0, 0);
         self.now += 1;
         self.next_any = self.eg_wake.min().min(self.in_wake.min());
-        &self.events.0
     }
 
     /// Whether every flow-control packet handed in this cycle does no more than latch its FCCL into the
@@ -622,6 +630,7 @@ impl Switch {
 mod build;
 mod detect;
 mod egress;
+mod handin;
 mod ingress;
 mod lookahead;
 mod wake;
