@@ -4,8 +4,9 @@
 //! # Port interface
 //! Before each [`Switch::step`] the caller hands in what arrives on each port in that cycle: at most one packet
 //! head ([`Switch::rx_packet`], a [`PacketStart`]) and at most one flow-control packet ([`Switch::rx_fc`]).
-//! The rest of a packet follows at the port's exact link rate; the switch counts its blocks itself
-//! ([`rtl_model::link::serial::Arrival`]). `step` returns what each port puts on its link in that cycle ([`TxEvent`]s); a
+//! The switch registers them: they are its input in the next cycle, as if each link were a cycle longer
+//! (the registered ingress stage, `handin.rs` gives why). The rest of a packet follows at the port's exact
+//! link rate; the switch counts its blocks itself ([`rtl_model::link::serial::Arrival`]). `step` returns what each port puts on its link in that cycle ([`TxEvent`]s); a
 //! fabric delays them by the link latency and hands them to the far end the same way.
 //!
 //! # One cycle
@@ -20,8 +21,11 @@
 //! 2. Ingress: arriving blocks, received FCTBSs and released blocks reach `credit_rx`; a new head is routed
 //!    (LFT, SL2VL) and queued in its VoQ. Queued packets are visible to arbitration from the next cycle.
 //! 3. Detection: every `cong_detect` whose inputs (the VoQ fills of its output-VL, its credit) changed this
-//!    cycle is clocked; its registered outputs drive marking from the next cycle. A detector whose inputs
-//!    did not change would latch the same values, so skipping it is exact.
+//!    cycle is clocked; its registered outputs drive marking from the cycle after next. The detector samples
+//!    registered state (the fills and credit at a cycle's start, as `ib_switch` feeds it), so what it
+//!    decides from a cycle's changes shows two cycles later; clocked here on the values after the cycle, it
+//!    is read a cycle late (`Switch::cong_seen`). A detector whose inputs did not change would latch the
+//!    same values, so skipping it is exact.
 //!
 //! # Designer choices, named
 //! - Virtual cut-through: a packet joins its VoQ when its head arrives, unless its output link is faster than
