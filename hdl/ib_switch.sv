@@ -1078,6 +1078,21 @@ module ib_switch #(
   always @(posedge clk_i) begin
     assert (a_mk_ok_q);
   end
+  // A starting packet's marks are written: no mark of its slot is still waiting for this cycle's write.
+  logic a_mkw_ok;
+  `IBCYCLE_COMB begin : a_mkw
+    a_mkw_ok = 1'b1;
+    for (int p = 0; p < NPorts; p++) begin
+      for (int q = 0; q < NPorts; q++) begin
+        if (rst_ni && e_gnt[p] && 32'(e_gin[p]) == q
+            && ((mq_hv_q[q] && mq_hs_q[q] == e_gslot[p]) || (mq_tv_q[q] && mq_ts_q[q] == e_gslot[p])))
+          a_mkw_ok = 1'b0;
+      end
+    end
+  end
+  always @(posedge clk_i) begin
+    assert (a_mkw_ok);
+  end
 `endif
 `undef IB_SWITCH_MSTATE
 
