@@ -135,8 +135,10 @@ impl Switch {
         self.lanes[port * self.v + vl].last_desc
     }
 
-    /// Packets held in the switch (in VoQs or waiting for their tail).
+    /// Packets held in the switch: in VoQs, waiting for their tail, or handed in this cycle and registered
+    /// for the next (no longer on the wire, not yet in a VoQ: a fabric that counted only the first two
+    /// would see a quiet fabric with that packet still to come).
     pub fn packets_held(&self) -> usize {
-        self.slab.0.len() - self.free_slots.0.len()
+        self.slab.0.len() - self.free_slots.0.len() + self.next_in.pkts()
     }
 }

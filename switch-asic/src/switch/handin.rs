@@ -30,6 +30,11 @@ impl NextHandIns {
         }
     }
 
+    /// Packet heads waiting.
+    pub(super) fn pkts(&self) -> usize {
+        self.pkt_mask.count_ones() as usize
+    }
+
     pub(super) fn has_pkt(&self, p: usize) -> bool {
         self.pkt_mask & bit(p) != 0
     }
