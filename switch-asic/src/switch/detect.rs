@@ -25,6 +25,7 @@ impl Switch {
                 rst_ni: true,
                 voq_fill_i: fill,
                 credit_avail_i: avail,
+                stall_i: false,
             });
             lane.cong_from = t + 2;
             let on = lane.cong.outputs().cong_o;
