@@ -26,6 +26,7 @@
 // | fc_interval_i      | in  | NPorts x 16      | credit_rx flow-control period of port p                    |
 // | fc_on_change_i, fccl_cap_i, fccl_reset_i | in | 1, 12, 12 | every credit_rx / credit_tx                   |
 // | threshold_i, compare_i, root_min_credits_i, victim_mask_i | in | NPorts x (4,2,12,1) | cong_detect     |
+// | root_rule_i, stall_window_i | in | NPorts x (1,16) | cong_detect root rule (0 credit, 1 stall window) |
 // | thr_table_i        | in  | NPorts*NVl x 256 | cong_detect threshold table of output p VL v               |
 // | packet_size_i, marking_rate_i, mode_i, lfsr_seed_i, lfsr_thresh_i | in | NPorts x (8,16,1,16,17) | FECN |
 // | hi_vl_i, hi_weight_i, hi_n_i, lo_*, vl_high_limit_i | in | NPorts x vl_arb's | VL arbitration of port p |
@@ -113,6 +114,8 @@ module ib_switch #(
   input  wire logic [NPorts*NVl*256-1:0]   thr_table_i,
   input  wire logic [NPorts*2-1:0]         compare_i,
   input  wire logic [NPorts*12-1:0]        root_min_credits_i,
+  input  wire logic [NPorts-1:0]           root_rule_i,
+  input  wire logic [NPorts*16-1:0]        stall_window_i,
   input  wire logic [NPorts-1:0]           victim_mask_i,
   input  wire logic [NPorts*8-1:0]         packet_size_i,
   input  wire logic [NPorts*16-1:0]        marking_rate_i,
@@ -429,6 +432,8 @@ module ib_switch #(
   logic        ctx_err [NK];
   logic [11:0] cd_avail [NK];
   logic [NPorts*16-1:0] cd_fill [NK];
+  logic        cd_stall [NK];    // this cycle's XmitWait condition of output VL k (see the detect section)
+  logic        cd_stall_q [NK];  // ... registered: the detector's stall_i
   logic        cd_mark [NK];
   logic        cd_cfg [NK];
   logic        arb_ready [NPorts];
@@ -463,8 +468,10 @@ module ib_switch #(
         .clk_i, .rst_ni,
         .threshold_i(threshold_i[4*p +: 4]), .thr_table_i(thr_table_i[256*K +: 256]),
         .compare_i(compare_i[2*p +: 2]), .root_min_credits_i(root_min_credits_i[12*p +: 12]),
+        .root_rule_i(root_rule_i[p]), .stall_window_i(stall_window_i[16*p +: 16]),
         .victim_mask_i(victim_mask_i[p]),
         .voq_fill_i(cd_fill[K]), .voq_cnt_i(CntW'(nports_i)), .credit_avail_i(cd_avail[K]),
+        .stall_i(cd_stall_q[K]),
         .cong_o(), .root_o(), .victim_o(), .mark_state_o(cd_mark[K]), .cfg_err_o(cd_cfg[K])
       );
     end
@@ -1109,6 +1116,53 @@ module ib_switch #(
       c = ctx_fcclq[k] - ctx_fctbs[k];
       cd_avail[k] = (c <= 12'd2048) ? c : 12'd0;
     end
+  end
+
+  // The detectors' stall input (the stall window root rule): output VL k's XmitWait condition of this
+  // cycle, as the Rust Switch sets it (`Switch::requests`' `stall`, then cleared by a commit): some input
+  // has a packet queued for it, and the VoQ head the round robin would pick among all of them (read slots
+  // aside) does not fit the credit. The Rust switch asks after a starting packet has taken its credit, so
+  // for the VL of a packet starting now the credit is credit_tx's next state (FCTBS plus its blocks, the
+  // FCCL of a flow-control packet for that VL latched); a commit this cycle clears it for its VL.
+  // Registered (cd_stall_q), as the fills and credit the detectors sample are registered state.
+  `IBCYCLE_COMB begin : stall
+    logic [NPorts-1:0] ne, hi;
+    logic [PW-1:0] pick;
+    logic [12:0] hlen;
+    logic [6:0] blk;
+    logic [11:0] fccl, fctbs, dst_gap;
+    for (int p = 0; p < NPorts; p++) begin
+      for (int v = 0; v < NVl; v++) begin
+        for (int q = 0; q < NPorts; q++) begin
+          ne[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
+          hi[q] = ne[q] && q >= 32'(rr_q[p*NVl + v]);
+        end
+        pick = '0;
+        if (hi != '0) begin
+          for (int q = NPorts - 1; q >= 0; q--) if (hi[q]) pick = PW'(q);
+        end else begin
+          for (int q = NPorts - 1; q >= 0; q--) if (ne[q]) pick = PW'(q);
+        end
+        hlen = '0;
+        for (int q = 0; q < NPorts; q++) begin
+          if (32'(pick) == q) hlen = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+        end
+        blk = 7'((hlen + 13'd63) >> 6);
+        if (e_gnt[p] && 32'(la_vl_q[p]) == v) begin
+          fctbs = ctx_fctbs[p*NVl + v] + 12'(la_blk_q[p]);
+          fccl = ctx_fcv[p*NVl + v] ? rg_fc_fccl_q[12*p +: 12] : ctx_fcclq[p*NVl + v];
+        end else begin
+          fctbs = ctx_fctbs[p*NVl + v];
+          fccl = ctx_fcclq[p*NVl + v];
+        end
+        dst_gap = fccl - (fctbs + 12'(blk));
+        cd_stall[p*NVl + v] = rst_ni && ne != '0 && v < 32'(`IB_SWITCH_NVL(p)) && dst_gap > 12'd2048
+          && !(e_cmt[p] && 32'(la_vl_q[p]) == v);
+      end
+    end
+  end : stall
+  always_ff @(posedge clk_i) begin
+    for (int k = 0; k < NK; k++) cd_stall_q[k] <= rst_ni && cd_stall[k];
   end
 
   // ---------------------------------------------------------------- descriptor pools

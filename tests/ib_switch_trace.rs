@@ -87,6 +87,7 @@ fn every_ib_scenario_replays_exactly_and_every_bug_is_caught() {
         }
     }
     marking_at_enqueue_replays_exactly(&traces);
+    stall_window_rule_replays_exactly(&traces);
 }
 
 /// Cycles in which packet heads on two or more input ports are routed to one output (by the LFT; the output
@@ -169,6 +170,48 @@ fn marking_at_enqueue_replays_exactly(traces: &[(String, String, SwitchTrace)]) 
             }
         }
     }
+}
+
+/// The stall window root rule (`RootRule::StallWindow`), which reads each output VL's XmitWait condition
+/// (the RTL computes it from its own request state, `ib_switch`'s `cd_stall`): the traces of Gran's
+/// scenario 1 and RR-CC (where root and victim differ) replayed with every output on that rule, Threshold
+/// 15, Victim_Mask clear (only roots mark), at a window of 1 cycle (the registered stall alone), 37 (ends
+/// between a victim's stalls) and the default. The root rule changes which packets are marked, not the
+/// switch's timing, so each replay is a valid trace of a switch so configured.
+fn stall_window_rule_replays_exactly(traces: &[(String, String, SwitchTrace)]) {
+    use switch_asic::config::RootRule;
+    let mut n = 0;
+    for (sc, sw, t) in traces
+        .iter()
+        .filter(|(sc, _, _)| sc.starts_with("gran-s1") || sc.starts_with("rrcc"))
+    {
+        for window in [1u16, 37, rtl_model::blocks::cong_detect::DEFAULT_STALL_WINDOW] {
+            let mut t = t.clone();
+            for pc in t.config.ports.iter_mut() {
+                pc.cc.root_rule = RootRule::StallWindow;
+                pc.cc.stall_window = window;
+                pc.cc.threshold = 15;
+                pc.cc.victim_mask = false;
+            }
+            match replay(&t, &ReplayOpts::default()).unwrap() {
+                SwitchReplay::Matched { cycles, marked, .. } => {
+                    assert_eq!(cycles, CYCLES);
+                    println!("{sc} {sw}, stall window {window}: {marked} packets with FECN, exact");
+                    n += 1;
+                }
+                SwitchReplay::Mismatch(m) => {
+                    let path = std::env::temp_dir()
+                        .join(format!("switch-trace-{sc}-{sw}-stall-{window}.txt"));
+                    t.write(std::fs::File::create(&path).unwrap(), &[]).unwrap();
+                    panic!(
+                        "{sc} {sw} stall window {window}: {m} (trace in {})",
+                        path.display()
+                    )
+                }
+            }
+        }
+    }
+    assert!(n > 0, "no Gran scenario 1 or RR-CC trace");
 }
 
 /// `IBCYCLE_SWITCH_TRACE=FILE [IBCYCLE_SWITCH_VCD=W.vcd]`: replays one switch trace (for looking into a

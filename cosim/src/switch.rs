@@ -140,13 +140,21 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
             match &per_port {
                 None => per_port = Some(cd),
                 Some(c)
-                    if (c.threshold, c.compare, c.root_min_credits, c.victim_mask)
-                        != (
-                            cd.threshold,
-                            cd.compare,
-                            cd.root_min_credits,
-                            cd.victim_mask,
-                        ) =>
+                    if (
+                        c.threshold,
+                        c.compare,
+                        c.root_min_credits,
+                        c.root_rule,
+                        c.stall_window,
+                        c.victim_mask,
+                    ) != (
+                        cd.threshold,
+                        cd.compare,
+                        cd.root_min_credits,
+                        cd.root_rule,
+                        cd.stall_window,
+                        cd.victim_mask,
+                    ) =>
                 {
                     return bad(format!("port {p}'s detection settings differ between VLs"));
                 }
@@ -167,6 +175,8 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
             },
         );
         put("root_min_credits_i", 12, p, u64::from(cd.root_min_credits));
+        put("root_rule_i", 1, p, u64::from(cd.root_rule.code()));
+        put("stall_window_i", 16, p, u64::from(cd.stall_window));
         put("victim_mask_i", 1, p, u64::from(cd.victim_mask));
         let mk = pc.cc.marker_config();
         let thresh = FecnMarker::new(mk).map_or(0, |m| m.lfsr_thresh());
@@ -387,6 +397,8 @@ mod rtl {
             "thr_table_i" => &mut io.thr_table_i,
             "compare_i" => &mut io.compare_i,
             "root_min_credits_i" => &mut io.root_min_credits_i,
+            "root_rule_i" => &mut io.root_rule_i,
+            "stall_window_i" => &mut io.stall_window_i,
             "victim_mask_i" => &mut io.victim_mask_i,
             "packet_size_i" => &mut io.packet_size_i,
             "marking_rate_i" => &mut io.marking_rate_i,

@@ -293,6 +293,8 @@ pub const MODULES: &[Module] = &[
             p("thr_table_i", Dir::Held, 9216),
             p("compare_i", Dir::Held, 36),
             p("root_min_credits_i", Dir::Held, 216),
+            p("root_rule_i", Dir::Held, 18),
+            p("stall_window_i", Dir::Held, 288),
             p("victim_mask_i", Dir::Held, 18),
             p("packet_size_i", Dir::Held, 144),
             p("marking_rate_i", Dir::Held, 288),

@@ -141,6 +141,7 @@ impl Switch {
                 cong_dirty: false,
                 pause_seen: false,
                 free_pending: 0,
+                stall_rule: cong.config().root_rule == cong_detect::RootRule::StallWindow,
                 cong,
                 cong_prev: cong_detect::Out::default(),
                 cong_from: 0,

@@ -18,14 +18,19 @@ impl Switch {
             let avail = self.credit_avail(k, t);
             let fill = &self.voq_fill[k * self.n..(k + 1) * self.n];
             let lane = &mut self.lanes[k];
-            // The outputs of the last clock are seen by t + 1 at the latest (a lane is clocked at most once
-            // a cycle), so they are the ones seen until this clock's are.
+            // The edges since the last clock had that clock's inputs (nothing marked the lane dirty): only
+            // the stall window's countdown moved. The outputs after them are those seen in t + 1, until
+            // this clock's are.
+            lane.cong.skip_held((t + 1).saturating_sub(lane.cong_from));
             lane.cong_prev = lane.cong.outputs();
+            // The XmitWait state of this cycle, as the egress phase left it (a change marked the lane
+            // dirty). Fed only to a rule that reads it, so that a change does not clock the others.
+            let stall = lane.stall_rule && lane.wait.is_on();
             lane.cong.step_with(&cong_detect::In {
                 rst_ni: true,
                 voq_fill_i: fill,
                 credit_avail_i: avail,
-                stall_i: false,
+                stall_i: stall,
             });
             lane.cong_from = t + 2;
             let on = lane.cong.outputs().cong_o;
@@ -39,11 +44,15 @@ impl Switch {
     /// samples its counters: `ib_switch` feeds it `fill_q` and `credit_tx`'s registers), so what it decides
     /// from a cycle's changes shows two cycles later. Stepped here on the values after a cycle (which are
     /// the next cycle's start) in the cycle they change, it is one cycle ahead: its outputs are seen a
-    /// cycle late instead, which is exact, since only this function reads them.
+    /// cycle late instead, which is exact, since only this function reads them. Each cycle after that is
+    /// one more edge with the same inputs, which moves the stall window's countdown only: read ahead
+    /// without clocking (`CongDetect::peek_held`). The stall input is the XmitWait state of the clocked
+    /// cycle (the RTL registers its stall condition for the detector as the fills and credit are
+    /// registered: `ib_switch`'s `cd_stall_q`).
     pub(super) fn cong_seen(&self, k: usize, t: u64) -> cong_detect::Out {
         let lane = &self.lanes[k];
         if t >= lane.cong_from {
-            lane.cong.outputs()
+            lane.cong.peek_held(t - lane.cong_from)
         } else {
             lane.cong_prev
         }

@@ -262,7 +262,12 @@ struct Lane {
     cong: CongDetect,
     /// The detector's outputs before its last clock, seen until `cong_from` (see `Switch::cong_seen`).
     cong_prev: cong_detect::Out,
+    /// The first cycle that sees the detector's outputs after its last clock; from then on each cycle is
+    /// one more edge with its inputs held.
     cong_from: u64,
+    /// The detector's root rule reads `stall_i` (`RootRule::StallWindow`): a change of the XmitWait state
+    /// is a change of its inputs.
+    stall_rule: bool,
     mark: FecnMarker,
     wait: LazyCycles,
     cong_time: LazyCycles,
@@ -628,6 +633,18 @@ impl Switch {
             self.lanes[k].cong_dirty = true;
             self.dirty_list.0.push(k as u32);
         }
+    }
+
+    /// Output port-VL `k`'s XmitWait state (a packet ready and no credit for it) holds from cycle `t`
+    /// (PortXmitWait counts it). It is also the detector's `stall_i`: under the stall window rule a change
+    /// clocks the detector this cycle.
+    #[inline]
+    fn set_wait(&mut self, k: usize, on: bool, t: u64) {
+        let lane = &mut self.lanes[k];
+        if lane.stall_rule && lane.wait.is_on() != on {
+            self.mark_dirty(k);
+        }
+        self.lanes[k].wait.set(on, t);
     }
 }
 
