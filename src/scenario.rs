@@ -325,9 +325,10 @@ pub struct SwitchCc {
     /// Credit (64-byte blocks) at or above which a congested output-VL is a root rather than a victim
     /// (default: one maximum-size packet).
     pub root_min_credits: u16,
-    /// How a congested output-VL is classed root or victim: `"credit"` (the default: root when it has
-    /// `root_min_credits` of credit) or `"stall_window"` (a victim when its output waited for credit with a
-    /// packet ready in one of the last `stall_window` cycles, else a root).
+    /// How a congested output-VL of an IB port is classed root or victim: `"stall_window"` (the default: a
+    /// victim when its output waited for credit with a packet ready in one of the last `stall_window`
+    /// cycles, else a root) or `"credit"` (root when it has `root_min_credits` of credit). RoCEv2 ports
+    /// always take the credit rule (RCM-1a's: a paused priority is a victim).
     pub root_rule: switch_asic::config::RootRule,
     /// Cycles a credit stall keeps an output-VL a victim under `root_rule = "stall_window"` (1..=65535;
     /// default 1100).
@@ -354,7 +355,7 @@ impl Default for SwitchCc {
             mark_mode: switch_asic::config::MarkMode::Counter,
             fill_comparison: switch_asic::config::FillCompare::SumVoqs,
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
-            root_rule: switch_asic::config::RootRule::Credit,
+            root_rule: switch_asic::config::RootRule::StallWindow,
             stall_window: rtl_model::blocks::cong_detect::DEFAULT_STALL_WINDOW.into(),
             threshold_map: switch_asic::config::ThresholdMap::BeyondOnePacket,
             mark_point: switch_asic::config::MarkPoint::Enqueue,

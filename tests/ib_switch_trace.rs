@@ -172,12 +172,13 @@ fn marking_at_enqueue_replays_exactly(traces: &[(String, String, SwitchTrace)]) 
     }
 }
 
-/// The stall window root rule (`RootRule::StallWindow`), which reads each output VL's XmitWait condition
-/// (the RTL computes it from its own request state, `ib_switch`'s `cd_stall`): the traces of Gran's
-/// scenario 1 and RR-CC (where root and victim differ) replayed with every output on that rule, Threshold
-/// 15, Victim_Mask clear (only roots mark), at a window of 1 cycle (the registered stall alone), 37 (ends
-/// between a victim's stalls) and the default. The root rule changes which packets are marked, not the
-/// switch's timing, so each replay is a valid trace of a switch so configured.
+/// The root rules: the shipped scenarios run on the default, the stall window (`RootRule::StallWindow`,
+/// which reads each output VL's XmitWait condition: the RTL computes it from its own request state,
+/// `ib_switch`'s `cd_stall`); here the traces of Gran's scenario 1 and RR-CC (where root and victim
+/// differ) are replayed with every output on the credit rule, and on the stall window at 1 cycle (the
+/// registered stall alone) and 37 (ends between a victim's stalls), Threshold 15, Victim_Mask clear (only
+/// roots mark). The root rule changes which packets are marked, not the switch's timing, so each replay is
+/// a valid trace of a switch so configured.
 fn stall_window_rule_replays_exactly(traces: &[(String, String, SwitchTrace)]) {
     use switch_asic::config::RootRule;
     let mut n = 0;
@@ -185,10 +186,14 @@ fn stall_window_rule_replays_exactly(traces: &[(String, String, SwitchTrace)]) {
         .iter()
         .filter(|(sc, _, _)| sc.starts_with("gran-s1") || sc.starts_with("rrcc"))
     {
-        for window in [1u16, 37, rtl_model::blocks::cong_detect::DEFAULT_STALL_WINDOW] {
+        for (rule, window) in [
+            (RootRule::Credit, 0u16),
+            (RootRule::StallWindow, 1),
+            (RootRule::StallWindow, 37),
+        ] {
             let mut t = t.clone();
             for pc in t.config.ports.iter_mut() {
-                pc.cc.root_rule = RootRule::StallWindow;
+                pc.cc.root_rule = rule;
                 pc.cc.stall_window = window;
                 pc.cc.threshold = 15;
                 pc.cc.victim_mask = false;
@@ -196,15 +201,15 @@ fn stall_window_rule_replays_exactly(traces: &[(String, String, SwitchTrace)]) {
             match replay(&t, &ReplayOpts::default()).unwrap() {
                 SwitchReplay::Matched { cycles, marked, .. } => {
                     assert_eq!(cycles, CYCLES);
-                    println!("{sc} {sw}, stall window {window}: {marked} packets with FECN, exact");
+                    println!("{sc} {sw}, {rule:?} {window}: {marked} packets with FECN, exact");
                     n += 1;
                 }
                 SwitchReplay::Mismatch(m) => {
                     let path = std::env::temp_dir()
-                        .join(format!("switch-trace-{sc}-{sw}-stall-{window}.txt"));
+                        .join(format!("switch-trace-{sc}-{sw}-{rule:?}-{window}.txt"));
                     t.write(std::fs::File::create(&path).unwrap(), &[]).unwrap();
                     panic!(
-                        "{sc} {sw} stall window {window}: {m} (trace in {})",
+                        "{sc} {sw} {rule:?} {window}: {m} (trace in {})",
                         path.display()
                     )
                 }

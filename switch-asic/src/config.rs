@@ -132,7 +132,10 @@ pub struct PortCc {
     pub mark_point: MarkPoint,
     /// Credit (blocks) at or above which a congested port-VL is a root ([`RootRule::Credit`]).
     pub root_min_credits: u16,
-    /// How a congested port-VL is classed root or victim (`cong_detect`'s [`RootRule`]).
+    /// How a congested port-VL is classed root or victim (`cong_detect`'s [`RootRule`]) on an IB port
+    /// (default [`RootRule::StallWindow`]: the credit rule misreads a busy root whose partner's buffer is
+    /// small, see [`RootRule`]). A RoCEv2 (PFC) port's IB detector always takes the credit rule, which is
+    /// RCM-1a's own (a paused priority is a victim).
     pub root_rule: RootRule,
     /// Cycles a credit stall keeps a port-VL a victim under [`RootRule::StallWindow`].
     pub stall_window: u16,
@@ -146,7 +149,8 @@ pub struct PortCc {
 
 impl Default for PortCc {
     /// The Mellanox CC manager's switch settings (Threshold 15, Packet_Size 8, Marking_Rate 10) and the
-    /// detector defaults of `cong_detect::Config::new`.
+    /// detector defaults of `cong_detect::Config::new`, but for the root rule: the stall window (of
+    /// [`cong_detect::DEFAULT_STALL_WINDOW`] cycles) rather than the block's credit rule.
     fn default() -> Self {
         PortCc {
             threshold: 15,
@@ -158,7 +162,7 @@ impl Default for PortCc {
             threshold_map: ThresholdMap::BeyondOnePacket,
             mark_point: MarkPoint::Enqueue,
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
-            root_rule: RootRule::Credit,
+            root_rule: RootRule::StallWindow,
             stall_window: cong_detect::DEFAULT_STALL_WINDOW,
             mark_mode: MarkMode::Counter,
             lfsr_seed: fecn_marker::LFSR_SEED_DEFAULT,

@@ -67,8 +67,13 @@ impl Default for CongIn {
 }
 
 impl Ports for CongIn {
-    const NAMES: &'static [&'static str] =
-        &["rst_ni", "voq_fill_i", "voq_cnt_i", "credit_avail_i", "stall_i"];
+    const NAMES: &'static [&'static str] = &[
+        "rst_ni",
+        "voq_fill_i",
+        "voq_cnt_i",
+        "credit_avail_i",
+        "stall_i",
+    ];
 
     fn get(&self, i: usize) -> Wide {
         match i {

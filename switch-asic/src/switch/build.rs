@@ -43,10 +43,14 @@ impl Switch {
                     CreditTx::new(credit_tx::Config::default())
                         .map_err(block_err(format!("ports[{p}]")))?,
                 );
-                cong.push(
-                    CongDetect::new(pc.cc.detect_config(buf, mtu_packet_blocks(cfg.mtu)))
-                        .map_err(block_err(format!("ports[{p}].cc")))?,
-                );
+                let mut dc = pc.cc.detect_config(buf, mtu_packet_blocks(cfg.mtu));
+                if pc.pfc.is_some() {
+                    // RCM-1a defines its root rule: a paused priority is a victim (seed 001, section
+                    // IV.1), which the credit rule reads from a paused priority's zero credit. The stall
+                    // window would keep a priority a victim for a window after its pause ends.
+                    dc.root_rule = cong_detect::RootRule::Credit;
+                }
+                cong.push(CongDetect::new(dc).map_err(block_err(format!("ports[{p}].cc")))?);
                 mark.push(
                     FecnMarker::new(pc.cc.marker_config())
                         .map_err(block_err(format!("ports[{p}].cc")))?,
