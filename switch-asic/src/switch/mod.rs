@@ -303,8 +303,9 @@ pub struct Switch {
 
     arb: Vec<VlArb>,
 
-    /// Ports with a packet head / flow-control packet / pause frame handed in this cycle, as bits (so that
-    /// finding them reads one word instead of the per-port hand-in slots).
+    /// Ports with a packet head / flow-control packet / pause frame registered for this cycle (handed in
+    /// during the last one, see `handin`), as bits (so that finding them reads one word instead of the
+    /// per-port hand-in slots).
     rx_pkt_mask: u64,
     rx_fc_mask: u64,
     rx_pause_mask: u64,
