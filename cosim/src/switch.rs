@@ -433,7 +433,8 @@ mod rtl {
 
     impl SwitchRtl {
         /// Builds the model for `cfg`: configuration ports driven, reset held while the LFT and SL2VL
-        /// tables are written, then one more reset cycle.
+        /// tables are written, then one more reset cycle (configuration and reset reach the switch through
+        /// registers, see [`crate::table::REGISTERED_TOP`]).
         pub fn new(cfg: &SwitchConfig, bug: Option<&str>) -> Result<Self, CosimError> {
             // The twin's timing is the look-ahead allocator's (a third-party RTL configured through
             // `rtl_config` may schedule as it likes: rtl-check compares transactions, not cycles).
@@ -480,7 +481,11 @@ mod rtl {
                 s.io.tbl_data_i = e;
                 s.m.step(&mut s.io).map_err(halted)?;
             }
+            // The last reset cycle. The model's top registers `rst_ni` (`table::REGISTERED_TOP`), so it is
+            // driven high a cycle before the switch is to leave reset: the switch sees reset low at this
+            // edge and high from the next, as it would with `rst_ni` driven directly and raised after it.
             s.io.tbl_we_i = 0;
+            s.io.rst_ni = 1;
             s.m.step(&mut s.io).map_err(halted)?;
             if s.io.cfg_err_o != 0 {
                 return Err(CosimError::Config {
@@ -488,7 +493,6 @@ mod rtl {
                     msg: "the RTL flags its configuration (cfg_err_o)".into(),
                 });
             }
-            s.io.rst_ni = 1;
             s.m.time_zero();
             Ok(s)
         }
