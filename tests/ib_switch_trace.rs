@@ -81,10 +81,10 @@ fn every_ib_scenario_replays_exactly() {
 #[test]
 fn every_bug_variant_is_caught() {
     // Each bug variant runs through the traces until one shows it: the richest first (most data VLs, then
-    // most packets), since a trace that cannot show a fault (one data VL for a VL mix-up) is replayed whole
+    // most packet heads), since a trace that cannot show a fault (one data VL for a VL mix-up) is replayed whole
     // before the next is tried. Every trace stays in the hunt; only the order changes.
     let mut hunt: Vec<&(String, String, SwitchTrace)> = traces().iter().collect();
-    hunt.sort_by_key(|(_, _, t)| {
+    hunt.sort_by_cached_key(|(_, _, t)| {
         let vls = t.config.ports.iter().map(|p| p.data_vls).max().unwrap_or(0);
         let heads = t
             .events
