@@ -294,8 +294,12 @@ pub enum SwitchReplay {
 pub struct ReplayOpts {
     /// Compare at most this many cycles (`None`: the whole trace).
     pub cycles: Option<u64>,
-    /// The bug variant of the RTL to run.
+    /// The bug variant of the RTL to run. The bug variants are built at 8 ports (`table::Module::bug_params`):
+    /// a trace of a larger switch is refused ([`CosimError::Config`]).
     pub bug: Option<String>,
+    /// Run the control instead of the clean RTL: the clean RTL built as the bug variants are (at 8 ports),
+    /// which must match wherever a bug variant is caught. Ignored with `bug`.
+    pub control: bool,
     /// Where to write a VCD around the first mismatch.
     pub vcd: Option<std::path::PathBuf>,
 }
@@ -436,6 +440,15 @@ mod rtl {
         /// tables are written, then one more reset cycle (configuration and reset reach the switch through
         /// registers, see [`crate::table::REGISTERED_TOP`]).
         pub fn new(cfg: &SwitchConfig, bug: Option<&str>) -> Result<Self, CosimError> {
+            Self::with(cfg, Rtl::new("ib_switch", IB_SWITCH_VARIANTS, bug)?)
+        }
+
+        /// As [`SwitchRtl::new`] with the control model: the clean RTL built as the bug variants are.
+        pub fn control(cfg: &SwitchConfig) -> Result<Self, CosimError> {
+            Self::with(cfg, Rtl::control("ib_switch", IB_SWITCH_VARIANTS)?)
+        }
+
+        fn with(cfg: &SwitchConfig, m: Rtl<IbSwitchIo>) -> Result<Self, CosimError> {
             // The twin's timing is the look-ahead allocator's (a third-party RTL configured through
             // `rtl_config` may schedule as it likes: rtl-check compares transactions, not cycles).
             if cfg.allocator != switch_asic::config::Allocator::Lookahead {
@@ -451,7 +464,24 @@ mod rtl {
                 block: "ib_switch",
                 msg: e.0,
             })?;
-            let m = Rtl::new("ib_switch", IB_SWITCH_VARIANTS, bug)?;
+            // The model's own port count: N_PORTS, or fewer for a bug variant and the control (behind a top
+            // with N_PORTS' port widths whose ports above the model's read zero).
+            let np = m
+                .variant()
+                .params
+                .iter()
+                .find(|(k, _)| *k == "NPorts")
+                .map_or(N_PORTS, |&(_, v)| v as usize);
+            if cfg.ports.len() > np {
+                return Err(CosimError::Config {
+                    block: "ib_switch",
+                    msg: format!(
+                        "{} ports; this model ({}) is built at {np}",
+                        cfg.ports.len(),
+                        m.variant().bug.unwrap_or("the control")
+                    ),
+                });
+            }
             let mut io = Box::<IbSwitchIo>::default();
             for (name, width, lanes) in &rc.ports {
                 let f = field(&mut io, name).expect("every configuration port is mapped");
@@ -475,11 +505,14 @@ mod rtl {
                 s.io.tbl_data_i = u64::from(e);
                 s.m.step(&mut s.io).map_err(halted)?;
             }
+            // SL2VL of pair (i, o) at address i * NPorts + o, the model's own NPorts.
             s.io.tbl_sel_i = 1;
-            for (k, &e) in rc.sl2vl.iter().enumerate() {
-                s.io.tbl_addr_i = k as u32;
-                s.io.tbl_data_i = e;
-                s.m.step(&mut s.io).map_err(halted)?;
+            for i in 0..np {
+                for o in 0..np {
+                    s.io.tbl_addr_i = (i * np + o) as u32;
+                    s.io.tbl_data_i = rc.sl2vl[i * N_PORTS + o];
+                    s.m.step(&mut s.io).map_err(halted)?;
+                }
             }
             // The last reset cycle. The model's top registers `rst_ni` (`table::REGISTERED_TOP`), so it is
             // driven high a cycle before the switch is to leave reset: the switch sees reset low at this
@@ -613,7 +646,11 @@ mod rtl {
             msg: e.to_string(),
         })?;
         sw.set_eager(true);
-        let mut rtl = SwitchRtl::new(cfg, opts.bug.as_deref())?;
+        let mut rtl = match &opts.bug {
+            Some(b) => SwitchRtl::new(cfg, Some(b))?,
+            None if opts.control => SwitchRtl::control(cfg)?,
+            None => SwitchRtl::new(cfg, None)?,
+        };
         let end = opts.cycles.map_or(trace.cycles, |c| c.min(trace.cycles));
         let (mut packets, mut fcs, mut marked) = (0u64, 0u64, 0u64);
         let mut k = 0;

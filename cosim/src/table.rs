@@ -41,6 +41,13 @@ pub struct Module {
     pub ports: &'static [Port],
     /// Fault-injection variants: each is built with `-D<name>` as a separate Verilated model.
     pub bugs: &'static [&'static str],
+    /// Parameters the fault variants are built at instead of `params` (empty: at `params`), behind a
+    /// generated top with the table's port widths (each port's low lanes feed the smaller module, its
+    /// outputs read zero above them), together with a control: the clean RTL at the same parameters
+    /// ([`control_prefix`]). A fault variant runs only until a trace shows its fault, and the traces that show
+    /// the switch's faults have at most 8 ports: at 8 ports instead of 18 a switch model is a third of the C++
+    /// to compile, and the switch's seven variants were most of the test command's build time.
+    pub bug_params: &'static [(&'static str, u32)],
     /// Whether the module is the twin of a Rust block (false for test-only modules, which `--list` omits).
     pub twin: bool,
 }
@@ -70,6 +77,7 @@ pub const MODULES: &[Module] = &[
             p("err_o", Dir::Out, 1),
         ],
         bugs: &["BUG_CREDIT_WRAP", "BUG_FC_ORDER"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -101,6 +109,7 @@ pub const MODULES: &[Module] = &[
             "BUG_OVERFLOW_AT_FULL",
             "BUG_CAP_CHECK",
         ],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -116,6 +125,7 @@ pub const MODULES: &[Module] = &[
             p("cfg_err_o", Dir::Out, 2),
         ],
         bugs: &["BUG_TICK_DRIFT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -136,6 +146,7 @@ pub const MODULES: &[Module] = &[
             p("cfg_err_o", Dir::Out, 1),
         ],
         bugs: &["BUG_COUNTER_RELOAD", "BUG_PACKET_SIZE", "BUG_LFSR_STALL"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -162,6 +173,7 @@ pub const MODULES: &[Module] = &[
             p("cfg_err_o", Dir::Out, 4),
         ],
         bugs: &["BUG_WEIGHT_UNIT", "BUG_VL15_PRIORITY", "BUG_HIGH_LIMIT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -193,6 +205,7 @@ pub const MODULES: &[Module] = &[
             "BUG_THRESHOLD_INDEX",
             "BUG_STALL_WINDOW",
         ],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -223,6 +236,7 @@ pub const MODULES: &[Module] = &[
             "BUG_CCTI_MIN",
             "BUG_BECN_FIRST",
         ],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -246,6 +260,7 @@ pub const MODULES: &[Module] = &[
             p("vcrc_errs_o", Dir::Out, 16),
         ],
         bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -269,6 +284,7 @@ pub const MODULES: &[Module] = &[
             p("vcrc_errs_o", Dir::Out, 16),
         ],
         bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -347,6 +363,7 @@ pub const MODULES: &[Module] = &[
             "BUG_CREDIT_BYPASS",
             "BUG_RR_STUCK",
         ],
+        bug_params: &[("NPorts", 8)],
         twin: false,
     },
     Module {
@@ -365,6 +382,7 @@ pub const MODULES: &[Module] = &[
             p("wide_o", Dir::Out, 100),
         ],
         bugs: &[],
+        bug_params: &[],
         twin: false,
     },
 ];
@@ -390,6 +408,11 @@ pub fn prefix(module: &str, bug: Option<&str>) -> String {
         None => format!("V{module}"),
         Some(b) => format!("V{module}_{}", b.to_ascii_lowercase()),
     }
+}
+
+/// The Verilator prefix of a module's control model (the clean RTL at its `bug_params`): `V<module>_control`.
+pub fn control_prefix(module: &str) -> String {
+    format!("V{module}_control")
 }
 
 /// The preprocessor macro that builds bug variant `bug` (`BUG_<NAME>` -> `IBCYCLE_FAULT_<NAME>`): defined
