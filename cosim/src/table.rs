@@ -363,7 +363,7 @@ pub const MODULES: &[Module] = &[
             "BUG_CREDIT_BYPASS",
             "BUG_RR_STUCK",
         ],
-        bug_params: &[("NPorts", 8)],
+        bug_params: &[("NPorts", 8), ("PW", 3)],
         twin: false,
     },
     Module {
