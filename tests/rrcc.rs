@@ -11,7 +11,7 @@
 //!
 //! Not reproduced: the paper's "better short-message latency". In this model the burst messages' mean
 //! latency is higher with RR-CC (the test prints both; docs/validation.md gives the figures). The switches mark only a part
-//! of F1's packets (40 of 860 in the RR-CC run: P0 is in the root state only part of the time), so F1 rarely
+//! of F1's packets (42 of 875 in the RR-CC run: P0 is in the root state only part of the time), so F1 rarely
 //! reaches the 95% FECN share and is seldom cut by a BECN; a burst flow has one or two packets per period,
 //! and one marked packet makes 100%, so the burst flows get the BECNs and are paced at `d` times a
 //! receive rate that is their own offered load. The latencies are in `summary.json` (`msg_latency_us`).
