@@ -19,7 +19,7 @@ mod table;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use table::{Dir, Module, Port, MODULES};
+use table::{Dir, Module, Port, MODULES, REGISTERED_TOP};
 
 const INSTALL_HINT: &str = "the `verilator` feature of the cosim crate (on with `--all-features` and with the \
      root package's `cosim` feature) needs Verilator 5 on PATH: `apt-get install verilator` (Debian/Ubuntu), or \
@@ -108,11 +108,19 @@ fn build() {
             }
         }
         let mut variants = String::new();
-        let variant_list: Vec<Option<&str>> = std::iter::once(None)
-            .chain(m.bugs.iter().copied().map(Some))
+        // The clean RTL, its control at the bug variants' parameters (if they differ), the bug variants.
+        let reduced = !m.bug_params.is_empty();
+        let variant_list: Vec<(Option<&str>, bool)> = std::iter::once((None, false))
+            .chain(reduced.then_some((None, true)))
+            .chain(m.bugs.iter().map(|&b| (Some(b), reduced)))
             .collect();
-        for bug in variant_list {
-            let prefix = table::prefix(m.name, bug);
+        for (bug, reduced) in variant_list {
+            let control = reduced && bug.is_none();
+            let prefix = if control {
+                table::control_prefix(m.name)
+            } else {
+                table::prefix(m.name, bug)
+            };
             let mdir = cache.join(&prefix);
             let key = {
                 use std::hash::{Hash, Hasher};
@@ -125,6 +133,7 @@ fn build() {
                     bug,
                     cpp_shim(m, &prefix),
                     opt_level(m.name, bug),
+                    generated_top(m, reduced),
                 )
                     .hash(&mut h);
                 format!("{:016x}", h.finish())
@@ -138,6 +147,7 @@ fn build() {
                 stale.push(Job {
                     m,
                     bug,
+                    reduced,
                     prefix: prefix.clone(),
                     mdir,
                     sv: sv.clone(),
@@ -149,9 +159,11 @@ fn build() {
             libs.push(lib);
             rust.push_str(&rust_externs(m, &prefix));
             let bug_lit = bug.map_or("None".to_string(), |b| format!("Some({b:?})"));
+            let params = if reduced { m.bug_params } else { m.params };
             let _ = writeln!(
                 variants,
-                "    Variant {{ module: {:?}, bug: {bug_lit}, new: {prefix}_cosim_new, delete: {prefix}_cosim_delete, \
+                "    Variant {{ module: {:?}, bug: {bug_lit}, control: {control}, params: &{params:?}, \
+                 new: {prefix}_cosim_new, delete: {prefix}_cosim_delete, \
                  step: {prefix}_cosim_step, time_zero: {prefix}_cosim_time_zero, trace_open: {prefix}_cosim_trace_open, \
                  trace_close: {prefix}_cosim_trace_close, bench: {prefix}_cosim_bench, \
                  replay: {prefix}_cosim_replay }},",
@@ -160,7 +172,8 @@ fn build() {
         }
         let _ = writeln!(
             rust,
-            "/// Every Verilated variant of `{}`: the clean RTL first, then the bug variants in table order.\n\
+            "/// Every Verilated variant of `{}`: the clean RTL first, then its control at the bug \
+             variants' parameters (if they differ), then the bug variants in table order.\n\
              pub static {}_VARIANTS: &[Variant<{}>] = &[\n{variants}];\n",
             m.name,
             m.name.to_ascii_uppercase(),
@@ -247,6 +260,8 @@ fn model_cache(out: &Path) -> PathBuf {
 struct Job {
     m: &'static Module,
     bug: Option<&'static str>,
+    /// Built at the module's `bug_params` (a bug variant or the control).
+    reduced: bool,
     prefix: String,
     mdir: PathBuf,
     sv: PathBuf,
@@ -258,7 +273,31 @@ struct Job {
 /// Verilates variant `j` and compiles it, with its shim, into its own static library.
 #[cfg(feature = "verilator")]
 fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
-    verilate(j.m, j.bug, &j.prefix, &j.mdir, &j.sv);
+    let ydir = j.sv.parent().map(Path::to_path_buf);
+    match generated_top(j.m, j.reduced) {
+        Some(text) => {
+            let top = cache.join(format!("{}_top.sv", j.prefix));
+            std::fs::write(&top, text).expect("write the generated top");
+            verilate(
+                j.m,
+                "cosim_top",
+                j.bug,
+                &j.prefix,
+                &j.mdir,
+                &top,
+                ydir.as_deref(),
+            );
+        }
+        None => verilate(
+            j.m,
+            j.m.top,
+            j.bug,
+            &j.prefix,
+            &j.mdir,
+            &j.sv,
+            ydir.as_deref(),
+        ),
+    }
     // One translation unit per variant (Verilator's own VM_PARALLEL_BUILDS=0 "__ALL.cpp" scheme): each
     // generated file alone costs about a second of parsing verilated.h, the unit a little more.
     let mut unit = String::from("// Generated by cosim/build.rs: the whole model and its shim.\n");
@@ -351,7 +390,93 @@ fn verilator_root() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
 }
 
-fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path) {
+/// The generated top of a module in [`REGISTERED_TOP`] or of a variant built at the module's `bug_params`
+/// (None for the others): `cosim_top`, with the module's ports under the same names and the table's widths.
+/// For a module in `REGISTERED_TOP` its held configuration ports and `rst_ni` are registered on the way in
+/// (`rst_ni`'s register starts low, so the module is in reset from the first edge), every other port passed
+/// through. A variant at `bug_params` instantiates the module with them: a port narrower there is connected
+/// to the low bits of the table's port (every multi-lane port has lane `i` at bits `i * width`, so the low
+/// lanes are the smaller module's), an output narrower there reads zero above them.
+fn generated_top(m: &Module, reduced: bool) -> Option<String> {
+    let registered = REGISTERED_TOP.contains(&m.name);
+    if !registered && !reduced {
+        return None;
+    }
+    let range = |w: u32| {
+        if w > 1 {
+            format!("[{}:0] ", w - 1)
+        } else {
+            String::new()
+        }
+    };
+    let mut ports = vec!["  input  logic clk_i".to_string()];
+    let mut regs = String::new();
+    let mut conns = vec!["    .clk_i(clk_i)".to_string()];
+    for p in m.ports {
+        let r = range(p.width);
+        match p.dir {
+            Dir::Out => {
+                ports.push(format!("  output logic {r}{}", p.name));
+                conns.push(format!("    .{0}({0})", p.name));
+            }
+            Dir::Held | Dir::In if registered && (p.dir == Dir::Held || p.name == "rst_ni") => {
+                ports.push(format!("  input  logic {r}{}", p.name));
+                let init = if p.name == "rst_ni" { " = 1'b0" } else { "" };
+                let _ = writeln!(
+                    regs,
+                    "  logic {r}{0}_q{init};\n  always_ff @(posedge clk_i) {0}_q <= {0};",
+                    p.name
+                );
+                conns.push(format!("    .{0}({0}_q)", p.name));
+            }
+            _ => {
+                ports.push(format!("  input  logic {r}{}", p.name));
+                conns.push(format!("    .{0}({0})", p.name));
+            }
+        }
+    }
+    let params = if reduced { m.bug_params } else { m.params };
+    let inst = if params.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = params.iter().map(|(k, v)| format!(".{k}({v})")).collect();
+        format!("#({}) ", list.join(", "))
+    };
+    // Ports narrower in the instance than in the table are connected so on purpose (see above).
+    let (lint_off, lint_on) = if reduced {
+        (
+            "  /* verilator lint_off WIDTH */\n",
+            "  /* verilator lint_on WIDTH */\n",
+        )
+    } else {
+        ("", "")
+    };
+    let what = match (registered, reduced) {
+        (true, true) => {
+            "at the bug variants' parameters, behind registered configuration and reset"
+        }
+        (true, false) => "behind registered configuration and reset (table::REGISTERED_TOP)",
+        _ => "at the bug variants' parameters",
+    };
+    Some(format!(
+        "// Generated by cosim/build.rs: {top} {what}.\n\
+         `default_nettype none\nmodule cosim_top (\n{}\n);\n{regs}{lint_off}  {top} {inst}u_dut (\n{}\n  );\n\
+         {lint_on}endmodule\n`default_nettype wire\n",
+        ports.join(",\n"),
+        conns.join(",\n"),
+        top = m.top
+    ))
+}
+
+fn verilate(
+    m: &Module,
+    top: &str,
+    bug: Option<&str>,
+    prefix: &str,
+    mdir: &Path,
+    sv: &Path,
+    ydir: Option<&Path>,
+) {
     let _ = std::fs::remove_dir_all(mdir);
     let mut cmd = Command::new("verilator");
     cmd.args([
@@ -363,10 +488,13 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
         "fast",
         "--trace",
     ])
-    .args(["--top-module", m.top, "--prefix", prefix, "-Mdir"])
+    .args(["--top-module", top, "--prefix", prefix, "-Mdir"])
     .arg(mdir);
-    for (k, v) in m.params {
-        cmd.arg(format!("-G{k}={v}"));
+    // A generated top sets the module's parameters on its instance.
+    if top == m.top {
+        for (k, v) in m.params {
+            cmd.arg(format!("-G{k}={v}"));
+        }
     }
     // The RTL's own assertions (the spec's invariants) are on in the clean models, so every co-simulation
     // checks them; a fault variant is built without them, so its self-test measures what the lockstep
@@ -381,8 +509,8 @@ fn verilate(m: &Module, bug: Option<&str>, prefix: &str, mdir: &Path, sv: &Path)
         cmd.arg("-DIBCYCLE_FAULTS_ENABLE")
             .arg(format!("-D{}", table::fault_macro(b)));
     }
-    // A composed module (ib_switch) finds its submodules next to it.
-    if let Some(dir) = sv.parent() {
+    // A composed module (ib_switch) finds its submodules next to it (in hdl/, also behind a registered top).
+    if let Some(dir) = ydir {
         cmd.arg("-y").arg(dir);
     }
     cmd.arg(sv);

@@ -14,17 +14,23 @@
 // | `threshold_i`        | in  | 4         | SwitchCongestionSetting Threshold (0 = never congested)           |
 // | `thr_table_i`        | in  | 16 x 16   | Threshold t -> fill threshold in blocks, entry t at [16t +: 16]   |
 // | `compare_i`          | in  | 2         | FillCompare, encoded as below                                     |
-// | `root_min_credits_i` | in  | 12        | credit at or above which a congested port-VL is a root            |
+// | `root_min_credits_i` | in  | 12        | credit at or above which a congested port-VL is a root (rule 0)   |
+// | `root_rule_i`        | in  | 1         | RootRule: 0 Credit (root: `credit_ok_q`), 1 StallWindow (root:    |
+// |                      |     |           | `stall_left_q == 0`, no stall in the last `stall_window_i` cycles)|
+// | `stall_window_i`     | in  | 16        | cycles a stall keeps the port-VL a victim (rule 1; 0: never)      |
 // | `victim_mask_i`      | in  | 1         | this port's Victim_Mask bit: victims mark too                     |
 // | per-cycle inputs                                                                                          |
 // | `voq_fill_i`         | in  | NIn x 16  | fill of input port k's VoQ for this output and VL at [16k +: 16]  |
 // | `voq_cnt_i`          | in  | CntW      | lanes valid: the Rust slice length `voq_fill_i.len()`             |
 // | `credit_avail_i`     | in  | 12        | credit of this output VL in blocks (`credit_tx` `avail_o`)        |
+// | `stall_i`            | in  | 1         | this cycle the output VL has a packet ready and cannot send it    |
+// |                      |     |           | for lack of credit (the switch's PortXmitWait condition)          |
 // | outputs (decided from the registers: they reflect the previous cycle's inputs; 0 while `rst_ni` is low)  |
 // | `cong_o`             | out | 1         | over the fill threshold (`over`, from `lane_over_q`, `sum_q`,     |
 // |                      |     |           | `n_q` and the held configuration)                                 |
-// | `root_o`             | out | 1         | `over && credit_ok_q`: congested and credit available             |
-// | `victim_o`           | out | 1         | `over && !credit_ok_q`: congested without credit                  |
+// | `root_o`             | out | 1         | `over && root_ok`: congested and able to send (`root_ok`:         |
+// |                      |     |           | `credit_ok_q` under rule 0, `stall_left_q == 0` under rule 1)     |
+// | `victim_o`           | out | 1         | `over && !root_ok`: congested and held up downstream              |
 // | `mark_state_o`       | out | 1         | `root_o || (victim_o && victim_mask_i)`                           |
 // | `cfg_err_o`          | out | 1         | configuration rule broken: bit 0 `compare_i` is 3 (reserved;      |
 // |                      |     |           | behaves as PerVoq). Combinational from the held ports, also in    |
@@ -48,8 +54,11 @@
 // above the count are ignored whatever they hold; a count above NIn means NIn, as the Rust block ignores slice
 // elements beyond the 64th.
 //
-// Designer choices (of the Rust block, kept here): congested means strictly above (`fill > thr`); root when
-// `credit_avail_i >= root_min_credits_i`; the threshold division of SumPerContributor is an integer division
+// Designer choices (of the Rust block, kept here): congested means strictly above (`fill > thr`); the root
+// rule (the Rust `RootRule`, which gives the evidence for each): root when `credit_avail_i >=
+// root_min_credits_i` (Credit), or when the output did not stall for credit in the last `stall_window_i`
+// cycles (StallWindow: `stall_left_q` is loaded with the window on a cycle with `stall_i`, counts down
+// otherwise, and the port-VL is a victim while it is nonzero); the threshold division of SumPerContributor is an integer division
 // rounding down; here it is computed without a divider, as n * sum > thr, which holds exactly when
 // sum > floor(thr / n) (IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE compares n * sum >= thr there).
 // Sums are SumW bits wide, enough for NIn lanes of 16 bits, so they never wrap (the Rust sum is a u32).
@@ -57,11 +66,13 @@
 // Two stages, split at the register (each within the 40-level depth budget). The input cycle reduces the
 // lanes to the state below; the next cycle decides from that state and the held configuration alone:
 // PerVoq reads `lane_over_q`, SumVoqs compares `sum_q` with the threshold, SumPerContributor compares
-// `n_q * sum_q` with it (not congested when `n_q` is 0), and root or victim follows `credit_ok_q`. With the
+// `n_q * sum_q` with it (not congested when `n_q` is 0), and root or victim follows `credit_ok_q` or
+// `stall_left_q` as `root_rule_i` says. With the
 // configuration held, every output is the decision on the previous cycle's inputs, as when the whole
 // decision was registered. A configuration port changed while running is seen by the stage that reads it:
 // `thr_table_i`/`threshold_i` by the lane compare in the input cycle and by the sum and product compares in
-// the next, `root_min_credits_i` in the input cycle, `compare_i` and `victim_mask_i` in the next.
+// the next, `root_min_credits_i` and `stall_window_i` in the input cycle, `compare_i`, `root_rule_i` and
+// `victim_mask_i` in the next.
 //
 // State (reset value 0 for each: the state of empty queues, which the decision reads as not congested under
 // any configuration, so the outputs are 0 from the first cycle after reset on; asserted):
@@ -69,6 +80,8 @@
 //   `sum_q`        SumW  the sum of the valid lanes, binary
 //   `n_q`          CntW  the count of valid lanes with a non-zero fill, binary
 //   `credit_ok_q`  1     `credit_avail_i >= root_min_credits_i`
+//   `stall_left_q` 16    edges left in the stall window: `stall_window_i` after an edge with `stall_i`, else
+//                        one less down to 0 (kept under either rule)
 // The Rust `CongDetect` registers the same, under the same names.
 //
 // Fault-injection variants (build with +define+IBCYCLE_FAULTS_ENABLE+IBCYCLE_FAULT_<NAME> /
@@ -76,6 +89,7 @@
 // - IBCYCLE_FAULT_THRESHOLD_OFF_BY_ONE: congested at `fill >= thr` instead of `fill > thr`, in all three comparisons.
 // - IBCYCLE_FAULT_VICTIM_MASK: `mark_state_o` ignores Victim_Mask: every victim marks.
 // - IBCYCLE_FAULT_THRESHOLD_INDEX: the table is indexed by the Threshold's low 3 bits (Thresholds 8-15 read entries 0-7).
+// - IBCYCLE_FAULT_STALL_WINDOW: a stall loads `stall_window_i - 1`: the window ends one cycle short.
 
 // Every net is declared: a misspelt name is an error, not a new 1-bit wire.
 `default_nettype none
@@ -99,12 +113,15 @@ module cong_detect #(
   input  logic [16*16-1:0] thr_table_i,
   input  logic [1:0]      compare_i,
   input  logic [11:0]     root_min_credits_i,
+  input  logic            root_rule_i,
+  input  logic [15:0]     stall_window_i,
   input  logic            victim_mask_i,
 
   // Fills and credit
   input  logic [NIn*16-1:0] voq_fill_i,
   input  logic [CntW-1:0] voq_cnt_i,
   input  logic [11:0]     credit_avail_i,
+  input  logic            stall_i,
 
   // Congestion state
   output logic            cong_o,
@@ -127,6 +144,9 @@ module cong_detect #(
 `endif
 `ifdef IBCYCLE_FAULT_THRESHOLD_INDEX
   $fatal(1, "IBCYCLE_FAULT_THRESHOLD_INDEX is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`ifdef IBCYCLE_FAULT_STALL_WINDOW
+  $fatal(1, "IBCYCLE_FAULT_STALL_WINDOW is defined without IBCYCLE_FAULTS_ENABLE");
 `endif
 `endif
 
@@ -244,6 +264,7 @@ module cong_detect #(
   logic              lane_over_q, lane_over_d, credit_ok_q, credit_ok_d;
   logic [SumW-1:0]   sum_q, sum_d;
   logic [CntW-1:0]   n_q, n_d;
+  logic [15:0]       stall_left_q, stall_left_d;
 
   logic [64*16-1:0]  fill;      // the lanes, padded with zeros to 64
   logic [63:0]       valid;     // lane k is below the count
@@ -300,6 +321,13 @@ module cong_detect #(
     n_d    = cnt_cs[CntW-1:0] ^ cnt_cs[PW +: CntW] ^ CntW'(cnt_cy << 1);
 
     credit_ok_d = credit_avail_i >= root_min_credits_i;
+    // The stall window: reloaded on a stall, else counted down to 0.
+`ifdef IBCYCLE_FAULT_STALL_WINDOW
+    if (stall_i) stall_left_d = (stall_window_i != 16'd0) ? stall_window_i - 16'd1 : 16'd0;
+`else
+    if (stall_i) stall_left_d = stall_window_i;
+`endif
+    else stall_left_d = (stall_left_q != 16'd0) ? stall_left_q - 16'd1 : 16'd0;
   end
 
   always_ff @(posedge clk_i) begin
@@ -308,11 +336,13 @@ module cong_detect #(
       sum_q       <= '0;
       n_q         <= '0;
       credit_ok_q <= 1'b0;
+      stall_left_q <= '0;
     end else begin
       lane_over_q <= lane_over_d;
       sum_q       <= sum_d;
       n_q         <= n_d;
       credit_ok_q <= credit_ok_d;
+      stall_left_q <= stall_left_d;
     end
   end
 
@@ -325,7 +355,7 @@ module cong_detect #(
   logic [PW-1:0]     cmp_cy, prod_cy, thr_row, ones;
   logic [PW-1:0]     prod_row [8];
   logic              sum_over, prod_over, over;
-  logic              root, victim;
+  logic              root_ok, root, victim;
 
   `IBCYCLE_COMB begin
     // SumVoqs: sum > thr exactly when sum + (2^SumW - 1 - thr) carries into bit SumW (>=: one more).
@@ -368,8 +398,9 @@ module cong_detect #(
         default:              over = lane_over_q;
       endcase
     end
-    root   = over && credit_ok_q;
-    victim = over && !credit_ok_q;
+    root_ok = root_rule_i ? stall_left_q == 16'd0 : credit_ok_q;
+    root   = over && root_ok;
+    victim = over && !root_ok;
     // While reset is low the outputs show 0, as every module's do (the registers' reset values give 0
     // from the first cycle after reset on; asserted below).
     cong_o       = rst_ni && over;

@@ -26,6 +26,7 @@
 // | fc_interval_i      | in  | NPorts x 16      | credit_rx flow-control period of port p                    |
 // | fc_on_change_i, fccl_cap_i, fccl_reset_i | in | 1, 12, 12 | every credit_rx / credit_tx                   |
 // | threshold_i, compare_i, root_min_credits_i, victim_mask_i | in | NPorts x (4,2,12,1) | cong_detect     |
+// | root_rule_i, stall_window_i | in | NPorts x (1,16) | cong_detect root rule (0 credit, 1 stall window) |
 // | thr_table_i        | in  | NPorts*NVl x 256 | cong_detect threshold table of output p VL v               |
 // | packet_size_i, marking_rate_i, mode_i, lfsr_seed_i, lfsr_thresh_i | in | NPorts x (8,16,1,16,17) | FECN |
 // | hi_vl_i, hi_weight_i, hi_n_i, lo_*, vl_high_limit_i | in | NPorts x vl_arb's | VL arbitration of port p |
@@ -113,6 +114,8 @@ module ib_switch #(
   input  wire logic [NPorts*NVl*256-1:0]   thr_table_i,
   input  wire logic [NPorts*2-1:0]         compare_i,
   input  wire logic [NPorts*12-1:0]        root_min_credits_i,
+  input  wire logic [NPorts-1:0]           root_rule_i,
+  input  wire logic [NPorts*16-1:0]        stall_window_i,
   input  wire logic [NPorts-1:0]           victim_mask_i,
   input  wire logic [NPorts*8-1:0]         packet_size_i,
   input  wire logic [NPorts*16-1:0]        marking_rate_i,
@@ -304,6 +307,113 @@ module ib_switch #(
     mk_seed = (lfsr_seed_i[16*p +: 16] == 16'd0) ? 16'hACE1 : lfsr_seed_i[16*p +: 16];
   endfunction
 
+  // ---------------------------------------------------------------- the registered ingress stage
+  // What is handed in during a cycle is the switch's input in the next (switch_asic's `handin.rs`): the
+  // hand-ins are registered (rg_*_q), and what depends on a packet head alone is computed in its hand-in
+  // cycle and registered beside it (pc_*_q): the route (LFT, SL2VL; a table entry written in the hand-in
+  // cycle is the one the next cycle reads), the drop checks that need no state, the cut-through decision,
+  // the blocks, the end and the first block's compare. So none of that work shares a cycle with the
+  // enqueue, the credit and the congestion updates it feeds.
+  logic [NPorts-1:0]    rg_pkt_q;
+  logic [NPorts*4-1:0]  rg_vl_q;
+  logic [NPorts*13-1:0] rg_len_q;
+  logic [NPorts-1:0]    rg_fecn_q;
+  logic [NPorts*32-1:0] rg_tag_q;
+  logic [NPorts-1:0]    rg_fc_q;
+  logic [NPorts*4-1:0]  rg_fc_vl_q;
+  logic [NPorts*12-1:0] rg_fc_fctbs_q;
+  logic [NPorts*12-1:0] rg_fc_fccl_q;
+  logic [7:0]    pc_out_q [NPorts];    // the routed output (NoRoute: none)
+  logic [3:0]    pc_ovl_q [NPorts];    // the output VL (VlDrop: none)
+  logic          pc_bad_q [NPorts];    // dropped whatever the state: no route, VL15, MTU, no blocks
+  logic          pc_ct_q [NPorts];     // cut-through: the output is not faster than the input
+  logic [6:0]    pc_blocks_q [NPorts];
+  logic [31:0]   pc_end_q [NPorts];    // len den
+  logic          pc_got_q [NPorts];    // the first block is in in the cycle the switch takes the head
+  logic [31:0]   pc_thr_q [NPorts];    // the next threshold after that cycle's compare ...
+  logic [31:0]   pc_thn_q [NPorts];    // ... and the one after it
+  logic [31:0]   pc_e_q [NPorts];      // the tick count at the end of the cycle after
+  logic [7:0]    pc_d_out [NPorts];
+  logic [3:0]    pc_d_ovl [NPorts];
+  logic          pc_d_bad [NPorts];
+  logic          pc_d_ct [NPorts];
+  logic [6:0]    pc_d_blocks [NPorts];
+  logic [31:0]   pc_d_end [NPorts];
+  logic          pc_d_got [NPorts];
+  logic [31:0]   pc_d_thr [NPorts];
+  logic [31:0]   pc_d_thn [NPorts];
+  logic [31:0]   pc_d_e [NPorts];
+  `IBCYCLE_COMB begin : handin
+    logic [7:0] o [NPorts];
+    logic [3:0] ov [NPorts];
+    logic [63:0] t [NPorts];
+    logic [31:0] row [NPorts];
+    logic [6:0] b [NPorts];
+    logic [31:0] e [NPorts];
+    logic [31:0] t1 [NPorts];
+    logic [31:0] t2 [NPorts];
+    logic [31:0] t3 [NPorts];
+    logic g [NPorts];
+    for (int p = 0; p < NPorts; p++) begin
+      o[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
+      if (tbl_we_i && !tbl_sel_i && tbl_addr_i == rx_dlid_i[16*p +: 16]) o[p] = tbl_data_i[7:0];
+      ov[p] = VlDrop;
+      t[p] = '0;
+`ifdef IBCYCLE_FAULT_SL2VL_INDEX
+      row[p] = 32'(o[p])*NPorts + p;
+`else
+      row[p] = p*NPorts + 32'(o[p]);
+`endif
+      if (o[p] != NoRoute && 32'(o[p]) < NPorts) begin
+        t[p] = sl2vl_q[row[p]];
+        if (tbl_we_i && tbl_sel_i && 32'(tbl_addr_i) == row[p]) t[p] = tbl_data_i;
+        ov[p] = t[p][4*32'(rx_sl_i[4*p +: 4]) +: 4];
+      end
+      b[p] = 7'((rx_len_i[13*p +: 13] + 13'd63) >> 6);
+      pc_d_out[p] = o[p];
+      pc_d_ovl[p] = ov[p];
+      pc_d_bad[p] = o[p] == NoRoute || 32'(o[p]) >= NPorts || ov[p] == VlDrop || 32'(ov[p]) >= NVl
+        || b[p] > mtu_blocks_i || b[p] == '0;
+      pc_d_ct[p] = 64'(`IB_SWITCH_NUM(32'(o[p]))) * 64'(`IB_SWITCH_DEN(p))
+                   <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(o[p])));
+      pc_d_blocks[p] = b[p];
+      pc_d_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
+      // The block thresholds (see ingress): the first, second and third block's.
+      e[p] = 32'(`IB_SWITCH_NUM(p)) - 32'(rx_off_i[17*p +: 17]);
+      t1[p] = (b[p] == 7'd1) ? pc_d_end[p] : 32'd64 * 32'(`IB_SWITCH_DEN(p));
+      t2[p] = (b[p] == 7'd2) ? pc_d_end[p] : 32'd128 * 32'(`IB_SWITCH_DEN(p));
+      t3[p] = (b[p] == 7'd3) ? pc_d_end[p] : 32'd192 * 32'(`IB_SWITCH_DEN(p));
+      g[p] = b[p] != '0 && e[p] >= t1[p];
+      pc_d_got[p] = g[p];
+      pc_d_thr[p] = g[p] ? t2[p] : t1[p];
+      pc_d_thn[p] = g[p] ? t3[p] : t2[p];
+      pc_d_e[p] = e[p] + 32'(`IB_SWITCH_NUM(p));
+    end
+  end : handin
+  always_ff @(posedge clk_i) begin
+    rg_pkt_q <= rst_ni ? rx_pkt_i : '0;
+    rg_fc_q <= rst_ni ? rx_fc_i : '0;
+    rg_vl_q <= rx_vl_i;
+    rg_len_q <= rx_len_i;
+    rg_fecn_q <= rx_fecn_i;
+    rg_tag_q <= rx_tag_i;
+    rg_fc_vl_q <= rx_fc_vl_i;
+    rg_fc_fctbs_q <= rx_fc_fctbs_i;
+    rg_fc_fccl_q <= rx_fc_fccl_i;
+    for (int p = 0; p < NPorts; p++) begin
+      pc_out_q[p] <= pc_d_out[p];
+      pc_ovl_q[p] <= pc_d_ovl[p];
+      pc_bad_q[p] <= pc_d_bad[p];
+      pc_ct_q[p] <= pc_d_ct[p];
+      pc_blocks_q[p] <= pc_d_blocks[p];
+      pc_end_q[p] <= pc_d_end[p];
+      pc_got_q[p] <= pc_d_got[p];
+      pc_thr_q[p] <= pc_d_thr[p];
+      pc_thn_q[p] <= pc_d_thn[p];
+      pc_e_q[p] <= pc_d_e[p];
+    end
+  end
+
   // ---------------------------------------------------------------- block ports
   logic [6:0]  crx_blk [NK];
   logic        crx_fcv [NK];
@@ -322,6 +432,8 @@ module ib_switch #(
   logic        ctx_err [NK];
   logic [11:0] cd_avail [NK];
   logic [NPorts*16-1:0] cd_fill [NK];
+  logic        cd_stall [NK];    // this cycle's XmitWait condition of output VL k (see the detect section)
+  logic        cd_stall_q [NK];  // ... registered: the detector's stall_i
   logic        cd_mark [NK];
   logic        cd_cfg [NK];
   logic        arb_ready [NPorts];
@@ -341,14 +453,14 @@ module ib_switch #(
         .clk_i, .rst_ni,
         .buf_blocks_i(buf_blocks_i[16*K +: 16]), .fc_interval_i(fc_interval_i[16*p +: 16]),
         .fc_on_change_i, .fccl_cap_i,
-        .blk_rx_i(crx_blk[K]), .fc_valid_i(crx_fcv[K]), .fc_fctbs_i(rx_fc_fctbs_i[12*p +: 12]),
+        .blk_rx_i(crx_blk[K]), .fc_valid_i(crx_fcv[K]), .fc_fctbs_i(rg_fc_fctbs_q[12*p +: 12]),
         .blk_free_i(crx_free[K]),
         .abr_o(), .free_o(), .fccl_o(crx_fccl[K]), .fc_send_o(crx_send[K]), .overflow_o(crx_ovf[K]),
         .drain_err_o(), .cfg_err_o(crx_cfg[K])
       );
       credit_tx u_ctx (
         .clk_i, .rst_ni, .fccl_reset_i,
-        .fc_valid_i(ctx_fcv[K]), .fc_fccl_i(rx_fc_fccl_i[12*p +: 12]),
+        .fc_valid_i(ctx_fcv[K]), .fc_fccl_i(rg_fc_fccl_q[12*p +: 12]),
         .req_valid_i(ctx_req[K]), .req_blocks_i(ctx_blocks[K]), .take_i(ctx_take[K]),
         .fctbs_o(ctx_fctbs[K]), .fccl_o(ctx_fcclq[K]), .avail_o(), .send_ok_o(ctx_ok[K]), .err_o(ctx_err[K])
       );
@@ -356,8 +468,10 @@ module ib_switch #(
         .clk_i, .rst_ni,
         .threshold_i(threshold_i[4*p +: 4]), .thr_table_i(thr_table_i[256*K +: 256]),
         .compare_i(compare_i[2*p +: 2]), .root_min_credits_i(root_min_credits_i[12*p +: 12]),
+        .root_rule_i(root_rule_i[p]), .stall_window_i(stall_window_i[16*p +: 16]),
         .victim_mask_i(victim_mask_i[p]),
         .voq_fill_i(cd_fill[K]), .voq_cnt_i(CntW'(nports_i)), .credit_avail_i(cd_avail[K]),
+        .stall_i(cd_stall_q[K]),
         .cong_o(), .root_o(), .victim_o(), .mark_state_o(cd_mark[K]), .cfg_err_o(cd_cfg[K])
       );
     end
@@ -591,7 +705,7 @@ module ib_switch #(
         ctx_take_w[p*NVl + v] = e_gnt_w[p] && 32'(la_vl_q[p]) == v;
         ctx_req_w[p*NVl + v] = ctx_take_w[p*NVl + v] || e_req_w[p][v];
         ctx_blocks_w[p*NVl + v] = ctx_take_w[p*NVl + v] ? la_blk_q[p] : e_len_w[p][v];
-        ctx_fcv_w[p*NVl + v] = rst_ni && rx_fc_i[p] && rx_fc_vl_i[4*p +: 4] == 4'(v);
+        ctx_fcv_w[p*NVl + v] = rst_ni && rg_fc_q[p] && rg_fc_vl_q[4*p +: 4] == 4'(v);
       end
       // vl_arb over the registered requests: a held proposal in stage 2, the commit in stage 3.
       arb_req_w[p] = '0;
@@ -768,18 +882,11 @@ module ib_switch #(
     logic [6:0] a_got [NPorts];
     logic a_free [NPorts];
     // A new head: its first block, its route.
-    logic [31:0] h_e [NPorts];
-    logic [31:0] h_thr [NPorts];
-    logic [31:0] h_thn [NPorts];
-    logic [31:0] h_t1 [NPorts];
-    logic [31:0] h_t2 [NPorts];
-    logic [31:0] h_t3 [NPorts];
     logic [6:0] h_left [NPorts];
     logic h_got [NPorts];
     logic h_free [NPorts];
     logic [7:0] h_out [NPorts];
     logic [3:0] h_ovl [NPorts];
-    logic [63:0] h_t [NPorts];
     logic [12:0] t_len [NPorts];
     logic [15:0] fr [NK];
     logic [15:0] fp [NK];
@@ -816,62 +923,37 @@ module ib_switch #(
           i_tail_enq[p] = !ar_drop_q[p] && ar_def_q[p];
         end
       end
-      // A new head.
-      i_head[p] = rst_ni && rx_pkt_i[p] && !(ar_v_q[p] && a_left[p] != '0)
-                  && rx_vl_i[4*p +: 4] < `IB_SWITCH_NVL(p);
-      i_blocks[p] = 7'((rx_len_i[13*p +: 13] + 13'd63) >> 6);
-      i_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
-      h_e[p] = 32'(`IB_SWITCH_NUM(p)) - 32'(rx_off_i[17*p +: 17]);
-      h_t1[p] = (i_blocks[p] == 7'd1) ? i_end[p] : 32'd64 * 32'(`IB_SWITCH_DEN(p));
-      h_t2[p] = (i_blocks[p] == 7'd2) ? i_end[p] : 32'd128 * 32'(`IB_SWITCH_DEN(p));
-      h_t3[p] = (i_blocks[p] == 7'd3) ? i_end[p] : 32'd192 * 32'(`IB_SWITCH_DEN(p));
-      h_thr[p] = h_t1[p];
-      h_thn[p] = h_t2[p];
-      h_left[p] = i_blocks[p];
-      h_got[p] = 1'b0;
-      if (i_head[p] && h_left[p] != '0 && h_e[p] >= h_t1[p]) begin
-        h_got[p] = 1'b1;
-        h_left[p] = h_left[p] - 7'd1;
-        h_thr[p] = h_t2[p];
-        h_thn[p] = h_t3[p];
-      end
-      // The tick count at the end of the next cycle.
-      i_e[p] = (i_head[p] ? h_e[p] : ar_e_q[p]) + 32'(`IB_SWITCH_NUM(p));
-      i_thr[p] = i_head[p] ? h_thr[p] : a_thr[p];
-      i_thn[p] = i_head[p] ? h_thn[p] : a_thn[p];
+      // A new head, from the registered ingress stage: taken in the cycle after its hand-in.
+      i_head[p] = rst_ni && rg_pkt_q[p] && !(ar_v_q[p] && a_left[p] != '0)
+                  && rg_vl_q[4*p +: 4] < `IB_SWITCH_NVL(p);
+      i_blocks[p] = pc_blocks_q[p];
+      i_end[p] = pc_end_q[p];
+      h_got[p] = i_head[p] && pc_got_q[p];
+      h_left[p] = i_blocks[p] - 7'(h_got[p]);
+      // The tick count at the end of the next cycle; the thresholds after this cycle's compares.
+      i_e[p] = i_head[p] ? pc_e_q[p] : ar_e_q[p] + 32'(`IB_SWITCH_NUM(p));
+      i_thr[p] = i_head[p] ? pc_thr_q[p] : a_thr[p];
+      i_thn[p] = i_head[p] ? pc_thn_q[p] : a_thn[p];
       i_left[p] = i_head[p] ? h_left[p] : a_left[p];
       i_head_done[p] = i_head[p] && h_left[p] == '0;
-      h_out[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
-      h_ovl[p] = VlDrop;
-      h_t[p] = '0;
-      if (h_out[p] != NoRoute && 32'(h_out[p]) < NPorts) begin
-`ifdef IBCYCLE_FAULT_SL2VL_INDEX
-        h_t[p] = sl2vl_q[32'(h_out[p])*NPorts + p];
-`else
-        h_t[p] = sl2vl_q[p*NPorts + 32'(h_out[p])];
-`endif
-        h_ovl[p] = h_t[p][4*32'(rx_sl_i[4*p +: 4]) +: 4];
-      end
+      h_out[p] = pc_out_q[p];
+      h_ovl[p] = pc_ovl_q[p];
       i_out[p] = i_head[p] ? PW'(h_out[p]) : '0;
       i_ovl[p] = i_head[p] ? h_ovl[p] : '0;
-      i_head_drop[p] = i_head[p] && (h_out[p] == NoRoute || 32'(h_out[p]) >= NPorts || h_ovl[p] == VlDrop
-        || 32'(h_ovl[p]) >= NVl || i_blocks[p] > mtu_blocks_i || i_blocks[p] == '0
-        || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
+      i_head_drop[p] = i_head[p] && (pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
       h_free[p] = i_head_drop[p] && h_left[p] == '0;
       i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
       i_slot[p] = '0;
       if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
       // Cut-through unless the output is faster than the input (then store-and-forward).
-      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_left[p] == '0
-        || 64'(`IB_SWITCH_NUM(32'(h_out[p]))) * 64'(`IB_SWITCH_DEN(p))
-           <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(h_out[p]))));
+      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_left[p] == '0 || pc_ct_q[p]);
       // The enqueue events of this input.
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
       ev_len[13*(2*p) +: 13] = t_len[p];
       ev_on[2*p+1] = i_head_enq[p] && mark_enq_i[i_out[p]];
       ev_k[2*p+1] = 32'(i_out[p])*NVl + 32'(i_ovl[p]);
-      ev_len[13*(2*p+1) +: 13] = rx_len_i[13*p +: 13];
+      ev_len[13*(2*p+1) +: 13] = rg_len_q[13*p +: 13];
     end
     for (int k = 0; k < NK; k++) begin
       for (int n = 0; n < 2*NPorts; n++) mk_ev[k][n] = ev_on[n] && ev_k[n] == k;
@@ -880,7 +962,7 @@ module ib_switch #(
       // credit_rx's hand-ins: the arriving packet's blocks, a head's first block, blocks freed (released
       // by completed packets, or of a dropped packet whose last block is in).
       crx_blk[k] = (rst_ni && ar_v_q[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl ? a_got[k / NVl] : 7'd0)
-                   + 7'(i_head[k / NVl] && h_got[k / NVl] && 32'(rx_vl_i[4*(k / NVl) +: 4]) == k % NVl);
+                   + 7'(i_head[k / NVl] && h_got[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl);
       fr[k] = '0;
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
@@ -892,11 +974,11 @@ module ib_switch #(
         end
       end
       if (a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl) fr[k] = fr[k] + 16'(ar_blk_q[k / NVl]);
-      if (h_free[k / NVl] && 32'(rx_vl_i[4*(k / NVl) +: 4]) == k % NVl) fr[k] = fr[k] + 16'(i_blocks[k / NVl]);
+      if (h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl) fr[k] = fr[k] + 16'(i_blocks[k / NVl]);
       fp[k] = fpend_q[k] + fr[k];
       crx_free[k] = (fp[k] > 16'd127) ? 7'd127 : fp[k][6:0];
       i_fpend[k] = fp[k] - 16'(crx_free[k]);
-      crx_fcv[k] = rst_ni && rx_fc_i[k / NVl] && 32'(rx_fc_vl_i[4*(k / NVl) +: 4]) == k % NVl;
+      crx_fcv[k] = rst_ni && rg_fc_q[k / NVl] && 32'(rg_fc_vl_q[4*(k / NVl) +: 4]) == k % NVl;
       // VoQ (q, output k / NVl, VL k % NVl): a grant's dequeue, a tail's and a head's enqueue.
       for (int q = 0; q < NPorts; q++) begin
         i_fill[k][16*q +: 16] = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl]
@@ -904,7 +986,7 @@ module ib_switch #(
              ? 16'(e_cblk[k / NVl]) : 16'd0)
           + (i_tail_enq[q] && 32'(ar_out_q[q])*NVl + 32'(ar_ovl_q[q]) == k ? (16'(t_len[q]) + 16'd63) >> 6 : 16'd0)
           + (i_head_enq[q] && 32'(i_out[q])*NVl + 32'(i_ovl[q]) == k
-             ? (16'(rx_len_i[13*q +: 13]) + 16'd63) >> 6 : 16'd0);
+             ? (16'(rg_len_q[13*q +: 13]) + 16'd63) >> 6 : 16'd0);
       end
     end
   end : ingress
@@ -1003,20 +1085,84 @@ module ib_switch #(
   always @(posedge clk_i) begin
     assert (a_mk_ok_q);
   end
+  // A starting packet's marks are written: no mark of its slot is still waiting for this cycle's write.
+  logic a_mkw_ok;
+  `IBCYCLE_COMB begin : a_mkw
+    a_mkw_ok = 1'b1;
+    for (int p = 0; p < NPorts; p++) begin
+      for (int q = 0; q < NPorts; q++) begin
+        if (rst_ni && e_gnt[p] && 32'(e_gin[p]) == q
+            && ((mq_hv_q[q] && mq_hs_q[q] == e_gslot[p]) || (mq_tv_q[q] && mq_ts_q[q] == e_gslot[p])))
+          a_mkw_ok = 1'b0;
+      end
+    end
+  end
+  always @(posedge clk_i) begin
+    assert (a_mkw_ok);
+  end
 `endif
 `undef IB_SWITCH_MSTATE
 
 
-  // Congestion detection (phase 3): every cong_detect sees the fills and credit after this cycle.
+  // Congestion detection (phase 3): every cong_detect samples registered state, the VoQ fills and the
+  // credit at the cycle's start (fill_q; credit_tx's FCTBS and FCCL registers), so its outputs follow a
+  // cycle's changes two cycles later (the Rust Switch reads them a cycle late: `Switch::cong_seen`). Fed the
+  // fills after the cycle instead, the detector's input stage summed the outputs of the cycle's route,
+  // enqueue and commit decisions in the same cycle.
   `IBCYCLE_COMB begin : detect
-    logic [11:0] fctbs, fccl, c;
+    logic [11:0] c;
     for (int k = 0; k < NK; k++) begin
-      cd_fill[k] = i_fill[k];
-      fctbs = ctx_fctbs[k] + (ctx_take[k] ? 12'(ctx_blocks[k]) : 12'd0);
-      fccl = ctx_fcv[k] ? rx_fc_fccl_i[12*(k / NVl) +: 12] : ctx_fcclq[k];
-      c = fccl - fctbs;
+      for (int q = 0; q < NPorts; q++) cd_fill[k][16*q +: 16] = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl];
+      c = ctx_fcclq[k] - ctx_fctbs[k];
       cd_avail[k] = (c <= 12'd2048) ? c : 12'd0;
     end
+  end
+
+  // The detectors' stall input (the stall window root rule): output VL k's XmitWait condition of this
+  // cycle, as the Rust Switch sets it (`Switch::requests`' `stall`, then cleared by a commit): some input
+  // has a packet queued for it, and the VoQ head the round robin would pick among all of them (read slots
+  // aside) does not fit the credit. The Rust switch asks after a starting packet has taken its credit, so
+  // for the VL of a packet starting now the credit is credit_tx's next state (FCTBS plus its blocks, the
+  // FCCL of a flow-control packet for that VL latched); a commit this cycle clears it for its VL.
+  // Registered (cd_stall_q), as the fills and credit the detectors sample are registered state.
+  `IBCYCLE_COMB begin : stall
+    logic [NPorts-1:0] ne, hi;
+    logic [PW-1:0] pick;
+    logic [12:0] hlen;
+    logic [6:0] blk;
+    logic [11:0] fccl, fctbs, dst_gap;
+    for (int p = 0; p < NPorts; p++) begin
+      for (int v = 0; v < NVl; v++) begin
+        for (int q = 0; q < NPorts; q++) begin
+          ne[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
+          hi[q] = ne[q] && q >= 32'(rr_q[p*NVl + v]);
+        end
+        pick = '0;
+        if (hi != '0) begin
+          for (int q = NPorts - 1; q >= 0; q--) if (hi[q]) pick = PW'(q);
+        end else begin
+          for (int q = NPorts - 1; q >= 0; q--) if (ne[q]) pick = PW'(q);
+        end
+        hlen = '0;
+        for (int q = 0; q < NPorts; q++) begin
+          if (32'(pick) == q) hlen = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+        end
+        blk = 7'((hlen + 13'd63) >> 6);
+        if (e_gnt[p] && 32'(la_vl_q[p]) == v) begin
+          fctbs = ctx_fctbs[p*NVl + v] + 12'(la_blk_q[p]);
+          fccl = ctx_fcv[p*NVl + v] ? rg_fc_fccl_q[12*p +: 12] : ctx_fcclq[p*NVl + v];
+        end else begin
+          fctbs = ctx_fctbs[p*NVl + v];
+          fccl = ctx_fcclq[p*NVl + v];
+        end
+        dst_gap = fccl - (fctbs + 12'(blk));
+        cd_stall[p*NVl + v] = rst_ni && ne != '0 && v < 32'(`IB_SWITCH_NVL(p)) && dst_gap > 12'd2048
+          && !(e_cmt[p] && 32'(la_vl_q[p]) == v);
+      end
+    end
+  end : stall
+  always_ff @(posedge clk_i) begin
+    for (int k = 0; k < NK; k++) cd_stall_q[k] <= rst_ni && cd_stall[k];
   end
 
   // ---------------------------------------------------------------- descriptor pools
@@ -1038,10 +1184,10 @@ module ib_switch #(
     logic [SW-1:0] next_m [SlotMax];
     always_ff @(posedge clk_i) begin
       if (i_head[q] && !i_head_drop[q]) begin
-        len_m[i_slot[q]] <= rx_len_i[13*q +: 13];
-        tag_m[i_slot[q]] <= rx_tag_i[32*q +: 32];
-        ivl_m[i_slot[q]] <= rx_vl_i[4*q +: 4];
-        fh_m[i_slot[q]] <= {!i_head_enq[q], rx_fecn_i[q]};
+        len_m[i_slot[q]] <= rg_len_q[13*q +: 13];
+        tag_m[i_slot[q]] <= rg_tag_q[32*q +: 32];
+        ivl_m[i_slot[q]] <= rg_vl_q[4*q +: 4];
+        fh_m[i_slot[q]] <= {!i_head_enq[q], rg_fecn_q[q]};
       end
     end
     always_ff @(posedge clk_i) begin
@@ -1428,7 +1574,7 @@ module ib_switch #(
           ar_end_n[p] = i_end[p];
           ar_left_n[p] = i_left[p];
           ar_blk_n[p] = i_blocks[p];
-          ar_vl_n[p] = rx_vl_i[4*p +: 4];
+          ar_vl_n[p] = rg_vl_q[4*p +: 4];
           ar_drop_n[p] = i_head_drop[p];
           ar_def_n[p] = !i_head_drop[p] && !i_head_enq[p];
           ar_slot_n[p] = i_slot[p];

@@ -56,6 +56,20 @@ pub use roce::RoceSettings;
 
 /// Largest `root_min_credits`: the congestion detector compares it with a 12-bit credit count.
 pub const ROOT_MIN_CREDITS_MAX: u16 = (1 << rtl_model::blocks::cong_detect::CREDIT_WIDTH) - 1;
+/// Largest `stall_window`: the detector's window is a 16-bit count of cycles.
+pub const STALL_WINDOW_MAX: u32 = (1 << rtl_model::blocks::cong_detect::STALL_WINDOW_WIDTH) - 1;
+
+/// `stall_window` is within 1..=[`STALL_WINDOW_MAX`] (0 would make every congested port-VL a root under the
+/// stall window rule: a mistake rather than a setting).
+pub(crate) fn check_stall_window(w: u32) -> Result<(), String> {
+    if (1..=STALL_WINDOW_MAX).contains(&w) {
+        Ok(())
+    } else {
+        Err(format!(
+            "stall_window: {w} is not in 1..={STALL_WINDOW_MAX} (cycles, the detector's 16-bit window)"
+        ))
+    }
+}
 
 /// A scenario error: where (file, line) and what.
 #[derive(Debug, thiserror::Error)]
@@ -311,6 +325,14 @@ pub struct SwitchCc {
     /// Credit (64-byte blocks) at or above which a congested output-VL is a root rather than a victim
     /// (default: one maximum-size packet).
     pub root_min_credits: u16,
+    /// How a congested output-VL of an IB port is classed root or victim: `"stall_window"` (the default: a
+    /// victim when its output waited for credit with a packet ready in one of the last `stall_window`
+    /// cycles, else a root) or `"credit"` (root when it has `root_min_credits` of credit). RoCEv2 ports
+    /// always take the credit rule (RCM-1a's: a paused priority is a victim).
+    pub root_rule: switch_asic::config::RootRule,
+    /// Cycles a credit stall keeps an output-VL a victim under `root_rule = "stall_window"` (1..=65535;
+    /// default 1100).
+    pub stall_window: u32,
     /// Threshold -> fill in blocks: `"beyond_one_packet"` (the default: sixteenths of the buffer beyond one
     /// maximum packet) or `"linear_sixteenths"` (sixteenths of the whole buffer).
     pub threshold_map: switch_asic::config::ThresholdMap,
@@ -333,6 +355,8 @@ impl Default for SwitchCc {
             mark_mode: switch_asic::config::MarkMode::Counter,
             fill_comparison: switch_asic::config::FillCompare::SumVoqs,
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
+            root_rule: switch_asic::config::RootRule::StallWindow,
+            stall_window: rtl_model::blocks::cong_detect::DEFAULT_STALL_WINDOW.into(),
             threshold_map: switch_asic::config::ThresholdMap::BeyondOnePacket,
             mark_point: switch_asic::config::MarkPoint::Enqueue,
             victim_ports_all: [0; 4],
@@ -825,6 +849,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
                 format!(
                     "switch_cc.root_min_credits: {} is not in 0..={ROOT_MIN_CREDITS_MAX} (the 12-bit credit count)",
                     c.get_ref().root_min_credits
+                ),
+            ))
+        }
+        Some(c) if check_stall_window(c.get_ref().stall_window).is_err() => {
+            return Err(at(
+                key_span(text, c.span(), "stall_window"),
+                format!(
+                    "switch_cc.{}",
+                    check_stall_window(c.get_ref().stall_window).unwrap_err()
                 ),
             ))
         }

@@ -196,6 +196,28 @@ proptest! {
         let sc = chain(cc, fc_interval, latency_ns, &flows);
         same_both_ways(&sc, 20_000, &chunks);
     }
+
+    /// The same under the stall window root rule, whose detector moves between its inputs' changes (the
+    /// countdown): windows short enough to run out within a run, and long ones.
+    #[test]
+    fn run_until_equals_single_steps_under_the_stall_window_rule(
+        fc_interval in 8u16..400,
+        latency_ns in 1u64..300,
+        flows in prop::collection::vec((0usize..6, 0usize..6, 0u64..10, 1u64..20), 1..5),
+        chunks in prop::collection::vec(1u64..5000, 1..4),
+        window in prop_oneof![1u32..40, 40u32..2000],
+    ) {
+        let flows: Vec<_> = flows
+            .into_iter()
+            .filter(|f| f.0 != f.1)
+            .map(|(s, d, start, dur)| (s, d, start, start + dur))
+            .collect();
+        prop_assume!(!flows.is_empty());
+        let mut sc = chain(true, fc_interval, latency_ns, &flows);
+        sc.switch_cc.root_rule = switch_asic::config::RootRule::StallWindow;
+        sc.switch_cc.stall_window = window;
+        same_both_ways(&sc, 20_000, &chunks);
+    }
 }
 
 proptest! {

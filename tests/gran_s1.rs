@@ -194,7 +194,7 @@ fn cc_on_at_the_hardware_settings_frees_the_victim_and_shares_the_bottleneck_fai
 /// host's rate, unmarked, in every phase; the contributors share H5's link fairly.
 ///
 /// Not reproduced, recorded: with only F2 and F3 contributing the hardware left H5's link underused (about
-/// 11 of 13 Gbit/s together, section 6.1); the model's capped contributors fill it (about 14.7 Gbit/s).
+/// 11 of 13 Gbit/s together, section 6.1); the model's capped contributors fill it (about 14.8 Gbit/s).
 #[test]
 fn cc_on_with_the_testbeds_host_caps() {
     let hw = run(&scenario("gran-s1-cc-on-hw"), false).expect("fabric builds");

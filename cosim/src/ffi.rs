@@ -22,6 +22,11 @@ pub struct Variant<Io: 'static> {
     pub module: &'static str,
     /// Bug variant name, `None` for the clean RTL.
     pub bug: Option<&'static str>,
+    /// The clean RTL built at the module's `bug_params`: the control a bug variant's mismatch is set against.
+    pub control: bool,
+    /// The parameters the model was built at (`table::Module::params`, or `bug_params` for a bug variant and
+    /// the control).
+    pub params: &'static [(&'static str, u32)],
     new: unsafe extern "C" fn() -> *mut c_void,
     delete: unsafe extern "C" fn(*mut c_void),
     step: unsafe extern "C" fn(*mut c_void, *mut Io) -> c_int,
@@ -58,9 +63,29 @@ impl<Io> Rtl<Io> {
         variants: &'static [Variant<Io>],
         bug: Option<&str>,
     ) -> Result<Self, CosimError> {
+        Self::pick(module, variants, bug, false)
+    }
+
+    /// A new instance of `module`'s control: the clean RTL at the parameters its bug variants are built at
+    /// (`table::Module::bug_params`), to show that a bug variant's mismatch on a trace is the bug's and not
+    /// the smaller build's. The clean RTL itself when the bug variants are built at the clean parameters.
+    pub fn control(
+        module: &'static str,
+        variants: &'static [Variant<Io>],
+    ) -> Result<Self, CosimError> {
+        let control = variants.iter().any(|v| v.control);
+        Self::pick(module, variants, None, control)
+    }
+
+    fn pick(
+        module: &'static str,
+        variants: &'static [Variant<Io>],
+        bug: Option<&str>,
+        control: bool,
+    ) -> Result<Self, CosimError> {
         let v = variants
             .iter()
-            .find(|v| v.bug == bug)
+            .find(|v| v.bug == bug && v.control == control)
             .ok_or_else(|| CosimError::UnknownBug {
                 block: module,
                 bug: bug.unwrap_or("").to_string(),

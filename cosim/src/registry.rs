@@ -112,7 +112,7 @@ mod tests {
         assert!(lines.iter().any(|l| l.starts_with("credit_rx ")));
         assert!(!lines.iter().any(|l| l.starts_with("test_finish")));
         assert!(lines.contains(
-            &"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK BUG_THRESHOLD_INDEX".to_string()
+            &"cong_detect BUG_THRESHOLD_OFF_BY_ONE BUG_VICTIM_MASK BUG_THRESHOLD_INDEX BUG_STALL_WINDOW".to_string()
         ));
         assert!(lines.contains(
             &"cct_shaper BUG_TIMER_LATE BUG_CCTI_LIMIT BUG_CCTI_MIN BUG_BECN_FIRST".to_string()

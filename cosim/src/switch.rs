@@ -140,13 +140,21 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
             match &per_port {
                 None => per_port = Some(cd),
                 Some(c)
-                    if (c.threshold, c.compare, c.root_min_credits, c.victim_mask)
-                        != (
-                            cd.threshold,
-                            cd.compare,
-                            cd.root_min_credits,
-                            cd.victim_mask,
-                        ) =>
+                    if (
+                        c.threshold,
+                        c.compare,
+                        c.root_min_credits,
+                        c.root_rule,
+                        c.stall_window,
+                        c.victim_mask,
+                    ) != (
+                        cd.threshold,
+                        cd.compare,
+                        cd.root_min_credits,
+                        cd.root_rule,
+                        cd.stall_window,
+                        cd.victim_mask,
+                    ) =>
                 {
                     return bad(format!("port {p}'s detection settings differ between VLs"));
                 }
@@ -167,6 +175,8 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
             },
         );
         put("root_min_credits_i", 12, p, u64::from(cd.root_min_credits));
+        put("root_rule_i", 1, p, u64::from(cd.root_rule.code()));
+        put("stall_window_i", 16, p, u64::from(cd.stall_window));
         put("victim_mask_i", 1, p, u64::from(cd.victim_mask));
         let mk = pc.cc.marker_config();
         let thresh = FecnMarker::new(mk).map_or(0, |m| m.lfsr_thresh());
@@ -284,8 +294,12 @@ pub enum SwitchReplay {
 pub struct ReplayOpts {
     /// Compare at most this many cycles (`None`: the whole trace).
     pub cycles: Option<u64>,
-    /// The bug variant of the RTL to run.
+    /// The bug variant of the RTL to run. The bug variants are built at 8 ports (`table::Module::bug_params`):
+    /// a trace of a larger switch is refused ([`CosimError::Config`]).
     pub bug: Option<String>,
+    /// Run the control instead of the clean RTL: the clean RTL built as the bug variants are (at 8 ports),
+    /// which must match wherever a bug variant is caught. Ignored with `bug`.
+    pub control: bool,
     /// Where to write a VCD around the first mismatch.
     pub vcd: Option<std::path::PathBuf>,
 }
@@ -387,6 +401,8 @@ mod rtl {
             "thr_table_i" => &mut io.thr_table_i,
             "compare_i" => &mut io.compare_i,
             "root_min_credits_i" => &mut io.root_min_credits_i,
+            "root_rule_i" => &mut io.root_rule_i,
+            "stall_window_i" => &mut io.stall_window_i,
             "victim_mask_i" => &mut io.victim_mask_i,
             "packet_size_i" => &mut io.packet_size_i,
             "marking_rate_i" => &mut io.marking_rate_i,
@@ -421,8 +437,18 @@ mod rtl {
 
     impl SwitchRtl {
         /// Builds the model for `cfg`: configuration ports driven, reset held while the LFT and SL2VL
-        /// tables are written, then one more reset cycle.
+        /// tables are written, then one more reset cycle (configuration and reset reach the switch through
+        /// registers, see [`crate::table::REGISTERED_TOP`]).
         pub fn new(cfg: &SwitchConfig, bug: Option<&str>) -> Result<Self, CosimError> {
+            Self::with(cfg, Rtl::new("ib_switch", IB_SWITCH_VARIANTS, bug)?)
+        }
+
+        /// As [`SwitchRtl::new`] with the control model: the clean RTL built as the bug variants are.
+        pub fn control(cfg: &SwitchConfig) -> Result<Self, CosimError> {
+            Self::with(cfg, Rtl::control("ib_switch", IB_SWITCH_VARIANTS)?)
+        }
+
+        fn with(cfg: &SwitchConfig, m: Rtl<IbSwitchIo>) -> Result<Self, CosimError> {
             // The twin's timing is the look-ahead allocator's (a third-party RTL configured through
             // `rtl_config` may schedule as it likes: rtl-check compares transactions, not cycles).
             if cfg.allocator != switch_asic::config::Allocator::Lookahead {
@@ -438,7 +464,24 @@ mod rtl {
                 block: "ib_switch",
                 msg: e.0,
             })?;
-            let m = Rtl::new("ib_switch", IB_SWITCH_VARIANTS, bug)?;
+            // The model's own port count: N_PORTS, or fewer for a bug variant and the control (behind a top
+            // with N_PORTS' port widths whose ports above the model's read zero).
+            let np = m
+                .variant()
+                .params
+                .iter()
+                .find(|(k, _)| *k == "NPorts")
+                .map_or(N_PORTS, |&(_, v)| v as usize);
+            if cfg.ports.len() > np {
+                return Err(CosimError::Config {
+                    block: "ib_switch",
+                    msg: format!(
+                        "{} ports; this model ({}) is built at {np}",
+                        cfg.ports.len(),
+                        m.variant().bug.unwrap_or("the control")
+                    ),
+                });
+            }
             let mut io = Box::<IbSwitchIo>::default();
             for (name, width, lanes) in &rc.ports {
                 let f = field(&mut io, name).expect("every configuration port is mapped");
@@ -462,13 +505,20 @@ mod rtl {
                 s.io.tbl_data_i = u64::from(e);
                 s.m.step(&mut s.io).map_err(halted)?;
             }
+            // SL2VL of pair (i, o) at address i * NPorts + o, the model's own NPorts.
             s.io.tbl_sel_i = 1;
-            for (k, &e) in rc.sl2vl.iter().enumerate() {
-                s.io.tbl_addr_i = k as u32;
-                s.io.tbl_data_i = e;
-                s.m.step(&mut s.io).map_err(halted)?;
+            for i in 0..np {
+                for o in 0..np {
+                    s.io.tbl_addr_i = (i * np + o) as u32;
+                    s.io.tbl_data_i = rc.sl2vl[i * N_PORTS + o];
+                    s.m.step(&mut s.io).map_err(halted)?;
+                }
             }
+            // The last reset cycle. The model's top registers `rst_ni` (`table::REGISTERED_TOP`), so it is
+            // driven high a cycle before the switch is to leave reset: the switch sees reset low at this
+            // edge and high from the next, as it would with `rst_ni` driven directly and raised after it.
             s.io.tbl_we_i = 0;
+            s.io.rst_ni = 1;
             s.m.step(&mut s.io).map_err(halted)?;
             if s.io.cfg_err_o != 0 {
                 return Err(CosimError::Config {
@@ -476,7 +526,6 @@ mod rtl {
                     msg: "the RTL flags its configuration (cfg_err_o)".into(),
                 });
             }
-            s.io.rst_ni = 1;
             s.m.time_zero();
             Ok(s)
         }
@@ -597,7 +646,11 @@ mod rtl {
             msg: e.to_string(),
         })?;
         sw.set_eager(true);
-        let mut rtl = SwitchRtl::new(cfg, opts.bug.as_deref())?;
+        let mut rtl = match &opts.bug {
+            Some(b) => SwitchRtl::new(cfg, Some(b))?,
+            None if opts.control => SwitchRtl::control(cfg)?,
+            None => SwitchRtl::new(cfg, None)?,
+        };
         let end = opts.cycles.map_or(trace.cycles, |c| c.min(trace.cycles));
         let (mut packets, mut fcs, mut marked) = (0u64, 0u64, 0u64);
         let mut k = 0;

@@ -41,6 +41,13 @@ pub struct Module {
     pub ports: &'static [Port],
     /// Fault-injection variants: each is built with `-D<name>` as a separate Verilated model.
     pub bugs: &'static [&'static str],
+    /// Parameters the fault variants are built at instead of `params` (empty: at `params`), behind a
+    /// generated top with the table's port widths (each port's low lanes feed the smaller module, its
+    /// outputs read zero above them), together with a control: the clean RTL at the same parameters
+    /// ([`control_prefix`]). A fault variant runs only until a trace shows its fault, and the traces that show
+    /// the switch's faults have at most 8 ports: at 8 ports instead of 18 a switch model is a third of the C++
+    /// to compile, and the switch's seven variants were most of the test command's build time.
+    pub bug_params: &'static [(&'static str, u32)],
     /// Whether the module is the twin of a Rust block (false for test-only modules, which `--list` omits).
     pub twin: bool,
 }
@@ -70,6 +77,7 @@ pub const MODULES: &[Module] = &[
             p("err_o", Dir::Out, 1),
         ],
         bugs: &["BUG_CREDIT_WRAP", "BUG_FC_ORDER"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -101,6 +109,7 @@ pub const MODULES: &[Module] = &[
             "BUG_OVERFLOW_AT_FULL",
             "BUG_CAP_CHECK",
         ],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -116,6 +125,7 @@ pub const MODULES: &[Module] = &[
             p("cfg_err_o", Dir::Out, 2),
         ],
         bugs: &["BUG_TICK_DRIFT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -136,6 +146,7 @@ pub const MODULES: &[Module] = &[
             p("cfg_err_o", Dir::Out, 1),
         ],
         bugs: &["BUG_COUNTER_RELOAD", "BUG_PACKET_SIZE", "BUG_LFSR_STALL"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -162,6 +173,7 @@ pub const MODULES: &[Module] = &[
             p("cfg_err_o", Dir::Out, 4),
         ],
         bugs: &["BUG_WEIGHT_UNIT", "BUG_VL15_PRIORITY", "BUG_HIGH_LIMIT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -174,10 +186,13 @@ pub const MODULES: &[Module] = &[
             p("thr_table_i", Dir::Held, 256),
             p("compare_i", Dir::Held, 2),
             p("root_min_credits_i", Dir::Held, 12),
+            p("root_rule_i", Dir::Held, 1),
+            p("stall_window_i", Dir::Held, 16),
             p("victim_mask_i", Dir::Held, 1),
             p("voq_fill_i", Dir::In, 1024),
             p("voq_cnt_i", Dir::In, 7),
             p("credit_avail_i", Dir::In, 12),
+            p("stall_i", Dir::In, 1),
             p("cong_o", Dir::Out, 1),
             p("root_o", Dir::Out, 1),
             p("victim_o", Dir::Out, 1),
@@ -188,7 +203,9 @@ pub const MODULES: &[Module] = &[
             "BUG_THRESHOLD_OFF_BY_ONE",
             "BUG_VICTIM_MASK",
             "BUG_THRESHOLD_INDEX",
+            "BUG_STALL_WINDOW",
         ],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -219,6 +236,7 @@ pub const MODULES: &[Module] = &[
             "BUG_CCTI_MIN",
             "BUG_BECN_FIRST",
         ],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -242,6 +260,7 @@ pub const MODULES: &[Module] = &[
             p("vcrc_errs_o", Dir::Out, 16),
         ],
         bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -265,6 +284,7 @@ pub const MODULES: &[Module] = &[
             p("vcrc_errs_o", Dir::Out, 16),
         ],
         bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
+        bug_params: &[],
         twin: true,
     },
     Module {
@@ -289,6 +309,8 @@ pub const MODULES: &[Module] = &[
             p("thr_table_i", Dir::Held, 9216),
             p("compare_i", Dir::Held, 36),
             p("root_min_credits_i", Dir::Held, 216),
+            p("root_rule_i", Dir::Held, 18),
+            p("stall_window_i", Dir::Held, 288),
             p("victim_mask_i", Dir::Held, 18),
             p("packet_size_i", Dir::Held, 144),
             p("marking_rate_i", Dir::Held, 288),
@@ -341,6 +363,7 @@ pub const MODULES: &[Module] = &[
             "BUG_CREDIT_BYPASS",
             "BUG_RR_STUCK",
         ],
+        bug_params: &[("NPorts", 8), ("PW", 3)],
         twin: false,
     },
     Module {
@@ -359,6 +382,7 @@ pub const MODULES: &[Module] = &[
             p("wide_o", Dir::Out, 100),
         ],
         bugs: &[],
+        bug_params: &[],
         twin: false,
     },
 ];
@@ -368,6 +392,15 @@ pub fn module(name: &str) -> Option<&'static Module> {
     MODULES.iter().find(|m| m.name == name)
 }
 
+/// Modules Verilated behind a generated top that registers their held configuration ports and `rst_ni`, as
+/// a switch's configuration registers and reset synchroniser would (`build.rs`, `registered_top`): the
+/// driver releases reset a cycle earlier, and the module sees the same reset and configuration on every
+/// clock edge. Why: Verilator evaluates the logic fed by a top-level input on every `eval`, twice a step
+/// (the shim evaluates before and after the edge), and `ib_switch` gates its outputs with `rst_ni` and reads
+/// its configuration ports nearly everywhere, so almost all of its logic was input-fed; behind registers it
+/// is evaluated once a step, after the edge (the Verilated input-fed code fell from 28 MB to 0.3 MB).
+pub const REGISTERED_TOP: &[&str] = &["ib_switch"];
+
 /// The Verilator `--prefix` (and C symbol prefix) of a module's variant: `V<module>` for the clean RTL,
 /// `V<module>_<bug in lower case>` for a bug variant.
 pub fn prefix(module: &str, bug: Option<&str>) -> String {
@@ -375,6 +408,11 @@ pub fn prefix(module: &str, bug: Option<&str>) -> String {
         None => format!("V{module}"),
         Some(b) => format!("V{module}_{}", b.to_ascii_lowercase()),
     }
+}
+
+/// The Verilator prefix of a module's control model (the clean RTL at its `bug_params`): `V<module>_control`.
+pub fn control_prefix(module: &str) -> String {
+    format!("V{module}_control")
 }
 
 /// The preprocessor macro that builds bug variant `bug` (`BUG_<NAME>` -> `IBCYCLE_FAULT_<NAME>`): defined

@@ -71,6 +71,14 @@ fn exposes(block: &str, bug: &str, seed: u64) -> bool {
             let c = CongDetectBlock::random(seed).0;
             c.threshold != 0 && !c.victim_mask
         }
+        // A window one cycle short shows only under the stall window rule, with a window to shorten, at the
+        // end of a window while congested.
+        ("cong_detect", "BUG_STALL_WINDOW") => {
+            let c = CongDetectBlock::random(seed).0;
+            c.threshold != 0
+                && c.root_rule == rtl_model::blocks::cong_detect::RootRule::StallWindow
+                && c.stall_window != 0
+        }
         // A late expiry shows only when CCTI can rise above CCTI_Min for the timer to lower it, and the timer
         // (up to 65,535 ticks) expires within the bound.
         ("cct_shaper", "BUG_TIMER_LATE") => {

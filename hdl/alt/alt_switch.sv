@@ -51,7 +51,8 @@
 //   configured threshold. An incoming FECN bit is kept.
 // - Its own egress rewrite: the LRH VL and the BTH FECN bit are written into the beats as they stream out and
 //   the VCRC is recomputed byte-serially over the rewritten bytes (ib_switch rewrites no bytes).
-// Configuration ports read for ib_switch's sake only (speedup, mark_enq: the decision is at the grant here)
+// Configuration ports read for ib_switch's sake only (speedup, mark_enq: the decision is at the grant here;
+// root_rule, stall_window: this switch classes root and victim by credit whatever the rule, its own design)
 // are accepted and unused.
 // Limits: IBA-local packets only (no GRH: the FECN bit must be in the first beat), at most SlotBeats beats
 // per packet, at most NSlots packets held per input and SlotMax queued per output VL (assertions stop the
@@ -101,6 +102,8 @@ module alt_switch #(
   input  wire logic [NPorts*NVl*256-1:0]         thr_table_i,
   input  wire logic [NPorts*2-1:0]               compare_i,
   input  wire logic [NPorts*12-1:0]              root_min_credits_i,
+  input  wire logic [NPorts-1:0]                 root_rule_i,
+  input  wire logic [NPorts*16-1:0]              stall_window_i,
   input  wire logic [NPorts-1:0]                 victim_mask_i,
   input  wire logic [NPorts*8-1:0]               packet_size_i,
   input  wire logic [NPorts*16-1:0]              marking_rate_i,
@@ -372,7 +375,7 @@ module alt_switch #(
   // The unused inputs of the stream: a packet's end is its PktLen, and a beat's valid bytes follow from it.
   /* verilator lint_off UNUSEDSIGNAL */
   logic unused_in;
-  assign unused_in = ^{in_eop, in_nbytes, in_keep, speedup_i, mark_enq_i};
+  assign unused_in = ^{in_eop, in_nbytes, in_keep, speedup_i, mark_enq_i, root_rule_i, stall_window_i};
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---------------------------------------------------------------- switching state

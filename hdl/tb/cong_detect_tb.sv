@@ -11,7 +11,8 @@ module cong_detect_tb;
   logic [16*16-1:0]  thr_table;
   logic [1:0]        compare;
   logic [11:0]       root_min_credits, credit_avail;
-  logic              victim_mask;
+  logic              victim_mask, root_rule, stall;
+  logic [15:0]       stall_window;
   logic [NIn*16-1:0] voq_fill;
   logic [6:0]        voq_cnt;
   logic              cong, root, victim, mark_state;
@@ -20,8 +21,9 @@ module cong_detect_tb;
   cong_detect #(.NIn(NIn)) dut (
     .clk_i(clk), .rst_ni(rst_ni),
     .threshold_i(threshold), .thr_table_i(thr_table), .compare_i(compare),
-    .root_min_credits_i(root_min_credits), .victim_mask_i(victim_mask),
-    .voq_fill_i(voq_fill), .voq_cnt_i(voq_cnt), .credit_avail_i(credit_avail),
+    .root_min_credits_i(root_min_credits), .root_rule_i(root_rule), .stall_window_i(stall_window),
+    .victim_mask_i(victim_mask),
+    .voq_fill_i(voq_fill), .voq_cnt_i(voq_cnt), .credit_avail_i(credit_avail), .stall_i(stall),
     .cong_o(cong), .root_o(root), .victim_o(victim), .mark_state_o(mark_state),
     .cfg_err_o(cfg_err)
   );
@@ -32,11 +34,12 @@ module cong_detect_tb;
     open_trace();
     while ($fscanf(fd, "%d", kind) == 1) begin
       if (kind == 0) begin
-        r = $fscanf(fd, "%h %h %h %h %h", threshold, thr_table, compare, root_min_credits, victim_mask);
+        r = $fscanf(fd, "%h %h %h %h %h %h %h", threshold, thr_table, compare, root_min_credits, root_rule,
+                    stall_window, victim_mask);
       end else begin
-        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h", rst_ni, voq_fill, voq_cnt, credit_avail, exp_cong, exp_root,
-                    exp_victim, exp_mark_state, exp_cfg_err);
-        expect_fields(r, 9);
+        r = $fscanf(fd, "%h %h %h %h %h %h %h %h %h %h", rst_ni, voq_fill, voq_cnt, credit_avail, stall, exp_cong,
+                    exp_root, exp_victim, exp_mark_state, exp_cfg_err);
+        expect_fields(r, 10);
         #1;
         check("cong_o", 64'(cong), 64'(exp_cong));
         check("root_o", 64'(root), 64'(exp_root));

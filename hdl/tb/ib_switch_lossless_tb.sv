@@ -75,6 +75,8 @@ module ib_switch_lossless_tb;
   logic [NPorts*NVl*256-1:0]   thr_table;
   logic [NPorts*2-1:0]         compare;
   logic [NPorts*12-1:0]        root_min;
+  logic [NPorts-1:0]           root_rule;
+  logic [NPorts*16-1:0]        stall_window;
   logic [NPorts*8-1:0]         packet_size;
   logic [NPorts*16-1:0]        marking_rate, lfsr_seed;
   logic [NPorts*17-1:0]        lfsr_thresh;
@@ -108,6 +110,7 @@ module ib_switch_lossless_tb;
     .nvl_i(nvl), .speedup_i(speedup), .mark_enq_i(mark_enq), .buf_blocks_i(buf_blocks),
     .fc_interval_i(fc_interval), .fc_on_change_i(1'b1), .fccl_cap_i(12'd2048), .fccl_reset_i(12'd0),
     .threshold_i(threshold), .thr_table_i(thr_table), .compare_i(compare), .root_min_credits_i(root_min),
+    .root_rule_i(root_rule), .stall_window_i(stall_window),
     .victim_mask_i({NPorts{1'b0}}), .packet_size_i(packet_size), .marking_rate_i(marking_rate), .mode_i({NPorts{1'b0}}),
     .lfsr_seed_i(lfsr_seed), .lfsr_thresh_i(lfsr_thresh),
     .hi_vl_i(hi_vl), .hi_weight_i(hi_weight), .hi_n_i(hi_n), .lo_vl_i(lo_vl), .lo_weight_i(lo_weight),
@@ -197,6 +200,9 @@ module ib_switch_lossless_tb;
       threshold[4*p +: 4] = 4'd8;
       compare[2*p +: 2] = 2'd1;
       root_min[12*p +: 12] = 12'd0;
+      // Odd ports class root and victim by the stall window (the detectors' stall input in use).
+      root_rule[p] = p[0];
+      stall_window[16*p +: 16] = 16'd300;
       packet_size[8*p +: 8] = 8'd0;
       marking_rate[16*p +: 16] = 16'd3;
       lfsr_seed[16*p +: 16] = 16'hACE1;

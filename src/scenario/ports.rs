@@ -154,6 +154,10 @@ pub struct SwitchCcOverride {
     pub fill_comparison: Option<FillCompare>,
     /// Credit (blocks) from which a congested port-VL is a root.
     pub root_min_credits: Option<u16>,
+    /// How root and victim are told apart.
+    pub root_rule: Option<switch_asic::config::RootRule>,
+    /// Cycles a credit stall keeps a port-VL a victim (the stall window rule).
+    pub stall_window: Option<u32>,
     /// Threshold mapping.
     pub threshold_map: Option<ThresholdMap>,
     /// When FECN is decided.
@@ -175,6 +179,8 @@ impl SwitchCcOverride {
             mark_mode: self.mark_mode.unwrap_or(base.mark_mode),
             fill_comparison: self.fill_comparison.unwrap_or(base.fill_comparison),
             root_min_credits: self.root_min_credits.unwrap_or(base.root_min_credits),
+            root_rule: self.root_rule.unwrap_or(base.root_rule),
+            stall_window: self.stall_window.unwrap_or(base.stall_window),
             threshold_map: self.threshold_map.unwrap_or(base.threshold_map),
             mark_point: self.mark_point.unwrap_or(base.mark_point),
             victim_ports_all: base.victim_ports_all,
@@ -185,6 +191,9 @@ impl SwitchCcOverride {
     pub fn check(&self, ports: u8) -> Result<(), String> {
         if let Some(t) = self.threshold.filter(|&t| t > 15) {
             return Err(format!("threshold: {t} is above 15"));
+        }
+        if let Some(w) = self.stall_window {
+            super::check_stall_window(w)?;
         }
         if let Some(r) = self
             .root_min_credits
@@ -317,6 +326,9 @@ impl SwitchSettings {
                 || self.cc.victim_ports_all[usize::from(port / 64)] >> (port % 64) & 1 != 0,
             compare: self.cc.fill_comparison,
             root_min_credits: self.cc.root_min_credits,
+            root_rule: self.cc.root_rule,
+            // Checked to be within 16 bits where the scenario is read.
+            stall_window: u16::try_from(self.cc.stall_window).unwrap_or(u16::MAX),
             threshold_map: self.cc.threshold_map,
             mark_point: self.cc.mark_point,
             ..PortCc::default()

@@ -26,7 +26,7 @@ pub const DATA_VLS_MAX: u8 = 15;
 /// VCRC 2 (the same sum as `rtl_model::blocks::MAX_PKT_BLOCKS`).
 pub const MAX_HEADER_BYTES: u32 = 82;
 
-pub use rtl_model::blocks::cong_detect::{FillCompare, ThresholdMap};
+pub use rtl_model::blocks::cong_detect::{FillCompare, RootRule, ThresholdMap};
 pub use rtl_model::blocks::credit_rx::FcPolicy;
 pub use rtl_model::blocks::fecn_marker::MarkMode;
 pub use rtl_model::link::ConfigError;
@@ -130,8 +130,15 @@ pub struct PortCc {
     /// When an IB port decides FECN (RoCEv2-mode ports decide ECN CE at dequeue, at arbitration, as seed
     /// 001 defines its detections).
     pub mark_point: MarkPoint,
-    /// Credit (blocks) at or above which a congested port-VL is a root.
+    /// Credit (blocks) at or above which a congested port-VL is a root ([`RootRule::Credit`]).
     pub root_min_credits: u16,
+    /// How a congested port-VL is classed root or victim (`cong_detect`'s [`RootRule`]) on an IB port
+    /// (default [`RootRule::StallWindow`]: the credit rule misreads a busy root whose partner's buffer is
+    /// small, see [`RootRule`]). A RoCEv2 (PFC) port's IB detector always takes the credit rule, which is
+    /// RCM-1a's own (a paused priority is a victim).
+    pub root_rule: RootRule,
+    /// Cycles a credit stall keeps a port-VL a victim under [`RootRule::StallWindow`].
+    pub stall_window: u16,
     /// Counting method of Marking_Rate.
     pub mark_mode: MarkMode,
     /// LFSR seed (nonzero).
@@ -142,7 +149,8 @@ pub struct PortCc {
 
 impl Default for PortCc {
     /// The Mellanox CC manager's switch settings (Threshold 15, Packet_Size 8, Marking_Rate 10) and the
-    /// detector defaults of `cong_detect::Config::new`.
+    /// detector defaults of `cong_detect::Config::new`, but for the root rule: the stall window (of
+    /// [`cong_detect::DEFAULT_STALL_WINDOW`] cycles) rather than the block's credit rule.
     fn default() -> Self {
         PortCc {
             threshold: 15,
@@ -154,6 +162,8 @@ impl Default for PortCc {
             threshold_map: ThresholdMap::BeyondOnePacket,
             mark_point: MarkPoint::Enqueue,
             root_min_credits: rtl_model::blocks::MAX_PKT_BLOCKS.into(),
+            root_rule: RootRule::StallWindow,
+            stall_window: cong_detect::DEFAULT_STALL_WINDOW,
             mark_mode: MarkMode::Counter,
             lfsr_seed: fecn_marker::LFSR_SEED_DEFAULT,
             roce_detect: RoceDetect::IbRootVictim,
@@ -180,6 +190,8 @@ impl PortCc {
             .unwrap_or_else(|| self.threshold_map.table(buf_blocks, pkt_blocks));
         c.compare = self.compare;
         c.root_min_credits = self.root_min_credits;
+        c.root_rule = self.root_rule;
+        c.stall_window = self.stall_window;
         c.victim_mask = self.victim_mask;
         c
     }

@@ -99,6 +99,12 @@ impl LazyCycles {
         }
     }
 
+    /// Whether the state is on (as last set).
+    #[inline]
+    pub(crate) fn is_on(&self) -> bool {
+        self.since.is_some()
+    }
+
     /// Cycles counted before cycle `now`.
     pub(crate) fn read(&self, now: u64) -> u64 {
         self.total + self.since.map_or(0, |s| now.saturating_sub(s))

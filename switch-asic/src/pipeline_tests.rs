@@ -128,11 +128,12 @@ fn departure(in_rate: LinkRate, out_rate: LinkRate) -> u64 {
 
 #[test]
 fn cut_through_unless_the_output_is_faster() {
-    // Head in at cycle 1. Same rate or slower output: out two cycles later.
-    assert_eq!(departure(r(8, 1), r(8, 1)), 2);
-    assert_eq!(departure(r(8, 1), r(4, 1)), 2);
-    // Faster output: it waits for the tail, in at cycle 1 + ceil(1050 / 4) - 1 = 263, queued from then on.
-    assert_eq!(departure(r(4, 1), r(8, 1)), 264);
+    // Head handed in at cycle 1, the switch's input at cycle 2 (the registered ingress stage). Same rate or
+    // slower output: out two cycles after that.
+    assert_eq!(departure(r(8, 1), r(8, 1)), 3);
+    assert_eq!(departure(r(8, 1), r(4, 1)), 3);
+    // Faster output: it waits for the tail, in at cycle 2 + ceil(1050 / 4) - 1 = 264, queued from then on.
+    assert_eq!(departure(r(4, 1), r(8, 1)), 265);
 }
 
 /// Hands 8 packets into port 0 (64 B/cycle) alternately for ports 1 and 2 (8 B/cycle each) and returns the
@@ -244,8 +245,10 @@ fn bad_hand_ins_are_refused_not_panics() {
         Err(RxError::BadVl(1, 3))
     );
     sw.step();
-    // A head while the previous packet (1026 bytes, 129 cycles) is still arriving: refused and counted.
+    // A head while the previous packet (1026 bytes, 129 cycles) is still arriving: refused and counted when
+    // the switch takes it, in the cycle after its hand-in (the registered ingress stage).
     sw.rx_packet(0, s).unwrap();
+    sw.step();
     sw.step();
     assert_eq!(sw.rx_errors(), 5);
     // A packet on a VL the port lacks is counted too, and the switch carries on.
@@ -255,6 +258,7 @@ fn bad_hand_ins_are_refused_not_panics() {
     let mut d = pkt(1, 10);
     d.vl = 5;
     sw.rx_packet(0, PacketStart { desc: d, offset: 0 }).unwrap();
+    sw.step();
     sw.step();
     assert_eq!(sw.rx_errors(), 6);
     assert_eq!(sw.counters(0, 0).rcv_pkts, 1);

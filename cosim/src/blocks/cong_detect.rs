@@ -11,9 +11,11 @@
 //! so sums must not wrap; sparse fills) and otherwise nudges one or two lanes by one block, so fills walk
 //! across the exact threshold. The lane count is mostly fixed per phase, sometimes any value including
 //! above 64; lanes at or above the count hold junk the RTL must ignore. Credit sits near
-//! `root_min_credits` half the time, else any 16-bit value (the RTL sees 12 bits). Configurations: random
-//! or linear threshold tables, every Threshold 0..15, every comparison, both Victim_Mask values. Rare resets
-//! of 1-3 cycles.
+//! `root_min_credits` half the time, else any 16-bit value (the RTL sees 12 bits). `stall_i` comes in runs
+//! and gaps of about 32 cycles (it toggles in one cycle of 32), so stall windows of up to some 60 cycles
+//! run out between stalls and longer ones are reloaded before they do. Configurations: random or linear
+//! threshold tables, every Threshold 0..15, every comparison, both root rules with windows of 0, 1..64 or
+//! any 16-bit length, both Victim_Mask values. Rare resets of 1-3 cycles.
 
 use super::{held, held_wide, Block};
 use crate::check::CosimError;
@@ -21,7 +23,7 @@ use crate::cover::{bin, count, event, Cover, Hits, Point};
 use crate::ports::{PortValue, Ports, Wide};
 use crate::rng::Rng;
 use rtl_model::blocks::cong_detect::{
-    linear_thr_table, Config, CongDetect, FillCompare, In, Out, MAX_INPUTS,
+    linear_thr_table, Config, CongDetect, FillCompare, In, Out, RootRule, MAX_INPUTS,
 };
 use rtl_model::clocked::Clocked;
 
@@ -48,6 +50,8 @@ pub struct CongIn {
     pub voq_cnt_i: u8,
     /// Credit of this output VL (12 bits on the RTL port).
     pub credit_avail_i: u16,
+    /// The output VL stalled for credit this cycle.
+    pub stall_i: bool,
 }
 
 impl Default for CongIn {
@@ -57,12 +61,19 @@ impl Default for CongIn {
             voq_fill_i: [0; MAX_INPUTS],
             voq_cnt_i: 0,
             credit_avail_i: 0,
+            stall_i: false,
         }
     }
 }
 
 impl Ports for CongIn {
-    const NAMES: &'static [&'static str] = &["rst_ni", "voq_fill_i", "voq_cnt_i", "credit_avail_i"];
+    const NAMES: &'static [&'static str] = &[
+        "rst_ni",
+        "voq_fill_i",
+        "voq_cnt_i",
+        "credit_avail_i",
+        "stall_i",
+    ];
 
     fn get(&self, i: usize) -> Wide {
         match i {
@@ -76,6 +87,7 @@ impl Ports for CongIn {
             }
             2 => self.voq_cnt_i.into(),
             3 => self.credit_avail_i.into(),
+            4 => self.stall_i.into(),
             _ => Wide::ZERO,
         }
     }
@@ -92,6 +104,7 @@ impl Ports for CongIn {
             voq_fill_i,
             voq_cnt_i: u8::from_wide(&at(2)),
             credit_avail_i: u16::from_wide(&at(3)),
+            stall_i: bool::from_wide(&at(4)),
         }
     }
 }
@@ -119,6 +132,7 @@ impl Clocked for CongDetectTwin {
             rst_ni: i.rst_ni,
             voq_fill_i: &i.voq_fill_i[..n],
             credit_avail_i: i.credit_avail_i,
+            stall_i: i.stall_i,
         })
     }
 
@@ -219,7 +233,8 @@ impl Iterator for CongDetectStim {
 
     fn next(&mut self) -> Option<CongIn> {
         // One draw decides the cycle (bit fields of `ev`), so the stimulus costs a small part of the model's
-        // eval: reset 0..15, regeneration 15..18, lane count 18..23, nudges 23..38, credit 38..58.
+        // eval: reset 0..15, regeneration 15..18, lane count 18..23, nudges 23..38, credit 38..58, stall
+        // 58..63.
         let ev = self.rng.next_u64();
         let field = |at: u32, bits: u32| (ev >> at) & ((1 << bits) - 1);
         if self.rst_left == 0 && field(0, 15) == 0 {
@@ -260,6 +275,9 @@ impl Iterator for CongDetectStim {
         } else {
             field(42, 16) as u16
         };
+        if field(58, 5) == 0 {
+            self.cur.stall_i = !self.cur.stall_i;
+        }
         self.cur.rst_ni = self.rst_left == 0;
         self.rst_left = self.rst_left.saturating_sub(1);
         Some(self.cur)
@@ -314,11 +332,22 @@ impl Block for CongDetectBlock {
             } else {
                 r.below(0x1000) as u16
             },
+            root_rule: RootRule::Credit,
+            stall_window: 0,
             victim_mask: r.pct(50),
+        };
+        // Drawn last, so the settings above are those the same seed drew before the rule existed.
+        if r.pct(50) {
+            cfg.root_rule = RootRule::StallWindow;
+        }
+        cfg.stall_window = match r.below(8) {
+            0 => 0,
+            1 => r.next_u64() as u16,
+            _ => r.range(1, 64) as u16,
         };
         // Corner c has Threshold c (each Threshold in turn), the comparisons in turn, Victim_Mask clear in
         // every other (victims that must not mark), Root_Min_Credits 0 (never a victim) in one and 4,095
-        // (mostly victims) in two.
+        // (mostly victims) in two, the stall window rule in the other odd ones (windows of 1 to 41 cycles).
         if let Some(c) = corner {
             cfg.threshold = c as u8;
             cfg.compare = [
@@ -331,6 +360,11 @@ impl Block for CongDetectBlock {
                 6 => cfg.root_min_credits = 0,
                 7 | 9 => cfg.root_min_credits = 0xfff,
                 _ => {}
+            }
+            cfg.root_rule = RootRule::Credit;
+            if c % 2 == 1 && c != 7 && c != 9 {
+                cfg.root_rule = RootRule::StallWindow;
+                cfg.stall_window = (1 + 5 * (c / 2)) as u16;
             }
         }
         let stim = CongDetectStim {
@@ -354,6 +388,8 @@ impl Block for CongDetectBlock {
             ("thr_table_i", table),
             ("compare_i", compare_code(cfg.compare).into()),
             ("root_min_credits_i", cfg.root_min_credits.into()),
+            ("root_rule_i", cfg.root_rule.code().into()),
+            ("stall_window_i", cfg.stall_window.into()),
             ("victim_mask_i", cfg.victim_mask.into()),
         ]
     }
@@ -376,6 +412,12 @@ impl Block for CongDetectBlock {
             thr_table,
             compare,
             root_min_credits: held(v, "root_min_credits_i")? as u16,
+            root_rule: if held(v, "root_rule_i")? != 0 {
+                RootRule::StallWindow
+            } else {
+                RootRule::Credit
+            },
+            stall_window: held(v, "stall_window_i")? as u16,
             victim_mask: held(v, "victim_mask_i")? != 0,
         };
         cfg.validate().map_err(|e| e.to_string())?;
@@ -408,6 +450,10 @@ pub struct CongDetectCovState {
     threshold: u8,
     victim_mask: bool,
     last_cong: bool,
+    /// The stall window rule with a nonzero window.
+    stall_rule: bool,
+    /// The model's `stall_left_q` after the last sampled edge: the value this cycle's outputs read.
+    last_left: u16,
 }
 
 impl Cover for CongDetectCover {
@@ -458,11 +504,21 @@ impl Cover for CongDetectCover {
             "threshold_upper",
             "Threshold 8 to 15 (the 4-bit index's top bit set)",
         ),
+        bin("root_rule_stall", "the stall window root rule"),
+        event(
+            "victim_by_stall",
+            "a victim under the stall window rule (a stall in the window)",
+        ),
+        event(
+            "stall_window_end",
+            "congested in the last cycle of a stall window (a victim, a root the cycle after)",
+        ),
     ];
     const EXPOSED_BY: &'static [(&'static str, &'static str)] = &[
         ("BUG_THRESHOLD_OFF_BY_ONE", "fill_at_threshold"),
         ("BUG_VICTIM_MASK", "victim_unmasked"),
         ("BUG_THRESHOLD_INDEX", "threshold_upper"),
+        ("BUG_STALL_WINDOW", "stall_window_end"),
     ];
     type Config = Config;
     type In = CongIn;
@@ -480,6 +536,7 @@ impl Cover for CongDetectCover {
         count(h, 6, c.root_min_credits == 0);
         count(h, 7, c.root_min_credits == 0xfff);
         count(h, 30, c.threshold >= 8);
+        count(h, 31, c.root_rule == RootRule::StallWindow);
         let mut lower = *c;
         for e in lower.thr_table.iter_mut() {
             *e = e.saturating_sub(1);
@@ -493,6 +550,8 @@ impl Cover for CongDetectCover {
             threshold: c.threshold & 15,
             victim_mask: c.victim_mask,
             last_cong: false,
+            stall_rule: c.root_rule == RootRule::StallWindow && c.stall_window != 0,
+            last_left: 0,
         }
     }
 
@@ -522,7 +581,10 @@ impl Cover for CongDetectCover {
         // Points 13..=27 are Threshold 1..=15; Threshold 0 never marks (its slot, 12, is not counted).
         h[12 + usize::from(st.threshold)] += u64::from(on & o.mark_state_o & (st.threshold != 0));
         count(h, 28, !on);
+        count(h, 32, on & st.stall_rule & o.victim_o);
+        count(h, 33, on & st.stall_rule & o.cong_o & (st.last_left == 1));
         st.last_cong = o.cong_o & on;
+        st.last_left = m.0.stall_left_q;
     }
 }
 
@@ -559,6 +621,8 @@ pub mod rtl {
                 thr_table_i,
                 compare_i: compare_code(cfg.compare).into(),
                 root_min_credits_i: cfg.root_min_credits.into(),
+                root_rule_i: cfg.root_rule.code().into(),
+                stall_window_i: cfg.stall_window.into(),
                 victim_mask_i: cfg.victim_mask.into(),
                 ..CongDetectIo::default()
             };
@@ -582,6 +646,7 @@ pub mod rtl {
             }
             io.voq_cnt_i = u32::from(i.voq_cnt_i) & mask(CNT_WIDTH);
             io.credit_avail_i = u32::from(i.credit_avail_i) & mask(CREDIT_WIDTH);
+            io.stall_i = i.stall_i.into();
         }
     }
 

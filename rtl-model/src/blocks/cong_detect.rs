@@ -12,14 +12,18 @@
 //! | `rst_ni`         | in  | 1       | synchronous reset, active low                                        |
 //! | `voq_fill_i`     | in  | N x 16  | fill of each input port's VoQ for this output and VL, in blocks (N <= 64) |
 //! | `credit_avail_i` | in  | 12      | credit of this output VL in blocks (`credit_tx` `avail_o`)           |
+//! | `stall_i`        | in  | 1       | this cycle the output VL has a packet ready and cannot send it for   |
+//! |                  |     |         | lack of credit (the switch's PortXmitWait condition)                 |
 //! | `cong_o`         | out | 1       | `over`: over the fill threshold, decided from the registered state   |
-//! | `root_o`         | out | 1       | `over && credit_ok_q`                                                |
-//! | `victim_o`       | out | 1       | `over && !credit_ok_q`                                               |
+//! | `root_o`         | out | 1       | `over && root_ok`: `credit_ok_q` under [`RootRule::Credit`],         |
+//! |                  |     |         | `stall_left_q == 0` under [`RootRule::StallWindow`]                  |
+//! | `victim_o`       | out | 1       | `over && !root_ok`                                                   |
 //! | `mark_state_o`   | out | 1       | `root_o || (victim_o && victim_mask)`: packets here may get FECN     |
 //!
 //! Outputs reflect the inputs of the previous cycle (one cycle of detection latency), split at the register
 //! as the RTL splits it: a step reduces the lanes to the registered state (the RTL's `*_q`, same names:
-//! [`CongDetect::lane_over_q`], [`CongDetect::sum_q`], [`CongDetect::n_q`], [`CongDetect::credit_ok_q`]),
+//! [`CongDetect::lane_over_q`], [`CongDetect::sum_q`], [`CongDetect::n_q`], [`CongDetect::credit_ok_q`],
+//! [`CongDetect::stall_left_q`]),
 //! and the outputs are decided from that state and the configuration alone ([`CongDetect::outputs`]: the
 //! sum and the per-contributor product are compared with the threshold there). With the configuration held
 //! constant, as a `CongDetect` holds it, every output is the decision on the previous cycle's inputs.
@@ -39,9 +43,15 @@
 //!   2 KiB packet in a 512-block buffer. Entry 0 is never used.
 //! - [`FillCompare`]: which fill is compared, the three variants of Gran & Reinemo. Congested means strictly
 //!   above the threshold (`fill > thr`).
-//! - Root rule: root when `credit_avail_i >= root_min_credits` ([`Config::root_min_credits`], default
+//! - [`RootRule`]: how a congested port-VL is classed root or victim. [`RootRule::Credit`] (the default):
+//!   root when `credit_avail_i >= root_min_credits` ([`Config::root_min_credits`], default
 //!   [`MAX_PKT_BLOCKS`] = 66 blocks, enough for one maximum packet: an output that cannot send its largest
-//!   packet is held up downstream, a victim).
+//!   packet is held up downstream, a victim). [`RootRule::StallWindow`]: a victim when its output stalled
+//!   for credit with a packet ready (`stall_i`) in one of the last [`Config::stall_window`] cycles, else a
+//!   root. Why both: [`RootRule`].
+//! - Exact lazy stepping: a switch clocks a detector only when its inputs change. With inputs held, only
+//!   the stall countdown moves, so [`CongDetect::skip_held`] applies `n` such edges at once and
+//!   [`CongDetect::peek_held`] gives the outputs `n` edges ahead without stepping.
 //! - Inputs beyond the 64th VoQ are ignored (the RTL has 64 lanes; the switch never passes more).
 
 use super::{check_max, mask, ConfigError, MAX_PKT_BLOCKS};
@@ -53,6 +63,48 @@ pub const MAX_INPUTS: usize = 64;
 pub const THRESHOLD_MAX: u8 = 15;
 /// Width of `credit_avail_i`, bits.
 pub const CREDIT_WIDTH: u32 = 12;
+/// Width of `stall_window_i` and `stall_left_q`, bits: windows up to 65,535 cycles (the prototype's
+/// windows of 300 to 4,000 cycles, with room for slower links' credit round trips).
+pub const STALL_WINDOW_WIDTH: u32 = 16;
+
+/// How a congested port-VL is classed root (its output can send: the congestion is here; its packets may
+/// be marked) or victim (held up downstream; marks only under Victim_Mask). The IB specification leaves
+/// the rule to the switch designer (seed 000, section 3.2.1).
+///
+/// Why a second rule: [`RootRule::Credit`] reads the credit a port has at one cycle, and the credit of a
+/// busy root port dips each time a packet starts and comes back only with the next flow-control update (a
+/// round trip later): on a 2-port switch at Gran's scenario 1 settings the root port's credit dips from 95
+/// to 62 blocks for about 200 cycles after each 33-block packet start, below the 66 of one maximum packet,
+/// so the root reads as a victim at some start offsets and its uncapped flow is never marked
+/// (docs/cc-fidelity.md section 4); a threshold of one MTU packet (34) instead turns RR-CC's victim into a
+/// root (`tests/rrcc.rs`). No fixed credit threshold separates the two (seed 002: periodically updated
+/// credits confuse root/victim detection). [`RootRule::StallWindow`] asks instead whether the output
+/// actually waited for credit with a packet ready, which a root at full rate never does; a prototype of it
+/// kept all 13 of Gran's start offsets fair (Jain 0.957 to 0.994), the shipped Gran scenario at 0.977,
+/// Cao's at 0.998 and RR-CC's victim at its full rate, for windows of 300, 1,100 and 4,000 cycles. Built
+/// here (the switch's stall from its XmitWait condition, Rust and RTL), on the registered-ingress timing:
+/// the credit rule fails Gran's fairness at 5 of 14 start offsets, the stall window at none (last-phase
+/// Jain 0.957 to 0.998 over windows of 300, 1,100 and 4,000), and RR-CC's runs are the same under both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootRule {
+    /// Root when `credit_avail_i >= root_min_credits` (RTL `root_rule_i` 0).
+    #[default]
+    Credit,
+    /// Victim when `stall_i` was set in one of the last `stall_window` cycles, else root (RTL
+    /// `root_rule_i` 1). A window of 0 never counts a stall: every congested port-VL is a root.
+    StallWindow,
+}
+
+impl RootRule {
+    /// The RTL's `root_rule_i`.
+    pub fn code(self) -> u8 {
+        match self {
+            RootRule::Credit => 0,
+            RootRule::StallWindow => 1,
+        }
+    }
+}
 
 /// Which fill is compared against the threshold (seed 000, section 3.2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -119,6 +171,13 @@ pub fn linear_thr_table(buf_blocks: u16) -> [u16; 16] {
     t
 }
 
+/// Default [`Config::stall_window`], cycles: about five credit round trips of a 2-port switch at the IB
+/// rates the scenarios use (a round trip is about 200 cycles), so the window spans the gaps between a
+/// victim's stalls, whose credit returns one flow-control update at a time. Windows of 300, 1,100 and
+/// 4,000 cycles all pass Gran's scenario 1 at 14 start offsets (runs at 1,100 and 4,000 are identical);
+/// 1,100 sits inside that range with room on both sides (docs/cc-fidelity.md, section 4).
+pub const DEFAULT_STALL_WINDOW: u16 = 1100;
+
 /// `cfg_err_o` bit (RTL only): `compare_i` is 3, a reserved encoding (behaves as [`FillCompare::PerVoq`]).
 pub const CFG_ERR_COMPARE_RESERVED: u8 = 1 << 0;
 /// Width of `cfg_err_o`, bits.
@@ -133,8 +192,13 @@ pub struct Config {
     pub thr_table: [u16; 16],
     /// Which fill is compared.
     pub compare: FillCompare,
-    /// Credit (blocks) at or above which a congested port-VL is a root (12 bits).
+    /// Credit (blocks) at or above which a congested port-VL is a root (12 bits; [`RootRule::Credit`]).
     pub root_min_credits: u16,
+    /// How root and victim are told apart.
+    pub root_rule: RootRule,
+    /// Cycles a stall keeps the port-VL a victim ([`RootRule::StallWindow`]; 16 bits, the RTL's
+    /// `stall_window_i`).
+    pub stall_window: u16,
     /// This port's bit of Victim_Mask: victims mark too.
     pub victim_mask: bool,
 }
@@ -142,14 +206,17 @@ pub struct Config {
 impl Config {
     /// Defaults for a VoQ buffer of `buf_blocks`: the default mapping ([`ThresholdMap::BeyondOnePacket`],
     /// beyond one packet of the largest MTU),
-    /// the summed comparison, root at one maximum packet of credit, Victim_Mask clear, and the Mellanox CC
-    /// manager's Threshold 15.
+    /// the summed comparison, root at one maximum packet of credit (the credit rule; the stall window at
+    /// its default, [`DEFAULT_STALL_WINDOW`], should the rule be changed), Victim_Mask clear, and the
+    /// Mellanox CC manager's Threshold 15.
     pub fn new(buf_blocks: u16) -> Self {
         Config {
             threshold: 15,
             thr_table: ThresholdMap::default().table(buf_blocks, MAX_PKT_BLOCKS.into()),
             compare: FillCompare::SumVoqs,
             root_min_credits: MAX_PKT_BLOCKS.into(),
+            root_rule: RootRule::Credit,
+            stall_window: DEFAULT_STALL_WINDOW,
             victim_mask: false,
         }
     }
@@ -181,6 +248,8 @@ pub struct In<'a> {
     pub voq_fill_i: &'a [u16],
     /// Credit available on this output VL (12 bits).
     pub credit_avail_i: u16,
+    /// The output VL has a packet ready and cannot send it for lack of credit this cycle.
+    pub stall_i: bool,
 }
 
 /// Output ports (all registered).
@@ -220,8 +289,13 @@ pub struct CongDetect {
     /// Last cycle's count of valid lanes with a non-zero fill (0..=64; kept under
     /// [`FillCompare::SumPerContributor`]).
     pub n_q: u8,
-    /// Last cycle's `credit_avail_i >= root_min_credits` (the root rule's compare).
+    /// Last cycle's `credit_avail_i >= root_min_credits` (the credit rule's compare).
     pub credit_ok_q: bool,
+    /// Edges left in the stall window: loaded with `stall_window` on an edge with `stall_i` set, else one
+    /// less down to 0 (0: no stall in the last `stall_window` cycles). Kept under either rule, as the RTL
+    /// keeps it. Never above `stall_window`, and equal to it (a nonzero window) exactly after an edge with
+    /// `stall_i` set, which is how [`CongDetect::skip_held`] knows the held input.
+    pub stall_left_q: u16,
 }
 
 /// The lanes of one cycle reduced to what the decision needs: the next registered state.
@@ -242,6 +316,7 @@ impl CongDetect {
             sum_q: 0,
             n_q: 0,
             credit_ok_q: false,
+            stall_left_q: 0,
         })
     }
 
@@ -267,10 +342,21 @@ impl CongDetect {
     }
 
     /// The outputs shown this cycle (decided from the registers).
+    #[inline]
     pub fn outputs(&self) -> Out {
+        self.outputs_at(self.stall_left_q)
+    }
+
+    /// The outputs with `stall_left` in place of `stall_left_q` (the other registers as they are).
+    #[inline]
+    fn outputs_at(&self, stall_left: u16) -> Out {
         let over = self.over();
-        let root = over && self.credit_ok_q;
-        let victim = over && !self.credit_ok_q;
+        let root_ok = match self.cfg.root_rule {
+            RootRule::Credit => self.credit_ok_q,
+            RootRule::StallWindow => stall_left == 0,
+        };
+        let root = over && root_ok;
+        let victim = over && !root_ok;
         Out {
             cong_o: over,
             root_o: root,
@@ -339,6 +425,7 @@ impl CongDetect {
             self.sum_q = 0;
             self.n_q = 0;
             self.credit_ok_q = false;
+            self.stall_left_q = 0;
             return Out::default();
         }
         let out = self.outputs();
@@ -348,7 +435,46 @@ impl CongDetect {
         self.sum_q = r.sum;
         self.n_q = r.n;
         self.credit_ok_q = credit >= self.cfg.root_min_credits;
+        self.stall_left_q = if i.stall_i {
+            self.cfg.stall_window
+        } else {
+            self.stall_left_q.saturating_sub(1)
+        };
         out
+    }
+
+    /// Whether the last edge had `stall_i` set (reset and its held inputs aside): `stall_left_q` is the
+    /// window exactly then (a nonzero window; without a stall it is at most one less).
+    #[inline]
+    fn stalled_last(&self) -> bool {
+        self.cfg.stall_window != 0 && self.stall_left_q == self.cfg.stall_window
+    }
+
+    /// `stall_left_q` after `n` more edges with the last edge's inputs held.
+    #[inline]
+    fn stall_left_after(&self, n: u64) -> u16 {
+        if self.stalled_last() {
+            self.stall_left_q
+        } else {
+            // At most 65,535 left: any larger `n` reaches 0.
+            self.stall_left_q
+                .saturating_sub(n.min(u64::from(u16::MAX)) as u16)
+        }
+    }
+
+    /// Applies `n` edges with the inputs of the last edge held (the same fills, credit and `stall_i`; reset
+    /// held too, if the last edge was a reset). Exact: the registers reduced from the lanes and the credit
+    /// reload the same values, so only the stall countdown moves (a held stall keeps reloading the window).
+    #[inline]
+    pub fn skip_held(&mut self, n: u64) {
+        self.stall_left_q = self.stall_left_after(n);
+    }
+
+    /// The outputs [`CongDetect::outputs`] would show after `n` edges with the inputs of the last edge held
+    /// ([`CongDetect::skip_held`]), without stepping.
+    #[inline]
+    pub fn peek_held(&self, n: u64) -> Out {
+        self.outputs_at(self.stall_left_after(n))
     }
 }
 
@@ -372,16 +498,18 @@ impl Clocked for CongDetect {
             rst_ni: true,
             voq_fill_i: &[],
             credit_avail_i: 0,
+            stall_i: false,
         }
     }
 
     fn next_event(&self) -> Option<u64> {
-        // With empty VoQs (and no credit) the state becomes that of an idle edge after one edge and then
-        // holds.
+        // With empty VoQs (and no credit, no stall) the state becomes that of an idle edge after one edge
+        // and then holds, but for the stall countdown, which moves every edge until 0.
         if self.lane_over_q
             || self.sum_q != 0
             || self.n_q != 0
             || self.credit_ok_q != (self.cfg.root_min_credits == 0)
+            || self.stall_left_q != 0
         {
             Some(1)
         } else {
@@ -393,6 +521,8 @@ impl Clocked for CongDetect {
         if n > 0 {
             let idle = self.idle_input();
             self.step_with(&idle);
+            // The first idle edge had no stall: the rest only count down.
+            self.skip_held(n - 1);
         }
     }
 }
@@ -417,6 +547,7 @@ mod tests {
             rst_ni: true,
             voq_fill_i: fill,
             credit_avail_i: credit,
+            stall_i: false,
         }
     }
 
@@ -587,6 +718,129 @@ mod tests {
         assert_eq!(d.outputs(), Out::default());
     }
 
+    /// The stall window: a stall makes a congested port-VL a victim from the next cycle for `stall_window`
+    /// cycles, whatever its credit; the credit rule ignores stalls.
+    #[test]
+    fn stall_window_classes_root_and_victim() {
+        let mut cfg = Config::new(107);
+        cfg.thr_table = linear_thr_table(107);
+        cfg.threshold = 1;
+        cfg.root_rule = RootRule::StallWindow;
+        cfg.stall_window = 3;
+        let mut d = CongDetect::new(cfg).unwrap();
+        let stall = |s| In {
+            stall_i: s,
+            ..at(&[101], 0)
+        };
+        d.step_with(&stall(false));
+        assert!(
+            d.outputs().root_o,
+            "no stall, no credit: a root under this rule"
+        );
+        d.step_with(&stall(true));
+        assert_eq!(d.stall_left_q, 3);
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            seen.push(d.outputs().victim_o);
+            d.step_with(&stall(false));
+        }
+        assert_eq!(
+            seen,
+            [true, true, true, false, false],
+            "3 cycles after the stall"
+        );
+        assert!(d.outputs().root_o && d.outputs().mark_state_o);
+        // The credit rule keeps the countdown (as the RTL does) but does not read it.
+        cfg.root_rule = RootRule::Credit;
+        let mut d = CongDetect::new(cfg).unwrap();
+        d.step_with(&In {
+            stall_i: true,
+            ..at(&[101], 4095)
+        });
+        assert_eq!(d.stall_left_q, 3);
+        assert!(d.outputs().root_o);
+        // A window of 0: never a victim.
+        cfg.root_rule = RootRule::StallWindow;
+        cfg.stall_window = 0;
+        let mut d = CongDetect::new(cfg).unwrap();
+        d.step_with(&stall(true));
+        assert!(d.outputs().root_o);
+        assert_eq!(RootRule::default(), RootRule::Credit);
+        assert_eq!(
+            (RootRule::Credit.code(), RootRule::StallWindow.code()),
+            (0, 1)
+        );
+    }
+
+    /// Idle edges count the window down: `next_event` stays `Some` until it is out, and `skip` equals
+    /// stepping idle edges one by one.
+    #[test]
+    fn idle_skip_counts_the_window_down() {
+        let mut cfg = Config::new(107);
+        cfg.root_rule = RootRule::StallWindow;
+        cfg.stall_window = 10;
+        let mut d = CongDetect::new(cfg).unwrap();
+        d.step_with(&In {
+            stall_i: true,
+            ..at(&[200], 0)
+        });
+        let mut e = d.clone();
+        let idle = d.idle_input();
+        for _ in 0..7 {
+            e.step_with(&idle);
+        }
+        d.skip(7);
+        assert_eq!(d, e);
+        assert_eq!(d.stall_left_q, 3);
+        assert_eq!(d.next_event(), Some(1));
+        d.skip(100);
+        assert_eq!(d.stall_left_q, 0);
+        assert_eq!(d.next_event(), None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// `skip_held(n)` is `n` edges with the last inputs held, and `peek_held(n)` shows the outputs after
+        /// them, for any sequence of inputs and resets, under both rules and any window.
+        #[test]
+        fn skip_and_peek_held_equal_stepping(
+            steps in proptest::collection::vec(
+                (any::<bool>(), 0u16..4, 0u16..300, prop_oneof![3 => Just(false), 1 => Just(true)], 0u64..40),
+                1..40,
+            ),
+            window in prop_oneof![Just(0u16), 1u16..50, Just(u16::MAX)],
+            stall_rule in any::<bool>(),
+            root_min in 0u16..200,
+        ) {
+            let mut cfg = Config::new(107);
+            cfg.thr_table = linear_thr_table(107);
+            cfg.threshold = 1;
+            cfg.root_min_credits = root_min;
+            cfg.root_rule = if stall_rule { RootRule::StallWindow } else { RootRule::Credit };
+            cfg.stall_window = window;
+            let mut lazy = CongDetect::new(cfg).unwrap();
+            let mut eager = lazy.clone();
+            for (rst, fill, credit, stall, held) in steps {
+                let fill = [fill * 60];
+                let i = In {
+                    rst_ni: !(rst && fill[0] == 0 && credit < 20),
+                    voq_fill_i: &fill,
+                    credit_avail_i: credit,
+                    stall_i: stall,
+                };
+                prop_assert_eq!(lazy.step_with(&i), eager.step_with(&i));
+                for n in 0..held {
+                    prop_assert_eq!(lazy.peek_held(n), eager.outputs(), "peek {} of {}", n, held);
+                    eager.step_with(&i);
+                }
+                prop_assert_eq!(lazy.peek_held(held), eager.outputs());
+                lazy.skip_held(held);
+                prop_assert_eq!(&lazy, &eager);
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(10_000))]
 
@@ -644,8 +898,16 @@ mod tests {
             victim_mask in any::<bool>(),
         ) {
             let compare = [FillCompare::PerVoq, FillCompare::SumVoqs, FillCompare::SumPerContributor][c];
-            let d = CongDetect::new(Config { threshold: thr, thr_table: table, compare, root_min_credits, victim_mask })
-                .unwrap();
+            let d = CongDetect::new(Config {
+                threshold: thr,
+                thr_table: table,
+                compare,
+                root_min_credits,
+                root_rule: RootRule::StallWindow,
+                stall_window: 5,
+                victim_mask,
+            })
+            .unwrap();
             prop_assert_eq!(d.outputs(), Out::default());
             prop_assert!(!d.over_threshold(&[]));
             prop_assert!(!d.over_threshold(&[0; 64]));

@@ -43,10 +43,14 @@ impl Switch {
                     CreditTx::new(credit_tx::Config::default())
                         .map_err(block_err(format!("ports[{p}]")))?,
                 );
-                cong.push(
-                    CongDetect::new(pc.cc.detect_config(buf, mtu_packet_blocks(cfg.mtu)))
-                        .map_err(block_err(format!("ports[{p}].cc")))?,
-                );
+                let mut dc = pc.cc.detect_config(buf, mtu_packet_blocks(cfg.mtu));
+                if pc.pfc.is_some() {
+                    // RCM-1a defines its root rule: a paused priority is a victim (seed 001, section
+                    // IV.1), which the credit rule reads from a paused priority's zero credit. The stall
+                    // window would keep a priority a victim for a window after its pause ends.
+                    dc.root_rule = cong_detect::RootRule::Credit;
+                }
+                cong.push(CongDetect::new(dc).map_err(block_err(format!("ports[{p}].cc")))?);
                 mark.push(
                     FecnMarker::new(pc.cc.marker_config())
                         .map_err(block_err(format!("ports[{p}].cc")))?,
@@ -141,7 +145,10 @@ impl Switch {
                 cong_dirty: false,
                 pause_seen: false,
                 free_pending: 0,
+                stall_rule: cong.config().root_rule == cong_detect::RootRule::StallWindow,
                 cong,
+                cong_prev: cong_detect::Out::default(),
+                cong_from: 0,
                 mark,
                 wait: LazyCycles::default(),
                 cong_time: LazyCycles::default(),
@@ -175,6 +182,7 @@ impl Switch {
             rx_pkt_mask: 0,
             rx_fc_mask: 0,
             rx_pause_mask: 0,
+            next_in: handin::NextHandIns::new(n),
             saturated: 0,
             slab: PreVec(Vec::with_capacity(slab_cap)),
             free_slots: PreVec(Vec::with_capacity(slab_cap)),

@@ -79,7 +79,7 @@ impl Switch {
             self.pause_seen_update(p, t);
         }
         for vl in 0..usize::from(self.ports[p].nvl) {
-            self.lanes[base + vl].wait.set(stall & (1 << vl) != 0, t);
+            self.set_wait(base + vl, stall & (1 << vl) != 0, t);
         }
         let mut granted = None;
         if !fc_sent && req & ok != 0 && self.ports[p].ser.can_start_packet(r, t) {
@@ -103,7 +103,7 @@ impl Switch {
                 fc_done = self.take_credit(base + vl, blocks, fc_in);
             }
             self.start_packet(p, t, vl, i, slot_i, pfc_on);
-            self.lanes[base + vl].wait.set(false, t);
+            self.set_wait(base + vl, false, t);
             self.mark_dirty(base + vl);
         }
         if let Some(f) = fc_in.filter(|_| !pfc_on) {
@@ -240,7 +240,7 @@ impl Switch {
                 (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
                     self.oversubscribed(vl, self.lanes[k].voq_mask | (1u64 << i), in_buf_blocks)
                 }
-                _ => self.lanes[k].cong.outputs().mark_state_o,
+                _ => self.cong_seen(k, t).mark_state_o,
             }
         });
         let mut mo = match mark_state {

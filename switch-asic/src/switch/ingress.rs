@@ -355,7 +355,7 @@ impl Switch {
         self.voq_tail[q] = slot;
         let k = out * self.v + vl;
         if self.mark_at_enqueue & bit(out) != 0 {
-            self.mark_on_enqueue(k, slot);
+            self.mark_on_enqueue(k, slot, t);
         }
         self.lanes[k].voq_mask |= 1u64 << inp;
         self.voq_fill[k * self.n + inp] += s.desc.blocks();
@@ -365,9 +365,9 @@ impl Switch {
 
     /// The FECN decision of a packet joining the VoQs of output port-VL `k` (`MarkPoint::Enqueue`): the
     /// marker is stepped with the registered marking state, as the dequeue decision would be at the start.
-    fn mark_on_enqueue(&mut self, k: usize, slot: u32) {
+    fn mark_on_enqueue(&mut self, k: usize, slot: u32, t: u64) {
+        let mark_state = self.cong_seen(k, t).mark_state_o;
         let s = &mut self.slab[slot as usize];
-        let mark_state = self.lanes[k].cong.outputs().mark_state_o;
         let mo = self.lanes[k].mark.step(&fecn_marker::In {
             rst_ni: true,
             pkt_valid_i: true,

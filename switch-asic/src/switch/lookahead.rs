@@ -82,7 +82,7 @@ impl Switch {
         let held = self.ports[p].inflight.map_or(0, |f| 1u64 << f.inp);
         let rq = self.requests(p, t, self.la_sat_start & !held);
         for vl in 0..nvl {
-            self.lanes[base + vl].wait.set(rq.stall & (1 << vl) != 0, t);
+            self.set_wait(base + vl, rq.stall & (1 << vl) != 0, t);
         }
         // Stage 3: last cycle's proposal, accepted or refused by its input.
         let mut committed = false;
@@ -104,7 +104,7 @@ impl Switch {
                     inp: pr.inp,
                     slot,
                 });
-                self.lanes[base + vl].wait.set(false, t);
+                self.set_wait(base + vl, false, t);
                 self.mark_dirty(base + vl);
                 committed = true;
             }

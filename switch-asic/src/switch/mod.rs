@@ -4,8 +4,9 @@
 //! # Port interface
 //! Before each [`Switch::step`] the caller hands in what arrives on each port in that cycle: at most one packet
 //! head ([`Switch::rx_packet`], a [`PacketStart`]) and at most one flow-control packet ([`Switch::rx_fc`]).
-//! The rest of a packet follows at the port's exact link rate; the switch counts its blocks itself
-//! ([`rtl_model::link::serial::Arrival`]). `step` returns what each port puts on its link in that cycle ([`TxEvent`]s); a
+//! The switch registers them: they are its input in the next cycle, as if each link were a cycle longer
+//! (the registered ingress stage, `handin.rs` gives why). The rest of a packet follows at the port's exact
+//! link rate; the switch counts its blocks itself ([`rtl_model::link::serial::Arrival`]). `step` returns what each port puts on its link in that cycle ([`TxEvent`]s); a
 //! fabric delays them by the link latency and hands them to the far end the same way.
 //!
 //! # One cycle
@@ -20,8 +21,11 @@
 //! 2. Ingress: arriving blocks, received FCTBSs and released blocks reach `credit_rx`; a new head is routed
 //!    (LFT, SL2VL) and queued in its VoQ. Queued packets are visible to arbitration from the next cycle.
 //! 3. Detection: every `cong_detect` whose inputs (the VoQ fills of its output-VL, its credit) changed this
-//!    cycle is clocked; its registered outputs drive marking from the next cycle. A detector whose inputs
-//!    did not change would latch the same values, so skipping it is exact.
+//!    cycle is clocked; its registered outputs drive marking from the cycle after next. The detector samples
+//!    registered state (the fills and credit at a cycle's start, as `ib_switch` feeds it), so what it
+//!    decides from a cycle's changes shows two cycles later; clocked here on the values after the cycle, it
+//!    is read a cycle late (`Switch::cong_seen`). A detector whose inputs did not change would latch the
+//!    same values, so skipping it is exact.
 //!
 //! # Designer choices, named
 //! - Virtual cut-through: a packet joins its VoQ when its head arrives, unless its output link is faster than
@@ -256,6 +260,14 @@ struct Lane {
     pause_seen: bool,
     free_pending: u32,
     cong: CongDetect,
+    /// The detector's outputs before its last clock, seen until `cong_from` (see `Switch::cong_seen`).
+    cong_prev: cong_detect::Out,
+    /// The first cycle that sees the detector's outputs after its last clock; from then on each cycle is
+    /// one more edge with its inputs held.
+    cong_from: u64,
+    /// The detector's root rule reads `stall_i` (`RootRule::StallWindow`): a change of the XmitWait state
+    /// is a change of its inputs.
+    stall_rule: bool,
     mark: FecnMarker,
     wait: LazyCycles,
     cong_time: LazyCycles,
@@ -291,11 +303,14 @@ pub struct Switch {
 
     arb: Vec<VlArb>,
 
-    /// Ports with a packet head / flow-control packet / pause frame handed in this cycle, as bits (so that
-    /// finding them reads one word instead of the per-port hand-in slots).
+    /// Ports with a packet head / flow-control packet / pause frame registered for this cycle (handed in
+    /// during the last one, see `handin`), as bits (so that finding them reads one word instead of the
+    /// per-port hand-in slots).
     rx_pkt_mask: u64,
     rx_fc_mask: u64,
     rx_pause_mask: u64,
+    /// The hand-ins of the current cycle: the inputs of the next (see `handin`).
+    next_in: handin::NextHandIns,
     saturated: u64,
 
     /// Descriptor slots: those used so far, within a capacity of one per buffer block (each held packet
@@ -420,7 +435,7 @@ impl Switch {
 
     /// A packet head arrives on `port` in the current cycle.
     pub fn rx_packet(&mut self, port: usize, start: PacketStart) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_pkt_mask & bit(port) != 0);
+        let r = self.check_rx(port, port < self.n && self.next_in.has_pkt(port));
         let r = r.and_then(|_| {
             if u64::from(start.offset) >= self.ports[port].rate.ticks_per_cycle() {
                 Err(RxError::BadOffset(port, start.offset))
@@ -429,8 +444,7 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.ports[port].rx_pkt = Some(start);
-            self.rx_pkt_mask |= 1 << port;
+            self.next_in.put_pkt(port, start);
         } else {
             self.rx_errors += 1;
         }
@@ -439,7 +453,7 @@ impl Switch {
 
     /// A flow-control packet arrives on `port` in the current cycle.
     pub fn rx_fc(&mut self, port: usize, fc: FcPacket) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_fc_mask & bit(port) != 0);
+        let r = self.check_rx(port, port < self.n && self.next_in.has_fc(port));
         let r = r.and_then(|_| {
             if fc.vl >= self.ports[port].nvl {
                 Err(RxError::BadVl(port, fc.vl))
@@ -448,8 +462,7 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.ports[port].rx_fc = Some(fc);
-            self.rx_fc_mask |= 1 << port;
+            self.next_in.put_fc(port, fc);
         } else {
             self.rx_errors += 1;
         }
@@ -463,7 +476,7 @@ impl Switch {
         port: usize,
         frame: rtl_model::wire::pfc::Repr,
     ) -> Result<(), RxError> {
-        let r = self.check_rx(port, self.rx_pause_mask & bit(port) != 0);
+        let r = self.check_rx(port, port < self.n && self.next_in.has_pause(port));
         let r = r.and_then(|_| {
             if self.ports[port].pfc_on {
                 Ok(())
@@ -472,8 +485,7 @@ impl Switch {
             }
         });
         if r.is_ok() {
-            self.ports[port].rx_pause = Some(frame);
-            self.rx_pause_mask |= 1 << port;
+            self.next_in.put_pause(port, frame);
         } else {
             self.rx_errors += 1;
         }
@@ -493,7 +505,7 @@ impl Switch {
     /// Idle cycles before something can happen inside the switch with nothing handed in: `Some(0)` when the
     /// next step has work, `None` never (the periodic flow-control timers keep it finite in practice).
     pub fn next_event(&self) -> Option<u64> {
-        if self.handed_in() != 0 {
+        if self.handed_in() != 0 || self.next_in.mask != 0 {
             return Some(0);
         }
         (self.next_any != NEVER).then(|| self.next_any.saturating_sub(self.now))
@@ -516,13 +528,20 @@ impl Switch {
         }
     }
 
-    /// Simulates the current cycle and returns what leaves each port in it.
+    /// Simulates the current cycle and returns what leaves each port in it. What was handed in during the
+    /// cycle is the switch's input in the next one (see `handin`).
     pub fn step(&mut self) -> &[TxEvent] {
+        self.step_cycle();
+        self.register_hand_ins();
+        &self.events.0
+    }
+
+    fn step_cycle(&mut self) {
         self.events.0.clear();
         let t = self.now;
         if !self.eager && self.handed_in() == 0 && self.next_any > t {
             self.now += 1;
-            return &self.events.0;
+            return;
         }
         if !self.eager
             && self.next_any > t
@@ -538,7 +557,7 @@ impl Switch {
             }
             self.rx_fc_mask = 0;
             self.now += 1;
-            return &self.events.0;
+            return;
         }
         self.work_cycles += 1;
         if t > 0 {
@@ -581,7 +600,6 @@ impl Switch {
         (self.rx_pkt_mask, self.rx_fc_mask, self.rx_pause_mask) = (0, 0, 0);
         self.now += 1;
         self.next_any = self.eg_wake.min().min(self.in_wake.min());
-        &self.events.0
     }
 
     /// Whether every flow-control packet handed in this cycle does no more than latch its FCCL into the
@@ -617,11 +635,24 @@ impl Switch {
             self.dirty_list.0.push(k as u32);
         }
     }
+
+    /// Output port-VL `k`'s XmitWait state (a packet ready and no credit for it) holds from cycle `t`
+    /// (PortXmitWait counts it). It is also the detector's `stall_i`: under the stall window rule a change
+    /// clocks the detector this cycle.
+    #[inline]
+    fn set_wait(&mut self, k: usize, on: bool, t: u64) {
+        let lane = &mut self.lanes[k];
+        if lane.stall_rule && lane.wait.is_on() != on {
+            self.mark_dirty(k);
+        }
+        self.lanes[k].wait.set(on, t);
+    }
 }
 
 mod build;
 mod detect;
 mod egress;
+mod handin;
 mod ingress;
 mod lookahead;
 mod wake;
