@@ -27,7 +27,8 @@ const INSTALL_HINT: &str = "the `verilator` feature of the cosim crate (on with 
 
 /// Part of every model's cache key: change it when the Verilator or C++ flags below change (the sources,
 /// the table entry and the generated shim are in the key already).
-const BUILD_KEY: &str = "verilator --cc -O3, cc -O3 (fault variants -O1 without DSE), v3";
+const BUILD_KEY: &str =
+    "verilator --cc -O3, cc -O3 (fault variants -O1 without DSE, reduced builds -Og), v5";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -132,7 +133,7 @@ fn build() {
                     format!("{m:?}"),
                     bug,
                     cpp_shim(m, &prefix),
-                    opt_level(m.name, bug),
+                    opt_level(m.name, bug, reduced),
                     generated_top(m, reduced),
                 )
                     .hash(&mut h);
@@ -308,9 +309,9 @@ fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
     let all = j.mdir.join(format!("{}__cosim_all.cpp", j.prefix));
     std::fs::write(&all, unit).expect("write the model's translation unit");
     let mut b = cc_build(root, out);
-    let opt = opt_level(j.m.name, j.bug);
-    b.opt_level(opt);
-    if opt == 1 {
+    let opt = opt_level(j.m.name, j.bug, j.reduced);
+    b.opt_level_str(opt);
+    if opt == "1" {
         // Dead-store elimination and the alias walks it drives were 48 of 174 CPU-seconds of GCC 12's -O1
         // on a switch model (`-ftime-report`), whose functions run to 20,000 lines; without them the model
         // compiles in 153 instead of 207.
@@ -329,13 +330,18 @@ fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
 /// (-O1 compiles in about a third of -O3's time: the switch's variants, 30 MB of C++ each, took near three
 /// CPU minutes each at -O3), and for `ib_switch`, whose clean model GCC 12 compiles at -O3 in at least eight
 /// times its -O1 time (the look-ahead allocator's processes), longer than the test command can afford twice
-/// (its lint pass builds the models too).
+/// (its lint pass builds the models too). A reduced build (the switch's fault variants and their control, at
+/// the module's `bug_params`) is -Og: each replays a few traces until its fault shows, and GCC compiles its
+/// 35 MB of C++ in about three quarters of its -O1 time (-O0 in two thirds, but its hunt then took 57
+/// CPU-seconds instead of 4).
 #[cfg(feature = "verilator")]
-fn opt_level(module: &str, bug: Option<&str>) -> u32 {
-    if bug.is_some() || module == "ib_switch" {
-        1
+fn opt_level(module: &str, bug: Option<&str>, reduced: bool) -> &'static str {
+    if reduced {
+        "g"
+    } else if bug.is_some() || module == "ib_switch" {
+        "1"
     } else {
-        3
+        "3"
     }
 }
 

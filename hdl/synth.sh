@@ -11,7 +11,11 @@
 # memories" line of `stat` counts only memories not yet collected, 0 at that point): the column counts those
 # cells, and target/hdl-synth/<module>.memports lists each one's size, width and read/write ports.
 #
-# usage: hdl/synth.sh [MODULE...]      (default: every hdl/*.sv)
+# A module may be given at other parameter values, MODULE:NAME=VALUE[,NAME=VALUE...]: the default run adds
+# fecn_rewrite at 8- and 32-byte beats, the widths the co-simulation also builds.
+# A module that synthesises to 10 cells or fewer fails (synthesis removed its logic).
+#
+# usage: hdl/synth.sh [MODULE[:NAME=VALUE,...]...]      (default: every hdl/*.sv, and the two above)
 # Logs: target/hdl-synth/<module>.log; the table also goes to target/hdl-synth/cells.txt.
 # Exit status 1 when a module fails lint or synthesis.
 set -euo pipefail
@@ -30,17 +34,29 @@ if [ ${#mods[@]} -eq 0 ]; then
     m=$(basename "$f" .sv)
     [[ $m == test_* ]] || mods+=("$m")
   done
+  mods+=(fecn_rewrite:BeatBytes=8 fecn_rewrite:BeatBytes=32)
 fi
 
 fail=0
-printf '%-14s %8s %5s %6s  %s\n' module cells mems depth lint | tee "$out/cells.txt"
-for m in "${mods[@]}"; do
+printf '%-26s %8s %5s %6s  %s\n' module cells mems depth lint | tee "$out/cells.txt"
+for spec in "${mods[@]}"; do
+  # spec: the module, or the module at parameter values (m:P=V,...); its logs are named by the whole spec.
+  m=${spec%%:*}
+  label=$spec
+  gparams="" chparams=""
+  if [[ $spec == *:* ]]; then
+    IFS=, read -ra kvs <<<"${spec#*:}"
+    for kv in "${kvs[@]}"; do
+      gparams+=" -G$kv"
+      chparams+=" -set ${kv%%=*} ${kv#*=}"
+    done
+  fi
   src="$root/hdl/$m.sv"
   lint=clean
   for def in "" $(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
     # -y: a composed module (ib_switch) finds its submodules in hdl/.
-    if ! verilator --lint-only -Wall -y "$root/hdl" ${def:+-DIBCYCLE_FAULTS_ENABLE} $def "$src" >"$out/$m.lint$def.log" 2>&1; then
-      lint="FAIL${def:+ ($def)}, see $out/$m.lint$def.log"
+    if ! verilator --lint-only -Wall -y "$root/hdl" $gparams ${def:+-DIBCYCLE_FAULTS_ENABLE} $def "$src" >"$out/$label.lint$def.log" 2>&1; then
+      lint="FAIL${def:+ ($def)}, see $out/$label.lint$def.log"
       fail=1
     fi
   done
@@ -51,28 +67,33 @@ for m in "${mods[@]}"; do
     [[ $d == test_* || $d == "$m" ]] || ! grep -q "^\s*$d\b" "$src" || deps+=" $f"
   done
   params=""
+  [ -z "$chparams" ] || params="chparam$chparams $m;"
   [ "$m" != ib_switch ] || params="chparam -set NPorts 2 -set NVl 2 -set SlotMax 8 -set LftMax 4 -set TableMax 2 -set PW 1 ib_switch;"
   # ib_switch is read with -defer and elaborated once, at the chparam values: read plainly, Yosys elaborates
   # it at its defaults (18 ports, 2,048 slots per input) before chparam, which did not finish.
   read="read_verilog -sv $deps $src;"
   [ "$m" != ib_switch ] || read="read_verilog -sv $deps; read_verilog -defer -sv -I$root/hdl $src;"
   if yosys -p "$read $params hierarchy -top $m; proc; flatten; opt -fast;
-      memory -nomap; tee -o $out/$m.mem stat; tee -q -o $out/$m.memdump dump t:\$mem_v2; synth -flatten -top $m; check -assert;
-      tee -o $out/$m.stat stat; tee -o $out/$m.ltp ltp -noff" >"$out/$m.log" 2>&1; then
-    cells=$(grep 'Number of cells:' "$out/$m.stat" | tail -1 | awk '{print $4}')
-    mems=$(awk '$1 == "$mem_v2" || $1 == "$mem" {n += $2} END {print n + 0}' "$out/$m.mem")
+      memory -nomap; tee -o $out/$label.mem stat; tee -q -o $out/$label.memdump dump t:\$mem_v2; synth -flatten -top $m; check -assert;
+      tee -o $out/$label.stat stat; tee -o $out/$label.ltp ltp -noff" >"$out/$label.log" 2>&1; then
+    cells=$(grep 'Number of cells:' "$out/$label.stat" | tail -1 | awk '{print $4}')
+    mems=$(awk '$1 == "$mem_v2" || $1 == "$mem" {n += $2} END {print n + 0}' "$out/$label.mem")
     # One line per memory: name, words x bits, read ports (of them clocked), write ports.
     awk '/^  cell /{id=$3; sub(/^\\/, "", id); sz=""; w=""; rp=""; wp=""; ck=""}
          /parameter .SIZE /{sz=$3} /parameter .WIDTH /{w=$3}
          /parameter .RD_PORTS /{rp=$3} /parameter .WR_PORTS /{wp=$3}
          /parameter .RD_CLK_ENABLE /{v=$3; sub(/.*\x27/, "", v); ck=gsub(/1/, "", v)}
          /^  end/{printf "%-16s %6s x %-3s read ports %3s (%s clocked)  write ports %s\n", id, sz, w, rp, ck, wp}' \
-      "$out/$m.memdump" >"$out/$m.memports"
-    depth=$(grep -o 'length=[0-9]*' "$out/$m.ltp" | tail -1 | cut -d= -f2 || true)
+      "$out/$label.memdump" >"$out/$label.memports"
+    depth=$(grep -o 'length=[0-9]*' "$out/$label.ltp" | tail -1 | cut -d= -f2 || true)
+    if [ "${cells:-0}" -le 10 ]; then
+      cells="FAIL (${cells:-no} cells: synthesis removed the logic)"
+      fail=1
+    fi
   else
     cells=FAIL mems=- depth=-
     fail=1
   fi
-  printf '%-14s %8s %5s %6s  %s\n' "$m" "$cells" "${mems:-0}" "${depth:-?}" "$lint" | tee -a "$out/cells.txt"
+  printf '%-26s %8s %5s %6s  %s\n' "$label" "$cells" "${mems:-0}" "${depth:-?}" "$lint" | tee -a "$out/cells.txt"
 done
 exit $fail

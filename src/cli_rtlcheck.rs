@@ -47,6 +47,10 @@ pub struct Args {
     /// Extra Verilator defines (NAME or NAME=VALUE), e.g. a fault variant's.
     #[arg(long = "define", value_name = "NAME[=VALUE]")]
     define: Vec<String>,
+    /// Compile the model's C++ at -Og instead of -Os: a quicker build, a slower run (for a fault variant
+    /// run until its first violation, say).
+    #[arg(long = "quick-build")]
+    quick_build: bool,
 }
 
 /// Runs the command: exit 0 with "N packets checked on P ports, no violation", 1 on a violation, 2 when it
@@ -93,6 +97,7 @@ fn go(a: Args) -> Result<bool, String> {
     let mut opts = CheckOpts {
         defines: a.define.clone(),
         vcd: Some(a.vcd.clone()),
+        quick: a.quick_build,
         ..CheckOpts::default()
     };
     if let Some(d) = a.build_dir {

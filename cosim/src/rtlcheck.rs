@@ -149,17 +149,21 @@ const HARNESS_VERSION: &str = "rtl-check harness 2";
 
 /// Verilates and builds `map`'s RTL with the extra `defines` (for fault variants; their model is built
 /// without `--assert`, as the co-simulation builds its variants), under `root`; with `trace`, able to write
-/// a VCD (a larger build: a run builds it only to show a violation).
+/// a VCD (a larger build: a run builds it only to show a violation); with `quick`, its C++ compiled at
+/// `-Og` instead of Verilator's default `-Os` (GCC in about half the time, a somewhat slower
+/// model; for a model that runs briefly, as a fault variant until its first violation).
 pub fn build(
     map: &PortMap,
     defines: &[String],
     root: &Path,
     trace: bool,
+    quick: bool,
 ) -> Result<Built, RtlCheckError> {
     let version = verilator_version()?;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     fnv(&mut h, HARNESS_VERSION.as_bytes());
     fnv(&mut h, if trace { b"trace" } else { b"notrace" });
+    fnv(&mut h, if quick { b"-Og" } else { b"-Os" });
     fnv(&mut h, version.as_bytes());
     fnv(&mut h, map.top.as_bytes());
     // Paths as canonical (a map read through a symbolic link builds the same model).
@@ -240,10 +244,16 @@ pub fn build(
             "fast",
             "--x-initial",
             "fast",
-            "--trace",
             "-Wno-fatal",
         ])
         .args(extra);
+        // Tracing code is a fifth of the model's compile time: only a build that writes a VCD has it.
+        if trace {
+            c.arg("--trace");
+        }
+        if quick {
+            c.args(["-MAKEFLAGS", "OPT_FAST=-Og OPT_SLOW=-Og OPT_GLOBAL=-Og"]);
+        }
         c.arg(if defines.is_empty() {
             "--assert"
         } else {
@@ -1189,6 +1199,8 @@ pub struct CheckOpts {
     pub vcd: Option<PathBuf>,
     /// Cycles of the VCD window before the violation's cycle.
     pub vcd_before: u64,
+    /// The model's C++ compiled at `-Og` (see [`build`]): quicker to build, slower to run.
+    pub quick: bool,
 }
 
 impl Default for CheckOpts {
@@ -1198,6 +1210,7 @@ impl Default for CheckOpts {
             build_root: std::env::temp_dir().join("ibcycle-rtl-check"),
             vcd: None,
             vcd_before: 500,
+            quick: false,
         }
     }
 }
@@ -1224,7 +1237,7 @@ pub fn check(
     opts: &CheckOpts,
 ) -> Result<CheckOutcome, RtlCheckError> {
     use crate::scoreboard::bench::{run, RunError};
-    let built = build(map, &opts.defines, &opts.build_root, false)?;
+    let built = build(map, &opts.defines, &opts.build_root, false, opts.quick)?;
     let mut dut = RtlDut::new(&built, map, cfg, None)?;
     let r = run(&mut dut, cfg, traffic.clone(), map.bench, map.bounds);
     dut.quit();
@@ -1233,7 +1246,7 @@ pub fn check(
         Err(RunError::Violation(v)) => {
             let mut vcd = None;
             if let Some(path) = &opts.vcd {
-                let built = build(map, &opts.defines, &opts.build_root, true)?;
+                let built = build(map, &opts.defines, &opts.build_root, true, opts.quick)?;
                 let from = v.cycle.saturating_sub(opts.vcd_before);
                 let to = u64::MAX / 4;
                 let mut dut = RtlDut::new(&built, map, cfg, Some((path, from, to)))?;

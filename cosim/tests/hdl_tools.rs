@@ -1,6 +1,7 @@
-//! The RTL twins pass `verilator --lint-only -Wall` and synthesise with Yosys (`synth -top`); the cell count
-//! of each is printed (run with `--nocapture` to record it).
-//! Needs Verilator and Yosys: compiled only with the `verilator` feature (on in the README's test command).
+//! The RTL twins pass `verilator --lint-only -Wall` at the co-simulation's parameters, and a fault variant
+//! builds only with its enable. Their synthesis (Yosys `synth`, `check -assert`, cells, memories, depth, at
+//! the same parameters) is `hdl/synth.sh`, which the README's test command runs.
+//! Needs Verilator: compiled only with the `verilator` feature (on in the README's test command).
 #![cfg(feature = "verilator")]
 
 use cosim::registry;
@@ -72,85 +73,4 @@ fn fault_variant_without_the_enable_fails_to_build() {
             );
         }
     }
-}
-
-/// The modules synthesise on two threads, alternating in table order so the slow ones (`cong_detect` with
-/// its 64-lane carry-save sums and compares; `cct_shaper` and `fecn_rewrite_b32`) are split between them.
-///
-/// The switch (`ib_switch`, not a block of the registry) is synthesised by `hdl/synth.sh` in the test command.
-#[test]
-fn twins_synthesise_with_yosys() {
-    let mods: Vec<_> = registry::blocks().collect();
-    let outputs: Vec<_> = (0..2)
-        .map(|t| {
-            let part: Vec<_> = mods.iter().copied().skip(t).step_by(2).collect();
-            std::thread::spawn(move || part.into_iter().map(|m| (m, synth(m))).collect::<Vec<_>>())
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .flat_map(|h| h.join().expect("synthesis thread"))
-        .collect();
-    assert_eq!(outputs.len(), mods.len());
-    for (m, o) in outputs {
-        let text = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{}: {}{}",
-            m.name,
-            text,
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let cells: u64 = text
-            .lines()
-            .rev()
-            .filter_map(|l| l.trim().strip_prefix("Number of cells:"))
-            .find_map(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{}: no cell count in yosys output:\n{text}", m.name));
-        println!("{}: {cells} cells", m.name);
-        assert!(
-            cells > 10,
-            "{}: only {cells} cells, synthesis removed the logic",
-            m.name
-        );
-    }
-}
-
-/// Yosys `synth` of one module (with its parameters), then `stat`.
-fn synth(m: &cosim::table::Module) -> std::process::Output {
-    let chparam: String = m
-        .params
-        .iter()
-        .map(|(k, v)| format!("chparam -set {k} {v} {}; ", m.top))
-        .collect();
-    // The modules this one instantiates (a line starting with the module's name), as hdl/synth.sh picks
-    // them: not every file, as Yosys spends minutes reading the switch (`ib_switch.sv`) whoever needs it.
-    let dir = hdl(m.top).parent().unwrap().to_path_buf();
-    let own = std::fs::read_to_string(hdl(m.top)).unwrap();
-    let instantiates = |d: &str| {
-        own.lines().any(|l| {
-            l.trim_start()
-                .strip_prefix(d)
-                .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
-        })
-    };
-    let mut deps: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.ok()?.path();
-            let stem = p.file_stem()?.to_str()?.to_string();
-            (p.extension()? == "sv"
-                && !stem.starts_with("test_")
-                && stem != m.top
-                && instantiates(&stem))
-            .then(|| p.display().to_string())
-        })
-        .collect();
-    deps.sort();
-    let script = format!(
-        "read_verilog -sv {} {}; {chparam}synth -top {}; stat",
-        deps.join(" "),
-        hdl(m.top).display(),
-        m.top
-    );
-    tool(Command::new("yosys").args(["-p", &script]), "yosys")
 }

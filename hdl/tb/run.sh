@@ -43,9 +43,16 @@ done
 
 out="$root/target/hdl-tb"
 mkdir -p "$out"
-echo "building cosim's tbtrace"
-cargo build -q --release --manifest-path "$root/Cargo.toml" -p cosim --bin tbtrace
-tbtrace="$root/target/release/tbtrace"
+# The trace writer: $IBCYCLE_TBTRACE when given (scripts/test builds it with the tests' own cargo flags, so
+# the build is shared with theirs), else built here in the dev profile (the traces are the same in any
+# profile; a release build, fat LTO, cost minutes of CPU for a few seconds of tracing).
+if [ -n "${IBCYCLE_TBTRACE:-}" ]; then
+  tbtrace=$IBCYCLE_TBTRACE
+else
+  echo "building cosim's tbtrace"
+  cargo build -q --manifest-path "$root/Cargo.toml" -p cosim --bin tbtrace
+  tbtrace="$root/target/debug/tbtrace"
+fi
 
 # The module of block $1: a name ending in _b<N> is that module with its parameter BeatBytes = N.
 module_of() {
