@@ -28,6 +28,14 @@
 //! packets' count divided by Marking_Rate + 1, plus [`Bounds::mark_rate_slack`] (a rate no designer's method
 //! may exceed on average).
 //!
+//! **RoCEv2 ports** (a port with PFC in the configuration, [`LinkKind::RoceV2`]): the same core reads
+//! Ethernet frames ([`roce_hdr`]) and keeps exactly once, order, route, the ICRC, Marking_Rate, latency and
+//! loss; the IB-only checks (LRH VL, VCRC, FECN, credits) give way to: the bytes but ECN and the IPv4 header
+//! checksum ([`Kind::BytesChanged`]), the checksum right ([`Kind::BadIpChecksum`]), CE only on ECN-capable
+//! eligible frames and never cleared ([`Kind::CeIneligible`], [`Kind::CeCleared`]), no frame started on a
+//! priority the partner paused beyond [`Bounds::pause_response`] ([`Kind::PauseIgnored`]), and no frame in
+//! while its priority's buffer is full of frames not yet out ([`Kind::PfcOverrun`]).
+//!
 //! Events are handed in in cycle order (equal cycles in any order, except that a port's flow-control packet
 //! in counts before its packets out of the same cycle). The first violation is returned; the scoreboard keeps
 //! going if the caller wants more.
