@@ -6,8 +6,11 @@ use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use cosim::portmap::PortMap;
-use cosim::rtlcheck::{check, default_random_config, traffic_of_trace, CheckOpts, CheckOutcome};
-use cosim::scoreboard::bench::random_traffic;
+use cosim::rtlcheck::{
+    check, default_random_config_for, traffic_of_trace, CheckOpts, CheckOutcome,
+};
+use cosim::scoreboard::bench::{random_roce_traffic, random_traffic};
+use cosim::scoreboard::LinkKind;
 
 /// Arguments of `ibcycle rtl-check`.
 #[derive(ClapArgs, Debug)]
@@ -89,9 +92,12 @@ fn go(a: Args) -> Result<bool, String> {
                     std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
                 toml::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?
             }
-            None => default_random_config(map.ports.len()),
+            None => default_random_config_for(map.ports.len(), map.link),
         };
-        let t = random_traffic(&cfg, n, a.seed, 10);
+        let t = match map.link {
+            LinkKind::Ib => random_traffic(&cfg, n, a.seed, 10),
+            LinkKind::RoceV2 => random_roce_traffic(&cfg, n, a.seed, 10),
+        };
         (cfg, t)
     };
     let mut opts = CheckOpts {
@@ -109,6 +115,12 @@ fn go(a: Args) -> Result<bool, String> {
                 "{} packets checked on {} ports, no violation ({} cycles; {} marked of {} eligible)",
                 o.packets, o.ports, o.cycles, o.marked, o.eligible
             );
+            if map.link == LinkKind::RoceV2 {
+                println!(
+                    "pause frames: {} from the link partners, {} from the switch",
+                    o.pauses_in, o.pauses_out
+                );
+            }
             // The fill tap beside the golden model's fill, per port-VL that held anything.
             for f in o.fill.iter().filter(|f| f.rtl_max > 0 || f.golden_max > 0) {
                 println!(

@@ -4,9 +4,10 @@
 //! caught with the violation it causes. Needs Verilator (feature `cosim`).
 //!
 //! Scenarios checked: the shipped IB ones (`common::shipped_ib_scenarios_staggered`: cao-*, ft3-16-a2a-cc,
-//! ft72, gran-s1-*, gran-s2-*, rrcc-*). Not checked: liu-pfc, liu-rcm-1a, liu-rcm-1b (RoCEv2/PFC ports: the
-//! RTL in hdl/ is IB only and the harness streams IB packets; docs/rtl-check.md says what a RoCEv2 switch's
-//! designer can use instead), thesis-ctmc and thesis-ge (queueing models with no switch to trace).
+//! ft72, gran-s1-*, gran-s2-*, rrcc-*). The RoCEv2 ones (liu-pfc, liu-rcm-1a, liu-rcm-1b) go through the
+//! checker's RoCEv2 mode with the golden switch as the switch under test (the RTL in hdl/ is IB only: no
+//! RoCEv2 build exists to run them on). Not checked: thesis-ctmc and thesis-ge (queueing models with no
+//! switch to trace).
 //!
 //! The scenarios are shortened as in tests/ib_switch_trace.rs (flows start 2 us apart, cycling over five start
 //! times), so queues build and the switches mark within the recorded cycles. One RTL build (8 ports: a
@@ -425,4 +426,80 @@ fn alt_switch_marking_settings_subset() {
         }
     }
     eprintln!("marking subset: {:?}", t0.elapsed());
+}
+
+/// The RoCEv2 mode of the checker on the shipped RoCEv2 scenarios (liu-pfc, liu-rcm-1a, liu-rcm-1b), flows
+/// staggered as the IB ones are, at each one's busiest switch: with no RoCEv2 RTL in `hdl/` yet, the
+/// golden switch itself is the switch under test (`SwitchDut`, frames as the golden model makes them, ECN CE
+/// with the IPv4 checksum updated, pause frames both ways). It passes every check, with marks and pauses
+/// on the traffic that has them; with its partners' pauses dropped before they reach it (a switch that
+/// ignores pause), the check fails with `PauseIgnored` where the partners paused.
+#[test]
+fn roce_checker_passes_the_golden_switch_on_the_liu_scenarios() {
+    use cosim::scoreboard::bench::{run, BenchConfig, RunError, SwitchDut};
+    use cosim::scoreboard::Bounds;
+    for name in ["liu-pfc", "liu-rcm-1a", "liu-rcm-1b"] {
+        let mut sc = common::scenario(name);
+        for (i, fl) in sc.flows.iter_mut().enumerate() {
+            fl.start_us = 2 * (i as u64 % 5);
+        }
+        let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
+        let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
+        let (k, (t, _)) = ts
+            .into_iter()
+            .enumerate()
+            .max_by_key(|(_, (_, r))| r.packets)
+            .unwrap();
+        let sw = &sc.topology.switches[k].name;
+        let pfc: Vec<bool> = t.config.ports.iter().map(|p| p.pfc.is_some()).collect();
+        // A port of the switch with no link attached has no PFC setting; the linked ones all do.
+        assert!(
+            pfc.iter().filter(|&&x| x).count() >= 2,
+            "{name} {sw}: PFC per port {pfc:?}"
+        );
+        let traffic = traffic_of_trace(&t);
+        let n_in = traffic.len();
+        let bench = map().bench;
+        let mut dut = SwitchDut::new(&t.config).unwrap();
+        let o = run(
+            &mut dut,
+            &t.config,
+            traffic.clone(),
+            bench,
+            Bounds::default(),
+        )
+        .unwrap_or_else(|e| panic!("{name} {sw}: {e}"));
+        eprintln!("{name} {sw}: {o:?}");
+        // Every frame of the recorded window delivered (a Lost would have failed the run).
+        assert!(
+            o.packets > 0 && o.packets == n_in,
+            "{name}: {n_in} in, {o:?}"
+        );
+        assert_eq!(o.golden_notes, 0, "{name}");
+        // The map's partners (256 blocks, freed after 100 cycles) never pause this traffic; slow partners
+        // (160 blocks, held 3,000 cycles) do: the golden switch passes under them too, and with their
+        // pauses dropped before they reach it, it starts a frame on a paused priority.
+        let slow = BenchConfig {
+            partner_buf_blocks: 160,
+            partner_hold: 3_000,
+            ..bench
+        };
+        let mut dut = SwitchDut::new(&t.config).unwrap();
+        let o = run(
+            &mut dut,
+            &t.config,
+            traffic.clone(),
+            slow,
+            Bounds::default(),
+        )
+        .unwrap_or_else(|e| panic!("{name} {sw}, slow partners: {e}"));
+        eprintln!("{name} {sw}, slow partners: {o:?}");
+        assert!(o.pauses_in > 0 && o.packets == n_in, "{name}: {o:?}");
+        let mut dut = SwitchDut::new(&t.config).unwrap();
+        dut.ignore_pause = true;
+        match run(&mut dut, &t.config, traffic, slow, Bounds::default()) {
+            Err(RunError::Violation(v)) => assert_eq!(v.kind, Kind::PauseIgnored, "{v}"),
+            r => panic!("{name}: {r:?}"),
+        }
+    }
 }

@@ -8,8 +8,13 @@
 //!   `eop` and either `bytes` (valid bytes of the last beat, 0 meaning a whole beat, or a count up to
 //!   `beat_bytes`) or `keep` (a byte enable per byte), optional `ready` (`[rx]`: the RTL's back-pressure;
 //!   `[tx]`: driven 1);
-//! - flow-control packets `[fc_rx]` / `[fc_tx]`: `valid` and a 32-bit `data` (bytes 0 to 3 of the IBA
+//! - `link`: what every port carries, `"ib"` (default: IB packets LRH through VCRC, credit flow control)
+//!   or `"roce_v2"` (Ethernet frames as the golden model frames them, PFC);
+//! - IB: flow-control packets `[fc_rx]` / `[fc_tx]`: `valid` and a 32-bit `data` (bytes 0 to 3 of the IBA
 //!   flow-control packet, byte 0 in bits 31:24: Op, FCTBS, VL, FCCL; the LPCRC is the link layer's);
+//! - RoCEv2: PFC pause frames `[pause_rx]` / `[pause_tx]` as a side port, as a MAC hands them to a switch
+//!   core: `valid` (a frame this cycle), `enable` (its 8-bit class-enable vector, priority i in bit i) and
+//!   `quanta` (128 bits, priority i's pause time in bits 16i+15:16i; 0 resumes);
 //! - `config`: `"ib_switch"` (held configuration ports and table write port named as `hdl/ib_switch.sv`'s,
 //!   loaded from the golden configuration; with `config_prefix` before each name) or `"none"`;
 //! - `ties`: other inputs held at a constant;
@@ -30,7 +35,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::scoreboard::bench::BenchConfig;
-use crate::scoreboard::Bounds;
+use crate::scoreboard::{Bounds, LinkKind};
 
 /// A port map that cannot be used: where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -104,6 +109,14 @@ struct RawFc {
     data: Spanned<String>,
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPause {
+    valid: Spanned<String>,
+    enable: Spanned<String>,
+    quanta: Spanned<String>,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTaps {
@@ -140,10 +153,13 @@ struct RawMap {
     beat_bytes: Spanned<u32>,
     #[serde(default)]
     byte_order: ByteOrder,
+    link: Option<Spanned<String>>,
     rx: RawStream,
     tx: RawStream,
-    fc_rx: RawFc,
-    fc_tx: RawFc,
+    fc_rx: Option<RawFc>,
+    fc_tx: Option<RawFc>,
+    pause_rx: Option<RawPause>,
+    pause_tx: Option<RawPause>,
     #[serde(default)]
     config: ConfigStyle,
     #[serde(default)]
@@ -211,6 +227,17 @@ pub struct FcPort {
     pub data: Sig,
 }
 
+/// PFC pause frames of one switch port (a RoCEv2 port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PausePort {
+    /// A pause frame this cycle.
+    pub valid: Sig,
+    /// Its class-enable vector (priority i in bit i), 8 bits.
+    pub enable: Sig,
+    /// Its pause times, priority i in bits 16i+15:16i, 128 bits.
+    pub quanta: Sig,
+}
+
 /// One switch port's signals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PortSignals {
@@ -218,10 +245,14 @@ pub struct PortSignals {
     pub rx: Stream,
     /// Out of the switch.
     pub tx: Stream,
-    /// Flow-control packets into the switch.
-    pub fc_rx: FcPort,
-    /// Flow-control packets out of it.
-    pub fc_tx: FcPort,
+    /// IB: flow-control packets into the switch.
+    pub fc_rx: Option<FcPort>,
+    /// IB: flow-control packets out of it.
+    pub fc_tx: Option<FcPort>,
+    /// RoCEv2: pause frames into the switch.
+    pub pause_rx: Option<PausePort>,
+    /// RoCEv2: pause frames out of it.
+    pub pause_tx: Option<PausePort>,
     /// Marking state tap, a bit per VL (lowest VL in the lowest bit).
     pub mark_state: Option<Sig>,
     /// Fill tap per VL (VL 0 first), in [`PortMap::fill_unit`]; empty when not mapped.
@@ -255,6 +286,8 @@ pub struct PortMap {
     pub beat_bytes: u32,
     /// Byte order of a beat.
     pub byte_order: ByteOrder,
+    /// What every port carries.
+    pub link: LinkKind,
     /// Per switch port.
     pub ports: Vec<PortSignals>,
     /// Configuration style.
@@ -488,6 +521,69 @@ impl PortMap {
                 data: sig(&f.data, &format!("{name}.data"), Some(p))?,
             })
         };
+        let pause = |f: &RawPause, name: &str, p: usize| -> Result<PausePort, PortMapError> {
+            Ok(PausePort {
+                valid: sig(&f.valid, &format!("{name}.valid"), Some(p))?,
+                enable: sig(&f.enable, &format!("{name}.enable"), Some(p))?,
+                quanta: sig(&f.quanta, &format!("{name}.quanta"), Some(p))?,
+            })
+        };
+        // The link kind decides the flow-control side ports: IB's flow-control packets, or PFC pause frames.
+        let link = match &raw.link {
+            None => LinkKind::Ib,
+            Some(l) => match l.get_ref().as_str() {
+                "ib" => LinkKind::Ib,
+                "roce_v2" => LinkKind::RoceV2,
+                x => {
+                    return Err(err(
+                        at(&l.span()),
+                        "link",
+                        format!("{x:?}: a port carries \"ib\" (InfiniBand) or \"roce_v2\" (Ethernet frames with PFC)"),
+                    ))
+                }
+            },
+        };
+        let link_line = raw.link.as_ref().map_or(0, |l| at(&l.span()));
+        let (need, extra) = match link {
+            LinkKind::Ib => (
+                [
+                    ("fc_rx", raw.fc_rx.is_some()),
+                    ("fc_tx", raw.fc_tx.is_some()),
+                ],
+                [
+                    ("pause_rx", raw.pause_rx.is_some()),
+                    ("pause_tx", raw.pause_tx.is_some()),
+                ],
+            ),
+            LinkKind::RoceV2 => (
+                [
+                    ("pause_rx", raw.pause_rx.is_some()),
+                    ("pause_tx", raw.pause_tx.is_some()),
+                ],
+                [
+                    ("fc_rx", raw.fc_rx.is_some()),
+                    ("fc_tx", raw.fc_tx.is_some()),
+                ],
+            ),
+        };
+        let kind_name = match link {
+            LinkKind::Ib => "\"ib\"",
+            LinkKind::RoceV2 => "\"roce_v2\"",
+        };
+        if let Some((k, _)) = need.iter().find(|(_, given)| !given) {
+            return Err(err(
+                link_line,
+                k,
+                format!("missing: a map with link = {kind_name} maps [{k}]"),
+            ));
+        }
+        if let Some((k, _)) = extra.iter().find(|(_, given)| *given) {
+            return Err(err(
+                link_line,
+                k,
+                format!("a map with link = {kind_name} has no [{k}] (the other link kind's flow control)"),
+            ));
+        }
         // The fill tap: a template per (port, VL) over `vls` VLs, in the unit the map states.
         let fill_unit = match &raw.taps.fill_unit {
             None => FillUnit::Blocks,
@@ -542,8 +638,18 @@ impl PortMap {
             ports.push(PortSignals {
                 rx: stream(&raw.rx, "rx", p)?,
                 tx: stream(&raw.tx, "tx", p)?,
-                fc_rx: fc(&raw.fc_rx, "fc_rx", p)?,
-                fc_tx: fc(&raw.fc_tx, "fc_tx", p)?,
+                fc_rx: raw.fc_rx.as_ref().map(|f| fc(f, "fc_rx", p)).transpose()?,
+                fc_tx: raw.fc_tx.as_ref().map(|f| fc(f, "fc_tx", p)).transpose()?,
+                pause_rx: raw
+                    .pause_rx
+                    .as_ref()
+                    .map(|f| pause(f, "pause_rx", p))
+                    .transpose()?,
+                pause_tx: raw
+                    .pause_tx
+                    .as_ref()
+                    .map(|f| pause(f, "pause_tx", p))
+                    .transpose()?,
                 mark_state: raw
                     .taps
                     .mark_state
@@ -593,6 +699,7 @@ impl PortMap {
             reset_cycles: raw.reset.cycles,
             beat_bytes: bb,
             byte_order: raw.byte_order,
+            link,
             ports,
             config: raw.config,
             config_prefix: raw.config_prefix,
@@ -678,8 +785,17 @@ impl PortMap {
                 }
             }
             for (f, input) in [(&ps.fc_rx, true), (&ps.fc_tx, false)] {
-                find(&f.valid, input, Some(1))?;
-                find(&f.data, input, Some(32))?;
+                if let Some(f) = f {
+                    find(&f.valid, input, Some(1))?;
+                    find(&f.data, input, Some(32))?;
+                }
+            }
+            for (f, input) in [(&ps.pause_rx, true), (&ps.pause_tx, false)] {
+                if let Some(f) = f {
+                    find(&f.valid, input, Some(1))?;
+                    find(&f.enable, input, Some(8))?;
+                    find(&f.quanta, input, Some(128))?;
+                }
             }
             if let Some(m) = &ps.mark_state {
                 find(m, false, None)?;
@@ -768,7 +884,8 @@ data = "lfc_out[{p*32+31}:{p*32}]"
         assert_eq!(m.ports.len(), 4);
         assert_eq!(m.ports[2].rx.data.lo, 256);
         assert_eq!(m.ports[2].rx.data.hi, Some(383));
-        assert_eq!(m.ports[3].fc_tx.valid.lo, 3);
+        assert_eq!(m.ports[3].fc_tx.as_ref().unwrap().valid.lo, 3);
+        assert_eq!(m.link, LinkKind::Ib);
         assert_eq!(m.sources[0], Path::new("dir/alt_switch.sv"));
         assert!(m.reset_active_low);
         m.check_ports(&rtl()).unwrap();
@@ -815,6 +932,72 @@ data = "lfc_out[{p*32+31}:{p*32}]"
         r[3].2 = false;
         let e = m.check_ports(&r).unwrap_err();
         assert!(e.msg.contains("is an output"), "{e}");
+    }
+
+    /// A RoCEv2 map: `link = "roce_v2"` with pause side ports instead of flow-control packets; a bad link
+    /// value, a missing pause port and the other kind's port are errors naming the file, line and key.
+    #[test]
+    fn roce_link_and_pause_ports() {
+        let fc_at = MAP.find("[fc_rx]").unwrap();
+        let pause = "[pause_rx]\nvalid = \"pfc_in_valid[{p}]\"\nenable = \"pfc_in_en[{p*8+7}:{p*8}]\"\nquanta = \"pfc_in_q[{p*128+127}:{p*128}]\"\n\n[pause_tx]\nvalid = \"pfc_out_valid[{p}]\"\nenable = \"pfc_out_en[{p*8+7}:{p*8}]\"\nquanta = \"pfc_out_q[{p*128+127}:{p*128}]\"\n";
+        let roce = format!(
+            "{}{pause}",
+            MAP[..fc_at].replace("beat_bytes = 16", "beat_bytes = 16\nlink = \"roce_v2\"")
+        );
+        let m = PortMap::parse(Path::new("m.toml"), &roce).unwrap();
+        assert_eq!(m.link, LinkKind::RoceV2);
+        assert!(m.ports[1].fc_rx.is_none());
+        assert_eq!(m.ports[1].pause_tx.as_ref().unwrap().quanta.lo, 128);
+        let mut r: Vec<_> = rtl()
+            .into_iter()
+            .filter(|x| !x.0.starts_with("lfc"))
+            .collect();
+        for (n, w, i) in [
+            ("pfc_in_valid", 4, true),
+            ("pfc_in_en", 32, true),
+            ("pfc_in_q", 512, true),
+            ("pfc_out_valid", 4, false),
+            ("pfc_out_en", 32, false),
+            ("pfc_out_q", 512, false),
+        ] {
+            r.push((n.to_string(), w, i));
+        }
+        m.check_ports(&r).unwrap();
+        // A quanta slice of the wrong width.
+        let m2 = PortMap::parse(
+            Path::new("m.toml"),
+            &roce.replace(
+                "pfc_out_q[{p*128+127}:{p*128}]",
+                "pfc_out_q[{p*128+63}:{p*128}]",
+            ),
+        )
+        .unwrap();
+        let e = m2.check_ports(&r).unwrap_err();
+        assert_eq!(e.key, "pause_tx.quanta", "{e}");
+        assert!(e.msg.contains("needs 128"), "{e}");
+        // A bad link value.
+        let e = PortMap::parse(
+            Path::new("m.toml"),
+            &roce.replace("\"roce_v2\"", "\"rocev2\""),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (8, "link"), "{e}");
+        assert!(
+            e.to_string().starts_with("m.toml:8: link: \"rocev2\""),
+            "{e}"
+        );
+        // RoCEv2 without its pause ports; IB flow control in a RoCEv2 map; pause ports in an IB map.
+        let e = PortMap::parse(
+            Path::new("m.toml"),
+            &roce[..roce.find("[pause_rx]").unwrap()],
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (8, "pause_rx"), "{e}");
+        let e =
+            PortMap::parse(Path::new("m.toml"), &format!("{roce}\n{}", &MAP[fc_at..])).unwrap_err();
+        assert_eq!(e.key, "fc_rx", "{e}");
+        let e = PortMap::parse(Path::new("m.toml"), &format!("{MAP}\n{pause}")).unwrap_err();
+        assert_eq!(e.key, "pause_rx", "{e}");
     }
 
     /// The fill tap: a template in p and v, per VL, in the unit the map states; its mistakes name the file,

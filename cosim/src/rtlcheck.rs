@@ -719,10 +719,12 @@ struct StreamSlots {
 struct PortSlots {
     rx: StreamSlots,
     tx: StreamSlots,
-    fc_rx_valid: Slot,
-    fc_rx_data: Slot,
-    fc_tx_valid: Slot,
-    fc_tx_data: Slot,
+    /// IB: flow-control packets in and out (valid, data).
+    fc_rx: Option<(Slot, Slot)>,
+    fc_tx: Option<(Slot, Slot)>,
+    /// RoCEv2: pause frames in and out (valid, enable, quanta).
+    pause_rx: Option<(Slot, Slot, Slot)>,
+    pause_tx: Option<(Slot, Slot, Slot)>,
     /// The fill tap per VL, when mapped.
     fill: Vec<Slot>,
 }
@@ -734,6 +736,7 @@ struct RxState {
     /// Beats of the head packet sent.
     beat: usize,
     fcs: VecDeque<FcPacket>,
+    pauses: VecDeque<rtl_model::wire::pfc::Repr>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -801,15 +804,35 @@ impl RtlDut {
                 ready: s.ready.as_ref().map(res).transpose()?,
             })
         };
+        // The map's link kind is the configuration's on every port it drives.
+        for p in 0..cfg.ports.len() {
+            let k = crate::scoreboard::LinkKind::of(cfg, p);
+            if k != map.link {
+                return Err(RtlCheckError::Config(format!(
+                    "port {p} of the switch configuration is {k:?} (a RoCEv2 port is one with PFC), the map's link {:?}",
+                    map.link
+                )));
+            }
+        }
+        let fc = |f: &Option<crate::portmap::FcPort>| {
+            f.as_ref()
+                .map(|f| Ok::<_, RtlCheckError>((res(&f.valid)?, res(&f.data)?)))
+                .transpose()
+        };
+        let pause = |f: &Option<crate::portmap::PausePort>| {
+            f.as_ref()
+                .map(|f| Ok::<_, RtlCheckError>((res(&f.valid)?, res(&f.enable)?, res(&f.quanta)?)))
+                .transpose()
+        };
         let mut slots = Vec::new();
         for ps in &map.ports {
             slots.push(PortSlots {
                 rx: stream(&ps.rx)?,
                 tx: stream(&ps.tx)?,
-                fc_rx_valid: res(&ps.fc_rx.valid)?,
-                fc_rx_data: res(&ps.fc_rx.data)?,
-                fc_tx_valid: res(&ps.fc_tx.valid)?,
-                fc_tx_data: res(&ps.fc_tx.data)?,
+                fc_rx: fc(&ps.fc_rx)?,
+                fc_tx: fc(&ps.fc_tx)?,
+                pause_rx: pause(&ps.pause_rx)?,
+                pause_tx: pause(&ps.pause_tx)?,
                 fill: ps.fill.iter().map(res).collect::<Result<_, _>>()?,
             });
         }
@@ -954,6 +977,16 @@ impl PacketDut for RtlDut {
         self.rx[port].fcs.push_back(fc);
     }
 
+    fn rx_pause(&mut self, port: usize, frame: rtl_model::wire::pfc::Repr) -> Result<(), String> {
+        if self.slots.get(port).is_none_or(|s| s.pause_rx.is_none()) {
+            return Err(format!(
+                "a pause frame for port {port}, which the map gives no [pause_rx]"
+            ));
+        }
+        self.rx[port].pauses.push_back(frame);
+        Ok(())
+    }
+
     fn fill_tap(&self, port: usize, vl: usize) -> Option<u32> {
         self.fills.get(port)?.get(vl).copied()
     }
@@ -965,15 +998,30 @@ impl PacketDut for RtlDut {
             let s = self.slots[p].clone();
             let w = &mut self.sim.inw;
             // Flow-control packet word: Op 0, FCTBS, VL, FCCL.
-            match self.rx[p].fcs.pop_front() {
-                Some(fc) => {
-                    s.fc_rx_valid.set(w, 1);
-                    let word = (u64::from(fc.fctbs & 0xfff) << 16)
-                        | (u64::from(fc.vl & 0xf) << 12)
-                        | u64::from(fc.fccl & 0xfff);
-                    s.fc_rx_data.set(w, word);
+            if let Some((valid, data)) = s.fc_rx {
+                match self.rx[p].fcs.pop_front() {
+                    Some(fc) => {
+                        valid.set(w, 1);
+                        let word = (u64::from(fc.fctbs & 0xfff) << 16)
+                            | (u64::from(fc.vl & 0xf) << 12)
+                            | u64::from(fc.fccl & 0xfff);
+                        data.set(w, word);
+                    }
+                    None => valid.set(w, 0),
                 }
-                None => s.fc_rx_valid.set(w, 0),
+            }
+            // Pause frame: class-enable vector and a 16-bit time per priority.
+            if let Some((valid, enable, quanta)) = s.pause_rx {
+                match self.rx[p].pauses.pop_front() {
+                    Some(f) => {
+                        valid.set(w, 1);
+                        enable.set(w, u64::from(f.class_enable));
+                        for (i, q) in f.quanta.iter().enumerate() {
+                            put_bits(w, quanta.base, quanta.at + 16 * i as u32, 16, u64::from(*q));
+                        }
+                    }
+                    None => valid.set(w, 0),
+                }
             }
             // A beat in the cycle its first byte arrives at the port's link rate (so the RTL sees a packet's
             // start in the cycle the golden model does; its beats follow at the link's pace).
@@ -1050,16 +1098,33 @@ impl PacketDut for RtlDut {
                     }
                 }
             }
-            if s.fc_tx_valid.get(w) == 1 {
-                let x = s.fc_tx_data.get(w);
-                out.push(DutOut::Fc {
-                    port: p,
-                    fc: FcPacket {
-                        vl: ((x >> 12) & 0xf) as u8,
-                        fctbs: ((x >> 16) & 0xfff) as u16,
-                        fccl: (x & 0xfff) as u16,
-                    },
-                });
+            if let Some((valid, data)) = s.fc_tx {
+                if valid.get(w) == 1 {
+                    let x = data.get(w);
+                    out.push(DutOut::Fc {
+                        port: p,
+                        fc: FcPacket {
+                            vl: ((x >> 12) & 0xf) as u8,
+                            fctbs: ((x >> 16) & 0xfff) as u16,
+                            fccl: (x & 0xfff) as u16,
+                        },
+                    });
+                }
+            }
+            if let Some((valid, enable, quanta)) = s.pause_tx {
+                if valid.get(w) == 1 {
+                    let mut q = [0u16; 8];
+                    for (i, x) in q.iter_mut().enumerate() {
+                        *x = get_bits(w, quanta.base, quanta.at + 16 * i as u32, 16) as u16;
+                    }
+                    out.push(DutOut::Pause {
+                        port: p,
+                        frame: rtl_model::wire::pfc::Repr {
+                            class_enable: enable.get(w) as u8,
+                            quanta: q,
+                        },
+                    });
+                }
             }
             if s.tx.valid.get(w) == 1 {
                 let t = &mut self.tx[p];
@@ -1266,8 +1331,10 @@ pub fn check(
 }
 
 /// The packets of a switch port trace as the bench's traffic: each packet head's descriptor made into bytes
-/// (LRH through VCRC, ICRC and VCRC filled), ready from its cycle in the trace, at its port. The trace's
-/// flow-control packets are not used: the bench's link partners make their own against the RTL's credits.
+/// (LRH through VCRC, ICRC and VCRC filled; on a RoCEv2 port the golden model's Ethernet frame,
+/// `PacketDesc::materialise_roce_v4`), ready from its cycle in the trace, at its port. The trace's
+/// flow-control packets and pause frames are not used: the bench's link partners make their own against
+/// the RTL's.
 pub fn traffic_of_trace(
     t: &crate::switch_trace::SwitchTrace,
 ) -> Vec<crate::scoreboard::bench::TrafficPacket> {
@@ -1276,7 +1343,11 @@ pub fn traffic_of_trace(
     for e in &t.events {
         if let HandIn::Packet(ps) = e.what {
             let mut bytes = Vec::new();
-            if ps.desc.materialise(&mut bytes).is_ok() {
+            let made = match crate::scoreboard::LinkKind::of(&t.config, e.port) {
+                crate::scoreboard::LinkKind::Ib => ps.desc.materialise(&mut bytes),
+                crate::scoreboard::LinkKind::RoceV2 => ps.desc.materialise_roce_v4(&mut bytes),
+            };
+            if made.is_ok() {
                 out.push(crate::scoreboard::bench::TrafficPacket {
                     cycle: e.cycle,
                     port: e.port,
@@ -1314,6 +1385,22 @@ pub fn default_random_config(ports: usize) -> SwitchConfig {
     }
     for d in 1..=(4 * ports) as u16 {
         c.route(d, ((d - 1) as usize % ports) as u8);
+    }
+    c
+}
+
+/// [`default_random_config`] for a map of link kind `link`: with `RoceV2`, every port runs PFC (the default
+/// settings: headroom for a 20-cycle link, XON at half XOFF) and SL s goes to priority s mod 2 (a RoCEv2
+/// frame's priority is its SL, so a frame keeps its priority through the switch).
+pub fn default_random_config_for(ports: usize, link: crate::scoreboard::LinkKind) -> SwitchConfig {
+    let mut c = default_random_config(ports);
+    if link == crate::scoreboard::LinkKind::RoceV2 {
+        for p in &mut c.ports {
+            p.pfc = Some(rtl_model::link::pfc::PfcConfig::default());
+        }
+        for (sl, v) in c.sl2vl[0].vl.iter_mut().enumerate() {
+            *v = (sl % 2) as u8;
+        }
     }
     c
 }

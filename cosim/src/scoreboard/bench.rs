@@ -10,14 +10,22 @@
 //! - send a flow-control packet per VL every [`BenchConfig::fc_interval`] cycles and when their free buffer
 //!   grew, with their FCTBS (blocks sent) and FCCL (blocks received + free, at most 2048 ahead);
 //! - hold each packet received for [`BenchConfig::partner_hold`] cycles before freeing its blocks.
+//!
+//! On a RoCEv2 port (one with PFC in the configuration) the partner sends and reads PFC pause frames
+//! instead of flow-control packets: it starts no frame of a priority the switch paused (from the cycle
+//! after the pause came out, for its quanta, or until a resume), and pauses the switch per priority when
+//! its own receive buffer reaches XOFF (the port's PFC settings applied to [`BenchConfig::partner_buf_blocks`])
+//! and resumes it at XON, refreshing a standing pause at half its time, as the golden switch does.
 
 use std::collections::VecDeque;
 
 use rtl_model::link::packet::FcPacket;
+use rtl_model::link::pfc::{self, PfcRx, Watermarks, PAUSE_FRAME_BYTES};
+use rtl_model::wire::pfc::Repr as PauseFrame;
 use switch_asic::SwitchConfig;
 
 use super::golden::GoldenRun;
-use super::{Bounds, Scoreboard, Violation};
+use super::{hdr_of, Bounds, LinkKind, Scoreboard, Violation};
 
 /// What the switch under test puts out in a cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +46,13 @@ pub enum DutOut {
         /// Its contents.
         fc: FcPacket,
     },
+    /// A PFC pause frame out of `port` (a RoCEv2 port).
+    Pause {
+        /// Output port.
+        port: usize,
+        /// Its contents.
+        frame: PauseFrame,
+    },
 }
 
 /// A switch under test at packet level.
@@ -46,6 +61,13 @@ pub trait PacketDut {
     fn rx_packet(&mut self, port: usize, bytes: &[u8]);
     /// A flow-control packet arrives at `port` in the current cycle.
     fn rx_fc(&mut self, port: usize, fc: FcPacket);
+    /// A PFC pause frame arrives at `port` (a RoCEv2 port) in the current cycle. Only a switch with RoCEv2
+    /// ports gets one; the default refuses it.
+    fn rx_pause(&mut self, port: usize, _frame: PauseFrame) -> Result<(), String> {
+        Err(format!(
+            "a pause frame for port {port}: this switch under test has no RoCEv2 port"
+        ))
+    }
     /// Simulates the current cycle; what came out is appended to `out` (a packet when its last byte is out).
     fn step(&mut self, out: &mut Vec<DutOut>) -> Result<(), String>;
     /// The switch's own fill of output `port`'s `vl` after the last step, in 64-byte blocks, when it shows
@@ -187,6 +209,10 @@ pub struct Outcome {
     /// Hand-ins the golden model refused or buffer overflows it counted (the switch under test gave credit
     /// the golden model would not have: not a violation, but its view is then approximate).
     pub golden_notes: u64,
+    /// RoCEv2 ports: pause frames the link partners sent the switch, and the switch sent them.
+    pub pauses_in: u64,
+    /// Pause frames the switch sent.
+    pub pauses_out: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -203,6 +229,10 @@ struct Partner {
     fc_due: Vec<u64>,
     /// (cycle, VL, blocks) to free.
     holding: VecDeque<(u64, usize, u32)>,
+    /// RoCEv2 port: the partner's pause state per priority and its watermarks; the cycle from which the
+    /// switch's pause of each priority no longer holds.
+    pfc: Option<(Vec<PfcRx>, Watermarks, u16, u64)>,
+    paused_until: Vec<u64>,
 }
 
 /// Runs `traffic` through `dut` with the golden model of `cfg` beside it; the first violation, or what was
@@ -218,20 +248,39 @@ pub fn run(
     let mut sb = Scoreboard::new(cfg, bounds);
     let mut golden = GoldenRun::new(cfg).map_err(|e| RunError::Setup(e.to_string()))?;
     let fccl0 = u32::from(rtl_model::blocks::credit_tx::Config::default().fccl_reset);
-    let mut ps: Vec<Partner> = (0..n)
-        .map(|p| {
-            let v = usize::from(cfg.ports[p].data_vls);
-            Partner {
-                sent: vec![0; v],
-                sw_fccl: vec![fccl0; v],
-                abr: vec![0; v],
-                free: vec![u32::from(bench.partner_buf_blocks); v],
-                adv: vec![None; v],
-                fc_due: vec![bench.start_cycle; v],
-                ..Partner::default()
+    let mtu_blocks = switch_asic::config::mtu_packet_blocks(cfg.mtu);
+    let mut ps: Vec<Partner> = Vec::with_capacity(n);
+    for p in 0..n {
+        let pc = &cfg.ports[p];
+        let v = usize::from(pc.data_vls);
+        let pfc = match &pc.pfc {
+            None => None,
+            Some(f) => {
+                let wm = f
+                    .watermarks(
+                        bench.partner_buf_blocks,
+                        pc.rate,
+                        mtu_blocks,
+                        &format!("bench.partner_buf_blocks with ports[{p}].pfc"),
+                    )
+                    .map_err(|e| RunError::Setup(e.to_string()))?;
+                let half = pfc::pause_cycles(pc.rate, f.pause_quanta) / 2;
+                Some((vec![PfcRx::default(); v], wm, f.pause_quanta, half))
             }
-        })
-        .collect();
+        };
+        ps.push(Partner {
+            sent: vec![0; v],
+            sw_fccl: vec![fccl0; v],
+            abr: vec![0; v],
+            free: vec![u32::from(bench.partner_buf_blocks); v],
+            adv: vec![None; v],
+            fc_due: vec![bench.start_cycle; v],
+            pfc,
+            paused_until: vec![0; v],
+            ..Partner::default()
+        });
+    }
+    let links: Vec<LinkKind> = (0..n).map(|p| LinkKind::of(cfg, p)).collect();
     let mut traffic = traffic;
     traffic.sort_by_key(|t| t.cycle);
     for t in traffic {
@@ -257,11 +306,32 @@ pub fn run(
                     continue;
                 }
                 let nvl = pt.abr.len();
+                if let Some((rx, wm, quanta, half)) = &mut pt.pfc {
+                    // Its receive buffer per priority: the first priority with a pause or resume due.
+                    let used = |vl: usize| {
+                        (u32::from(bench.partner_buf_blocks).saturating_sub(pt.free[vl])) as u16
+                    };
+                    let due = (0..nvl).find_map(|vl| {
+                        rx[vl]
+                            .update(used(vl), *wm, *quanta, *half, c)
+                            .map(|q| (vl, q))
+                    });
+                    if let Some((vl, q)) = due {
+                        let frame = pfc::frame(vl as u8, q);
+                        dut.rx_pause(p, frame).map_err(RunError::Dut)?;
+                        golden.rx_pause(p, frame);
+                        sb.rx_pause(c, p, frame);
+                        pt.busy_until =
+                            rate.cycle_of_byte_end(rate.tick_of(c), PAUSE_FRAME_BYTES) + 1;
+                        continue;
+                    }
+                }
                 let want = |vl: usize| {
                     let cap = pt.free[vl].min(2048);
                     (pt.abr[vl] + cap) % 4096
                 };
                 if let Some(vl) = (0..nvl)
+                    .filter(|_| pt.pfc.is_none())
                     .find(|&vl| pt.fc_due[vl] <= c || pt.adv[vl].is_some_and(|a| a != want(vl)))
                 {
                     let fc = FcPacket {
@@ -281,10 +351,20 @@ pub fn run(
                 if t.cycle > c {
                     continue;
                 }
-                let vl = usize::from(t.bytes[0] >> 4).min(nvl - 1);
                 let blocks = t.bytes.len().div_ceil(64) as u32;
+                let vl = if links[p] == LinkKind::RoceV2 {
+                    // No credit: the switch's pause of the frame's priority holds it (and the frames behind).
+                    let vl = hdr_of(links[p], &t.bytes).map_or(0, |h| usize::from(h.vl));
+                    let vl = vl.min(nvl - 1);
+                    if pt.paused_until[vl] > c {
+                        continue;
+                    }
+                    vl
+                } else {
+                    usize::from(t.bytes[0] >> 4).min(nvl - 1)
+                };
                 let after = (pt.sent[vl] + blocks) % 4096;
-                if (pt.sw_fccl[vl] + 4096 - after) % 4096 > 2048 {
+                if links[p] == LinkKind::Ib && (pt.sw_fccl[vl] + 4096 - after) % 4096 > 2048 {
                     continue;
                 }
                 let t = pt.queue.pop_front().unwrap();
@@ -311,12 +391,33 @@ pub fn run(
                     last_in = c;
                     if port < n {
                         let pt = &mut ps[port];
-                        let vl = usize::from(bytes[0] >> 4);
+                        let vl = match links[port] {
+                            LinkKind::Ib => usize::from(bytes[0] >> 4),
+                            LinkKind::RoceV2 => usize::from(sb.last_out_vl().unwrap_or(0)),
+                        };
                         if vl < pt.abr.len() {
                             let b = bytes.len().div_ceil(64) as u32;
                             pt.abr[vl] = (pt.abr[vl] + b) % 4096;
                             pt.free[vl] = pt.free[vl].saturating_sub(b);
                             pt.holding.push_back((c + bench.partner_hold, vl, b));
+                        }
+                    }
+                }
+                DutOut::Pause { port, frame } => {
+                    sb.tx_pause(c, port).map_err(with_fill)?;
+                    if port < n && links[port] == LinkKind::RoceV2 {
+                        // Read at the end of this cycle: it holds from the next.
+                        let rate = cfg.ports[port].rate;
+                        let pt = &mut ps[port];
+                        for (vl, until) in pt.paused_until.iter_mut().enumerate() {
+                            if frame.is_enabled(vl as u8) {
+                                let q = frame.quanta[vl];
+                                *until = if q == 0 {
+                                    c + 1
+                                } else {
+                                    c + 1 + pfc::pause_cycles(rate, q)
+                                };
+                            }
                         }
                     }
                 }
@@ -358,7 +459,10 @@ pub fn run(
         }
     }
     let (eligible, marked) = sb.marks();
+    let (pauses_in, pauses_out) = sb.pauses();
     Ok(Outcome {
+        pauses_in,
+        pauses_out,
         eligible,
         marked,
         packets: sb.checked(),
@@ -446,6 +550,76 @@ pub fn random_traffic(cfg: &SwitchConfig, n: usize, seed: u64, start: u64) -> Ve
     out
 }
 
+/// `n` random RoCEv2 frames for a switch configured by `cfg` (its ports RoCEv2): as [`random_traffic`], each
+/// a `PacketDesc::roce_v4` frame with a priority below its input's and output's VLs that SL2VL sends to a
+/// data VL; one in eight not ECN-capable, one in sixteen CE already, the rest ECT(0) or ECT(1).
+pub fn random_roce_traffic(
+    cfg: &SwitchConfig,
+    n: usize,
+    seed: u64,
+    start: u64,
+) -> Vec<TrafficPacket> {
+    use rtl_model::link::packet::PacketDesc;
+    use rtl_model::wire::bth::Opcode;
+    let mut rng = crate::rng::Rng::new(seed ^ 0x0e0e);
+    let ports = cfg.ports.len();
+    let routed: Vec<(u16, usize)> = cfg
+        .lft
+        .iter()
+        .enumerate()
+        .filter_map(|(d, p)| p.map(|p| (d as u16, usize::from(p))))
+        .filter(|&(_, p)| p < ports)
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    if routed.is_empty() {
+        return out;
+    }
+    let hot = routed[rng.below(routed.len() as u64) as usize];
+    let mut at = vec![start; ports];
+    let max_payload = (u64::from(cfg.mtu)).min(1024);
+    for i in 0..n {
+        let inp = rng.below(ports as u64) as usize;
+        let (dlid, outp) = if rng.below(3) == 0 {
+            hot
+        } else {
+            routed[rng.below(routed.len() as u64) as usize]
+        };
+        if outp == inp {
+            continue;
+        }
+        let sl = rng.below(u64::from(cfg.ports[inp].data_vls.clamp(1, 8))) as u8;
+        if cfg
+            .sl2vl_of(inp, outp)
+            .vl_of(sl)
+            .is_none_or(|v| v >= cfg.ports[outp].data_vls)
+        {
+            continue;
+        }
+        let payload = rng.below(max_payload + 1) as u16;
+        let mut d = PacketDesc::roce_v4(dlid, 0x100 + inp as u16, sl, Opcode::RcSendOnly, payload);
+        d.ecn = match rng.below(16) {
+            0 | 1 => 0,
+            2 => 3,
+            3..=8 => 1,
+            _ => 2,
+        };
+        d.psn = i as u32 & 0xff_ffff;
+        d.dest_qp = (seed as u32).wrapping_add(i as u32 >> 24) & 0xff_ffff;
+        d.payload_seed = (seed as u32) ^ (i as u32).wrapping_mul(0x9e37_79b9);
+        let mut bytes = Vec::new();
+        if d.materialise_roce_v4(&mut bytes).is_err() {
+            continue;
+        }
+        at[inp] += rng.below(120);
+        out.push(TrafficPacket {
+            cycle: at[inp],
+            port: inp,
+            bytes,
+        });
+    }
+    out
+}
+
 /// The golden model itself as the switch under test (the bench's self-test: it must pass its own checks):
 /// each packet's descriptor is handed in and, when it leaves, its bytes are rewritten as its egress says.
 #[derive(Debug)]
@@ -455,6 +629,9 @@ pub struct SwitchDut {
     next: u32,
     /// Packets out with their VL changed to the VL + 1 (mod data VLs): a mutant for tests.
     pub mutate_vl: bool,
+    /// RoCEv2 mutant for tests: pause frames from the link partners are dropped, never reaching the switch.
+    pub ignore_pause: bool,
+    links: Vec<LinkKind>,
 }
 
 impl SwitchDut {
@@ -465,6 +642,8 @@ impl SwitchDut {
             held: Default::default(),
             next: 0,
             mutate_vl: false,
+            ignore_pause: false,
+            links: (0..cfg.ports.len()).map(|p| LinkKind::of(cfg, p)).collect(),
         })
     }
 }
@@ -473,7 +652,8 @@ impl PacketDut for SwitchDut {
     fn rx_packet(&mut self, port: usize, bytes: &[u8]) {
         let tag = self.next;
         self.next += 1;
-        if let Some(desc) = super::golden::desc_of_bytes(bytes, tag) {
+        let link = self.links.get(port).copied().unwrap_or_default();
+        if let Some(desc) = super::golden::desc_of(link, bytes, tag) {
             self.held.insert(tag, bytes.to_vec());
             let _ = self.sw.rx_packet(
                 port,
@@ -484,6 +664,12 @@ impl PacketDut for SwitchDut {
     fn rx_fc(&mut self, port: usize, fc: FcPacket) {
         let _ = self.sw.rx_fc(port, fc);
     }
+    fn rx_pause(&mut self, port: usize, frame: PauseFrame) -> Result<(), String> {
+        if !self.ignore_pause {
+            self.sw.rx_pause(port, frame).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
     fn step(&mut self, out: &mut Vec<DutOut>) -> Result<(), String> {
         use rtl_model::link::packet::TxEvent;
         let t = self.sw.now();
@@ -493,6 +679,18 @@ impl PacketDut for SwitchDut {
                 TxEvent::Packet { port, start } => {
                     let p = usize::from(port);
                     let mut b = self.held.remove(&start.desc.tag).ok_or("unknown tag")?;
+                    if self.links[p] == LinkKind::RoceV2 {
+                        // The frame keeps its bytes but for ECN CE and the IPv4 checksum.
+                        if start.desc.ecn == 3 {
+                            pfc::mark_ce_ipv4(&mut b).map_err(|e| e.to_string())?;
+                        }
+                        out.push(DutOut::Packet {
+                            port: p,
+                            cycle: t,
+                            bytes: b,
+                        });
+                        continue;
+                    }
                     let mut vl = start.desc.vl;
                     if self.mutate_vl {
                         vl = (vl + 1) % self.sw.config().ports[p].data_vls.max(1);
@@ -509,7 +707,10 @@ impl PacketDut for SwitchDut {
                     port: usize::from(port),
                     fc,
                 }),
-                TxEvent::Pause { .. } => {}
+                TxEvent::Pause { port, frame } => out.push(DutOut::Pause {
+                    port: usize::from(port),
+                    frame,
+                }),
             }
         }
         Ok(())

@@ -6,7 +6,7 @@
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use switch_asic::{ConfigError, Switch, SwitchConfig};
 
-use super::{hdr, Scoreboard};
+use super::{hdr, hdr_of, LinkKind, Scoreboard};
 
 /// The descriptor of an IB packet (LRH through VCRC), tagged `tag`; `None` when too short for its headers.
 pub fn desc_of_bytes(b: &[u8], tag: u32) -> Option<PacketDesc> {
@@ -31,11 +31,40 @@ pub fn desc_of_bytes(b: &[u8], tag: u32) -> Option<PacketDesc> {
     })
 }
 
+/// The descriptor of a packet of link kind `link` (IB: LRH through VCRC; RoCEv2: an Ethernet frame read
+/// by [`super::roce_hdr`], its priority as SL and input VL, its ECN field), tagged `tag`; `None` when it is
+/// not one.
+pub fn desc_of(link: LinkKind, b: &[u8], tag: u32) -> Option<PacketDesc> {
+    if link == LinkKind::Ib {
+        return desc_of_bytes(b, tag);
+    }
+    let h = hdr_of(link, b)?;
+    let t = &b[h.bth_at..];
+    Some(PacketDesc {
+        dlid: h.dlid,
+        slid: h.slid,
+        sl: h.sl,
+        vl: h.vl,
+        fecn: h.fecn,
+        becn: t[4] & 0x40 != 0,
+        ecn: h.ecn,
+        opcode: t[0],
+        dest_qp: u32::from_be_bytes([0, t[5], t[6], t[7]]),
+        psn: u32::from_be_bytes([0, t[9], t[10], t[11]]),
+        payload_len: b.len().saturating_sub(h.bth_at + 12 + 4) as u16,
+        wire_len: b.len().min(usize::from(u16::MAX)) as u16,
+        payload_seed: 0,
+        tag,
+        icrc: 0,
+    })
+}
+
 /// `switch_asic::Switch` stepped beside the RTL.
 #[derive(Debug)]
 pub struct GoldenRun {
     sw: Switch,
     n: usize,
+    links: Vec<LinkKind>,
     nvl: Vec<u8>,
     /// Per output port, per VL: the VoQ fill summed over inputs after the last step, in blocks.
     fill: Vec<Vec<u32>>,
@@ -49,6 +78,7 @@ impl GoldenRun {
         let sw = Switch::new(cfg.clone())?;
         Ok(GoldenRun {
             n: cfg.ports.len(),
+            links: (0..cfg.ports.len()).map(|p| LinkKind::of(cfg, p)).collect(),
             nvl: cfg.ports.iter().map(|p| p.data_vls).collect(),
             fill: cfg
                 .ports
@@ -67,7 +97,8 @@ impl GoldenRun {
 
     /// Packet `id` (the scoreboard's index) starts arriving at `port` in the current cycle.
     pub fn rx_packet(&mut self, port: usize, id: usize, bytes: &[u8]) {
-        let Some(desc) = desc_of_bytes(bytes, id as u32) else {
+        let link = self.links.get(port).copied().unwrap_or_default();
+        let Some(desc) = desc_of(link, bytes, id as u32) else {
             self.refused += 1;
             return;
         };
@@ -87,6 +118,13 @@ impl GoldenRun {
         }
     }
 
+    /// A PFC pause frame reaches `port` (a RoCEv2 port) in the current cycle.
+    pub fn rx_pause(&mut self, port: usize, frame: rtl_model::wire::pfc::Repr) {
+        if self.sw.rx_pause(port, frame).is_err() {
+            self.refused += 1;
+        }
+    }
+
     /// Steps one cycle and reports its packets out and the marking states to `sb`.
     pub fn step(&mut self, sb: &mut Scoreboard) {
         let t = self.sw.now();
@@ -97,14 +135,19 @@ impl GoldenRun {
                     start.desc.tag as usize,
                     usize::from(*port),
                     start.desc.vl,
-                    start.desc.fecn,
+                    start.desc.fecn || start.desc.ecn == 3,
                 );
             }
         }
         for p in 0..self.n {
             for vl in 0..self.nvl[p] {
                 let s = self.sw.observe(p, usize::from(vl));
-                sb.golden_mark_state(t + 1, p, vl, s.mark_state);
+                // A RoCEv2 port may decide by RCM-1b, whose state no block shows: the switch's own view.
+                let m = match self.links[p] {
+                    LinkKind::Ib => s.mark_state,
+                    LinkKind::RoceV2 => self.sw.dequeue_mark_state(p, usize::from(vl)),
+                };
+                sb.golden_mark_state(t + 1, p, vl, m);
                 self.fill[p][usize::from(vl)] = s.voq_fill;
             }
         }

@@ -28,6 +28,14 @@
 //! packets' count divided by Marking_Rate + 1, plus [`Bounds::mark_rate_slack`] (a rate no designer's method
 //! may exceed on average).
 //!
+//! **RoCEv2 ports** (a port with PFC in the configuration, [`LinkKind::RoceV2`]): the same core reads
+//! Ethernet frames ([`roce_hdr`]) and keeps exactly once, order, route, the ICRC, Marking_Rate, latency and
+//! loss; the IB-only checks (LRH VL, VCRC, FECN, credits) give way to: the bytes but ECN and the IPv4 header
+//! checksum ([`Kind::BytesChanged`]), the checksum right ([`Kind::BadIpChecksum`]), CE only on ECN-capable
+//! eligible frames and never cleared ([`Kind::CeIneligible`], [`Kind::CeCleared`]), no frame started on a
+//! priority the partner paused beyond [`Bounds::pause_response`] ([`Kind::PauseIgnored`]), and no frame in
+//! while its priority's buffer is full of frames not yet out ([`Kind::PfcOverrun`]).
+//!
 //! Events are handed in in cycle order (equal cycles in any order, except that a port's flow-control packet
 //! in counts before its packets out of the same cycle). The first violation is returned; the scoreboard keeps
 //! going if the caller wants more.
@@ -70,6 +78,10 @@ pub struct Bounds {
     pub arb_settle: u64,
     /// Bytes a waiting VL may be short of its weighted share within one window.
     pub arb_slack_bytes: u64,
+    /// RoCEv2 ports: cycles after a pause frame reaches the switch within which it may still start a frame
+    /// of the paused priority (its pipeline between the pause input and the transmit stream; IEEE 802.1Qbb
+    /// allows a response delay, which the link partner's headroom covers).
+    pub pause_response: u64,
 }
 
 impl Default for Bounds {
@@ -82,6 +94,7 @@ impl Default for Bounds {
             arb_window: 20_000,
             arb_settle: 2_000,
             arb_slack_bytes: 3 * 4_200,
+            pause_response: 8,
         }
     }
 }
@@ -125,6 +138,39 @@ pub enum Kind {
     Lost,
     /// An input buffer's credit not all advertised again after the drain.
     CreditLost,
+    /// RoCEv2: the IPv4 header checksum out is not the header's.
+    BadIpChecksum,
+    /// RoCEv2: ECN CE was set on the way in and is not on the way out.
+    CeCleared,
+    /// RoCEv2: ECN CE set on a packet that was not ECN-capable or that the golden model's congestion state
+    /// does not make eligible.
+    CeIneligible,
+    /// RoCEv2: a frame started on a priority the link partner had paused.
+    PauseIgnored,
+    /// RoCEv2: a frame came in while the input priority's buffer was full (the switch did not pause its
+    /// link partner in time).
+    PfcOverrun,
+}
+
+/// What a switch port carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LinkKind {
+    /// InfiniBand: LRH through VCRC, credit flow control, FECN.
+    #[default]
+    Ib,
+    /// RoCEv2: Ethernet frames (Ethernet, IPv4 or IPv6, UDP, BTH ... ICRC; no FCS, as the golden model
+    /// frames them), PFC pause frames, ECN CE marking.
+    RoceV2,
+}
+
+impl LinkKind {
+    /// A port of `cfg` is RoCEv2 when it runs PFC.
+    pub fn of(cfg: &SwitchConfig, port: usize) -> LinkKind {
+        match cfg.ports.get(port).and_then(|p| p.pfc) {
+            Some(_) => LinkKind::RoceV2,
+            None => LinkKind::Ib,
+        }
+    }
 }
 
 /// The first thing found wrong, with both sides' view.
@@ -190,6 +236,77 @@ pub struct Hdr {
     pub bth_at: usize,
     /// BTH FECN.
     pub fecn: bool,
+    /// The link kind it was read as.
+    pub link: LinkKind,
+    /// RoCEv2: the IP ECN field (0 not ECT, 1 and 2 ECT, 3 CE); 0 on IB.
+    pub ecn: u8,
+    /// RoCEv2: IPv6 (no header checksum) rather than IPv4.
+    pub ipv6: bool,
+}
+
+/// Ethernet header bytes before the IP header of a RoCEv2 frame.
+const ETH_LEN: usize = 14;
+
+/// Reads the fields of a RoCEv2 frame (Ethernet, IPv4 without options or IPv6, UDP, BTH, ..., ICRC; no
+/// FCS); `None` when it is not one or is too short. The addresses are the golden model's framing
+/// (`PacketDesc::materialise_roce_v4`): DLID and SLID are the low 16 bits of the destination and source
+/// MAC; the priority is DSCP / 8 (the frames carry no VLAN tag), and stands for both SL and input VL.
+pub fn roce_hdr(b: &[u8]) -> Option<Hdr> {
+    if b.len() < ETH_LEN + 40 {
+        return None;
+    }
+    let (ipv6, tc, bth_at) = match u16::from_be_bytes([b[12], b[13]]) {
+        0x0800 if b[ETH_LEN] == 0x45 => (false, b[ETH_LEN + 1], ETH_LEN + 20 + 8),
+        0x86dd if b[ETH_LEN] >> 4 == 6 => (
+            true,
+            (b[ETH_LEN] << 4) | (b[ETH_LEN + 1] >> 4),
+            ETH_LEN + 40 + 8,
+        ),
+        _ => return None,
+    };
+    if b.len() < bth_at + 12 + 4 {
+        return None;
+    }
+    let prio = (tc >> 5) & 7;
+    Some(Hdr {
+        vl: prio,
+        sl: prio,
+        dlid: u16::from_be_bytes([b[4], b[5]]),
+        slid: u16::from_be_bytes([b[10], b[11]]),
+        bth_at,
+        fecn: b[bth_at + 4] & 0x80 != 0,
+        link: LinkKind::RoceV2,
+        ecn: tc & 3,
+        ipv6,
+    })
+}
+
+/// Reads a packet of link kind `link`.
+pub fn hdr_of(link: LinkKind, b: &[u8]) -> Option<Hdr> {
+    match link {
+        LinkKind::Ib => hdr(b),
+        LinkKind::RoceV2 => roce_hdr(b),
+    }
+}
+
+/// Whether the IPv4 header of a RoCEv2 frame (IPv6: no checksum, true) sums to 0xffff.
+fn ip_checksum_ok(b: &[u8], h: &Hdr) -> bool {
+    if h.ipv6 {
+        return true;
+    }
+    ones_sum(&b[ETH_LEN..ETH_LEN + 20]) == 0xffff
+}
+
+/// One's-complement sum of 16-bit big-endian words.
+fn ones_sum(b: &[u8]) -> u16 {
+    let mut s: u32 = 0;
+    for w in b.chunks(2) {
+        s += u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]));
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u16
 }
 
 /// Reads the fields of an IB packet (LRH through VCRC); `None` when too short for its headers.
@@ -208,15 +325,43 @@ pub fn hdr(b: &[u8]) -> Option<Hdr> {
         slid: u16::from_be_bytes([b[6], b[7]]),
         bth_at,
         fecn: b[bth_at + 4] & 0x80 != 0,
+        link: LinkKind::Ib,
+        ecn: 0,
+        ipv6: false,
     })
 }
 
-/// The bytes a switch must not change: everything but the LRH VL, the BTH FECN bit and the VCRC.
+/// The bytes a switch must not change. IB: everything but the LRH VL, the BTH FECN bit and the VCRC.
+/// RoCEv2: everything but the ECN field (IPv4 ToS / IPv6 traffic class, low two bits) and the IPv4 header
+/// checksum (whose value is checked on its own).
 fn invariant(b: &[u8], h: &Hdr) -> Vec<u8> {
-    let mut k = b[..b.len() - 2].to_vec();
-    k[0] &= 0x0f;
-    k[h.bth_at + 4] &= 0x7f;
-    k
+    match h.link {
+        LinkKind::Ib => {
+            let mut k = b[..b.len() - 2].to_vec();
+            k[0] &= 0x0f;
+            k[h.bth_at + 4] &= 0x7f;
+            k
+        }
+        LinkKind::RoceV2 => {
+            let mut k = b.to_vec();
+            if h.ipv6 {
+                k[ETH_LEN + 1] &= 0xcf;
+            } else {
+                k[ETH_LEN + 1] &= 0xfc;
+                k[ETH_LEN + 10] = 0;
+                k[ETH_LEN + 11] = 0;
+            }
+            k
+        }
+    }
+}
+
+/// Where the ICRC sits in a packet of `len` bytes: IB before the VCRC, RoCEv2 at the end (no FCS).
+fn icrc_range(link: LinkKind, len: usize) -> std::ops::Range<usize> {
+    match link {
+        LinkKind::Ib => len.saturating_sub(6)..len.saturating_sub(2),
+        LinkKind::RoceV2 => len.saturating_sub(4)..len,
+    }
 }
 
 fn key_of(inv: &[u8]) -> u64 {
@@ -277,6 +422,9 @@ struct TxVl {
     marked: u64,
     /// Golden marking state: changes (cycle, on) in order.
     mark_state: Vec<(u64, bool)>,
+    /// RoCEv2: the link partner's pauses of this priority, [from, until) in cycles, in order (merged when a
+    /// pause is refreshed before it ends).
+    pauses: VecDeque<(u64, u64)>,
 }
 
 /// Per (input port, VL): receiver state.
@@ -287,6 +435,8 @@ struct RxVl {
     /// Last FCCL the switch advertised.
     fccl: Option<u32>,
     seq: u64,
+    /// RoCEv2: blocks of the packets in whose first byte has not gone out yet.
+    held: u32,
 }
 
 /// The scoreboard. See the module documentation.
@@ -312,6 +462,15 @@ pub struct Scoreboard {
     now: u64,
     checked: usize,
     first: Option<Violation>,
+    /// Per port: what it carries.
+    links: Vec<LinkKind>,
+    /// A violation found while handing a packet in, reported at the next step of time.
+    pending_v: Option<Violation>,
+    /// Pause frames handed to the switch and sent by it.
+    pauses_in: u64,
+    pauses_out: u64,
+    /// The output VL (priority) of the last packet checked.
+    last_out_vl: Option<u8>,
 }
 
 impl Scoreboard {
@@ -321,8 +480,16 @@ impl Scoreboard {
         let n = cfg.ports.len();
         let nvl = 15;
         let fccl0 = u32::from(rtl_model::blocks::credit_tx::Config::default().fccl_reset);
+        let links: Vec<LinkKind> = (0..n).map(|p| LinkKind::of(cfg, p)).collect();
         let mut tx = vec![TxVl::default(); n * nvl];
-        for t in &mut tx {
+        for (i, t) in tx.iter_mut().enumerate() {
+            if links[i / nvl] == LinkKind::RoceV2 {
+                // No credit on a PFC link: a priority can send unless paused, so it never counts as starved
+                // and its credit check never fires (half the counter range ahead of nothing sent).
+                t.fccl = FC_HALF;
+                t.fccl_before = FC_HALF;
+                continue;
+            }
             t.fccl = fccl0;
             t.fccl_before = fccl0;
             t.starved_since = Some(0);
@@ -344,7 +511,28 @@ impl Scoreboard {
             now: 0,
             checked: 0,
             first: None,
+            links,
+            pending_v: None,
+            pauses_in: 0,
+            pauses_out: 0,
+            last_out_vl: None,
         }
+    }
+
+    /// What port `port` carries.
+    pub fn link(&self, port: usize) -> LinkKind {
+        self.links.get(port).copied().unwrap_or_default()
+    }
+
+    /// Pause frames handed to the switch by its link partners, and sent by it.
+    pub fn pauses(&self) -> (u64, u64) {
+        (self.pauses_in, self.pauses_out)
+    }
+
+    /// The output VL (RoCEv2: priority) of the last packet checked, as SL2VL gives it (a RoCEv2 frame does
+    /// not carry it: the link partner's receive buffer is per priority).
+    pub fn last_out_vl(&self) -> Option<u8> {
+        self.last_out_vl
     }
 
     /// Packets delivered and checked so far.
@@ -389,6 +577,9 @@ impl Scoreboard {
     /// Time moves to `cycle`: closes the arbitration windows that end by then. Packets and flow-control
     /// packets in do not move time (they cannot violate anything); packets and flow-control packets out do.
     pub fn advance(&mut self, cycle: u64) -> Result<(), Violation> {
+        if let Some(v) = self.pending_v.take() {
+            return self.report(v);
+        }
         let w = self.bounds.arb_window;
         if cycle > self.now {
             self.now = cycle;
@@ -428,7 +619,9 @@ impl Scoreboard {
                 .map(|vl| {
                     let k = out * self.nvl + vl;
                     let t = &self.tx[k];
-                    let credit = t.starved_since.is_none() && t.starved_until <= s;
+                    let credit = t.starved_since.is_none()
+                        && t.starved_until <= s
+                        && !t.pauses.iter().any(|&(a, b)| a < e && b > s);
                     let old = self.pending[k]
                         .values()
                         .any(|&c| c.saturating_add(self.bounds.arb_settle) <= s);
@@ -484,20 +677,49 @@ impl Scoreboard {
     /// A packet came in at `port` (its first byte in `cycle`). Returns its index.
     pub fn rx_packet(&mut self, cycle: u64, port: usize, bytes: &[u8]) -> usize {
         let id = self.pkts.len();
-        let h = hdr(bytes).unwrap_or(Hdr {
+        let link = self.link(port);
+        let parsed = hdr_of(link, bytes);
+        let h = parsed.unwrap_or(Hdr {
             vl: 0,
             sl: 0,
             dlid: 0,
             slid: 0,
             bth_at: 0,
             fecn: false,
+            link,
+            ecn: 0,
+            ipv6: false,
         });
-        let inv = if bytes.len() >= 20 {
+        let inv = if parsed.is_some() {
             invariant(bytes, &h)
         } else {
             bytes.to_vec()
         };
         let k = self.k(port, h.vl);
+        if link == LinkKind::RoceV2 && port < self.n {
+            // The packets in before this one have all their bytes in (a link carries one at a time); those
+            // whose first byte is not out yet are in the buffer still, so with this one's first block they
+            // must fit. Cut-through may free earlier than that, never later than the first byte out.
+            let buf = self.buf_blocks(port, h.vl);
+            let held = self.rx[k].held;
+            if held + 1 > buf && self.pending_v.is_none() && self.first.is_none() {
+                self.pending_v = Some(Violation {
+                    kind: Kind::PfcOverrun,
+                    cycle,
+                    port,
+                    packet: Some(id),
+                    rtl: format!(
+                        "a frame in on priority {} with {held} blocks of earlier frames still in the switch",
+                        h.vl
+                    ),
+                    golden: format!(
+                        "the input buffer of that priority holds {buf} blocks: the switch must pause its link partner before it fills"
+                    ),
+                    bytes: bytes.to_vec(),
+                });
+            }
+            self.rx[k].held = held + blocks_of(bytes.len());
+        }
         let r = &mut self.rx[k];
         r.abr = (r.abr + blocks_of(bytes.len())) % FC_MOD;
         let seq = r.seq;
@@ -545,6 +767,64 @@ impl Scoreboard {
         self.tx[k].fccl = f;
         self.tx[k].fccl_hist.push_back((cycle, f));
         self.update_starved(k, cycle);
+    }
+
+    /// The link partner at `port` (a RoCEv2 port) handed the switch a PFC pause frame: each priority it
+    /// enables is paused for its quanta from this cycle (an XOFF refreshed before it ends extends it), or
+    /// free again from the next cycle (0 quanta), as the golden model's transmitter takes it.
+    pub fn rx_pause(&mut self, cycle: u64, port: usize, frame: rtl_model::wire::pfc::Repr) {
+        if port >= self.n || self.link(port) != LinkKind::RoceV2 {
+            return;
+        }
+        self.pauses_in += 1;
+        let rate = self.cfg.ports[port].rate;
+        for prio in 0..8u8 {
+            if !frame.is_enabled(prio) || prio >= self.cfg.ports[port].data_vls {
+                continue;
+            }
+            let q = frame.quanta[usize::from(prio)];
+            let k = self.k(port, prio);
+            let ps = &mut self.tx[k].pauses;
+            let open = ps.back_mut().filter(|&&mut (_, e)| e > cycle);
+            if q == 0 {
+                if let Some(last) = open {
+                    last.1 = last.1.min(cycle + 1);
+                }
+                continue;
+            }
+            let end = cycle + 1 + rtl_model::link::pfc::pause_cycles(rate, q);
+            match open {
+                Some(last) => last.1 = end,
+                None => ps.push_back((cycle, end)),
+            }
+        }
+    }
+
+    /// The switch sent a PFC pause frame at `port`: counted (whether it paused in time is what
+    /// [`Kind::PfcOverrun`] checks, at the packets that come in).
+    pub fn tx_pause(&mut self, cycle: u64, port: usize) -> Result<(), Violation> {
+        self.advance(cycle)?;
+        if port < self.n {
+            self.pauses_out += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether a frame starting in `cycle` on lane `k` started while paused (the pause older than the
+    /// response bound); the pause interval if so. Intervals long over are dropped (frames of a port are
+    /// handed in in the order of their first bytes; arbitration windows close before).
+    fn paused_at(&mut self, k: usize, cycle: u64) -> Option<(u64, u64)> {
+        let keep_from = cycle.saturating_sub(
+            2 * self.bounds.arb_window + self.bounds.arb_settle + self.bounds.pause_response,
+        );
+        let ps = &mut self.tx[k].pauses;
+        while ps.front().is_some_and(|&(_, e)| e < keep_from) {
+            ps.pop_front();
+        }
+        let resp = self.bounds.pause_response;
+        ps.iter()
+            .find(|&&(a, e)| a.saturating_add(resp) <= cycle && cycle < e)
+            .copied()
     }
 
     fn avail(&self, k: usize) -> u32 {
@@ -604,8 +884,12 @@ impl Scoreboard {
     /// (credit for its own input buffer).
     pub fn tx_fc(&mut self, cycle: u64, port: usize, fc: FcPacket) -> Result<(), Violation> {
         self.advance(cycle)?;
-        if port >= self.n || fc.vl >= self.cfg.ports[port].data_vls {
-            // Ports and VLs the switch lacks (an RTL larger than the configuration) have no link partner.
+        if port >= self.n
+            || fc.vl >= self.cfg.ports[port].data_vls
+            || self.link(port) == LinkKind::RoceV2
+        {
+            // Ports and VLs the switch lacks (an RTL larger than the configuration) have no link partner; a
+            // RoCEv2 port's partner reads pause frames only.
             return Ok(());
         }
         let k = self.k(port, fc.vl);
@@ -665,7 +949,9 @@ impl Scoreboard {
                 bytes: bytes.to_vec(),
             });
         }
-        let Some(h) = hdr(bytes) else {
+        let link = self.link(port);
+        let roce = link == LinkKind::RoceV2;
+        let Some(h) = hdr_of(link, bytes) else {
             return self.report(Violation {
                 kind: Kind::Unknown,
                 cycle,
@@ -716,7 +1002,12 @@ impl Scoreboard {
         let ovl = self.sl2vl(p.port, port, p.hdr.sl);
         let kin = self.k(port, ovl);
         self.pending[kin].remove(&id);
-        if h.vl != ovl {
+        self.last_out_vl = Some(ovl);
+        if p.hdr.link == LinkKind::RoceV2 {
+            let ki = self.k(p.port, p.hdr.vl);
+            self.rx[ki].held = self.rx[ki].held.saturating_sub(blocks_of(p.len));
+        }
+        if !roce && h.vl != ovl {
             return self.report(v(
                 Kind::WrongVl,
                 format!(
@@ -726,7 +1017,23 @@ impl Scoreboard {
                 format!("SL2VL({}, {port}) maps SL {} to VL {ovl}", p.port, p.hdr.sl),
             ));
         }
-        if !verify_vcrc(bytes) {
+        if roce && !ip_checksum_ok(bytes, &h) {
+            let mut want = bytes.to_vec();
+            want[ETH_LEN + 10] = 0;
+            want[ETH_LEN + 11] = 0;
+            let sum = !ones_sum(&want[ETH_LEN..ETH_LEN + 20]);
+            return self.report(v(
+                Kind::BadIpChecksum,
+                format!(
+                    "IPv4 header checksum {:02x}{:02x} (ToS {:02x})",
+                    bytes[ETH_LEN + 10],
+                    bytes[ETH_LEN + 11],
+                    bytes[ETH_LEN + 1]
+                ),
+                format!("{sum:04x} over the header out"),
+            ));
+        }
+        if !roce && !verify_vcrc(bytes) {
             let l = bytes.len();
             let mut want = bytes.to_vec();
             rtl_model::crc::vcrc::fill_vcrc(&mut want);
@@ -755,14 +1062,43 @@ impl Scoreboard {
             }
         }
         self.last_seq.insert(okey, p.seq);
-        // FECN.
-        if p.hdr.fecn && !h.fecn {
-            return self.report(v(
-                Kind::FecnCleared,
-                "FECN clear".into(),
-                "it came in with FECN set".into(),
-            ));
-        }
+        // FECN (IB) or ECN CE (RoCEv2): which mark came in, which went out.
+        let (was, now, ineligible) = if roce {
+            if p.hdr.ecn == 3 && h.ecn != 3 {
+                return self.report(v(
+                    Kind::CeCleared,
+                    format!("ECN {:02b}", h.ecn),
+                    "it came in with ECN CE (11)".into(),
+                ));
+            }
+            if h.ecn != 3 && h.ecn != p.hdr.ecn {
+                return self.report(v(
+                    Kind::BytesChanged,
+                    format!("ECN {:02b}", h.ecn),
+                    format!(
+                        "ECN {:02b} as it came in, or CE (11) when marked",
+                        p.hdr.ecn
+                    ),
+                ));
+            }
+            if h.ecn == 3 && p.hdr.ecn == 0 {
+                return self.report(v(
+                    Kind::CeIneligible,
+                    "ECN CE (11) set".into(),
+                    "it came in not ECN-capable (00): never marked".into(),
+                ));
+            }
+            (p.hdr.ecn == 3, h.ecn == 3, Kind::CeIneligible)
+        } else {
+            if p.hdr.fecn && !h.fecn {
+                return self.report(v(
+                    Kind::FecnCleared,
+                    "FECN clear".into(),
+                    "it came in with FECN set".into(),
+                ));
+            }
+            (p.hdr.fecn, h.fecn, Kind::FecnIneligible)
+        };
         let cc = &self.cfg.ports[port].cc;
         let size_ok = cc.packet_size == 0 || bytes.len() >= usize::from(cc.packet_size) * 64;
         let slack = self.bounds.fecn_slack;
@@ -771,7 +1107,7 @@ impl Scoreboard {
         if eligible {
             self.tx[kin].eligible += 1;
         }
-        if h.fecn && !p.hdr.fecn {
+        if now && !was {
             self.tx[kin].marked += 1;
             if !eligible {
                 let state = self.tx[kin]
@@ -781,8 +1117,13 @@ impl Scoreboard {
                     .find(|&&(c, _)| c <= cycle + slack)
                     .copied();
                 return self.report(v(
-                    Kind::FecnIneligible,
-                    format!("FECN set on a {}-byte packet in at cycle {}", bytes.len(), p.cycle),
+                    ineligible,
+                    format!(
+                        "{} set on a {}-byte packet in at cycle {}",
+                        if roce { "ECN CE" } else { "FECN" },
+                        bytes.len(),
+                        p.cycle
+                    ),
                     format!(
                         "port {port} VL {ovl}: not in the marking state from cycle {} to {} (last change {state:?}), or shorter than Packet_Size {} x 64 bytes; golden sent it with {:?}",
                         p.cycle.saturating_sub(slack),
@@ -809,8 +1150,23 @@ impl Scoreboard {
                 }
             }
         }
-        // Credit: the packet's blocks within the partner's FCCL.
         let blocks = blocks_of(bytes.len());
+        if roce {
+            // PFC: no frame starts on a priority the partner paused (after the response bound).
+            if let Some((a, e)) = self.paused_at(kin, cycle) {
+                return self.report(v(
+                    Kind::PauseIgnored,
+                    format!("a {}-byte frame started on priority {ovl}", bytes.len()),
+                    format!(
+                        "the link partner paused priority {ovl} from cycle {a} to {e} (a start is allowed within {} cycles of the pause)",
+                        self.bounds.pause_response
+                    ),
+                ));
+            }
+            self.tx[kin].win_bytes += bytes.len() as u64;
+            return self.latency(cycle, port, id, bytes, p.golden_out);
+        }
+        // Credit: the packet's blocks within the partner's FCCL.
         let t = &mut self.tx[kin];
         // The FCCL in force at the first byte: the last one handed in at or before it (packets out of one
         // port come in the order of their first bytes).
@@ -836,17 +1192,32 @@ impl Scoreboard {
         self.tx[kin].sent = after;
         self.tx[kin].win_bytes += bytes.len() as u64;
         self.update_starved(kin, cycle);
-        // Latency against the golden model.
-        if let Some((g, ..)) = p.golden_out {
+        self.latency(cycle, port, id, bytes, p.golden_out)
+    }
+
+    /// Latency against the golden model.
+    fn latency(
+        &mut self,
+        cycle: u64,
+        port: usize,
+        id: usize,
+        bytes: &[u8],
+        golden_out: Option<(u64, usize, u8, bool)>,
+    ) -> Result<(), Violation> {
+        if let Some((g, ..)) = golden_out {
             if cycle > g.saturating_add(self.bounds.max_extra_latency) {
-                return self.report(v(
-                    Kind::Latency,
-                    format!("out at cycle {cycle}"),
-                    format!(
+                return self.report(Violation {
+                    kind: Kind::Latency,
+                    cycle,
+                    port,
+                    packet: Some(id),
+                    rtl: format!("out at cycle {cycle}"),
+                    golden: format!(
                         "golden sent it at cycle {g}; the bound is {} cycles later",
                         self.bounds.max_extra_latency
                     ),
-                ));
+                    bytes: bytes.to_vec(),
+                });
             }
         }
         Ok(())
@@ -909,7 +1280,7 @@ impl Scoreboard {
         };
         let p = &self.pkts[id];
         let diff: Vec<usize> = (0..inv.len()).filter(|&i| p.inv[i] != inv[i]).collect();
-        let icrc_at = bytes.len() - 6..bytes.len() - 2;
+        let icrc_at = icrc_range(h.link, bytes.len());
         let kind = if diff.iter().any(|i| icrc_at.contains(i)) {
             Kind::IcrcChanged
         } else {

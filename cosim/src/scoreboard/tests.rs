@@ -430,3 +430,258 @@ fn golden_switch_passes_the_bench() {
         r => panic!("{r:?}"),
     }
 }
+
+// RoCEv2 ports: the same scoreboard with Ethernet frames, ECN CE and PFC.
+
+use rtl_model::link::pfc::{frame as pause_frame, mark_ce_ipv4, PfcConfig};
+
+/// `cfg()` with every port RoCEv2 (PFC, headroom for a 20-cycle link), 128-block priority buffers and SL s on
+/// priority s.
+fn roce_cfg() -> SwitchConfig {
+    let mut c = cfg();
+    c.mtu = 2048;
+    for p in &mut c.ports {
+        p.pfc = Some(PfcConfig::default());
+        p.vl_buf_blocks = vec![128, 128];
+    }
+    for (sl, v) in c.sl2vl[0].vl.iter_mut().enumerate() {
+        *v = (sl % 2) as u8;
+    }
+    c
+}
+
+/// A RoCEv2 frame: DLID `dlid`, priority `prio`, `payload` bytes, PSN `psn`, ECN `ecn`.
+fn frame(dlid: u16, prio: u8, payload: u16, psn: u32, ecn: u8) -> Vec<u8> {
+    let mut d = PacketDesc::roce_v4(dlid, 0x40, prio, Opcode::RcSendOnly, payload);
+    d.psn = psn;
+    d.payload_seed = psn * 7 + 1;
+    d.ecn = ecn;
+    let mut b = Vec::new();
+    d.materialise_roce_v4(&mut b).unwrap();
+    b
+}
+
+/// What a correct RoCEv2 switch sends for `b`: the LFT's port, the bytes unchanged or marked CE (checksum
+/// updated).
+fn roce_out(c: &SwitchConfig, b: &[u8], mark: bool) -> (usize, Vec<u8>) {
+    let dlid = u16::from_be_bytes([b[4], b[5]]);
+    let o = usize::from(c.lft[usize::from(dlid)].unwrap());
+    let mut x = b.to_vec();
+    if mark {
+        mark_ce_ipv4(&mut x).unwrap();
+    }
+    (o, x)
+}
+
+fn roce_sb() -> (SwitchConfig, Scoreboard) {
+    let c = roce_cfg();
+    let sb = Scoreboard::new(&c, Bounds::default());
+    (c, sb)
+}
+
+#[test]
+fn roce_ideal_stream_passes() {
+    let (c, mut sb) = roce_sb();
+    let mut cyc = 0;
+    for i in 0..200u32 {
+        let b = frame(
+            (i % 8) as u16,
+            (i % 2) as u8,
+            (i * 37 % 1500) as u16,
+            i,
+            [0, 1, 2, 3][i as usize % 4],
+        );
+        let id = sb.rx_packet(cyc, (i % 4) as usize, &b);
+        let (o, x) = roce_out(&c, &b, false);
+        sb.golden_tx(cyc + 5, id, o, (i % 2) as u8, false);
+        sb.tx_packet(cyc + 10, o, &x).unwrap();
+        cyc += 40;
+    }
+    sb.finish(cyc).unwrap();
+    assert_eq!(sb.checked(), 200);
+}
+
+#[test]
+fn roce_mutant_bytes_checksum_icrc() {
+    let b = frame(1, 0, 300, 1, 2);
+    // A payload byte.
+    let (c, mut sb) = roce_sb();
+    sb.rx_packet(0, 0, &b);
+    let (o, mut x) = roce_out(&c, &b, false);
+    x[80] ^= 1;
+    assert_eq!(kind(sb.tx_packet(10, o, &x)), Kind::BytesChanged);
+    // The ICRC.
+    let (_, mut sb) = roce_sb();
+    sb.rx_packet(0, 0, &b);
+    let l = x.len();
+    let (o, mut x) = roce_out(&c, &b, false);
+    x[l - 2] ^= 0x10;
+    assert_eq!(kind(sb.tx_packet(10, o, &x)), Kind::IcrcChanged);
+    // CE set with the checksum left as it was (not updated), or a checksum wrong on its own.
+    let (_, mut sb) = roce_sb();
+    sb.golden_mark_state(0, 1, 0, true);
+    sb.rx_packet(0, 0, &b);
+    let (o, mut x) = roce_out(&c, &b, false);
+    x[14 + 1] |= 3;
+    assert_eq!(kind(sb.tx_packet(10, o, &x)), Kind::BadIpChecksum);
+    let (_, mut sb) = roce_sb();
+    sb.rx_packet(0, 0, &b);
+    let (o, mut x) = roce_out(&c, &b, false);
+    x[14 + 11] ^= 0x01;
+    assert_eq!(kind(sb.tx_packet(10, o, &x)), Kind::BadIpChecksum);
+    // An ECT codepoint changed (ECT(0) to ECT(1)), checksum made right: not a mark.
+    let (_, mut sb) = roce_sb();
+    sb.rx_packet(0, 0, &b);
+    let (o, x) = roce_out(&c, &frame(1, 0, 300, 1, 1), false);
+    assert_eq!(kind(sb.tx_packet(10, o, &x)), Kind::BytesChanged);
+    // Wrong port, unknown, duplicate, out of order: the shared core.
+    let (_, mut sb) = roce_sb();
+    sb.rx_packet(0, 0, &b);
+    let (o, x) = roce_out(&c, &b, false);
+    assert_eq!(kind(sb.tx_packet(10, (o + 1) % 4, &x)), Kind::WrongPort);
+    let (_, mut sb) = roce_sb();
+    assert_eq!(kind(sb.tx_packet(10, o, &x)), Kind::Unknown);
+    let (_, mut sb) = roce_sb();
+    sb.rx_packet(0, 0, &b);
+    sb.tx_packet(10, o, &x).unwrap();
+    assert_eq!(kind(sb.tx_packet(20, o, &x)), Kind::Duplicate);
+    let (_, mut sb) = roce_sb();
+    let b2 = frame(1, 0, 300, 2, 2);
+    sb.rx_packet(0, 0, &b);
+    sb.rx_packet(5, 0, &b2);
+    sb.tx_packet(10, o, &roce_out(&c, &b2, false).1).unwrap();
+    assert_eq!(kind(sb.tx_packet(20, o, &x)), Kind::OutOfOrder);
+}
+
+#[test]
+fn roce_mutant_ce() {
+    let (c, _) = roce_sb();
+    // Marked in the marking state: fine, and counted; outside it: ineligible.
+    let b = frame(1, 0, 1000, 1, 2);
+    let (_, mut sb) = roce_sb();
+    sb.golden_mark_state(4_990, 1, 0, true);
+    sb.rx_packet(5_000, 0, &b);
+    let (o, x) = roce_out(&c, &b, true);
+    assert_eq!(x[15] & 3, 3);
+    sb.tx_packet(5_010, o, &x).unwrap();
+    assert_eq!(sb.marks(), (1, 1));
+    let (_, mut sb) = roce_sb();
+    sb.rx_packet(5_000, 0, &b);
+    assert_eq!(kind(sb.tx_packet(5_010, o, &x)), Kind::CeIneligible);
+    // Not ECN-capable: never marked, even in the marking state (checksum made right by hand).
+    let n = frame(1, 0, 1000, 2, 0);
+    let (_, mut sb) = roce_sb();
+    sb.golden_mark_state(0, 1, 0, true);
+    sb.rx_packet(5_000, 0, &n);
+    let (o, x) = roce_out(&c, &frame(1, 0, 1000, 2, 3), false);
+    assert_eq!(kind(sb.tx_packet(5_010, o, &x)), Kind::CeIneligible);
+    // CE in, ECT out.
+    let m = frame(1, 0, 1000, 3, 3);
+    let (_, mut sb) = roce_sb();
+    sb.rx_packet(0, 0, &m);
+    let (o, x) = roce_out(&c, &frame(1, 0, 1000, 3, 2), false);
+    assert_eq!(kind(sb.tx_packet(10, o, &x)), Kind::CeCleared);
+    // Marking every eligible frame at Marking_Rate 10.
+    let (_, mut sb) = roce_sb();
+    sb.golden_mark_state(0, 1, 0, true);
+    let mut res = Ok(());
+    for i in 0..40u32 {
+        let b = frame(1, 0, 1000, 10 + i, 2);
+        sb.rx_packet(u64::from(i) * 100, 0, &b);
+        let (o, x) = roce_out(&c, &b, true);
+        res = sb.tx_packet(u64::from(i) * 100 + 10, o, &x);
+        if res.is_err() {
+            break;
+        }
+    }
+    assert_eq!(kind(res), Kind::MarkRate);
+}
+
+#[test]
+fn roce_mutant_pause_ignored_and_overrun() {
+    let (c, _) = roce_sb();
+    let b = frame(1, 0, 1000, 1, 2);
+    let (o, x) = roce_out(&c, &b, false);
+    // Output 1 priority 0 paused at cycle 100 for 0xFFFF quanta: a start within the response bound passes,
+    // one after it does not; a resume frees it from the next cycle; the other priority is not paused.
+    for (at, resume, prio, ok) in [
+        (105, None, 0u8, true),
+        (109, None, 0, false),
+        (5_000, None, 0, false),
+        (5_000, Some(4_000), 0, true),
+        (5_000, None, 1, true),
+    ] {
+        let (_, mut sb) = roce_sb();
+        sb.rx_pause(100, o, pause_frame(0, 0xFFFF));
+        if let Some(r) = resume {
+            sb.rx_pause(r, o, pause_frame(0, 0));
+        }
+        let f = frame(1, prio, 1000, 1, 2);
+        sb.rx_packet(0, 0, &f);
+        let (_, y) = roce_out(&c, &f, false);
+        let r = sb.tx_packet(at, o, &y);
+        if ok {
+            r.unwrap();
+        } else {
+            assert_eq!(kind(r), Kind::PauseIgnored);
+        }
+    }
+    // A 1000-byte frame is 16 blocks: the eighth fits the 128-block buffer, a ninth with none out does not.
+    let (_, mut sb) = roce_sb();
+    for i in 0..8u32 {
+        sb.rx_packet(u64::from(i) * 300, 0, &frame(1, 0, 1000, i, 2));
+    }
+    sb.advance(2_400).unwrap();
+    sb.rx_packet(2_400, 0, &frame(1, 0, 1000, 8, 2));
+    assert_eq!(kind(sb.advance(2_401)), Kind::PfcOverrun);
+    // One out first: fine.
+    let (_, mut sb) = roce_sb();
+    for i in 0..8u32 {
+        sb.rx_packet(u64::from(i) * 300, 0, &frame(1, 0, 1000, i, 2));
+    }
+    let (o, x0) = roce_out(&c, &frame(1, 0, 1000, 0, 2), false);
+    sb.tx_packet(2_300, o, &x0).unwrap();
+    sb.rx_packet(2_400, 0, &frame(1, 0, 1000, 8, 2));
+    sb.advance(2_401).unwrap();
+    let _ = x;
+}
+
+/// The golden model as a RoCEv2 switch on random RoCEv2 traffic, marking by RCM-1a and by RCM-1b, with link
+/// partners small enough that both sides pause: it passes its own checks; with the partners' pauses dropped
+/// before they reach it, a frame starts on a paused priority.
+#[test]
+fn golden_switch_passes_the_roce_bench() {
+    use super::bench::{random_roce_traffic, run, BenchConfig, RunError, SwitchDut};
+    use switch_asic::config::RoceDetect;
+    let bench = BenchConfig {
+        partner_buf_blocks: 160,
+        partner_hold: 3_000,
+        ..BenchConfig::default()
+    };
+    for detect in [
+        RoceDetect::IbRootVictim,
+        RoceDetect::Oversubscribed { in_buf_blocks: 40 },
+    ] {
+        let mut c = roce_cfg();
+        for p in &mut c.ports {
+            p.cc.threshold = 10;
+            p.cc.packet_size = 0;
+            p.cc.marking_rate = 1;
+            p.cc.roce_detect = detect;
+        }
+        let traffic = random_roce_traffic(&c, 3000, 7, 10);
+        let mut dut = SwitchDut::new(&c).unwrap();
+        let o = run(&mut dut, &c, traffic.clone(), bench, Bounds::default()).unwrap();
+        eprintln!("{detect:?}: {o:?}");
+        assert!(o.packets > 2000, "{o:?}");
+        assert_eq!(o.golden_notes, 0);
+        assert!(o.marked > 0 && o.marked <= o.eligible, "{o:?}");
+        assert!(o.pauses_in > 0 && o.pauses_out > 0, "{o:?}");
+        let mut dut = SwitchDut::new(&c).unwrap();
+        dut.ignore_pause = true;
+        match run(&mut dut, &c, traffic, bench, Bounds::default()) {
+            Err(RunError::Violation(v)) => assert_eq!(v.kind, Kind::PauseIgnored, "{v}"),
+            r => panic!("{r:?}"),
+        }
+    }
+}

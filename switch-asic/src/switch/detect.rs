@@ -94,6 +94,24 @@ impl Switch {
         }
     }
 
+    /// The marking state a packet starting now on output `port`'s `vl` is decided against: on a PFC port
+    /// with RCM-1b detection ([`RoceDetect::Oversubscribed`]), whether the output is oversubscribed on that
+    /// priority (two inputs or more queued for it, one of them holding more than the threshold); else
+    /// `cong_detect`'s `mark_state_o` ([`PortVlSignals::mark_state`]). A checker of another switch's marks
+    /// reads this (the RCM-1b state is no block's output, so `observe` does not show it).
+    pub fn dequeue_mark_state(&self, port: usize, vl: usize) -> bool {
+        if port >= self.n || vl >= usize::from(self.ports[port].nvl) {
+            return false;
+        }
+        let k = port * self.v + vl;
+        match (self.ports[port].pfc_on, self.ports[port].roce_detect) {
+            (true, RoceDetect::Oversubscribed { in_buf_blocks }) => {
+                self.oversubscribed(vl, self.lanes[k].voq_mask, in_buf_blocks)
+            }
+            _ => self.cong_seen(k, self.now).mark_state_o,
+        }
+    }
+
     /// Flow-control state of `port`, VL 0, when the port has exactly one data VL and runs IB credits.
     pub fn fc_sync(&self, port: usize) -> Option<FcSync> {
         if port >= self.n || self.ports[port].nvl != 1 || self.ports[port].pfc_on {
