@@ -246,6 +246,12 @@ module ib_switch #(
   logic [6:0]    reads_q [NPorts];
   // Egress: serialiser (ticks still busy at the cycle's start), packet in flight, pending FC packets.
   logic [31:0]   ser_q [NPorts];
+  // ser_q's compares with the rate's numerator, registered from the serialiser's next value (ser_n) so that
+  // no decision of the cycle waits for a 32-bit compare: the packet on the wire ends in the cycle (ser_q <=
+  // num), the wire is free for a start (ser_q < num), idle (ser_q == 0). Asserted equal to the compares.
+  logic          ser_le_q [NPorts];
+  logic          ser_lt_q [NPorts];
+  logic          ser_z_q [NPorts];
   logic          if_v_q [NPorts];
   logic [PW-1:0] if_in_q [NPorts];
   logic [3:0]    if_vl_q [NPorts];
@@ -562,7 +568,7 @@ module ib_switch #(
   logic [NPorts*8-1:0] a_crel [NPorts];
   `IBCYCLE_COMB begin : accept_req
     logic [NPorts-1:0] m;
-    for (int p = 0; p < NPorts; p++) a_done[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
+    for (int p = 0; p < NPorts; p++) a_done[p] = rst_ni && if_v_q[p] && ser_le_q[p];
     for (int q = 0; q < NPorts; q++) begin
       for (int p = 0; p < NPorts; p++) begin
         a_rel[q][p] = a_done[p] && !if_keep_q[p] && 32'(if_in_q[p]) == q;
@@ -651,13 +657,13 @@ module ib_switch #(
     logic [16:0] e_mk_w [NPorts];
     /* verilator lint_on UNUSEDSIGNAL */
     for (int p = 0; p < NPorts; p++) begin
-      e_fc_w[p] = rst_ni && fcp_q[p] != '0 && ser_q[p] == 32'd0;
+      e_fc_w[p] = rst_ni && fcp_q[p] != '0 && ser_z_q[p];
       e_fcvl_w[p] = 4'd0;
       if (e_fc_w[p]) begin
         for (int v = NVl - 1; v >= 0; v--) if (fcp_q[p][v]) e_fcvl_w[p] = 4'(v);
       end
       // The decided packet starts when the wire frees (a flow-control packet first).
-      e_gnt_w[p] = rst_ni && la_st_q[p] == LaNx && !e_fc_w[p] && ser_q[p] < 32'(`IB_SWITCH_NUM(p));
+      e_gnt_w[p] = rst_ni && la_st_q[p] == LaNx && !e_fc_w[p] && ser_lt_q[p];
       // Stage 3: the accepted proposal commits; its VoQ head's slot.
       e_cmt_w[p] = rst_ni && la_st_q[p] == LaPr && e_acc[p];
       e_cslot_w[p] = '0;
@@ -1376,6 +1382,9 @@ module ib_switch #(
     logic [SW:0] fresh_n [NPorts];
     logic [6:0] reads_n [NPorts];
     logic [31:0] ser_n [NPorts];
+    logic ser_le_n [NPorts];
+    logic ser_lt_n [NPorts];
+    logic ser_z_n [NPorts];
     logic if_v_n [NPorts];
     logic [PW-1:0] if_in_n [NPorts];
     logic [3:0] if_vl_n [NPorts];
@@ -1413,6 +1422,9 @@ module ib_switch #(
       fresh_n[q] = fresh_q[q];
       reads_n[q] = reads_q[q];
       ser_n[q] = ser_q[q];
+      ser_le_n[q] = ser_le_q[q];
+      ser_lt_n[q] = ser_lt_q[q];
+      ser_z_n[q] = ser_z_q[q];
       if_v_n[q] = if_v_q[q];
       if_in_n[q] = if_in_q[q];
       if_vl_n[q] = if_vl_q[q];
@@ -1450,6 +1462,9 @@ module ib_switch #(
         fresh_n[p] = '0;
         reads_n[p] = '0;
         ser_n[p] = '0;
+        ser_le_n[p] = 1'b1;
+        ser_lt_n[p] = `IB_SWITCH_NUM(p) != '0;
+        ser_z_n[p] = 1'b1;
         if_v_n[p] = 1'b0;
         if_in_n[p] = '0;
         if_vl_n[p] = '0;
@@ -1541,6 +1556,11 @@ module ib_switch #(
         end
         r = e_ser[p];
         ser_n[p] = (r > 32'(`IB_SWITCH_NUM(p))) ? r - 32'(`IB_SWITCH_NUM(p)) : 32'd0;
+        // ser_n's compares from r, beside the subtraction (num n): ser_n <= n iff r <= 2n (r <= n gives 0);
+        // ser_n < n iff r < 2n (for n = 0 both sides are false); ser_n == 0 iff r <= n.
+        ser_le_n[p] = 33'(r) <= 33'({`IB_SWITCH_NUM(p), 1'b0});
+        ser_lt_n[p] = 33'(r) < 33'({`IB_SWITCH_NUM(p), 1'b0});
+        ser_z_n[p] = r <= 32'(`IB_SWITCH_NUM(p));
       end
       // Ingress in port order: tail enqueue, head (slot, arrival, enqueue), FC packets wanted by credit_rx.
       for (int p = 0; p < NPorts; p++) begin
@@ -1599,6 +1619,9 @@ module ib_switch #(
       fresh_q[q] <= fresh_n[q];
       reads_q[q] <= reads_n[q];
       ser_q[q] <= ser_n[q];
+      ser_le_q[q] <= ser_le_n[q];
+      ser_lt_q[q] <= ser_lt_n[q];
+      ser_z_q[q] <= ser_z_n[q];
       if_v_q[q] <= if_v_n[q];
       if_in_q[q] <= if_in_n[q];
       if_vl_q[q] <= if_vl_n[q];
@@ -1661,6 +1684,10 @@ module ib_switch #(
       // between), and no input reads for more outputs than its speed-up.
       a_ok = a_ok && !(e_cmt[p] && !(arb_gv[p] && arb_gvl[p] == la_vl_q[p]));
       a_ok = a_ok && !(rst_ni && reads_q[p] > speedup_i[7*p +: 7]);
+      // The serialiser's registered compares are the compares of ser_q they replace.
+      a_ok = a_ok && !(rst_ni && (ser_le_q[p] != (ser_q[p] <= 32'(`IB_SWITCH_NUM(p)))
+                                  || ser_lt_q[p] != (ser_q[p] < 32'(`IB_SWITCH_NUM(p)))
+                                  || ser_z_q[p] != (ser_q[p] == 32'd0)));
     end
   end
   // Not checked in reset cycles: before the first reset edge the registers hold X (4-state simulators).
