@@ -244,6 +244,10 @@ module ib_switch #(
   logic [15:0]   fill_q [NPorts*NPorts*NVl];
   logic [PW-1:0] rr_q [NK];
   logic [6:0]    reads_q [NPorts];
+  // speedup - reads_q, the input's free read slots at the cycle's start, kept as a register of its own (the
+  // same updates, opposite signs) so the accept adds the slots released to it instead of two subtractions
+  // first. Asserted equal; reads_q is then read by the assertions only.
+  logic [6:0]    rd_free_q [NPorts];
   // Egress: serialiser (ticks still busy at the cycle's start), packet in flight, pending FC packets.
   logic [31:0]   ser_q [NPorts];
   // ser_q's compares with the rate's numerator, registered from the serialiser's next value (ser_n) so that
@@ -264,6 +268,10 @@ module ib_switch #(
   logic [31:0]   ar_e_q [NPorts];     // ticks of the arriving packet at the end of this cycle
   logic [31:0]   ar_thr_q [NPorts];   // the next block's threshold ...
   logic [31:0]   ar_thn_q [NPorts];   // ... and the one after it (with at least two blocks left)
+  // ar_e_q >= ar_thr_q and ar_e_q >= ar_thn_q, registered from the registers' next values (asserted equal):
+  // the cycle's block compares are then flags, not 32-bit compares before the blocks' arithmetic.
+  logic          ar_ge_thr_q [NPorts];
+  logic          ar_ge_thn_q [NPorts];
   logic [31:0]   ar_end_q [NPorts];
   logic [6:0]    ar_left_q [NPorts];
   logic [6:0]    ar_blk_q [NPorts];
@@ -592,7 +600,7 @@ module ib_switch #(
     logic [7:0] nhi;
     logic [PW-1:0] ptr [NPorts];
     for (int q = 0; q < NPorts; q++) begin
-      free[q] = speedup_i[7*q +: 7] - (reads_q[q] - a_crel[q][8*(NPorts-1) +: 7]);
+      free[q] = rd_free_q[q] + a_crel[q][8*(NPorts-1) +: 7];
       nhi = a_chi[q][8*(NPorts-1) +: 8];
       for (int p = 0; p < NPorts; p++) begin
         acc[q][p] = (a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
@@ -687,7 +695,7 @@ module ib_switch #(
         // The lowest at or after the pointer, else the lowest.
         for (int q = 0; q < NPorts; q++) begin
           e_fre_w[p][v][q] = vn_q[(q*NPorts + p)*NVl + v] != '0
-            && (reads_q[q] != speedup_i[7*q +: 7] || held_w[p][q]);
+            && (rd_free_q[q] != '0 || held_w[p][q]);
           e_hi_w[p][v][q] = e_fre_w[p][v][q] && q >= 32'(rr_q[p*NVl + v]);
         end
         e_pick_w[p][v] = '0;
@@ -895,6 +903,7 @@ module ib_switch #(
     logic [3:0] h_ovl [NPorts];
     logic [12:0] t_len [NPorts];
     logic [15:0] fr [NK];
+    logic [7:0] fd [NK];
     logic [15:0] fp [NK];
     for (int p = 0; p < NPorts; p++) begin
       // The block thresholds of a packet of `blocks` blocks: block j is in when e >= 64 j den, the last
@@ -914,11 +923,11 @@ module ib_switch #(
       a_t2[p] = (ar_left_q[p] == 7'd3) ? ar_end_q[p] : ar_thn_q[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
       a_t3[p] = (ar_left_q[p] == 7'd4) ? ar_end_q[p] : ar_thn_q[p] + 32'd128 * 32'(`IB_SWITCH_DEN(p));
       if (rst_ni && ar_v_q[p]) begin
-        if (ar_left_q[p] > 7'd1 && ar_e_q[p] >= ar_thn_q[p]) begin
+        if (ar_left_q[p] > 7'd1 && ar_ge_thn_q[p]) begin
           a_got[p] = 7'd2;
           a_thr[p] = a_t2[p];
           a_thn[p] = a_t3[p];
-        end else if (ar_left_q[p] != '0 && ar_e_q[p] >= ar_thr_q[p]) begin
+        end else if (ar_left_q[p] != '0 && ar_ge_thr_q[p]) begin
           a_got[p] = 7'd1;
           a_thr[p] = ar_thn_q[p];
           a_thn[p] = a_t2[p];
@@ -969,6 +978,9 @@ module ib_switch #(
       // by completed packets, or of a dropped packet whose last block is in).
       crx_blk[k] = (rst_ni && ar_v_q[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl ? a_got[k / NVl] : 7'd0)
                    + 7'(i_head[k / NVl] && h_got[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl);
+      // The blocks released by completions (from registers) summed first, the arrival's and the head's
+      // dropped blocks (late in the cycle) added to that sum and the pending count after it, not in
+      // series after the completions'.
       fr[k] = '0;
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
@@ -979,9 +991,9 @@ module ib_switch #(
 `endif
         end
       end
-      if (a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl) fr[k] = fr[k] + 16'(ar_blk_q[k / NVl]);
-      if (h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl) fr[k] = fr[k] + 16'(i_blocks[k / NVl]);
-      fp[k] = fpend_q[k] + fr[k];
+      fd[k] = ((a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl) ? 8'(ar_blk_q[k / NVl]) : 8'd0)
+              + ((h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl) ? 8'(i_blocks[k / NVl]) : 8'd0);
+      fp[k] = (fpend_q[k] + fr[k]) + 16'(fd[k]);
       crx_free[k] = (fp[k] > 16'd127) ? 7'd127 : fp[k][6:0];
       i_fpend[k] = fp[k] - 16'(crx_free[k]);
       crx_fcv[k] = rst_ni && rg_fc_q[k / NVl] && 32'(rg_fc_vl_q[4*(k / NVl) +: 4]) == k % NVl;
@@ -1372,6 +1384,11 @@ module ib_switch #(
   end
 
   // ---------------------------------------------------------------- state update
+`ifdef IBCYCLE_ASSERTIONS
+  logic vq_ok_q;   // the per-VoQ updates equal the chain over the ports they replace (asserted)
+  initial vq_ok_q = 1'b1;
+  always @(posedge clk_i) assert (vq_ok_q);
+`endif
   // Procedural: one output's dequeue and up to two enqueues per input (a store-and-forward tail, then a
   // head) may touch one VoQ in a cycle, applied in the Switch's order (egress, then ingress in port order)
   // on local copies of the queue state, which are registered at the end (non-blocking, as every register
@@ -1381,6 +1398,7 @@ module ib_switch #(
     logic [SW:0] ftop_n [NPorts];
     logic [SW:0] fresh_n [NPorts];
     logic [6:0] reads_n [NPorts];
+    logic [6:0] rd_free_n [NPorts];
     logic [31:0] ser_n [NPorts];
     logic ser_le_n [NPorts];
     logic ser_lt_n [NPorts];
@@ -1411,6 +1429,15 @@ module ib_switch #(
     logic [SW-1:0] vt_n [NPorts*NPorts*NVl];
     logic [SW:0] vn_n [NPorts*NPorts*NVl];
     logic [15:0] fill_n [NPorts*NPorts*NVl];
+    logic vq_deq, vq_tenq, vq_henq, vq_e0;
+`ifdef IBCYCLE_ASSERTIONS
+    // The VoQ updates as a chain over the ports in the Switch's order (writes at computed indices), kept to
+    // check the per-VoQ updates that replace it.
+    logic [SW-1:0] vh_c [NPorts*NPorts*NVl];
+    logic [SW-1:0] vt_c [NPorts*NPorts*NVl];
+    logic [SW:0] vn_c [NPorts*NPorts*NVl];
+    logic vq_ok;
+`endif
     /* verilator lint_off UNUSEDSIGNAL */
     int j;
     logic [16:0] mk;
@@ -1421,6 +1448,7 @@ module ib_switch #(
       ftop_n[q] = ftop_q[q];
       fresh_n[q] = fresh_q[q];
       reads_n[q] = reads_q[q];
+      rd_free_n[q] = rd_free_q[q];
       ser_n[q] = ser_q[q];
       ser_le_n[q] = ser_le_q[q];
       ser_lt_n[q] = ser_lt_q[q];
@@ -1454,6 +1482,11 @@ module ib_switch #(
       vh_n[q] = vh_q[q];
       vt_n[q] = vt_q[q];
       vn_n[q] = vn_q[q];
+`ifdef IBCYCLE_ASSERTIONS
+      vh_c[q] = vh_q[q];
+      vt_c[q] = vt_q[q];
+      vn_c[q] = vn_q[q];
+`endif
       fill_n[q] = fill_q[q];
     end
     if (!rst_ni) begin
@@ -1461,6 +1494,7 @@ module ib_switch #(
         ftop_n[p] = '0;
         fresh_n[p] = '0;
         reads_n[p] = '0;
+        rd_free_n[p] = speedup_i[7*p +: 7];
         ser_n[p] = '0;
         ser_le_n[p] = 1'b1;
         ser_lt_n[p] = `IB_SWITCH_NUM(p) != '0;
@@ -1509,7 +1543,10 @@ module ib_switch #(
       // starts (slot freed, packet in flight, FECN at dequeue), serialisers, FC.
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p]) begin
-          if (!if_keep_q[p]) reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
+          if (!if_keep_q[p]) begin
+            reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
+            rd_free_n[if_in_n[p]] = rd_free_n[if_in_n[p]] + 7'd1;
+          end
           if_v_n[p] = 1'b0;
         end
       end
@@ -1517,22 +1554,27 @@ module ib_switch #(
         if (e_fc[p]) fcp_n[p][32'(e_fcvl[p])] = 1'b0;
         if (e_cmt[p]) begin
           j = (32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p]);
+`ifdef IBCYCLE_ASSERTIONS
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           if (e_cblk[p] == 7'd1) begin
 `endif
-          vn_n[j] = vn_n[j] - 1'b1;
+          vn_c[j] = vn_c[j] - 1'b1;
           for (int q = 0; q < NPorts; q++) begin
             if (32'(e_gin[p]) == q) begin
-              vh_n[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+              vh_c[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
             end
           end
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           end
 `endif
+`endif
 `ifndef IBCYCLE_FAULT_RR_STUCK
           rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
 `endif
-          if (!e_xfer[p]) reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
+          if (!e_xfer[p]) begin
+            reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
+            rd_free_n[e_gin[p]] = rd_free_n[e_gin[p]] - 7'd1;
+          end
         end
         if (e_gnt[p]) begin
 `ifdef IBCYCLE_FAULT_DUP_PACKET
@@ -1570,22 +1612,26 @@ module ib_switch #(
           ar_thn_n[p] = i_thn[p];
           ar_left_n[p] = i_left[p];
           if (i_left[p] == '0) ar_v_n[p] = 1'b0;
+`ifdef IBCYCLE_ASSERTIONS
           if (i_tail_enq[p]) begin
             j = (p*NPorts + 32'(ar_out_n[p]))*NVl + 32'(ar_ovl_n[p]);
-            if (vn_n[j] == '0) vh_n[j] = ar_slot_n[p];
-            vt_n[j] = ar_slot_n[p];
-            vn_n[j] = vn_n[j] + 1'b1;
+            if (vn_c[j] == '0) vh_c[j] = ar_slot_n[p];
+            vt_c[j] = ar_slot_n[p];
+            vn_c[j] = vn_c[j] + 1'b1;
           end
+`endif
         end
         if (i_head[p]) begin
           if (!i_head_drop[p]) begin
             slot = i_slot[p];
+`ifdef IBCYCLE_ASSERTIONS
             if (i_head_enq[p]) begin
               j = (p*NPorts + 32'(i_out[p]))*NVl + 32'(i_ovl[p]);
-              if (vn_n[j] == '0) vh_n[j] = slot;
-              vt_n[j] = slot;
-              vn_n[j] = vn_n[j] + 1'b1;
+              if (vn_c[j] == '0) vh_c[j] = slot;
+              vt_c[j] = slot;
+              vn_c[j] = vn_c[j] + 1'b1;
             end
+`endif
           end
           ar_v_n[p] = !i_head_done[p];
           ar_e_n[p] = i_e[p];
@@ -1612,12 +1658,40 @@ module ib_switch #(
         fpend_n[k] = i_fpend[k];
         if (mark_enq_i[k / NVl]) mk_n[k] = i_mk[k];
       end
+      // The VoQs, each from its own writers in parallel (constant indices): its output's dequeue, then its
+      // input's tail enqueue and head enqueue, the Switch's order. The queue is empty before the enqueues
+      // when its count at the cycle's start is 0 without the dequeue or 1 with it, so the head written
+      // waits for no count of the cycle (a chain over the ports' writes at computed indices before).
+      for (int k = 0; k < NPorts*NPorts*NVl; k++) begin
+        vq_deq = e_cmt[k / NVl % NPorts] && 32'(e_gin[k / NVl % NPorts]) == k / (NPorts*NVl)
+                 && 32'(e_gvl[k / NVl % NPorts]) == k % NVl;
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+        vq_deq = vq_deq && e_cblk[k / NVl % NPorts] == 7'd1;
+`endif
+        vq_tenq = ar_v_q[k / (NPorts*NVl)] && i_tail_enq[k / (NPorts*NVl)]
+                  && 32'(ar_out_q[k / (NPorts*NVl)]) == k / NVl % NPorts && 32'(ar_ovl_q[k / (NPorts*NVl)]) == k % NVl;
+        vq_henq = i_head[k / (NPorts*NVl)] && !i_head_drop[k / (NPorts*NVl)] && i_head_enq[k / (NPorts*NVl)]
+                  && 32'(i_out[k / (NPorts*NVl)]) == k / NVl % NPorts && 32'(i_ovl[k / (NPorts*NVl)]) == k % NVl;
+        vq_e0 = vq_deq ? vn_q[k] == {{SW{1'b0}}, 1'b1} : vn_q[k] == '0;
+        if (vq_deq) begin
+          vh_n[k] = (nl_v_q[k / (NPorts*NVl)] && nl_a_q[k / (NPorts*NVl)] == e_cslot[k / NVl % NPorts])
+                    ? nl_d_q[k / (NPorts*NVl)] : gr_next[SW*(k / NVl) +: SW];
+        end
+        if (vq_tenq && vq_e0) vh_n[k] = ar_slot_q[k / (NPorts*NVl)];
+        if (vq_henq && vq_e0 && !vq_tenq) vh_n[k] = i_slot[k / (NPorts*NVl)];
+        if (vq_tenq) vt_n[k] = ar_slot_q[k / (NPorts*NVl)];
+        if (vq_henq) vt_n[k] = i_slot[k / (NPorts*NVl)];
+        vn_n[k] = vn_q[k] - {{SW{1'b0}}, vq_deq} + {{SW{1'b0}}, vq_tenq} + {{SW{1'b0}}, vq_henq};
+      end
       for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_n[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
     end
     for (int q = 0; q < NPorts; q++) begin
+      ar_ge_thr_q[q] <= ar_e_n[q] >= ar_thr_n[q];
+      ar_ge_thn_q[q] <= ar_e_n[q] >= ar_thn_n[q];
       ftop_q[q] <= ftop_n[q];
       fresh_q[q] <= fresh_n[q];
       reads_q[q] <= reads_n[q];
+      rd_free_q[q] <= rd_free_n[q];
       ser_q[q] <= ser_n[q];
       ser_le_q[q] <= ser_le_n[q];
       ser_lt_q[q] <= ser_lt_n[q];
@@ -1662,6 +1736,14 @@ module ib_switch #(
       fill_q[q] <= fill_n[q];
     end
 `endif
+`ifdef IBCYCLE_ASSERTIONS
+    vq_ok = 1'b1;
+    for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
+      // The head of an empty queue is no value (after its last dequeue, the link read at an unwritten slot).
+      vq_ok = vq_ok && vt_c[q] == vt_n[q] && vn_c[q] == vn_n[q] && (vn_n[q] == '0 || vh_c[q] == vh_n[q]);
+    end
+    vq_ok_q <= vq_ok || !rst_ni;
+`endif
   end : update
 
 
@@ -1684,6 +1766,9 @@ module ib_switch #(
       // between), and no input reads for more outputs than its speed-up.
       a_ok = a_ok && !(e_cmt[p] && !(arb_gv[p] && arb_gvl[p] == la_vl_q[p]));
       a_ok = a_ok && !(rst_ni && reads_q[p] > speedup_i[7*p +: 7]);
+      a_ok = a_ok && !(rst_ni && rd_free_q[p] != speedup_i[7*p +: 7] - reads_q[p]);
+      a_ok = a_ok && !(rst_ni && (ar_ge_thr_q[p] != (ar_e_q[p] >= ar_thr_q[p])
+                                  || ar_ge_thn_q[p] != (ar_e_q[p] >= ar_thn_q[p])));
       // The serialiser's registered compares are the compares of ser_q they replace.
       a_ok = a_ok && !(rst_ni && (ser_le_q[p] != (ser_q[p] <= 32'(`IB_SWITCH_NUM(p)))
                                   || ser_lt_q[p] != (ser_q[p] < 32'(`IB_SWITCH_NUM(p)))
