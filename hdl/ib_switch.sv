@@ -388,8 +388,13 @@ module ib_switch #(
       pc_d_ovl[p] = ov[p];
       pc_d_bad[p] = o[p] == NoRoute || 32'(o[p]) >= NPorts || ov[p] == VlDrop || 32'(ov[p]) >= NVl
         || b[p] > mtu_blocks_i || b[p] == '0;
-      pc_d_ct[p] = 64'(`IB_SWITCH_NUM(32'(o[p]))) * 64'(`IB_SWITCH_DEN(p))
-                   <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(o[p])));
+      // Cut-through unless the routed output is faster: the rate compare for every output, beside the
+      // route's table read, the routed one's selected (an output out of range is a drop: no value is read).
+      pc_d_ct[p] = 1'b0;
+      for (int r = 0; r < NPorts; r++) begin
+        if (32'(o[p]) == r) pc_d_ct[p] = 64'(`IB_SWITCH_NUM(r)) * 64'(`IB_SWITCH_DEN(p))
+                                          <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(r));
+      end
       pc_d_blocks[p] = b[p];
       pc_d_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
       // The block thresholds (see ingress): the first, second and third block's.
@@ -904,7 +909,10 @@ module ib_switch #(
     logic [12:0] t_len [NPorts];
     logic [15:0] fr [NK];
     logic [7:0] fd [NK];
-    logic [15:0] fp [NK];
+    logic [15:0] fpc [4];
+    logic [6:0] frc [4];
+    logic [15:0] fpn [4];
+    logic [1:0] fsel;
     for (int p = 0; p < NPorts; p++) begin
       // The block thresholds of a packet of `blocks` blocks: block j is in when e >= 64 j den, the last
       // when e >= len den (the end). Both of this cycle's compares read registers: the tick count at the
@@ -933,13 +941,14 @@ module ib_switch #(
           a_thn[p] = a_t2[p];
         end
         a_left[p] = ar_left_q[p] - a_got[p];
-        if (a_left[p] == '0) begin
+        // In (no blocks left): the count equals the blocks got, compared instead of the difference's zero test.
+        if (ar_left_q[p] == a_got[p]) begin
           a_free[p] = ar_drop_q[p];
           i_tail_enq[p] = !ar_drop_q[p] && ar_def_q[p];
         end
       end
       // A new head, from the registered ingress stage: taken in the cycle after its hand-in.
-      i_head[p] = rst_ni && rg_pkt_q[p] && !(ar_v_q[p] && a_left[p] != '0)
+      i_head[p] = rst_ni && rg_pkt_q[p] && !(ar_v_q[p] && ar_left_q[p] != a_got[p])
                   && rg_vl_q[4*p +: 4] < `IB_SWITCH_NVL(p);
       i_blocks[p] = pc_blocks_q[p];
       i_end[p] = pc_end_q[p];
@@ -950,18 +959,18 @@ module ib_switch #(
       i_thr[p] = i_head[p] ? pc_thr_q[p] : a_thr[p];
       i_thn[p] = i_head[p] ? pc_thn_q[p] : a_thn[p];
       i_left[p] = i_head[p] ? h_left[p] : a_left[p];
-      i_head_done[p] = i_head[p] && h_left[p] == '0;
+      i_head_done[p] = i_head[p] && i_blocks[p] == 7'(h_got[p]);
       h_out[p] = pc_out_q[p];
       h_ovl[p] = pc_ovl_q[p];
       i_out[p] = i_head[p] ? PW'(h_out[p]) : '0;
       i_ovl[p] = i_head[p] ? h_ovl[p] : '0;
       i_head_drop[p] = i_head[p] && (pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
-      h_free[p] = i_head_drop[p] && h_left[p] == '0;
+      h_free[p] = i_head_drop[p] && i_blocks[p] == 7'(h_got[p]);
       i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
       i_slot[p] = '0;
       if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
       // Cut-through unless the output is faster than the input (then store-and-forward).
-      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_left[p] == '0 || pc_ct_q[p]);
+      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (i_blocks[p] == 7'(h_got[p]) || pc_ct_q[p]);
       // The enqueue events of this input.
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
@@ -991,11 +1000,18 @@ module ib_switch #(
 `endif
         end
       end
-      fd[k] = ((a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl) ? 8'(ar_blk_q[k / NVl]) : 8'd0)
-              + ((h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl) ? 8'(i_blocks[k / NVl]) : 8'd0);
-      fp[k] = (fpend_q[k] + fr[k]) + 16'(fd[k]);
-      crx_free[k] = (fp[k] > 16'd127) ? 7'd127 : fp[k][6:0];
-      i_fpend[k] = fp[k] - 16'(crx_free[k]);
+      // The drain for each of the four cases of the late terms (the arriving packet's blocks freed, the
+      // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
+      for (int c = 0; c < 4; c++) begin
+        fd[k] = (c % 2 == 1 ? 8'(ar_blk_q[k / NVl]) : 8'd0) + (c / 2 == 1 ? 8'(i_blocks[k / NVl]) : 8'd0);
+        fpc[c] = (fpend_q[k] + fr[k]) + 16'(fd[k]);
+        frc[c] = (fpc[c] > 16'd127) ? 7'd127 : fpc[c][6:0];
+        fpn[c] = fpc[c] - 16'(frc[c]);
+      end
+      fsel = {h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl,
+              a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl};
+      crx_free[k] = frc[fsel];
+      i_fpend[k] = fpn[fsel];
       crx_fcv[k] = rst_ni && rg_fc_q[k / NVl] && 32'(rg_fc_vl_q[4*(k / NVl) +: 4]) == k % NVl;
       // VoQ (q, output k / NVl, VL k % NVl): a grant's dequeue, a tail's and a head's enqueue.
       for (int q = 0; q < NPorts; q++) begin
@@ -1769,6 +1785,10 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && rd_free_q[p] != speedup_i[7*p +: 7] - reads_q[p]);
       a_ok = a_ok && !(rst_ni && (ar_ge_thr_q[p] != (ar_e_q[p] >= ar_thr_q[p])
                                   || ar_ge_thn_q[p] != (ar_e_q[p] >= ar_thn_q[p])));
+      // The cut-through decision selected from every output's compare is the routed output's compare.
+      a_ok = a_ok && !(rst_ni && 32'(pc_out_q[p]) < NPorts
+                       && pc_ct_q[p] != (64'(`IB_SWITCH_NUM(32'(pc_out_q[p]))) * 64'(`IB_SWITCH_DEN(p))
+                                         <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(pc_out_q[p])))));
       // The serialiser's registered compares are the compares of ser_q they replace.
       a_ok = a_ok && !(rst_ni && (ser_le_q[p] != (ser_q[p] <= 32'(`IB_SWITCH_NUM(p)))
                                   || ser_lt_q[p] != (ser_q[p] < 32'(`IB_SWITCH_NUM(p)))
