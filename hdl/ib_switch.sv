@@ -244,8 +244,18 @@ module ib_switch #(
   logic [15:0]   fill_q [NPorts*NPorts*NVl];
   logic [PW-1:0] rr_q [NK];
   logic [6:0]    reads_q [NPorts];
+  // speedup - reads_q, the input's free read slots at the cycle's start, kept as a register of its own (the
+  // same updates, opposite signs) so the accept adds the slots released to it instead of two subtractions
+  // first. Asserted equal; reads_q is then read by the assertions only.
+  logic [6:0]    rd_free_q [NPorts];
   // Egress: serialiser (ticks still busy at the cycle's start), packet in flight, pending FC packets.
   logic [31:0]   ser_q [NPorts];
+  // ser_q's compares with the rate's numerator, registered from the serialiser's next value (ser_n) so that
+  // no decision of the cycle waits for a 32-bit compare: the packet on the wire ends in the cycle (ser_q <=
+  // num), the wire is free for a start (ser_q < num), idle (ser_q == 0). Asserted equal to the compares.
+  logic          ser_le_q [NPorts];
+  logic          ser_lt_q [NPorts];
+  logic          ser_z_q [NPorts];
   logic          if_v_q [NPorts];
   logic [PW-1:0] if_in_q [NPorts];
   logic [3:0]    if_vl_q [NPorts];
@@ -258,6 +268,10 @@ module ib_switch #(
   logic [31:0]   ar_e_q [NPorts];     // ticks of the arriving packet at the end of this cycle
   logic [31:0]   ar_thr_q [NPorts];   // the next block's threshold ...
   logic [31:0]   ar_thn_q [NPorts];   // ... and the one after it (with at least two blocks left)
+  // ar_e_q >= ar_thr_q and ar_e_q >= ar_thn_q, registered from the registers' next values (asserted equal):
+  // the cycle's block compares are then flags, not 32-bit compares before the blocks' arithmetic.
+  logic          ar_ge_thr_q [NPorts];
+  logic          ar_ge_thn_q [NPorts];
   logic [31:0]   ar_end_q [NPorts];
   logic [6:0]    ar_left_q [NPorts];
   logic [6:0]    ar_blk_q [NPorts];
@@ -374,8 +388,13 @@ module ib_switch #(
       pc_d_ovl[p] = ov[p];
       pc_d_bad[p] = o[p] == NoRoute || 32'(o[p]) >= NPorts || ov[p] == VlDrop || 32'(ov[p]) >= NVl
         || b[p] > mtu_blocks_i || b[p] == '0;
-      pc_d_ct[p] = 64'(`IB_SWITCH_NUM(32'(o[p]))) * 64'(`IB_SWITCH_DEN(p))
-                   <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(o[p])));
+      // Cut-through unless the routed output is faster: the rate compare for every output, beside the
+      // route's table read, the routed one's selected (an output out of range is a drop: no value is read).
+      pc_d_ct[p] = 1'b0;
+      for (int r = 0; r < NPorts; r++) begin
+        if (32'(o[p]) == r) pc_d_ct[p] = 64'(`IB_SWITCH_NUM(r)) * 64'(`IB_SWITCH_DEN(p))
+                                          <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(r));
+      end
       pc_d_blocks[p] = b[p];
       pc_d_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
       // The block thresholds (see ingress): the first, second and third block's.
@@ -562,7 +581,7 @@ module ib_switch #(
   logic [NPorts*8-1:0] a_crel [NPorts];
   `IBCYCLE_COMB begin : accept_req
     logic [NPorts-1:0] m;
-    for (int p = 0; p < NPorts; p++) a_done[p] = rst_ni && if_v_q[p] && ser_q[p] <= 32'(`IB_SWITCH_NUM(p));
+    for (int p = 0; p < NPorts; p++) a_done[p] = rst_ni && if_v_q[p] && ser_le_q[p];
     for (int q = 0; q < NPorts; q++) begin
       for (int p = 0; p < NPorts; p++) begin
         a_rel[q][p] = a_done[p] && !if_keep_q[p] && 32'(if_in_q[p]) == q;
@@ -586,7 +605,7 @@ module ib_switch #(
     logic [7:0] nhi;
     logic [PW-1:0] ptr [NPorts];
     for (int q = 0; q < NPorts; q++) begin
-      free[q] = speedup_i[7*q +: 7] - (reads_q[q] - a_crel[q][8*(NPorts-1) +: 7]);
+      free[q] = rd_free_q[q] + a_crel[q][8*(NPorts-1) +: 7];
       nhi = a_chi[q][8*(NPorts-1) +: 8];
       for (int p = 0; p < NPorts; p++) begin
         acc[q][p] = (a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
@@ -651,13 +670,13 @@ module ib_switch #(
     logic [16:0] e_mk_w [NPorts];
     /* verilator lint_on UNUSEDSIGNAL */
     for (int p = 0; p < NPorts; p++) begin
-      e_fc_w[p] = rst_ni && fcp_q[p] != '0 && ser_q[p] == 32'd0;
+      e_fc_w[p] = rst_ni && fcp_q[p] != '0 && ser_z_q[p];
       e_fcvl_w[p] = 4'd0;
       if (e_fc_w[p]) begin
         for (int v = NVl - 1; v >= 0; v--) if (fcp_q[p][v]) e_fcvl_w[p] = 4'(v);
       end
       // The decided packet starts when the wire frees (a flow-control packet first).
-      e_gnt_w[p] = rst_ni && la_st_q[p] == LaNx && !e_fc_w[p] && ser_q[p] < 32'(`IB_SWITCH_NUM(p));
+      e_gnt_w[p] = rst_ni && la_st_q[p] == LaNx && !e_fc_w[p] && ser_lt_q[p];
       // Stage 3: the accepted proposal commits; its VoQ head's slot.
       e_cmt_w[p] = rst_ni && la_st_q[p] == LaPr && e_acc[p];
       e_cslot_w[p] = '0;
@@ -681,7 +700,7 @@ module ib_switch #(
         // The lowest at or after the pointer, else the lowest.
         for (int q = 0; q < NPorts; q++) begin
           e_fre_w[p][v][q] = vn_q[(q*NPorts + p)*NVl + v] != '0
-            && (reads_q[q] != speedup_i[7*q +: 7] || held_w[p][q]);
+            && (rd_free_q[q] != '0 || held_w[p][q]);
           e_hi_w[p][v][q] = e_fre_w[p][v][q] && q >= 32'(rr_q[p*NVl + v]);
         end
         e_pick_w[p][v] = '0;
@@ -889,7 +908,11 @@ module ib_switch #(
     logic [3:0] h_ovl [NPorts];
     logic [12:0] t_len [NPorts];
     logic [15:0] fr [NK];
-    logic [15:0] fp [NK];
+    logic [7:0] fd [NK];
+    logic [15:0] fpc [4];
+    logic [6:0] frc [4];
+    logic [15:0] fpn [4];
+    logic [1:0] fsel;
     for (int p = 0; p < NPorts; p++) begin
       // The block thresholds of a packet of `blocks` blocks: block j is in when e >= 64 j den, the last
       // when e >= len den (the end). Both of this cycle's compares read registers: the tick count at the
@@ -908,23 +931,24 @@ module ib_switch #(
       a_t2[p] = (ar_left_q[p] == 7'd3) ? ar_end_q[p] : ar_thn_q[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
       a_t3[p] = (ar_left_q[p] == 7'd4) ? ar_end_q[p] : ar_thn_q[p] + 32'd128 * 32'(`IB_SWITCH_DEN(p));
       if (rst_ni && ar_v_q[p]) begin
-        if (ar_left_q[p] > 7'd1 && ar_e_q[p] >= ar_thn_q[p]) begin
+        if (ar_left_q[p] > 7'd1 && ar_ge_thn_q[p]) begin
           a_got[p] = 7'd2;
           a_thr[p] = a_t2[p];
           a_thn[p] = a_t3[p];
-        end else if (ar_left_q[p] != '0 && ar_e_q[p] >= ar_thr_q[p]) begin
+        end else if (ar_left_q[p] != '0 && ar_ge_thr_q[p]) begin
           a_got[p] = 7'd1;
           a_thr[p] = ar_thn_q[p];
           a_thn[p] = a_t2[p];
         end
         a_left[p] = ar_left_q[p] - a_got[p];
-        if (a_left[p] == '0) begin
+        // In (no blocks left): the count equals the blocks got, compared instead of the difference's zero test.
+        if (ar_left_q[p] == a_got[p]) begin
           a_free[p] = ar_drop_q[p];
           i_tail_enq[p] = !ar_drop_q[p] && ar_def_q[p];
         end
       end
       // A new head, from the registered ingress stage: taken in the cycle after its hand-in.
-      i_head[p] = rst_ni && rg_pkt_q[p] && !(ar_v_q[p] && a_left[p] != '0)
+      i_head[p] = rst_ni && rg_pkt_q[p] && !(ar_v_q[p] && ar_left_q[p] != a_got[p])
                   && rg_vl_q[4*p +: 4] < `IB_SWITCH_NVL(p);
       i_blocks[p] = pc_blocks_q[p];
       i_end[p] = pc_end_q[p];
@@ -935,18 +959,18 @@ module ib_switch #(
       i_thr[p] = i_head[p] ? pc_thr_q[p] : a_thr[p];
       i_thn[p] = i_head[p] ? pc_thn_q[p] : a_thn[p];
       i_left[p] = i_head[p] ? h_left[p] : a_left[p];
-      i_head_done[p] = i_head[p] && h_left[p] == '0;
+      i_head_done[p] = i_head[p] && i_blocks[p] == 7'(h_got[p]);
       h_out[p] = pc_out_q[p];
       h_ovl[p] = pc_ovl_q[p];
       i_out[p] = i_head[p] ? PW'(h_out[p]) : '0;
       i_ovl[p] = i_head[p] ? h_ovl[p] : '0;
       i_head_drop[p] = i_head[p] && (pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
-      h_free[p] = i_head_drop[p] && h_left[p] == '0;
+      h_free[p] = i_head_drop[p] && i_blocks[p] == 7'(h_got[p]);
       i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
       i_slot[p] = '0;
       if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
       // Cut-through unless the output is faster than the input (then store-and-forward).
-      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_left[p] == '0 || pc_ct_q[p]);
+      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (i_blocks[p] == 7'(h_got[p]) || pc_ct_q[p]);
       // The enqueue events of this input.
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
@@ -963,6 +987,9 @@ module ib_switch #(
       // by completed packets, or of a dropped packet whose last block is in).
       crx_blk[k] = (rst_ni && ar_v_q[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl ? a_got[k / NVl] : 7'd0)
                    + 7'(i_head[k / NVl] && h_got[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl);
+      // The blocks released by completions (from registers) summed first, the arrival's and the head's
+      // dropped blocks (late in the cycle) added to that sum and the pending count after it, not in
+      // series after the completions'.
       fr[k] = '0;
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
@@ -973,11 +1000,18 @@ module ib_switch #(
 `endif
         end
       end
-      if (a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl) fr[k] = fr[k] + 16'(ar_blk_q[k / NVl]);
-      if (h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl) fr[k] = fr[k] + 16'(i_blocks[k / NVl]);
-      fp[k] = fpend_q[k] + fr[k];
-      crx_free[k] = (fp[k] > 16'd127) ? 7'd127 : fp[k][6:0];
-      i_fpend[k] = fp[k] - 16'(crx_free[k]);
+      // The drain for each of the four cases of the late terms (the arriving packet's blocks freed, the
+      // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
+      for (int c = 0; c < 4; c++) begin
+        fd[k] = (c % 2 == 1 ? 8'(ar_blk_q[k / NVl]) : 8'd0) + (c / 2 == 1 ? 8'(i_blocks[k / NVl]) : 8'd0);
+        fpc[c] = (fpend_q[k] + fr[k]) + 16'(fd[k]);
+        frc[c] = (fpc[c] > 16'd127) ? 7'd127 : fpc[c][6:0];
+        fpn[c] = fpc[c] - 16'(frc[c]);
+      end
+      fsel = {h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl,
+              a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl};
+      crx_free[k] = frc[fsel];
+      i_fpend[k] = fpn[fsel];
       crx_fcv[k] = rst_ni && rg_fc_q[k / NVl] && 32'(rg_fc_vl_q[4*(k / NVl) +: 4]) == k % NVl;
       // VoQ (q, output k / NVl, VL k % NVl): a grant's dequeue, a tail's and a head's enqueue.
       for (int q = 0; q < NPorts; q++) begin
@@ -1366,6 +1400,11 @@ module ib_switch #(
   end
 
   // ---------------------------------------------------------------- state update
+`ifdef IBCYCLE_ASSERTIONS
+  logic vq_ok_q;   // the per-VoQ updates equal the chain over the ports they replace (asserted)
+  initial vq_ok_q = 1'b1;
+  always @(posedge clk_i) assert (vq_ok_q);
+`endif
   // Procedural: one output's dequeue and up to two enqueues per input (a store-and-forward tail, then a
   // head) may touch one VoQ in a cycle, applied in the Switch's order (egress, then ingress in port order)
   // on local copies of the queue state, which are registered at the end (non-blocking, as every register
@@ -1375,7 +1414,11 @@ module ib_switch #(
     logic [SW:0] ftop_n [NPorts];
     logic [SW:0] fresh_n [NPorts];
     logic [6:0] reads_n [NPorts];
+    logic [6:0] rd_free_n [NPorts];
     logic [31:0] ser_n [NPorts];
+    logic ser_le_n [NPorts];
+    logic ser_lt_n [NPorts];
+    logic ser_z_n [NPorts];
     logic if_v_n [NPorts];
     logic [PW-1:0] if_in_n [NPorts];
     logic [3:0] if_vl_n [NPorts];
@@ -1402,6 +1445,15 @@ module ib_switch #(
     logic [SW-1:0] vt_n [NPorts*NPorts*NVl];
     logic [SW:0] vn_n [NPorts*NPorts*NVl];
     logic [15:0] fill_n [NPorts*NPorts*NVl];
+    logic vq_deq, vq_tenq, vq_henq, vq_e0;
+`ifdef IBCYCLE_ASSERTIONS
+    // The VoQ updates as a chain over the ports in the Switch's order (writes at computed indices), kept to
+    // check the per-VoQ updates that replace it.
+    logic [SW-1:0] vh_c [NPorts*NPorts*NVl];
+    logic [SW-1:0] vt_c [NPorts*NPorts*NVl];
+    logic [SW:0] vn_c [NPorts*NPorts*NVl];
+    logic vq_ok;
+`endif
     /* verilator lint_off UNUSEDSIGNAL */
     int j;
     logic [16:0] mk;
@@ -1412,7 +1464,11 @@ module ib_switch #(
       ftop_n[q] = ftop_q[q];
       fresh_n[q] = fresh_q[q];
       reads_n[q] = reads_q[q];
+      rd_free_n[q] = rd_free_q[q];
       ser_n[q] = ser_q[q];
+      ser_le_n[q] = ser_le_q[q];
+      ser_lt_n[q] = ser_lt_q[q];
+      ser_z_n[q] = ser_z_q[q];
       if_v_n[q] = if_v_q[q];
       if_in_n[q] = if_in_q[q];
       if_vl_n[q] = if_vl_q[q];
@@ -1442,6 +1498,11 @@ module ib_switch #(
       vh_n[q] = vh_q[q];
       vt_n[q] = vt_q[q];
       vn_n[q] = vn_q[q];
+`ifdef IBCYCLE_ASSERTIONS
+      vh_c[q] = vh_q[q];
+      vt_c[q] = vt_q[q];
+      vn_c[q] = vn_q[q];
+`endif
       fill_n[q] = fill_q[q];
     end
     if (!rst_ni) begin
@@ -1449,7 +1510,11 @@ module ib_switch #(
         ftop_n[p] = '0;
         fresh_n[p] = '0;
         reads_n[p] = '0;
+        rd_free_n[p] = speedup_i[7*p +: 7];
         ser_n[p] = '0;
+        ser_le_n[p] = 1'b1;
+        ser_lt_n[p] = `IB_SWITCH_NUM(p) != '0;
+        ser_z_n[p] = 1'b1;
         if_v_n[p] = 1'b0;
         if_in_n[p] = '0;
         if_vl_n[p] = '0;
@@ -1494,7 +1559,10 @@ module ib_switch #(
       // starts (slot freed, packet in flight, FECN at dequeue), serialisers, FC.
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p]) begin
-          if (!if_keep_q[p]) reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
+          if (!if_keep_q[p]) begin
+            reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
+            rd_free_n[if_in_n[p]] = rd_free_n[if_in_n[p]] + 7'd1;
+          end
           if_v_n[p] = 1'b0;
         end
       end
@@ -1502,22 +1570,27 @@ module ib_switch #(
         if (e_fc[p]) fcp_n[p][32'(e_fcvl[p])] = 1'b0;
         if (e_cmt[p]) begin
           j = (32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p]);
+`ifdef IBCYCLE_ASSERTIONS
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           if (e_cblk[p] == 7'd1) begin
 `endif
-          vn_n[j] = vn_n[j] - 1'b1;
+          vn_c[j] = vn_c[j] - 1'b1;
           for (int q = 0; q < NPorts; q++) begin
             if (32'(e_gin[p]) == q) begin
-              vh_n[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+              vh_c[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
             end
           end
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           end
 `endif
+`endif
 `ifndef IBCYCLE_FAULT_RR_STUCK
           rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
 `endif
-          if (!e_xfer[p]) reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
+          if (!e_xfer[p]) begin
+            reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
+            rd_free_n[e_gin[p]] = rd_free_n[e_gin[p]] - 7'd1;
+          end
         end
         if (e_gnt[p]) begin
 `ifdef IBCYCLE_FAULT_DUP_PACKET
@@ -1541,6 +1614,11 @@ module ib_switch #(
         end
         r = e_ser[p];
         ser_n[p] = (r > 32'(`IB_SWITCH_NUM(p))) ? r - 32'(`IB_SWITCH_NUM(p)) : 32'd0;
+        // ser_n's compares from r, beside the subtraction (num n): ser_n <= n iff r <= 2n (r <= n gives 0);
+        // ser_n < n iff r < 2n (for n = 0 both sides are false); ser_n == 0 iff r <= n.
+        ser_le_n[p] = 33'(r) <= 33'({`IB_SWITCH_NUM(p), 1'b0});
+        ser_lt_n[p] = 33'(r) < 33'({`IB_SWITCH_NUM(p), 1'b0});
+        ser_z_n[p] = r <= 32'(`IB_SWITCH_NUM(p));
       end
       // Ingress in port order: tail enqueue, head (slot, arrival, enqueue), FC packets wanted by credit_rx.
       for (int p = 0; p < NPorts; p++) begin
@@ -1550,22 +1628,26 @@ module ib_switch #(
           ar_thn_n[p] = i_thn[p];
           ar_left_n[p] = i_left[p];
           if (i_left[p] == '0) ar_v_n[p] = 1'b0;
+`ifdef IBCYCLE_ASSERTIONS
           if (i_tail_enq[p]) begin
             j = (p*NPorts + 32'(ar_out_n[p]))*NVl + 32'(ar_ovl_n[p]);
-            if (vn_n[j] == '0) vh_n[j] = ar_slot_n[p];
-            vt_n[j] = ar_slot_n[p];
-            vn_n[j] = vn_n[j] + 1'b1;
+            if (vn_c[j] == '0) vh_c[j] = ar_slot_n[p];
+            vt_c[j] = ar_slot_n[p];
+            vn_c[j] = vn_c[j] + 1'b1;
           end
+`endif
         end
         if (i_head[p]) begin
           if (!i_head_drop[p]) begin
             slot = i_slot[p];
+`ifdef IBCYCLE_ASSERTIONS
             if (i_head_enq[p]) begin
               j = (p*NPorts + 32'(i_out[p]))*NVl + 32'(i_ovl[p]);
-              if (vn_n[j] == '0) vh_n[j] = slot;
-              vt_n[j] = slot;
-              vn_n[j] = vn_n[j] + 1'b1;
+              if (vn_c[j] == '0) vh_c[j] = slot;
+              vt_c[j] = slot;
+              vn_c[j] = vn_c[j] + 1'b1;
             end
+`endif
           end
           ar_v_n[p] = !i_head_done[p];
           ar_e_n[p] = i_e[p];
@@ -1592,13 +1674,44 @@ module ib_switch #(
         fpend_n[k] = i_fpend[k];
         if (mark_enq_i[k / NVl]) mk_n[k] = i_mk[k];
       end
+      // The VoQs, each from its own writers in parallel (constant indices): its output's dequeue, then its
+      // input's tail enqueue and head enqueue, the Switch's order. The queue is empty before the enqueues
+      // when its count at the cycle's start is 0 without the dequeue or 1 with it, so the head written
+      // waits for no count of the cycle (a chain over the ports' writes at computed indices before).
+      for (int k = 0; k < NPorts*NPorts*NVl; k++) begin
+        vq_deq = e_cmt[k / NVl % NPorts] && 32'(e_gin[k / NVl % NPorts]) == k / (NPorts*NVl)
+                 && 32'(e_gvl[k / NVl % NPorts]) == k % NVl;
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+        vq_deq = vq_deq && e_cblk[k / NVl % NPorts] == 7'd1;
+`endif
+        vq_tenq = ar_v_q[k / (NPorts*NVl)] && i_tail_enq[k / (NPorts*NVl)]
+                  && 32'(ar_out_q[k / (NPorts*NVl)]) == k / NVl % NPorts && 32'(ar_ovl_q[k / (NPorts*NVl)]) == k % NVl;
+        vq_henq = i_head[k / (NPorts*NVl)] && !i_head_drop[k / (NPorts*NVl)] && i_head_enq[k / (NPorts*NVl)]
+                  && 32'(i_out[k / (NPorts*NVl)]) == k / NVl % NPorts && 32'(i_ovl[k / (NPorts*NVl)]) == k % NVl;
+        vq_e0 = vq_deq ? vn_q[k] == {{SW{1'b0}}, 1'b1} : vn_q[k] == '0;
+        if (vq_deq) begin
+          vh_n[k] = (nl_v_q[k / (NPorts*NVl)] && nl_a_q[k / (NPorts*NVl)] == e_cslot[k / NVl % NPorts])
+                    ? nl_d_q[k / (NPorts*NVl)] : gr_next[SW*(k / NVl) +: SW];
+        end
+        if (vq_tenq && vq_e0) vh_n[k] = ar_slot_q[k / (NPorts*NVl)];
+        if (vq_henq && vq_e0 && !vq_tenq) vh_n[k] = i_slot[k / (NPorts*NVl)];
+        if (vq_tenq) vt_n[k] = ar_slot_q[k / (NPorts*NVl)];
+        if (vq_henq) vt_n[k] = i_slot[k / (NPorts*NVl)];
+        vn_n[k] = vn_q[k] - {{SW{1'b0}}, vq_deq} + {{SW{1'b0}}, vq_tenq} + {{SW{1'b0}}, vq_henq};
+      end
       for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_n[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
     end
     for (int q = 0; q < NPorts; q++) begin
+      ar_ge_thr_q[q] <= ar_e_n[q] >= ar_thr_n[q];
+      ar_ge_thn_q[q] <= ar_e_n[q] >= ar_thn_n[q];
       ftop_q[q] <= ftop_n[q];
       fresh_q[q] <= fresh_n[q];
       reads_q[q] <= reads_n[q];
+      rd_free_q[q] <= rd_free_n[q];
       ser_q[q] <= ser_n[q];
+      ser_le_q[q] <= ser_le_n[q];
+      ser_lt_q[q] <= ser_lt_n[q];
+      ser_z_q[q] <= ser_z_n[q];
       if_v_q[q] <= if_v_n[q];
       if_in_q[q] <= if_in_n[q];
       if_vl_q[q] <= if_vl_n[q];
@@ -1639,6 +1752,14 @@ module ib_switch #(
       fill_q[q] <= fill_n[q];
     end
 `endif
+`ifdef IBCYCLE_ASSERTIONS
+    vq_ok = 1'b1;
+    for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
+      // The head of an empty queue is no value (after its last dequeue, the link read at an unwritten slot).
+      vq_ok = vq_ok && vt_c[q] == vt_n[q] && vn_c[q] == vn_n[q] && (vn_n[q] == '0 || vh_c[q] == vh_n[q]);
+    end
+    vq_ok_q <= vq_ok || !rst_ni;
+`endif
   end : update
 
 
@@ -1661,6 +1782,17 @@ module ib_switch #(
       // between), and no input reads for more outputs than its speed-up.
       a_ok = a_ok && !(e_cmt[p] && !(arb_gv[p] && arb_gvl[p] == la_vl_q[p]));
       a_ok = a_ok && !(rst_ni && reads_q[p] > speedup_i[7*p +: 7]);
+      a_ok = a_ok && !(rst_ni && rd_free_q[p] != speedup_i[7*p +: 7] - reads_q[p]);
+      a_ok = a_ok && !(rst_ni && (ar_ge_thr_q[p] != (ar_e_q[p] >= ar_thr_q[p])
+                                  || ar_ge_thn_q[p] != (ar_e_q[p] >= ar_thn_q[p])));
+      // The cut-through decision selected from every output's compare is the routed output's compare.
+      a_ok = a_ok && !(rst_ni && 32'(pc_out_q[p]) < NPorts
+                       && pc_ct_q[p] != (64'(`IB_SWITCH_NUM(32'(pc_out_q[p]))) * 64'(`IB_SWITCH_DEN(p))
+                                         <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(pc_out_q[p])))));
+      // The serialiser's registered compares are the compares of ser_q they replace.
+      a_ok = a_ok && !(rst_ni && (ser_le_q[p] != (ser_q[p] <= 32'(`IB_SWITCH_NUM(p)))
+                                  || ser_lt_q[p] != (ser_q[p] < 32'(`IB_SWITCH_NUM(p)))
+                                  || ser_z_q[p] != (ser_q[p] == 32'd0)));
     end
   end
   // Not checked in reset cycles: before the first reset edge the registers hold X (4-state simulators).
