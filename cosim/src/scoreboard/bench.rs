@@ -494,60 +494,22 @@ pub enum RunError {
 pub fn random_traffic(cfg: &SwitchConfig, n: usize, seed: u64, start: u64) -> Vec<TrafficPacket> {
     use rtl_model::link::packet::PacketDesc;
     use rtl_model::wire::bth::Opcode;
-    let mut rng = crate::rng::Rng::new(seed);
-    let ports = cfg.ports.len();
-    let routed: Vec<(u16, usize)> = cfg
-        .lft
-        .iter()
-        .enumerate()
-        .filter_map(|(d, p)| p.map(|p| (d as u16, usize::from(p))))
-        .filter(|&(_, p)| p < ports)
-        .collect();
-    let mut out = Vec::with_capacity(n);
-    if routed.is_empty() {
-        return out;
-    }
-    let hot = routed[rng.below(routed.len() as u64) as usize];
-    let mut at = vec![start; ports];
-    let max_payload = (u64::from(cfg.mtu)).min(1024);
-    for i in 0..n {
-        let inp = rng.below(ports as u64) as usize;
-        let (dlid, outp) = if rng.below(3) == 0 {
-            hot
-        } else {
-            routed[rng.below(routed.len() as u64) as usize]
-        };
-        if outp == inp {
-            continue;
-        }
-        let sl = rng.below(16) as u8;
-        let vls = u64::from(cfg.ports[inp].data_vls.max(1));
-        // Only SLs SL2VL sends to a data VL (15 drops).
-        if cfg
-            .sl2vl_of(inp, outp)
-            .vl_of(sl)
-            .is_none_or(|v| v >= cfg.ports[outp].data_vls)
-        {
-            continue;
-        }
-        let payload = rng.below(max_payload + 1) as u16;
-        let mut d = PacketDesc::local(dlid, 0x100 + inp as u16, sl, Opcode::RcSendOnly, payload);
-        d.vl = (u64::from(sl) % vls) as u8;
-        d.psn = i as u32 & 0xff_ffff;
-        d.dest_qp = (seed as u32).wrapping_add(i as u32 >> 24) & 0xff_ffff;
-        d.payload_seed = (seed as u32) ^ (i as u32).wrapping_mul(0x9e37_79b9);
-        let mut bytes = Vec::new();
-        if d.materialise(&mut bytes).is_err() {
-            continue;
-        }
-        at[inp] += rng.below(120);
-        out.push(TrafficPacket {
-            cycle: at[inp],
-            port: inp,
-            bytes,
-        });
-    }
-    out
+    random_packets(
+        cfg,
+        n,
+        crate::rng::Rng::new(seed),
+        start,
+        |rng, _| rng.below(16) as u8,
+        |_, dlid, inp, sl, payload, i| {
+            let vls = u64::from(cfg.ports[inp].data_vls.max(1));
+            let mut d =
+                PacketDesc::local(dlid, 0x100 + inp as u16, sl, Opcode::RcSendOnly, payload);
+            d.vl = (u64::from(sl) % vls) as u8;
+            stamp(&mut d, seed, i);
+            let mut bytes = Vec::new();
+            d.materialise(&mut bytes).ok().map(|_| bytes)
+        },
+    )
 }
 
 /// `n` random RoCEv2 frames for a switch configured by `cfg` (its ports RoCEv2): as [`random_traffic`], each
@@ -561,7 +523,46 @@ pub fn random_roce_traffic(
 ) -> Vec<TrafficPacket> {
     use rtl_model::link::packet::PacketDesc;
     use rtl_model::wire::bth::Opcode;
-    let mut rng = crate::rng::Rng::new(seed ^ 0x0e0e);
+    random_packets(
+        cfg,
+        n,
+        crate::rng::Rng::new(seed ^ 0x0e0e),
+        start,
+        |rng, inp| rng.below(u64::from(cfg.ports[inp].data_vls.clamp(1, 8))) as u8,
+        |rng, dlid, inp, sl, payload, i| {
+            let mut d =
+                PacketDesc::roce_v4(dlid, 0x100 + inp as u16, sl, Opcode::RcSendOnly, payload);
+            d.ecn = match rng.below(16) {
+                0 | 1 => 0,
+                2 => 3,
+                3..=8 => 1,
+                _ => 2,
+            };
+            stamp(&mut d, seed, i);
+            let mut bytes = Vec::new();
+            d.materialise_roce_v4(&mut bytes).ok().map(|_| bytes)
+        },
+    )
+}
+
+/// A random packet's PSN, destination QP and payload seed, from the traffic's seed and its draw's index.
+fn stamp(d: &mut rtl_model::link::packet::PacketDesc, seed: u64, i: usize) {
+    d.psn = i as u32 & 0xff_ffff;
+    d.dest_qp = (seed as u32).wrapping_add(i as u32 >> 24) & 0xff_ffff;
+    d.payload_seed = (seed as u32) ^ (i as u32).wrapping_mul(0x9e37_79b9);
+}
+
+/// The draws both random traffics share: `n` draws of an input, a routed output (a third of them one hot
+/// output), an SL from `sl_of` (one SL2VL sends to a data VL of the output), a payload up to 1,024 bytes,
+/// the packet's bytes from `frame` (none: the draw is skipped), and its ready cycle at its input.
+fn random_packets(
+    cfg: &SwitchConfig,
+    n: usize,
+    mut rng: crate::rng::Rng,
+    start: u64,
+    sl_of: impl Fn(&mut crate::rng::Rng, usize) -> u8,
+    frame: impl Fn(&mut crate::rng::Rng, u16, usize, u8, u16, usize) -> Option<Vec<u8>>,
+) -> Vec<TrafficPacket> {
     let ports = cfg.ports.len();
     let routed: Vec<(u16, usize)> = cfg
         .lft
@@ -587,7 +588,8 @@ pub fn random_roce_traffic(
         if outp == inp {
             continue;
         }
-        let sl = rng.below(u64::from(cfg.ports[inp].data_vls.clamp(1, 8))) as u8;
+        let sl = sl_of(&mut rng, inp);
+        // Only SLs SL2VL sends to a data VL (15 drops).
         if cfg
             .sl2vl_of(inp, outp)
             .vl_of(sl)
@@ -596,20 +598,9 @@ pub fn random_roce_traffic(
             continue;
         }
         let payload = rng.below(max_payload + 1) as u16;
-        let mut d = PacketDesc::roce_v4(dlid, 0x100 + inp as u16, sl, Opcode::RcSendOnly, payload);
-        d.ecn = match rng.below(16) {
-            0 | 1 => 0,
-            2 => 3,
-            3..=8 => 1,
-            _ => 2,
-        };
-        d.psn = i as u32 & 0xff_ffff;
-        d.dest_qp = (seed as u32).wrapping_add(i as u32 >> 24) & 0xff_ffff;
-        d.payload_seed = (seed as u32) ^ (i as u32).wrapping_mul(0x9e37_79b9);
-        let mut bytes = Vec::new();
-        if d.materialise_roce_v4(&mut bytes).is_err() {
+        let Some(bytes) = frame(&mut rng, dlid, inp, sl, payload, i) else {
             continue;
-        }
+        };
         at[inp] += rng.below(120);
         out.push(TrafficPacket {
             cycle: at[inp],

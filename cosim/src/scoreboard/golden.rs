@@ -6,40 +6,24 @@
 use rtl_model::link::packet::{FcPacket, PacketDesc, PacketStart, TxEvent};
 use switch_asic::{ConfigError, Switch, SwitchConfig};
 
-use super::{hdr, hdr_of, LinkKind, Scoreboard};
+use super::{hdr_of, LinkKind, Scoreboard};
 
 /// The descriptor of an IB packet (LRH through VCRC), tagged `tag`; `None` when too short for its headers.
 pub fn desc_of_bytes(b: &[u8], tag: u32) -> Option<PacketDesc> {
-    let h = hdr(b)?;
-    let t = &b[h.bth_at..];
-    Some(PacketDesc {
-        dlid: h.dlid,
-        slid: h.slid,
-        sl: h.sl,
-        vl: h.vl,
-        fecn: h.fecn,
-        becn: t[4] & 0x40 != 0,
-        ecn: 0,
-        opcode: t[0],
-        dest_qp: u32::from_be_bytes([0, t[5], t[6], t[7]]),
-        psn: u32::from_be_bytes([0, t[9], t[10], t[11]]),
-        payload_len: b.len().saturating_sub(h.bth_at + 12 + 6) as u16,
-        wire_len: b.len().min(usize::from(u16::MAX)) as u16,
-        payload_seed: 0,
-        tag,
-        icrc: 0,
-    })
+    desc_of(LinkKind::Ib, b, tag)
 }
 
 /// The descriptor of a packet of link kind `link` (IB: LRH through VCRC; RoCEv2: an Ethernet frame read
 /// by [`super::roce_hdr`], its priority as SL and input VL, its ECN field), tagged `tag`; `None` when it is
 /// not one.
 pub fn desc_of(link: LinkKind, b: &[u8], tag: u32) -> Option<PacketDesc> {
-    if link == LinkKind::Ib {
-        return desc_of_bytes(b, tag);
-    }
     let h = hdr_of(link, b)?;
     let t = &b[h.bth_at..];
+    // After the payload: the ICRC, and on IB the VCRC.
+    let trailer = match link {
+        LinkKind::Ib => 4 + 2,
+        LinkKind::RoceV2 => 4,
+    };
     Some(PacketDesc {
         dlid: h.dlid,
         slid: h.slid,
@@ -51,7 +35,7 @@ pub fn desc_of(link: LinkKind, b: &[u8], tag: u32) -> Option<PacketDesc> {
         opcode: t[0],
         dest_qp: u32::from_be_bytes([0, t[5], t[6], t[7]]),
         psn: u32::from_be_bytes([0, t[9], t[10], t[11]]),
-        payload_len: b.len().saturating_sub(h.bth_at + 12 + 4) as u16,
+        payload_len: b.len().saturating_sub(h.bth_at + 12 + trailer) as u16,
         wire_len: b.len().min(usize::from(u16::MAX)) as u16,
         payload_seed: 0,
         tag,
