@@ -289,24 +289,19 @@ pub fn hdr_of(link: LinkKind, b: &[u8]) -> Option<Hdr> {
     }
 }
 
-/// Whether the IPv4 header of a RoCEv2 frame (IPv6: no checksum, true) sums to 0xffff.
+/// Whether the IPv4 header of a RoCEv2 frame (IPv6: no checksum, true) sums to 0xffff ([`roce_hdr`] took only
+/// a 20-byte header, IHL 5).
 fn ip_checksum_ok(b: &[u8], h: &Hdr) -> bool {
-    if h.ipv6 {
-        return true;
-    }
-    ones_sum(&b[ETH_LEN..ETH_LEN + 20]) == 0xffff
+    h.ipv6
+        || rtl_model::wire::ipv4::Packet::new_unchecked(&b[ETH_LEN..ETH_LEN + 20]).verify_checksum()
 }
 
-/// One's-complement sum of 16-bit big-endian words.
-fn ones_sum(b: &[u8]) -> u16 {
-    let mut s: u32 = 0;
-    for w in b.chunks(2) {
-        s += u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]));
-    }
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    s as u16
+/// The header checksum the IPv4 header of a RoCEv2 frame should carry.
+fn ip_checksum_of(b: &[u8]) -> u16 {
+    let mut head = b[ETH_LEN..ETH_LEN + 20].to_vec();
+    let mut p = rtl_model::wire::ipv4::Packet::new_unchecked(&mut head[..]);
+    p.fill_checksum();
+    p.checksum()
 }
 
 /// Reads the fields of an IB packet (LRH through VCRC); `None` when too short for its headers.
@@ -1018,10 +1013,7 @@ impl Scoreboard {
             ));
         }
         if roce && !ip_checksum_ok(bytes, &h) {
-            let mut want = bytes.to_vec();
-            want[ETH_LEN + 10] = 0;
-            want[ETH_LEN + 11] = 0;
-            let sum = !ones_sum(&want[ETH_LEN..ETH_LEN + 20]);
+            let sum = ip_checksum_of(bytes);
             return self.report(v(
                 Kind::BadIpChecksum,
                 format!(
