@@ -3,7 +3,7 @@
 //! For every (module, variant) of `src/table.rs` this runs Verilator into `<models>/<prefix>`
 //! (`target/<profile>/cosim-models`, see `model_cache`), reads `<prefix>_classes.mk` for the C++ files it made,
 //! generates a C ABI shim for the variant, and compiles the model and its shim as one translation unit, plus the
-//! Verilator runtime (once), with the `cc` crate at `-O3` (fault variants `-O1`) whatever the profile (a debug test
+//! Verilator runtime (once), with the `cc` crate at `-O3` (fault variants `-O1`, the switch `-Og`) whatever the profile (a debug test
 //! build would otherwise run the models at -O0). It also writes `$OUT_DIR/cosim_gen.rs`: the `#[repr(C)]` port
 //! structs, the `extern "C"` declarations and the variant tables that `src/ffi.rs` includes.
 //!
@@ -28,7 +28,7 @@ const INSTALL_HINT: &str = "the `verilator` feature of the cosim crate (on with 
 /// Part of every model's cache key: change it when the Verilator or C++ flags below change (the sources,
 /// the table entry and the generated shim are in the key already).
 const BUILD_KEY: &str =
-    "verilator --cc -O3, cc -O3 (fault variants -O1 without DSE, reduced builds -Og), v5";
+    "verilator --cc -O3, cc -O3 (fault variants -O1, the switch -Og, both without DSE), v6";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -133,7 +133,7 @@ fn build() {
                     format!("{m:?}"),
                     bug,
                     cpp_shim(m, &prefix),
-                    opt_level(m.name, bug, reduced),
+                    opt_level(m.name, bug),
                     generated_top(m, reduced),
                 )
                     .hash(&mut h);
@@ -309,12 +309,12 @@ fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
     let all = j.mdir.join(format!("{}__cosim_all.cpp", j.prefix));
     std::fs::write(&all, unit).expect("write the model's translation unit");
     let mut b = cc_build(root, out);
-    let opt = opt_level(j.m.name, j.bug, j.reduced);
+    let opt = opt_level(j.m.name, j.bug);
     b.opt_level_str(opt);
-    if opt == "1" {
+    if opt != "3" {
         // Dead-store elimination and the alias walks it drives were 48 of 174 CPU-seconds of GCC 12's -O1
         // on a switch model (`-ftime-report`), whose functions run to 20,000 lines; without them the model
-        // compiles in 153 instead of 207.
+        // compiles in 153 instead of 207 (at -Og in 58 instead of 63 for the 8-port switch).
         b.flag_if_supported("-fno-tree-dse")
             .flag_if_supported("-fno-dse");
     }
@@ -328,17 +328,16 @@ fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
 
 /// The C++ optimisation of a model: -O3, but -O1 for a fault variant, which runs only until a test catches it
 /// (-O1 compiles in about a third of -O3's time: the switch's variants, 30 MB of C++ each, took near three
-/// CPU minutes each at -O3), and for `ib_switch`, whose clean model GCC 12 compiles at -O3 in at least eight
-/// times its -O1 time (the look-ahead allocator's processes), longer than the test command can afford twice
-/// (its lint pass builds the models too). A reduced build (the switch's fault variants and their control, at
-/// the module's `bug_params`) is -Og: each replays a few traces until its fault shows, and GCC compiles its
-/// 35 MB of C++ in about three quarters of its -O1 time (-O0 in two thirds, but its hunt then took 57
-/// CPU-seconds instead of 4).
-#[cfg(feature = "verilator")]
-fn opt_level(module: &str, bug: Option<&str>, reduced: bool) -> &'static str {
-    if reduced {
+/// CPU minutes each at -O3), and -Og for every build of `ib_switch` (the clean one, its fault variants and
+/// their control at the module's `bug_params`): GCC 12 compiles the clean model at -O3 in at least eight times
+/// its -O1 time (the look-ahead allocator's processes), and the switch's 35 MB of C++ at 8 ports at -Og in
+/// about three quarters of its -O1 time, with the fault hunt as fast (-O0 compiled in two thirds, but the
+/// hunt then took 57 CPU-seconds instead of 4). The replays run each trace on the smallest build that holds
+/// it (`cosim::switch::CleanBuild`), so the 18-port build replays only the traces of larger switches.
+fn opt_level(module: &str, bug: Option<&str>) -> &'static str {
+    if module == "ib_switch" {
         "g"
-    } else if bug.is_some() || module == "ib_switch" {
+    } else if bug.is_some() {
         "1"
     } else {
         "3"

@@ -200,7 +200,7 @@ fn replay_switch(block: &str, text: &str, path: &std::path::Path, opts: &RunOpts
         cycles: Some(opts.cycles),
         bug: opts.bug.clone(),
         vcd: opts.vcd.clone(),
-        control: false,
+        build: cosim::switch::CleanBuild::default(),
     };
     match cosim::switch::replay(&trace, &ro) {
         Ok(cosim::switch::SwitchReplay::Matched {

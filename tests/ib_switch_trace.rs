@@ -7,9 +7,14 @@
 //! [`CYCLES`] cycles, which are recorded. Every switch's hand-ins are logged in one run; the busiest switch
 //! (most packet heads handed in) is replayed. RoCEv2 scenarios (PFC ports, which the RTL does not have)
 //! and queueing-model files are not fabric IB scenarios and are left out.
+//!
+//! Each trace replays through the smallest build of the clean RTL that holds its ports
+//! ([`CleanBuild::Smallest`]): the 8-port build (the fault hunt's control) for the switches of 8 ports or
+//! fewer, the full 18-port build for RR-CC's 18-port switch. The same source elaborated at another `NPorts`;
+//! an 8-port trace ran about twenty times slower through the 18-port build, its ten idle ports included.
 #![cfg(feature = "cosim")]
 
-use cosim::switch::{replay, ReplayOpts, SwitchReplay};
+use cosim::switch::{replay, CleanBuild, ReplayOpts, SwitchReplay};
 use cosim::switch_trace::{HandIn, SwitchTrace};
 use ibcycle::run::port_trace;
 use rtl_model::blocks::fecn_marker::MarkMode;
@@ -137,7 +142,7 @@ fn every_bug_variant_is_caught() {
     for ((sc, sw, t), last) in hunt.iter().zip(caught_on) {
         let Some(last) = last else { continue };
         let o = ReplayOpts {
-            control: true,
+            build: CleanBuild::Reduced,
             cycles: Some(last + 1),
             ..ReplayOpts::default()
         };

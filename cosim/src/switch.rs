@@ -289,6 +289,23 @@ pub enum SwitchReplay {
     Mismatch(Box<SwitchMismatch>),
 }
 
+/// Which build of the clean switch RTL a replay runs. The clean RTL is Verilated twice: at the full
+/// `N_PORTS`, and at the bug variants' parameters (`table::Module::bug_params`, 8 ports) as the control of the
+/// fault hunt. The same source at another `NPorts`; the smaller simulates a cycle many times faster (the
+/// switch's VoQs and its every-output compares grow as the square of the ports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CleanBuild {
+    /// The smallest build that holds the trace's ports: the reduced one for a trace of at most its ports,
+    /// else the full one.
+    #[default]
+    Smallest,
+    /// The full build, whatever the trace's ports.
+    Full,
+    /// The reduced build (the fault hunt's control: it must match wherever a bug variant is caught). A trace
+    /// of more ports is refused ([`CosimError::Config`]).
+    Reduced,
+}
+
 /// How a replay is done.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayOpts {
@@ -297,9 +314,8 @@ pub struct ReplayOpts {
     /// The bug variant of the RTL to run. The bug variants are built at 8 ports (`table::Module::bug_params`):
     /// a trace of a larger switch is refused ([`CosimError::Config`]).
     pub bug: Option<String>,
-    /// Run the control instead of the clean RTL: the clean RTL built as the bug variants are (at 8 ports),
-    /// which must match wherever a bug variant is caught. Ignored with `bug`.
-    pub control: bool,
+    /// Which build of the clean RTL runs (ignored with `bug`).
+    pub build: CleanBuild,
     /// Where to write a VCD around the first mismatch.
     pub vcd: Option<std::path::PathBuf>,
 }
@@ -446,6 +462,15 @@ mod rtl {
         /// As [`SwitchRtl::new`] with the control model: the clean RTL built as the bug variants are.
         pub fn control(cfg: &SwitchConfig) -> Result<Self, CosimError> {
             Self::with(cfg, Rtl::control("ib_switch", IB_SWITCH_VARIANTS)?)
+        }
+
+        /// The ports of the reduced build (the control's and the bug variants' `NPorts`).
+        pub fn reduced_ports() -> usize {
+            IB_SWITCH_VARIANTS
+                .iter()
+                .find(|v| v.control)
+                .and_then(|v| v.params.iter().find(|(k, _)| *k == "NPorts"))
+                .map_or(N_PORTS, |&(_, v)| v as usize)
         }
 
         fn with(cfg: &SwitchConfig, m: Rtl<IbSwitchIo>) -> Result<Self, CosimError> {
@@ -646,10 +671,13 @@ mod rtl {
             msg: e.to_string(),
         })?;
         sw.set_eager(true);
-        let mut rtl = match &opts.bug {
-            Some(b) => SwitchRtl::new(cfg, Some(b))?,
-            None if opts.control => SwitchRtl::control(cfg)?,
-            None => SwitchRtl::new(cfg, None)?,
+        let mut rtl = match (&opts.bug, opts.build) {
+            (Some(b), _) => SwitchRtl::new(cfg, Some(b))?,
+            (None, CleanBuild::Reduced) => SwitchRtl::control(cfg)?,
+            (None, CleanBuild::Smallest) if cfg.ports.len() <= SwitchRtl::reduced_ports() => {
+                SwitchRtl::control(cfg)?
+            }
+            (None, _) => SwitchRtl::new(cfg, None)?,
         };
         let end = opts.cycles.map_or(trace.cycles, |c| c.min(trace.cycles));
         let (mut packets, mut fcs, mut marked) = (0u64, 0u64, 0u64);
