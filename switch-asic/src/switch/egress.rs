@@ -42,6 +42,7 @@ impl Switch {
     }
 
     pub(super) fn egress(&mut self, p: usize, t: u64) {
+        self.catch_up(p, t);
         let r = self.ports[p].rate;
         let base = p * self.v;
         let fc_in = self.ports[p].rx_fc;
@@ -424,6 +425,7 @@ impl Switch {
     /// Exact: with no request the full pass grants nothing and leaves `vl_arb` unclocked; every VL's
     /// XmitWait state is off already (a VL's queue empties only by a grant, which turns it off).
     pub(super) fn egress_idle(&mut self, p: usize, t: u64) {
+        self.catch_up(p, t);
         let base = p * self.v;
         let r = self.ports[p].rate;
         if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
@@ -467,7 +469,7 @@ impl Switch {
                 w = f.end;
             }
         }
-        let fire_at = self.fire_at.get(p);
+        let fire_at = self.fire_at[p];
         if fire_at != NEVER && !self.fire_repeats(p) {
             // A timer fire applied lazily: its packet leaves when the wire is free after it.
             w = w.min(

@@ -44,6 +44,7 @@ impl Switch {
     /// committed if its input accepted it; last cycle's requests become a proposal; and, with no decision
     /// under way and the wire free within `LOOKAHEAD_CYCLES`, this cycle's requests are registered.
     pub(super) fn egress_la(&mut self, p: usize, t: u64) {
+        self.catch_up(p, t);
         let r = self.ports[p].rate;
         let base = p * self.v;
         let nvl = usize::from(self.ports[p].nvl);

@@ -56,6 +56,7 @@ impl WakeSet {
     }
 
     /// The wake-up cycle of port `p`.
+    #[cfg(test)]
     #[inline]
     pub(super) fn get(&self, p: usize) -> u64 {
         self.at[p]
