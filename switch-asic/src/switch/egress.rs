@@ -12,6 +12,14 @@ impl Switch {
         let mut woken = 0;
         self.ports[p].inflight = None;
         let i = usize::from(f.inp);
+        // The input's ingress looks in this cycle: its timer fires first (a packet of one that leaves now
+        // makes it due for egress too, see `step_cycle`).
+        if self.fire_at[i] < t {
+            self.catch_up(i, t);
+            if self.eg_wake.get(i) <= t {
+                woken |= bit(i);
+            }
+        }
         self.lanes[i * self.v + usize::from(f.in_vl)].free_pending += u32::from(f.blocks);
         self.in_wake.lower(i, t);
         if f.keep_read {

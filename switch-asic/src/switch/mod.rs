@@ -565,21 +565,19 @@ impl Switch {
         self.work_cycles += 1;
         // The eager reference clocks every port.
         let all = if self.eager { all_ports(self.n) } else { 0 };
-        // Lazily applied timer fires of the ports this step looks at (due for egress or ingress, handed
-        // something, or the input of a packet that completes), before anything reads their registers. Those
-        // of the other ports wait for their next look (`catch_up`). A fire whose flow-control packet leaves in
-        // this cycle makes its port due for egress, so this comes before the due ports are read.
-        let eg_first = self.eg_wake.due(t);
-        let mut look = eg_first | self.in_wake.due(t) | self.handed_in();
-        for p in ports(eg_first) {
-            if let Some(f) = self.ports[p].inflight.filter(|f| f.end == t) {
-                look |= bit(usize::from(f.inp));
-            }
-        }
-        for p in ports(look) {
-            self.catch_up(p, t);
-        }
         let mut eg_due = self.eg_wake.due(t);
+        // Lazily applied timer fires (`catch_up`) are applied at each look at a port, before it reads the
+        // port's registers; those of the ports that only ingress looks at in this step (or the input of a
+        // packet that completes, see `egress_complete`) come first, since a fire whose flow-control packet
+        // leaves in this cycle makes its port due for egress.
+        let ingress_only = (self.in_wake.due(t) | self.rx_pkt_mask)
+            & !(eg_due | self.rx_fc_mask | self.rx_pause_mask);
+        if ingress_only != 0 {
+            for p in ports(ingress_only) {
+                self.catch_up(p, t);
+            }
+            eg_due = self.eg_wake.due(t);
+        }
         let lookahead = !self.la.is_empty();
         if lookahead {
             self.la_sat_start = self.saturated;

@@ -56,7 +56,6 @@ impl WakeSet {
     }
 
     /// The wake-up cycle of port `p`.
-    #[cfg(test)]
     #[inline]
     pub(super) fn get(&self, p: usize) -> u64 {
         self.at[p]
