@@ -49,9 +49,10 @@ impl Switch {
         let base = p * self.v;
         let nvl = usize::from(self.ports[p].nvl);
         let fc_in = self.ports[p].rx_fc;
-        let a = self.la[p];
+        // An idle output (most looks under light load) takes the short look without copying the
+        // registers of its stages.
         if !self.eager
-            && a.is_empty()
+            && self.la[p].is_empty()
             && self.lanes[base..base + self.v]
                 .iter()
                 .all(|l| l.voq_mask == 0)
@@ -59,6 +60,7 @@ impl Switch {
             self.egress_idle(p, t);
             return;
         }
+        let a = self.la[p];
         // A pending flow-control packet goes first.
         let mut fc_sent = false;
         if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
