@@ -7,7 +7,7 @@
 //! on its wire, and its exact `skip` brings its state there: counting timers down in O(1) (the `credit_rx`
 //! closed form), stepping the receive-side work that puts nothing on the link (an `Endpoint` counting
 //! blocks in, releasing them and firing its flow-control timer, see `Endpoint::next_event`), or leaving a
-//! switch port's timer fire to be applied when the switch next steps (`Switch::catch_up`). Every block
+//! switch port's timer fire to be applied when the port is next looked at (`Switch::catch_up`). Every block
 //! therefore has a wake-up cycle: the earliest of its own next event and the next item due on a wire into
 //! it. In a cycle `t` the blocks due at `t` are each brought to `t`
 //! (skip), handed what the wires deliver, and stepped. What a step puts on a wire is due at `t + latency`
@@ -125,6 +125,11 @@ struct Part {
     /// switch step finds a few busy ports among 36, and a scan over every port would cost more than the
     /// step's own work.
     port_busy: Vec<u64>,
+    /// Per switch: the earliest of its `port_due` (`u64::MAX`: no item on any wire in). Most switch steps
+    /// come at the switch's own next event with nothing due on its wires (under load about two in three on
+    /// `ft18x2-uniform`): this one comparison spares them the pass over the busy ports, and their wake-up
+    /// the fold over them.
+    port_due_min: Vec<u64>,
     sw_wake: Vec<u64>,
     hca_ids: Vec<usize>,
     hcas: Vec<Hca>,
@@ -196,8 +201,13 @@ impl Part {
         let w = sw
             .next_event()
             .map_or(u64::MAX, |e| sw.now().saturating_add(e));
+        w.min(self.port_due_min[i])
+    }
+
+    /// The earliest of switch `i`'s `port_due`, by a pass over its busy ports.
+    fn port_due_min_of(&self, i: usize) -> u64 {
         let due = &self.port_due[i];
-        ports(self.port_busy[i]).fold(w, |a, p| a.min(due[p]))
+        ports(self.port_busy[i]).fold(u64::MAX, |a, p| a.min(due[p]))
     }
 
     fn hca_wake_of(&self, i: usize, now: u64) -> u64 {
@@ -214,6 +224,11 @@ impl Part {
         self.port_busy.clear();
         self.port_busy
             .extend(self.port_due.iter().map(|d| busy_mask(d)));
+        self.port_due_min.clear();
+        for i in 0..self.port_due.len() {
+            let m = self.port_due_min_of(i);
+            self.port_due_min.push(m);
+        }
         self.hca_due.clear();
         self.hca_due.extend(self.hca_in.iter().map(due));
         self.wheel.reset(now);
@@ -252,6 +267,7 @@ impl Part {
         let (due, wake, id) = match rx {
             Rx::Switch(_, p) => {
                 self.port_busy[idx] |= 1 << p;
+                self.port_due_min[idx] = self.port_due_min[idx].min(at);
                 (&mut self.port_due[idx][p], &mut self.sw_wake[idx], idx)
             }
             Rx::Hca(_) => (&mut self.hca_due[idx], &mut self.hca_wake[idx], ns + idx),
@@ -307,22 +323,25 @@ impl Part {
         let sw = &mut self.switches[i];
         let n = t - sw.now();
         sw.skip(n);
-        // Lowest port first, as a scan of every port would hand them in.
-        for p in ports(self.port_busy[i]) {
-            if self.port_due[i][p] > t {
-                continue;
+        if self.port_due_min[i] <= t {
+            // Lowest port first, as a scan of every port would hand them in.
+            for p in ports(self.port_busy[i]) {
+                if self.port_due[i][p] > t {
+                    continue;
+                }
+                let Some(w) = &mut self.sw_in[i][p] else {
+                    continue;
+                };
+                while let Some(e) = w.pop_due(t) {
+                    self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
+                }
+                let d = w.next_due().unwrap_or(u64::MAX);
+                self.port_due[i][p] = d;
+                if d == u64::MAX {
+                    self.port_busy[i] &= !(1 << p);
+                }
             }
-            let Some(w) = &mut self.sw_in[i][p] else {
-                continue;
-            };
-            while let Some(e) = w.pop_due(t) {
-                self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
-            }
-            let d = w.next_due().unwrap_or(u64::MAX);
-            self.port_due[i][p] = d;
-            if d == u64::MAX {
-                self.port_busy[i] &= !(1 << p);
-            }
+            self.port_due_min[i] = self.port_due_min_of(i);
         }
         self.events.clear();
         self.events.extend_from_slice(self.switches[i].step());

@@ -192,7 +192,7 @@ impl Switch {
             fc_repeat_off: 0,
             eg_wake: WakeSet::new(n, NEVER),
             in_wake: WakeSet::new(n, 0),
-            fire_at: WakeSet::new(n, NEVER),
+            fire_at: vec![NEVER; n],
             next_any: 0,
             dirty_list: PreVec(Vec::with_capacity(nv)),
             events: PreVec(Vec::with_capacity(2 * n)),

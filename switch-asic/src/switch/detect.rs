@@ -117,7 +117,7 @@ impl Switch {
         if port >= self.n || self.ports[port].nvl != 1 || self.ports[port].pfc_on {
             return None;
         }
-        if self.fire_at.get(port) < self.now {
+        if self.fire_at[port] < self.now {
             // Timer fires not applied yet: as the next step would apply them (a repeat whose cycle has passed
             // is sent already, `set_fc_repeats_off`), on a copy.
             let mut c = self.clone();

@@ -12,6 +12,14 @@ impl Switch {
         let mut woken = 0;
         self.ports[p].inflight = None;
         let i = usize::from(f.inp);
+        // The input's ingress looks in this cycle: its timer fires first (a packet of one that leaves now
+        // makes it due for egress too, see `step_cycle`).
+        if self.fire_at[i] < t {
+            self.catch_up(i, t);
+            if self.eg_wake.get(i) <= t {
+                woken |= bit(i);
+            }
+        }
         self.lanes[i * self.v + usize::from(f.in_vl)].free_pending += u32::from(f.blocks);
         self.in_wake.lower(i, t);
         if f.keep_read {
@@ -42,6 +50,7 @@ impl Switch {
     }
 
     pub(super) fn egress(&mut self, p: usize, t: u64) {
+        self.catch_up(p, t);
         let r = self.ports[p].rate;
         let base = p * self.v;
         let fc_in = self.ports[p].rx_fc;
@@ -424,6 +433,7 @@ impl Switch {
     /// Exact: with no request the full pass grants nothing and leaves `vl_arb` unclocked; every VL's
     /// XmitWait state is off already (a VL's queue empties only by a grant, which turns it off).
     pub(super) fn egress_idle(&mut self, p: usize, t: u64) {
+        self.catch_up(p, t);
         let base = p * self.v;
         let r = self.ports[p].rate;
         if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
@@ -467,7 +477,7 @@ impl Switch {
                 w = f.end;
             }
         }
-        let fire_at = self.fire_at.get(p);
+        let fire_at = self.fire_at[p];
         if fire_at != NEVER && !self.fire_repeats(p) {
             // A timer fire applied lazily: its packet leaves when the wire is free after it.
             w = w.min(

@@ -5,6 +5,7 @@ use super::*;
 impl Switch {
     #[allow(clippy::needless_range_loop)] // vl indexes several per-VL arrays at once
     pub(super) fn ingress(&mut self, p: usize, t: u64) {
+        self.catch_up(p, t);
         let r = self.ports[p].rate;
         let base = p * self.v;
         let mut blk = [0u8; 16];
@@ -102,7 +103,7 @@ impl Switch {
                 arrival_wake = ar.a.wake(r, crx, per_block).unwrap_or(NEVER);
             }
         }
-        self.fire_at.set(p, NEVER);
+        self.fire_at[p] = NEVER;
         let waits_for_timers_only = !self.eager
             && !self.ports[p].pfc_on
             && self.lanes[base..base + usize::from(self.ports[p].nvl)]
@@ -113,7 +114,7 @@ impl Switch {
             // look (or carry only blocks that the arrival absorbs later, which clock `credit_rx` exactly as
             // idle inputs followed by an `absorb`): applied lazily (`catch_up`); the port needs a look only
             // when the flow-control packet can leave, or at the arrival's next look, whichever comes first.
-            self.fire_at.set(p, wake);
+            self.fire_at[p] = wake;
             if !self.fire_repeats(p) {
                 self.eg_wake
                     .lower(p, self.ports[p].ser.fc_ready_cycle(r, wake + 1));
@@ -133,10 +134,24 @@ impl Switch {
     /// by block wakes the port at each block, which applies the fires before it first. The fires of the
     /// port's VLs are applied in cycle order, the lowest VL first within a cycle (the order in which the
     /// reference sends pending flow-control packets), since each packet's wire time delays the next.
+    ///
+    /// Called at the start of every look at port `p` (its egress, its ingress) and, for the ports a step
+    /// will look at, before the step reads which outputs are due (`Switch::step_cycle`): a fire whose packet
+    /// leaves in this cycle makes the port due. Per port, not per step: the fires only read the port's own
+    /// registers (its `credit_rx` and `credit_tx` lanes, its serialiser and pending flow-control packets),
+    /// which nothing but a look at the port changes, so applying them at a later look gives the same
+    /// registers; a repeat whose cycle passed meanwhile is left off with its wire time, as when the whole
+    /// switch slept past it.
+    #[inline(always)]
     pub(super) fn catch_up(&mut self, p: usize, t: u64) {
-        if self.fire_at.get(p) >= t {
-            return;
+        if self.fire_at[p] < t {
+            self.apply_fires(p, t);
         }
+    }
+
+    /// [`Switch::catch_up`] of a port with fires before `t` to apply.
+    #[inline(never)]
+    fn apply_fires(&mut self, p: usize, t: u64) {
         let base = p * self.v;
         let vls = base..base + usize::from(self.ports[p].nvl);
         // Whole periods of left-off repeats (see `period_start`): the first fire of the period the run
@@ -222,7 +237,7 @@ impl Switch {
         let next = (base + 1..vls.end).fold(self.lanes[base].crx_due, |m, k| {
             m.min(self.lanes[k].crx_due)
         });
-        self.fire_at.set(p, next);
+        self.fire_at[p] = next;
     }
 
     /// Whether the earliest timer fire of port `p`, at cycle `at`, may begin a period of left-off repeats:

@@ -44,13 +44,15 @@ impl Switch {
     /// committed if its input accepted it; last cycle's requests become a proposal; and, with no decision
     /// under way and the wire free within `LOOKAHEAD_CYCLES`, this cycle's requests are registered.
     pub(super) fn egress_la(&mut self, p: usize, t: u64) {
+        self.catch_up(p, t);
         let r = self.ports[p].rate;
         let base = p * self.v;
         let nvl = usize::from(self.ports[p].nvl);
         let fc_in = self.ports[p].rx_fc;
-        let a = self.la[p];
+        // An idle output (most looks under light load) takes the short look without copying the
+        // registers of its stages.
         if !self.eager
-            && a.is_empty()
+            && self.la[p].is_empty()
             && self.lanes[base..base + self.v]
                 .iter()
                 .all(|l| l.voq_mask == 0)
@@ -58,6 +60,7 @@ impl Switch {
             self.egress_idle(p, t);
             return;
         }
+        let a = self.la[p];
         // A pending flow-control packet goes first.
         let mut fc_sent = false;
         if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {

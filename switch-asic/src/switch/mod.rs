@@ -45,8 +45,10 @@
 //! Blocks are clocked only when their inputs are not idle or a timer of theirs expires; idle `credit_rx`
 //! blocks are fast-forwarded with their exact `skip`. A port whose `credit_rx` blocks wait for nothing but
 //! their flow-control timers (nothing to release, IB credits; a packet may be arriving) is not woken by the
-//! timer: the fire is applied when the switch next steps (at the latest when its flow-control packet can
-//! leave, or at the arrival's next look), as the reference would have clocked it on idle inputs. Nor is a
+//! timer: the fire is applied when the port is next looked at (at the latest when its flow-control packet
+//! can leave, or at the arrival's next look), as the reference would have clocked it on idle inputs; a port
+//! that no step looks at meanwhile has its fires applied together, whole periods of left-off repeats in
+//! one jump, however many switch steps came between. Nor is a
 //! port woken by the tail of a packet queued already whose blocks it absorbs ([`Arrival::wake`]): they are
 //! counted at its next look, at the latest the packet's release. So a cut-through packet-hop costs two
 //! ingress looks (head, release), whatever timers fire in between. An IB output with nothing queued (woken
@@ -330,9 +332,10 @@ pub struct Switch {
     /// Per port: the earliest flow-control timer fire of a port whose `credit_rx` blocks wait for nothing
     /// else (nothing to release; IB credits; an arriving packet's next look is in `in_wake`), `NEVER`
     /// otherwise. Such a fire is not a
-    /// wake-up of its own: it is applied when the switch next steps after it ([`Switch::catch_up`]), which
-    /// is at the latest the cycle its flow-control packet can leave (included in `eg_wake`).
-    fire_at: WakeSet,
+    /// wake-up of its own: it is applied at the port's next look after it ([`Switch::catch_up`]), which
+    /// is at the latest the cycle its flow-control packet can leave (included in `eg_wake`). A plain
+    /// vector: no step looks for the earliest fire (only the port itself reads its own).
+    fire_at: Vec<u64>,
     next_any: u64,
     dirty_list: PreVec<u32>,
     events: PreVec<TxEvent>,
@@ -391,7 +394,7 @@ impl Switch {
 
     /// Leaves off, on the ports in `mask`, the flow-control packets that a timer fires and that repeat the
     /// last one the port sent (same FCTBS and FCCL, no packet head between): the switch neither wakes nor
-    /// emits a [`TxEvent`] for them, and accounts their wire time when it next steps (`catch_up`). Exact for
+    /// emits a [`TxEvent`] for them, and accounts their wire time when the port is next looked at (`catch_up`). Exact for
     /// everything but the wire's contents when the far end ignores such a repeat, as every IB receiver
     /// does for a VL it has (it sets ABR and the limit to the values they hold; `rtl_model::link::fc::FcLast`
     /// has the argument): a fabric turns it on when nothing records the wire. Ports with PFC send no
@@ -403,7 +406,7 @@ impl Switch {
             // Repeats whose cycle has passed are accounted, and the ports' next fires get their looks back.
             self.settle();
             for p in ports(dropped) {
-                let fire = self.fire_at.get(p);
+                let fire = self.fire_at[p];
                 if fire != NEVER {
                     self.eg_wake.lower(
                         p,
@@ -560,15 +563,21 @@ impl Switch {
             return;
         }
         self.work_cycles += 1;
-        if t > 0 {
-            // Lazily applied timer fires of earlier cycles, before anything reads the ports' registers.
-            for p in ports(self.fire_at.due(t - 1)) {
-                self.catch_up(p, t);
-            }
-        }
         // The eager reference clocks every port.
         let all = if self.eager { all_ports(self.n) } else { 0 };
         let mut eg_due = self.eg_wake.due(t);
+        // Lazily applied timer fires (`catch_up`) are applied at each look at a port, before it reads the
+        // port's registers; those of the ports that only ingress looks at in this step (or the input of a
+        // packet that completes, see `egress_complete`) come first, since a fire whose flow-control packet
+        // leaves in this cycle makes its port due for egress.
+        let ingress_only = (self.in_wake.due(t) | self.rx_pkt_mask)
+            & !(eg_due | self.rx_fc_mask | self.rx_pause_mask);
+        if ingress_only != 0 {
+            for p in ports(ingress_only) {
+                self.catch_up(p, t);
+            }
+            eg_due = self.eg_wake.due(t);
+        }
         let lookahead = !self.la.is_empty();
         if lookahead {
             self.la_sat_start = self.saturated;

@@ -26,10 +26,18 @@ const BITS: [u64; 64] = {
     b
 };
 
+/// Up to this many ports with a wake-up: the minimum is found by a look at each of them instead of the pass
+/// over every port. An unsigned 64-bit minimum takes SSE4.2 about 3.5 instructions a port (two lanes a
+/// register, a sign flip before each compare), a look at one port about 5: under light load most of a
+/// switch's ports have no wake-up.
+const SPARSE: u32 = 16;
+
 /// Wake-up cycles of up to 64 ports, with their minimum and its holders.
 #[derive(Debug, Clone)]
 pub(super) struct WakeSet {
     at: Vec<u64>,
+    /// The ports whose `at` is not `u64::MAX` (never), as bits: a pass over few of them looks only at those.
+    finite: u64,
     /// The minimum of `at` (valid unless `stale`).
     min: u64,
     /// The ports whose `at` equals `min` (valid when `known`).
@@ -44,8 +52,14 @@ pub(super) struct WakeSet {
 impl WakeSet {
     /// `n` ports, all waking at `init`.
     pub(super) fn new(n: usize, init: u64) -> Self {
+        let finite = if init == u64::MAX {
+            0
+        } else {
+            crate::port_mask::all_ports(n)
+        };
         let mut s = WakeSet {
             at: vec![init; n],
+            finite,
             min: u64::MAX,
             holders: 0,
             stale: true,
@@ -66,6 +80,7 @@ impl WakeSet {
     pub(super) fn lower(&mut self, p: usize, w: u64) {
         if w < self.at[p] {
             self.at[p] = w;
+            self.finite |= bit(p);
             if !self.stale {
                 if w < self.min {
                     self.min = w;
@@ -86,6 +101,9 @@ impl WakeSet {
             self.lower(p, w);
         } else if w > old {
             self.at[p] = w;
+            if w == u64::MAX {
+                self.finite &= !bit(p);
+            }
             if !self.known {
                 // Whether other ports hold the minimum is not known: find it again.
                 self.stale |= old == self.min;
@@ -102,7 +120,11 @@ impl WakeSet {
     #[inline]
     fn refresh(&mut self) {
         if self.stale {
-            self.min = self.at.iter().copied().fold(u64::MAX, u64::min);
+            self.min = if self.finite.count_ones() <= SPARSE {
+                crate::port_mask::ports(self.finite).fold(u64::MAX, |m, p| m.min(self.at[p]))
+            } else {
+                self.at.iter().copied().fold(u64::MAX, u64::min)
+            };
             (self.stale, self.known) = (false, false);
         }
     }
