@@ -264,6 +264,11 @@ module ib_switch #(
   logic [11:0]   fcfccl_q [NK];
   // Ingress: free blocks waiting for credit_rx, packet arriving.
   logic [15:0]   fpend_q [NK];
+  // The blocks each input VL gets back in this cycle from the packets whose last byte leaves (the sum over
+  // the outputs of the packets in flight that end), computed a cycle ahead from the next values of the
+  // registers it reads (if_*, ser_le): the drain adds a register instead of a sum over the outputs. Asserted
+  // equal to that sum.
+  logic [15:0]   fr_q [NK];
   logic          ar_v_q [NPorts];
   logic [31:0]   ar_e_q [NPorts];     // ticks of the arriving packet at the end of this cycle
   logic [31:0]   ar_thr_q [NPorts];   // the next block's threshold ...
@@ -533,6 +538,10 @@ module ib_switch #(
   logic [PW-1:0] la_in_q [NPorts];     // ... its input,
   logic [SW-1:0] la_slot_q [NPorts];   // ... and (decided) its descriptor slot, wire length and blocks
   logic [12:0]   la_glen_q [NPorts];
+  // den x la_glen_q, the decided packet's ticks on the wire, multiplied at the commit beside la_glen_q
+  // (asserted equal): the start adds it to the serialiser, so no product waits for the start's decision
+  // before the serialiser's next value and its compares.
+  logic [31:0]   la_gser_q [NPorts];
   logic [6:0]    la_blk_q [NPorts];
   logic [PW-1:0] acc_ptr_q [NPorts];   // per input: the output its accept's round robin starts from
   logic          if_keep_q [NPorts];   // the packet in flight hands its read slot to the decided one
@@ -753,7 +762,7 @@ module ib_switch #(
       e_gmark_w[p] = e_gnt_w[p] && !mark_enq_i[p] && e_mk_w[p][16];
       // The serialiser's busy ticks after this cycle's start (before the cycle's own ticks are counted).
       if (e_fc_w[p]) e_ser_w[p] = 32'(`IB_SWITCH_DEN(p)) * 32'd6;
-      else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]);
+      else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + la_gser_q[p];
       else e_ser_w[p] = ser_q[p];
     end
     // Each output written once, with its final value.
@@ -990,16 +999,7 @@ module ib_switch #(
       // The blocks released by completions (from registers) summed first, the arrival's and the head's
       // dropped blocks (late in the cycle) added to that sum and the pending count after it, not in
       // series after the completions'.
-      fr[k] = '0;
-      for (int p = 0; p < NPorts; p++) begin
-        if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
-`ifdef IBCYCLE_FAULT_CREDIT_LEAK
-          fr[k] = fr[k] + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
-`else
-          fr[k] = fr[k] + 16'(if_blk_q[p]);
-`endif
-        end
-      end
+      fr[k] = rst_ni ? fr_q[k] : 16'd0;
       // The drain for each of the four cases of the late terms (the arriving packet's blocks freed, the
       // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
       for (int c = 0; c < 4; c++) begin
@@ -1367,6 +1367,7 @@ module ib_switch #(
         la_in_q[p] <= '0;
         la_slot_q[p] <= '0;
         la_glen_q[p] <= '0;
+        la_gser_q[p] <= '0;
         la_blk_q[p] <= '0;
         acc_ptr_q[p] <= '0;
         if_keep_q[p] <= 1'b0;
@@ -1391,6 +1392,7 @@ module ib_switch #(
             la_st_q[p] <= e_cmt[p] ? LaNx : LaIdle;
             la_slot_q[p] <= e_cslot[p];
             la_glen_q[p] <= e_cglen[p];
+            la_gser_q[p] <= 32'(`IB_SWITCH_DEN(p)) * 32'(e_cglen[p]);
             la_blk_q[p] <= e_cblk[p];
           end
           default: if (e_gnt[p]) la_st_q[p] <= LaIdle;
@@ -1440,6 +1442,8 @@ module ib_switch #(
     logic [PW-1:0] rr_n [NK];
     logic [11:0] fcfccl_n [NK];
     logic [15:0] fpend_n [NK];
+    logic [15:0] fr_n [NK];
+    logic [15:0] frt [2*NPorts];
     logic [15:0] mk_n [NK];
     logic [SW-1:0] vh_n [NPorts*NPorts*NVl];
     logic [SW-1:0] vt_n [NPorts*NPorts*NVl];
@@ -1460,6 +1464,10 @@ module ib_switch #(
     /* verilator lint_on UNUSEDSIGNAL */
     logic [SW-1:0] slot;
     logic [31:0] r;
+    logic [34:0] le_a, le_b, le_c;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] le_y, le_s;
+    /* verilator lint_on UNUSEDSIGNAL */
     for (int q = 0; q < NPorts; q++) begin
       ftop_n[q] = ftop_q[q];
       fresh_n[q] = fresh_q[q];
@@ -1616,7 +1624,19 @@ module ib_switch #(
         ser_n[p] = (r > 32'(`IB_SWITCH_NUM(p))) ? r - 32'(`IB_SWITCH_NUM(p)) : 32'd0;
         // ser_n's compares from r, beside the subtraction (num n): ser_n <= n iff r <= 2n (r <= n gives 0);
         // ser_n < n iff r < 2n (for n = 0 both sides are false); ser_n == 0 iff r <= n.
-        ser_le_n[p] = 33'(r) <= 33'({`IB_SWITCH_NUM(p), 1'b0});
+        // r <= 2n is compared for each case of r in parallel and the case selected after (the release sum
+        // fr_n follows it in this cycle): a start's ser_q + den glen <= 2n (den glen: la_gser_q) is the sign
+        // of 2n - ser_q - den glen, that is of (2n + 1) + ~ser_q + ~(den glen) + 1, the three rows reduced to
+        // two by one row of full adders and the + 1 put in the free low bit of the carries: one carry chain,
+        // not an add and a compare in series.
+        le_a = {17'd0, `IB_SWITCH_NUM(p), 1'b1};
+        le_b = ~(35'(ser_q[p]));
+        le_c = ~(35'(la_gser_q[p]));
+        le_y = (le_a & le_b) | (le_a & le_c) | (le_b & le_c);
+        le_s = (le_a ^ le_b ^ le_c) + {le_y[33:0], 1'b1};
+        if (e_fc[p]) ser_le_n[p] = 35'(`IB_SWITCH_DEN(p)) * 35'd6 <= 35'({`IB_SWITCH_NUM(p), 1'b0});
+        else if (e_gnt[p]) ser_le_n[p] = !le_s[34];
+        else ser_le_n[p] = 33'(ser_q[p]) <= 33'({`IB_SWITCH_NUM(p), 1'b0});
         ser_lt_n[p] = 33'(r) < 33'({`IB_SWITCH_NUM(p), 1'b0});
         ser_z_n[p] = r <= 32'(`IB_SWITCH_NUM(p));
       end
@@ -1701,6 +1721,24 @@ module ib_switch #(
       end
       for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_n[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
     end
+    // The blocks released in the next cycle at each input VL (fr_q, above): the packets in flight after
+    // this cycle whose end flag is set, summed over the outputs by a tree (node i the sum of 2i and 2i + 1,
+    // the outputs the leaves NPorts..2 NPorts - 1), not a chain. After a reset cycle no packet is in flight.
+    for (int k = 0; k < NK; k++) begin
+      frt[0] = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        frt[NPorts + p] = '0;
+        if (if_v_n[p] && ser_le_n[p] && 32'(if_in_n[p])*NVl + 32'(if_vl_n[p]) == k) begin
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+          frt[NPorts + p] = 16'(if_blk_n[p]) - 16'(if_blk_n[p] > 7'd1);
+`else
+          frt[NPorts + p] = 16'(if_blk_n[p]);
+`endif
+        end
+      end
+      for (int i = NPorts - 1; i >= 1; i--) frt[i] = frt[2*i] + frt[2*i + 1];
+      fr_n[k] = frt[1];
+    end
     for (int q = 0; q < NPorts; q++) begin
       ar_ge_thr_q[q] <= ar_e_n[q] >= ar_thr_n[q];
       ar_ge_thn_q[q] <= ar_e_n[q] >= ar_thn_n[q];
@@ -1735,6 +1773,7 @@ module ib_switch #(
       rr_q[q] <= rr_n[q];
       fcfccl_q[q] <= fcfccl_n[q];
       fpend_q[q] <= fpend_n[q];
+      fr_q[q] <= fr_n[q];
       mk_q[q] <= mk_n[q];
     end
     // The same registers written two ways: Verilator 5.006 does not unroll a loop this long of non-blocking
@@ -1772,8 +1811,24 @@ module ib_switch #(
   logic a_ok_q;
   logic a_ok;
   `IBCYCLE_COMB begin
+    logic [15:0] frc;
     a_ok = 1'b1;
     for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && ctx_err[k]);
+    // The blocks released at each input VL, registered a cycle ahead, are the sum over the outputs whose
+    // packet in flight ends in the cycle (the chain it replaces).
+    for (int k = 0; k < NK; k++) begin
+      frc = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+          frc = frc + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
+`else
+          frc = frc + 16'(if_blk_q[p]);
+`endif
+        end
+      end
+      a_ok = a_ok && !(rst_ni && fr_q[k] != frc);
+    end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
       a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
@@ -1789,6 +1844,8 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && 32'(pc_out_q[p]) < NPorts
                        && pc_ct_q[p] != (64'(`IB_SWITCH_NUM(32'(pc_out_q[p]))) * 64'(`IB_SWITCH_DEN(p))
                                          <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(pc_out_q[p])))));
+      // The decided packet's ticks on the wire, multiplied at its commit, are its length's.
+      a_ok = a_ok && !(rst_ni && la_gser_q[p] != 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]));
       // The serialiser's registered compares are the compares of ser_q they replace.
       a_ok = a_ok && !(rst_ni && (ser_le_q[p] != (ser_q[p] <= 32'(`IB_SWITCH_NUM(p)))
                                   || ser_lt_q[p] != (ser_q[p] < 32'(`IB_SWITCH_NUM(p)))
