@@ -758,8 +758,11 @@ module ib_switch #(
 `endif
         end
       end
-      e_mk_w[p] = mk_step_eg(e_gmk_w[p], p, la_glen_q[p], e_gms_w[p]);
-      e_gmark_w[p] = e_gnt_w[p] && !mark_enq_i[p] && e_mk_w[p][16];
+      // The step as if the marking state were set (from registers), the detector's decision (late: its
+      // compares of the registered sums with the thresholds) ANDed after: a step with the state clear
+      // neither marks nor moves.
+      e_mk_w[p] = mk_step_eg(e_gmk_w[p], p, la_glen_q[p], 1'b1);
+      e_gmark_w[p] = e_gnt_w[p] && !mark_enq_i[p] && e_gms_w[p] && e_mk_w[p][16];
       // The serialiser's busy ticks after this cycle's start (before the cycle's own ticks are counted).
       if (e_fc_w[p]) e_ser_w[p] = 32'(`IB_SWITCH_DEN(p)) * 32'd6;
       else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + la_gser_q[p];
@@ -1612,12 +1615,14 @@ module ib_switch #(
           for (int q = 0; q < NPorts; q++) if (32'(e_gin[p]) == q) if_vl_n[p] = gr_ivl[4*(q*NPorts + p) +: 4];
           if_blk_n[p] = la_blk_q[p];
           if (!mark_enq_i[p]) begin
+            // Stepped as if the marking state were set, kept only if it is (the detector's decision selects
+            // last, as in egress).
+            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], 1'b1);
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], !cd_mark[p*NVl + 32'(e_gvl[p])]);
+            if (!cd_mark[p*NVl + 32'(e_gvl[p])]) mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
 `else
-            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], cd_mark[p*NVl + 32'(e_gvl[p])]);
+            if (cd_mark[p*NVl + 32'(e_gvl[p])]) mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
 `endif
-            mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
           end
         end
         r = e_ser[p];
