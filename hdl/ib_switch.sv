@@ -545,6 +545,10 @@ module ib_switch #(
   logic [6:0]    la_blk_q [NPorts];
   logic [PW-1:0] acc_ptr_q [NPorts];   // per input: the output its accept's round robin starts from
   logic          if_keep_q [NPorts];   // the packet in flight hands its read slot to the decided one
+  // Per input: the read slots released in this cycle (the outputs whose packet in flight ends and hands its
+  // read slot to no decided packet), counted a cycle ahead from the next values of the registers it reads
+  // (if_*, ser_le, if_keep), so the accept's free count is two registers added. Asserted equal to the count.
+  logic [6:0]    relc_q [NPorts];
 
   logic          e_done [NPorts];
   logic          e_fc [NPorts];
@@ -582,18 +586,22 @@ module ib_switch #(
   logic          a_done [NPorts];
   logic [NPorts-1:0] a_prop [NPorts];
   logic [NPorts-1:0] a_xfer [NPorts];
+`ifdef IBCYCLE_ASSERTIONS
   logic [NPorts-1:0] a_rel [NPorts];   // per input: the outputs whose packet ends this cycle, releasing its read
+  logic [NPorts*8-1:0] a_crel [NPorts];
+`endif
   logic [NPorts-1:0] a_hi [NPorts];
   logic [NPorts-1:0] a_lo [NPorts];
-  logic [NPorts*8-1:0] a_chi [NPorts];  // prefix counts (8 bits: NPorts <= 64) of a_hi, a_lo and a_rel
+  logic [NPorts*8-1:0] a_chi [NPorts];  // prefix counts (8 bits: NPorts <= 64) of a_hi and a_lo (and a_rel)
   logic [NPorts*8-1:0] a_clo [NPorts];
-  logic [NPorts*8-1:0] a_crel [NPorts];
   `IBCYCLE_COMB begin : accept_req
     logic [NPorts-1:0] m;
     for (int p = 0; p < NPorts; p++) a_done[p] = rst_ni && if_v_q[p] && ser_le_q[p];
     for (int q = 0; q < NPorts; q++) begin
       for (int p = 0; p < NPorts; p++) begin
+`ifdef IBCYCLE_ASSERTIONS
         a_rel[q][p] = a_done[p] && !if_keep_q[p] && 32'(if_in_q[p]) == q;
+`endif
         a_prop[q][p] = rst_ni && la_st_q[p] == LaPr && 32'(la_in_q[p]) == q;
         a_xfer[q][p] = a_prop[q][p] && if_v_q[p] && !a_done[p] && 32'(if_in_q[p]) == q;
         m[p] = a_prop[q][p] && !a_xfer[q][p];
@@ -605,7 +613,9 @@ module ib_switch #(
   for (genvar q = 0; q < NPorts; q++) begin : g_acc
     pfx_cnt #(.N(NPorts), .W(8)) u_chi (.bits_i(a_hi[q]), .cnt_o(a_chi[q]));
     pfx_cnt #(.N(NPorts), .W(8)) u_clo (.bits_i(a_lo[q]), .cnt_o(a_clo[q]));
+`ifdef IBCYCLE_ASSERTIONS
     pfx_cnt #(.N(NPorts), .W(8)) u_crel (.bits_i(a_rel[q]), .cnt_o(a_crel[q]));
+`endif
   end
   `IBCYCLE_COMB begin : accept
     logic [NPorts-1:0] acc [NPorts];
@@ -614,7 +624,7 @@ module ib_switch #(
     logic [7:0] nhi;
     logic [PW-1:0] ptr [NPorts];
     for (int q = 0; q < NPorts; q++) begin
-      free[q] = rd_free_q[q] + a_crel[q][8*(NPorts-1) +: 7];
+      free[q] = rd_free_q[q] + (rst_ni ? relc_q[q] : 7'd0);
       nhi = a_chi[q][8*(NPorts-1) +: 8];
       for (int p = 0; p < NPorts; p++) begin
         acc[q][p] = (a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
@@ -922,6 +932,11 @@ module ib_switch #(
     logic [15:0] fr [NK];
     logic [7:0] fd [NK];
     logic [15:0] fpc [4];
+    logic [8:0] fl_a, fl_b, fl_c;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [8:0] fl_y;   // the carries of the low bits (bit 8 is 0: no term has it)
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [8:0] fl [4];
     logic [6:0] frc [4];
     logic [15:0] fpn [4];
     logic [1:0] fsel;
@@ -1005,10 +1020,18 @@ module ib_switch #(
       fr[k] = rst_ni ? fr_q[k] : 16'd0;
       // The drain for each of the four cases of the late terms (the arriving packet's blocks freed, the
       // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
+      // The drain itself (frc) needs the sum's low 7 bits and whether it exceeds 127: the low bits of the
+      // three terms summed (9 bits: at most 127 + 127 + 254), by one row of full adders and one short add,
+      // and any term's bit above 6 set; the whole 16-bit sum only for the count left pending (fpn).
       for (int c = 0; c < 4; c++) begin
         fd[k] = (c % 2 == 1 ? 8'(ar_blk_q[k / NVl]) : 8'd0) + (c / 2 == 1 ? 8'(i_blocks[k / NVl]) : 8'd0);
         fpc[c] = (fpend_q[k] + fr[k]) + 16'(fd[k]);
-        frc[c] = (fpc[c] > 16'd127) ? 7'd127 : fpc[c][6:0];
+        fl_a = {2'b00, fpend_q[k][6:0]};
+        fl_b = {2'b00, fr[k][6:0]};
+        fl_c = {1'b0, fd[k]};
+        fl_y = (fl_a & fl_b) | (fl_a & fl_c) | (fl_b & fl_c);
+        fl[c] = (fl_a ^ fl_b ^ fl_c) + {fl_y[7:0], 1'b0};
+        frc[c] = (fpend_q[k][15:7] != '0 || fr[k][15:7] != '0 || fl[c][8:7] != '0) ? 7'd127 : fl[c][6:0];
         fpn[c] = fpc[c] - 16'(frc[c]);
       end
       fsel = {h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl,
@@ -1447,6 +1470,9 @@ module ib_switch #(
     logic [15:0] fpend_n [NK];
     logic [15:0] fr_n [NK];
     logic [15:0] frt [2*NPorts];
+    logic [6:0] relc_n [NPorts];
+    logic [6:0] rlt [2*NPorts];
+    logic keep_n [NPorts];
     logic [15:0] mk_n [NK];
     logic [SW-1:0] vh_n [NPorts*NPorts*NVl];
     logic [SW-1:0] vt_n [NPorts*NPorts*NVl];
@@ -1616,13 +1642,18 @@ module ib_switch #(
           if_blk_n[p] = la_blk_q[p];
           if (!mark_enq_i[p]) begin
             // Stepped as if the marking state were set, kept only if it is (the detector's decision selects
-            // last, as in egress).
-            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], 1'b1);
+            // last, as in egress). Written per VL at constant indices (a started packet's VL is one of its
+            // output's, asserted), so no output's step reads what another's wrote in the cycle.
+            for (int v = 0; v < NVl; v++) begin
+              if (32'(e_gvl[p]) == v) begin
+                mk = mk_step(mk_q[p*NVl + v], p, e_glen[p], 1'b1);
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-            if (!cd_mark[p*NVl + 32'(e_gvl[p])]) mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
+                if (!cd_mark[p*NVl + v]) mk_n[p*NVl + v] = mk[15:0];
 `else
-            if (cd_mark[p*NVl + 32'(e_gvl[p])]) mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
+                if (cd_mark[p*NVl + v]) mk_n[p*NVl + v] = mk[15:0];
 `endif
+              end
+            end
           end
         end
         r = e_ser[p];
@@ -1744,7 +1775,24 @@ module ib_switch #(
       for (int i = NPorts - 1; i >= 1; i--) frt[i] = frt[2*i] + frt[2*i + 1];
       fr_n[k] = frt[1];
     end
+    // The read slots released in the next cycle per input (relc_q, above), counted by the same tree; a packet
+    // in flight keeps its read slot for the decided one as if_keep_q's update decides it (the look-ahead
+    // allocator's registers).
+    for (int p = 0; p < NPorts; p++) begin
+      keep_n[p] = if_keep_q[p];
+      if (!rst_ni || e_gnt[p]) keep_n[p] = 1'b0;
+      else if (e_cmt[p] && e_xfer[p]) keep_n[p] = 1'b1;
+    end
     for (int q = 0; q < NPorts; q++) begin
+      rlt[0] = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        rlt[NPorts + p] = 7'(if_v_n[p] && ser_le_n[p] && !keep_n[p] && 32'(if_in_n[p]) == q);
+      end
+      for (int i = NPorts - 1; i >= 1; i--) rlt[i] = rlt[2*i] + rlt[2*i + 1];
+      relc_n[q] = rlt[1];
+    end
+    for (int q = 0; q < NPorts; q++) begin
+      relc_q[q] <= relc_n[q];
       ar_ge_thr_q[q] <= ar_e_n[q] >= ar_thr_n[q];
       ar_ge_thn_q[q] <= ar_e_n[q] >= ar_thn_n[q];
       ftop_q[q] <= ftop_n[q];
@@ -1849,6 +1897,10 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && 32'(pc_out_q[p]) < NPorts
                        && pc_ct_q[p] != (64'(`IB_SWITCH_NUM(32'(pc_out_q[p]))) * 64'(`IB_SWITCH_DEN(p))
                                          <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(pc_out_q[p])))));
+      // The read slots released, counted a cycle ahead, are those the outputs' packets in flight release.
+      a_ok = a_ok && !(rst_ni && relc_q[p] != a_crel[p][8*(NPorts-1) +: 7]);
+      // A starting packet's VL is one of its output's (the marking state's update reads no other).
+      a_ok = a_ok && !(e_gnt[p] && 32'(e_gvl[p]) >= NVl);
       // The decided packet's ticks on the wire, multiplied at its commit, are its length's.
       a_ok = a_ok && !(rst_ni && la_gser_q[p] != 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]));
       // The serialiser's registered compares are the compares of ser_q they replace.
