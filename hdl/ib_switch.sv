@@ -264,6 +264,11 @@ module ib_switch #(
   logic [11:0]   fcfccl_q [NK];
   // Ingress: free blocks waiting for credit_rx, packet arriving.
   logic [15:0]   fpend_q [NK];
+  // The blocks each input VL gets back in this cycle from the packets whose last byte leaves (the sum over
+  // the outputs of the packets in flight that end), computed a cycle ahead from the next values of the
+  // registers it reads (if_*, ser_le): the drain adds a register instead of a sum over the outputs. Asserted
+  // equal to that sum.
+  logic [15:0]   fr_q [NK];
   logic          ar_v_q [NPorts];
   logic [31:0]   ar_e_q [NPorts];     // ticks of the arriving packet at the end of this cycle
   logic [31:0]   ar_thr_q [NPorts];   // the next block's threshold ...
@@ -533,9 +538,17 @@ module ib_switch #(
   logic [PW-1:0] la_in_q [NPorts];     // ... its input,
   logic [SW-1:0] la_slot_q [NPorts];   // ... and (decided) its descriptor slot, wire length and blocks
   logic [12:0]   la_glen_q [NPorts];
+  // den x la_glen_q, the decided packet's ticks on the wire, multiplied at the commit beside la_glen_q
+  // (asserted equal): the start adds it to the serialiser, so no product waits for the start's decision
+  // before the serialiser's next value and its compares.
+  logic [31:0]   la_gser_q [NPorts];
   logic [6:0]    la_blk_q [NPorts];
   logic [PW-1:0] acc_ptr_q [NPorts];   // per input: the output its accept's round robin starts from
   logic          if_keep_q [NPorts];   // the packet in flight hands its read slot to the decided one
+  // Per input: the read slots released in this cycle (the outputs whose packet in flight ends and hands its
+  // read slot to no decided packet), counted a cycle ahead from the next values of the registers it reads
+  // (if_*, ser_le, if_keep), so the accept's free count is two registers added. Asserted equal to the count.
+  logic [6:0]    relc_q [NPorts];
 
   logic          e_done [NPorts];
   logic          e_fc [NPorts];
@@ -573,18 +586,22 @@ module ib_switch #(
   logic          a_done [NPorts];
   logic [NPorts-1:0] a_prop [NPorts];
   logic [NPorts-1:0] a_xfer [NPorts];
+`ifdef IBCYCLE_ASSERTIONS
   logic [NPorts-1:0] a_rel [NPorts];   // per input: the outputs whose packet ends this cycle, releasing its read
+  logic [NPorts*8-1:0] a_crel [NPorts];
+`endif
   logic [NPorts-1:0] a_hi [NPorts];
   logic [NPorts-1:0] a_lo [NPorts];
-  logic [NPorts*8-1:0] a_chi [NPorts];  // prefix counts (8 bits: NPorts <= 64) of a_hi, a_lo and a_rel
+  logic [NPorts*8-1:0] a_chi [NPorts];  // prefix counts (8 bits: NPorts <= 64) of a_hi and a_lo (and a_rel)
   logic [NPorts*8-1:0] a_clo [NPorts];
-  logic [NPorts*8-1:0] a_crel [NPorts];
   `IBCYCLE_COMB begin : accept_req
     logic [NPorts-1:0] m;
     for (int p = 0; p < NPorts; p++) a_done[p] = rst_ni && if_v_q[p] && ser_le_q[p];
     for (int q = 0; q < NPorts; q++) begin
       for (int p = 0; p < NPorts; p++) begin
+`ifdef IBCYCLE_ASSERTIONS
         a_rel[q][p] = a_done[p] && !if_keep_q[p] && 32'(if_in_q[p]) == q;
+`endif
         a_prop[q][p] = rst_ni && la_st_q[p] == LaPr && 32'(la_in_q[p]) == q;
         a_xfer[q][p] = a_prop[q][p] && if_v_q[p] && !a_done[p] && 32'(if_in_q[p]) == q;
         m[p] = a_prop[q][p] && !a_xfer[q][p];
@@ -596,7 +613,9 @@ module ib_switch #(
   for (genvar q = 0; q < NPorts; q++) begin : g_acc
     pfx_cnt #(.N(NPorts), .W(8)) u_chi (.bits_i(a_hi[q]), .cnt_o(a_chi[q]));
     pfx_cnt #(.N(NPorts), .W(8)) u_clo (.bits_i(a_lo[q]), .cnt_o(a_clo[q]));
+`ifdef IBCYCLE_ASSERTIONS
     pfx_cnt #(.N(NPorts), .W(8)) u_crel (.bits_i(a_rel[q]), .cnt_o(a_crel[q]));
+`endif
   end
   `IBCYCLE_COMB begin : accept
     logic [NPorts-1:0] acc [NPorts];
@@ -605,7 +624,7 @@ module ib_switch #(
     logic [7:0] nhi;
     logic [PW-1:0] ptr [NPorts];
     for (int q = 0; q < NPorts; q++) begin
-      free[q] = rd_free_q[q] + a_crel[q][8*(NPorts-1) +: 7];
+      free[q] = rd_free_q[q] + (rst_ni ? relc_q[q] : 7'd0);
       nhi = a_chi[q][8*(NPorts-1) +: 8];
       for (int p = 0; p < NPorts; p++) begin
         acc[q][p] = (a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
@@ -749,11 +768,14 @@ module ib_switch #(
 `endif
         end
       end
-      e_mk_w[p] = mk_step_eg(e_gmk_w[p], p, la_glen_q[p], e_gms_w[p]);
-      e_gmark_w[p] = e_gnt_w[p] && !mark_enq_i[p] && e_mk_w[p][16];
+      // The step as if the marking state were set (from registers), the detector's decision (late: its
+      // compares of the registered sums with the thresholds) ANDed after: a step with the state clear
+      // neither marks nor moves.
+      e_mk_w[p] = mk_step_eg(e_gmk_w[p], p, la_glen_q[p], 1'b1);
+      e_gmark_w[p] = e_gnt_w[p] && !mark_enq_i[p] && e_gms_w[p] && e_mk_w[p][16];
       // The serialiser's busy ticks after this cycle's start (before the cycle's own ticks are counted).
       if (e_fc_w[p]) e_ser_w[p] = 32'(`IB_SWITCH_DEN(p)) * 32'd6;
-      else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]);
+      else if (e_gnt_w[p]) e_ser_w[p] = ser_q[p] + la_gser_q[p];
       else e_ser_w[p] = ser_q[p];
     end
     // Each output written once, with its final value.
@@ -910,6 +932,11 @@ module ib_switch #(
     logic [15:0] fr [NK];
     logic [7:0] fd [NK];
     logic [15:0] fpc [4];
+    logic [8:0] fl_a, fl_b, fl_c;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [8:0] fl_y;   // the carries of the low bits (bit 8 is 0: no term has it)
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [8:0] fl [4];
     logic [6:0] frc [4];
     logic [15:0] fpn [4];
     logic [1:0] fsel;
@@ -990,22 +1017,21 @@ module ib_switch #(
       // The blocks released by completions (from registers) summed first, the arrival's and the head's
       // dropped blocks (late in the cycle) added to that sum and the pending count after it, not in
       // series after the completions'.
-      fr[k] = '0;
-      for (int p = 0; p < NPorts; p++) begin
-        if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
-`ifdef IBCYCLE_FAULT_CREDIT_LEAK
-          fr[k] = fr[k] + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
-`else
-          fr[k] = fr[k] + 16'(if_blk_q[p]);
-`endif
-        end
-      end
+      fr[k] = rst_ni ? fr_q[k] : 16'd0;
       // The drain for each of the four cases of the late terms (the arriving packet's blocks freed, the
       // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
+      // The drain itself (frc) needs the sum's low 7 bits and whether it exceeds 127: the low bits of the
+      // three terms summed (9 bits: at most 127 + 127 + 254), by one row of full adders and one short add,
+      // and any term's bit above 6 set; the whole 16-bit sum only for the count left pending (fpn).
       for (int c = 0; c < 4; c++) begin
         fd[k] = (c % 2 == 1 ? 8'(ar_blk_q[k / NVl]) : 8'd0) + (c / 2 == 1 ? 8'(i_blocks[k / NVl]) : 8'd0);
         fpc[c] = (fpend_q[k] + fr[k]) + 16'(fd[k]);
-        frc[c] = (fpc[c] > 16'd127) ? 7'd127 : fpc[c][6:0];
+        fl_a = {2'b00, fpend_q[k][6:0]};
+        fl_b = {2'b00, fr[k][6:0]};
+        fl_c = {1'b0, fd[k]};
+        fl_y = (fl_a & fl_b) | (fl_a & fl_c) | (fl_b & fl_c);
+        fl[c] = (fl_a ^ fl_b ^ fl_c) + {fl_y[7:0], 1'b0};
+        frc[c] = (fpend_q[k][15:7] != '0 || fr[k][15:7] != '0 || fl[c][8:7] != '0) ? 7'd127 : fl[c][6:0];
         fpn[c] = fpc[c] - 16'(frc[c]);
       end
       fsel = {h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl,
@@ -1367,6 +1393,7 @@ module ib_switch #(
         la_in_q[p] <= '0;
         la_slot_q[p] <= '0;
         la_glen_q[p] <= '0;
+        la_gser_q[p] <= '0;
         la_blk_q[p] <= '0;
         acc_ptr_q[p] <= '0;
         if_keep_q[p] <= 1'b0;
@@ -1391,6 +1418,7 @@ module ib_switch #(
             la_st_q[p] <= e_cmt[p] ? LaNx : LaIdle;
             la_slot_q[p] <= e_cslot[p];
             la_glen_q[p] <= e_cglen[p];
+            la_gser_q[p] <= 32'(`IB_SWITCH_DEN(p)) * 32'(e_cglen[p]);
             la_blk_q[p] <= e_cblk[p];
           end
           default: if (e_gnt[p]) la_st_q[p] <= LaIdle;
@@ -1440,6 +1468,11 @@ module ib_switch #(
     logic [PW-1:0] rr_n [NK];
     logic [11:0] fcfccl_n [NK];
     logic [15:0] fpend_n [NK];
+    logic [15:0] fr_n [NK];
+    logic [15:0] frt [2*NPorts];
+    logic [6:0] relc_n [NPorts];
+    logic [6:0] rlt [2*NPorts];
+    logic keep_n [NPorts];
     logic [15:0] mk_n [NK];
     logic [SW-1:0] vh_n [NPorts*NPorts*NVl];
     logic [SW-1:0] vt_n [NPorts*NPorts*NVl];
@@ -1460,6 +1493,10 @@ module ib_switch #(
     /* verilator lint_on UNUSEDSIGNAL */
     logic [SW-1:0] slot;
     logic [31:0] r;
+    logic [34:0] le_a, le_b, le_c;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] le_y, le_s;
+    /* verilator lint_on UNUSEDSIGNAL */
     for (int q = 0; q < NPorts; q++) begin
       ftop_n[q] = ftop_q[q];
       fresh_n[q] = fresh_q[q];
@@ -1604,19 +1641,38 @@ module ib_switch #(
           for (int q = 0; q < NPorts; q++) if (32'(e_gin[p]) == q) if_vl_n[p] = gr_ivl[4*(q*NPorts + p) +: 4];
           if_blk_n[p] = la_blk_q[p];
           if (!mark_enq_i[p]) begin
+            // Stepped as if the marking state were set, kept only if it is (the detector's decision selects
+            // last, as in egress). Written per VL at constant indices (a started packet's VL is one of its
+            // output's, asserted), so no output's step reads what another's wrote in the cycle.
+            for (int v = 0; v < NVl; v++) begin
+              if (32'(e_gvl[p]) == v) begin
+                mk = mk_step(mk_q[p*NVl + v], p, e_glen[p], 1'b1);
 `ifdef IBCYCLE_FAULT_FECN_INVERT
-            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], !cd_mark[p*NVl + 32'(e_gvl[p])]);
+                if (!cd_mark[p*NVl + v]) mk_n[p*NVl + v] = mk[15:0];
 `else
-            mk = mk_step(mk_n[p*NVl + 32'(e_gvl[p])], p, e_glen[p], cd_mark[p*NVl + 32'(e_gvl[p])]);
+                if (cd_mark[p*NVl + v]) mk_n[p*NVl + v] = mk[15:0];
 `endif
-            mk_n[p*NVl + 32'(e_gvl[p])] = mk[15:0];
+              end
+            end
           end
         end
         r = e_ser[p];
         ser_n[p] = (r > 32'(`IB_SWITCH_NUM(p))) ? r - 32'(`IB_SWITCH_NUM(p)) : 32'd0;
         // ser_n's compares from r, beside the subtraction (num n): ser_n <= n iff r <= 2n (r <= n gives 0);
         // ser_n < n iff r < 2n (for n = 0 both sides are false); ser_n == 0 iff r <= n.
-        ser_le_n[p] = 33'(r) <= 33'({`IB_SWITCH_NUM(p), 1'b0});
+        // r <= 2n is compared for each case of r in parallel and the case selected after (the release sum
+        // fr_n follows it in this cycle): a start's ser_q + den glen <= 2n (den glen: la_gser_q) is the sign
+        // of 2n - ser_q - den glen, that is of (2n + 1) + ~ser_q + ~(den glen) + 1, the three rows reduced to
+        // two by one row of full adders and the + 1 put in the free low bit of the carries: one carry chain,
+        // not an add and a compare in series.
+        le_a = {17'd0, `IB_SWITCH_NUM(p), 1'b1};
+        le_b = ~(35'(ser_q[p]));
+        le_c = ~(35'(la_gser_q[p]));
+        le_y = (le_a & le_b) | (le_a & le_c) | (le_b & le_c);
+        le_s = (le_a ^ le_b ^ le_c) + {le_y[33:0], 1'b1};
+        if (e_fc[p]) ser_le_n[p] = 35'(`IB_SWITCH_DEN(p)) * 35'd6 <= 35'({`IB_SWITCH_NUM(p), 1'b0});
+        else if (e_gnt[p]) ser_le_n[p] = !le_s[34];
+        else ser_le_n[p] = 33'(ser_q[p]) <= 33'({`IB_SWITCH_NUM(p), 1'b0});
         ser_lt_n[p] = 33'(r) < 33'({`IB_SWITCH_NUM(p), 1'b0});
         ser_z_n[p] = r <= 32'(`IB_SWITCH_NUM(p));
       end
@@ -1701,7 +1757,42 @@ module ib_switch #(
       end
       for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_n[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
     end
+    // The blocks released in the next cycle at each input VL (fr_q, above): the packets in flight after
+    // this cycle whose end flag is set, summed over the outputs by a tree (node i the sum of 2i and 2i + 1,
+    // the outputs the leaves NPorts..2 NPorts - 1), not a chain. After a reset cycle no packet is in flight.
+    for (int k = 0; k < NK; k++) begin
+      frt[0] = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        frt[NPorts + p] = '0;
+        if (if_v_n[p] && ser_le_n[p] && 32'(if_in_n[p])*NVl + 32'(if_vl_n[p]) == k) begin
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+          frt[NPorts + p] = 16'(if_blk_n[p]) - 16'(if_blk_n[p] > 7'd1);
+`else
+          frt[NPorts + p] = 16'(if_blk_n[p]);
+`endif
+        end
+      end
+      for (int i = NPorts - 1; i >= 1; i--) frt[i] = frt[2*i] + frt[2*i + 1];
+      fr_n[k] = frt[1];
+    end
+    // The read slots released in the next cycle per input (relc_q, above), counted by the same tree; a packet
+    // in flight keeps its read slot for the decided one as if_keep_q's update decides it (the look-ahead
+    // allocator's registers).
+    for (int p = 0; p < NPorts; p++) begin
+      keep_n[p] = if_keep_q[p];
+      if (!rst_ni || e_gnt[p]) keep_n[p] = 1'b0;
+      else if (e_cmt[p] && e_xfer[p]) keep_n[p] = 1'b1;
+    end
     for (int q = 0; q < NPorts; q++) begin
+      rlt[0] = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        rlt[NPorts + p] = 7'(if_v_n[p] && ser_le_n[p] && !keep_n[p] && 32'(if_in_n[p]) == q);
+      end
+      for (int i = NPorts - 1; i >= 1; i--) rlt[i] = rlt[2*i] + rlt[2*i + 1];
+      relc_n[q] = rlt[1];
+    end
+    for (int q = 0; q < NPorts; q++) begin
+      relc_q[q] <= relc_n[q];
       ar_ge_thr_q[q] <= ar_e_n[q] >= ar_thr_n[q];
       ar_ge_thn_q[q] <= ar_e_n[q] >= ar_thn_n[q];
       ftop_q[q] <= ftop_n[q];
@@ -1735,6 +1826,7 @@ module ib_switch #(
       rr_q[q] <= rr_n[q];
       fcfccl_q[q] <= fcfccl_n[q];
       fpend_q[q] <= fpend_n[q];
+      fr_q[q] <= fr_n[q];
       mk_q[q] <= mk_n[q];
     end
     // The same registers written two ways: Verilator 5.006 does not unroll a loop this long of non-blocking
@@ -1772,8 +1864,24 @@ module ib_switch #(
   logic a_ok_q;
   logic a_ok;
   `IBCYCLE_COMB begin
+    logic [15:0] frc;
     a_ok = 1'b1;
     for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && ctx_err[k]);
+    // The blocks released at each input VL, registered a cycle ahead, are the sum over the outputs whose
+    // packet in flight ends in the cycle (the chain it replaces).
+    for (int k = 0; k < NK; k++) begin
+      frc = '0;
+      for (int p = 0; p < NPorts; p++) begin
+        if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+          frc = frc + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
+`else
+          frc = frc + 16'(if_blk_q[p]);
+`endif
+        end
+      end
+      a_ok = a_ok && !(rst_ni && fr_q[k] != frc);
+    end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
       a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
@@ -1789,6 +1897,12 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && 32'(pc_out_q[p]) < NPorts
                        && pc_ct_q[p] != (64'(`IB_SWITCH_NUM(32'(pc_out_q[p]))) * 64'(`IB_SWITCH_DEN(p))
                                          <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(pc_out_q[p])))));
+      // The read slots released, counted a cycle ahead, are those the outputs' packets in flight release.
+      a_ok = a_ok && !(rst_ni && relc_q[p] != a_crel[p][8*(NPorts-1) +: 7]);
+      // A starting packet's VL is one of its output's (the marking state's update reads no other).
+      a_ok = a_ok && !(e_gnt[p] && 32'(e_gvl[p]) >= NVl);
+      // The decided packet's ticks on the wire, multiplied at its commit, are its length's.
+      a_ok = a_ok && !(rst_ni && la_gser_q[p] != 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]));
       // The serialiser's registered compares are the compares of ser_q they replace.
       a_ok = a_ok && !(rst_ni && (ser_le_q[p] != (ser_q[p] <= 32'(`IB_SWITCH_NUM(p)))
                                   || ser_lt_q[p] != (ser_q[p] < 32'(`IB_SWITCH_NUM(p)))

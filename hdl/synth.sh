@@ -6,7 +6,9 @@
 # nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef IBCYCLE_FAULT_<NAME>` variant
 # (with IBCYCLE_FAULTS_ENABLE).
 # ib_switch is synthesised at NPorts 2, NVl 2, SlotMax 8, LftMax 4, TableMax 2 (read deferred and elaborated
-# at those values: about two CPU-minutes and 0.5 GB); it is linted at its defaults.
+# at those values: about four CPU-minutes and 0.5 GB), or at those with the values given
+# (ib_switch:NPorts=4,...; PW, the port index width, follows NPorts unless given); it is linted at its
+# defaults with the values given.
 # Memories: Yosys's `memory -nomap` turns each inferred memory into one `$mem_v2` cell (the "Number of
 # memories" line of `stat` counts only memories not yet collected, 0 at that point): the column counts those
 # cells, and target/hdl-synth/<module>.memports lists each one's size, width and read/write ports.
@@ -68,7 +70,22 @@ for spec in "${mods[@]}"; do
   done
   params=""
   [ -z "$chparams" ] || params="chparam$chparams $m;"
-  [ "$m" != ib_switch ] || params="chparam -set NPorts 2 -set NVl 2 -set SlotMax 8 -set LftMax 4 -set TableMax 2 -set PW 1 ib_switch;"
+  if [ "$m" = ib_switch ]; then
+    # Its small defaults, each overridden by a value given (ib_switch:NPorts=4,...); PW (the port index's
+    # width) follows NPorts unless given.
+    declare -A ibp=([NPorts]=2 [NVl]=2 [SlotMax]=8 [LftMax]=4 [TableMax]=2)
+    if [[ $spec == *:* ]]; then
+      for kv in "${kvs[@]}"; do ibp[${kv%%=*}]=${kv#*=}; done
+    fi
+    if [ -z "${ibp[PW]:-}" ]; then
+      ibp[PW]=1
+      while [ $((1 << ibp[PW])) -lt "${ibp[NPorts]}" ]; do ibp[PW]=$((ibp[PW] + 1)); done
+    fi
+    params="chparam"
+    for k in "${!ibp[@]}"; do params+=" -set $k ${ibp[$k]}"; done
+    params+=" ib_switch;"
+    unset ibp
+  fi
   # ib_switch is read with -defer and elaborated once, at the chparam values: read plainly, Yosys elaborates
   # it at its defaults (18 ports, 2,048 slots per input) before chparam, which did not finish.
   read="read_verilog -sv $deps $src;"
