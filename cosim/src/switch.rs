@@ -451,6 +451,14 @@ mod rtl {
         }
     }
 
+    /// A build's port count: its `NPorts` parameter, else the full `N_PORTS`.
+    fn ports_of(params: &[(&str, u32)]) -> usize {
+        params
+            .iter()
+            .find(|(k, _)| *k == "NPorts")
+            .map_or(N_PORTS, |&(_, v)| v as usize)
+    }
+
     impl SwitchRtl {
         /// Builds the model for `cfg`: configuration ports driven, reset held while the LFT and SL2VL
         /// tables are written, then one more reset cycle (configuration and reset reach the switch through
@@ -469,8 +477,7 @@ mod rtl {
             IB_SWITCH_VARIANTS
                 .iter()
                 .find(|v| v.control)
-                .and_then(|v| v.params.iter().find(|(k, _)| *k == "NPorts"))
-                .map_or(N_PORTS, |&(_, v)| v as usize)
+                .map_or(N_PORTS, |v| ports_of(v.params))
         }
 
         fn with(cfg: &SwitchConfig, m: Rtl<IbSwitchIo>) -> Result<Self, CosimError> {
@@ -491,12 +498,7 @@ mod rtl {
             })?;
             // The model's own port count: N_PORTS, or fewer for a bug variant and the control (behind a top
             // with N_PORTS' port widths whose ports above the model's read zero).
-            let np = m
-                .variant()
-                .params
-                .iter()
-                .find(|(k, _)| *k == "NPorts")
-                .map_or(N_PORTS, |&(_, v)| v as usize);
+            let np = ports_of(m.variant().params);
             if cfg.ports.len() > np {
                 return Err(CosimError::Config {
                     block: "ib_switch",
