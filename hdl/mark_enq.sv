@@ -94,19 +94,15 @@ module mark_enq #(
   endfunction
   localparam logic [256*(NEv+1)-1:0] LeapMaps = leap_maps(0);
 
-  // Bit b of j mod c for every c at once: vector (j, b) at [(NEv+1)*(CW*j + b) +: NEv+1], bit c set when
-  // 1 <= c <= j and bit b of j mod c is 1 (c > j: j mod c is j itself, taken apart below).
-  function automatic logic [(NEv+1)*CW*(NEv+1)-1:0] mod_masks(input int unused);
-    logic [(NEv+1)*CW*(NEv+1)-1:0] r;
-    for (int i = 0; i < (NEv+1)*CW*(NEv+1); i++) r[i] = 1'b0;
-    for (int j = 0; j <= NEv; j++) begin
-      for (int b = 0; b < CW; b++) begin
-        for (int c = 1; c <= j; c++) r[(NEv+1)*(CW*j + b) + c] = (((j % c) >> b) & 1) == 1;
-      end
-    end
-    mod_masks = r;
+  // Bit b of j mod c for every c at once: bit c set when 1 <= c <= j and bit b of j mod c is 1 (c > j: j mod c
+  // is j itself, taken apart below). One constant per (j, b), each from a loop over c alone: a single
+  // constant of every (j, b, c) took Verilator's constant evaluation past its limits at 72 events.
+  function automatic logic [NEv:0] mod_mask(input int j, input int b);
+    logic [NEv:0] r;
+    r = '0;
+    for (int c = 1; c <= NEv; c++) r[c] = c <= j && (((j % c) >> b) & 1) == 1;
+    mod_mask = r;
   endfunction
-  localparam logic [(NEv+1)*CW*(NEv+1)-1:0] ModMasks = mod_masks(0);
 
   // ---------------------------------------------------------------- prefix count
   logic [NEv-1:0] adv;
@@ -131,23 +127,31 @@ module mark_enq #(
   // ---------------------------------------------------------------- candidates
   logic [16*(NEv+1)-1:0] cand;
   logic [NEv:0]          mkc;
+  // j mod P for every j, bit by bit: is_p[c] is P == c (c >= 1).
+  logic [NEv:0]  is_p;
+  logic [CW-1:0] jm [NEv+1];
+  assign is_p[0] = 1'b0;
+  for (genvar c = 1; c <= NEv; c++) begin : g_is_p
+    assign is_p[c] = marking_rate_i == 16'(c - 1);
+  end
+  for (genvar j = 0; j <= NEv; j++) begin : g_jm
+    for (genvar b = 0; b < CW; b++) begin : g_b
+      localparam logic [NEv:0] ModMask = mod_mask(j, b);
+      if (j == 0) begin : g_0
+        assign jm[j][b] = 1'b0;
+      end else begin : g_j
+        assign jm[j][b] = (32'(marking_rate_i) >= j) ? ((j >> b) & 1) == 1 : |(is_p & ModMask);
+      end
+    end
+  end
   `IBCYCLE_COMB begin : cands
     logic over;
     logic [16:0] g;
-    logic [CW-1:0] jm [NEv+1];
-    logic [NEv:0] is_p;        // is_p[c]: P == c (c >= 1)
     logic wrap;
     logic [15:0] lc, cc;
     logic lm, cm;
     over = s_i > marking_rate_i;
     g = {1'b0, marking_rate_i} + 17'd1 - {1'b0, s_i};
-    is_p[0] = 1'b0;
-    for (int c = 1; c <= NEv; c++) is_p[c] = marking_rate_i == 16'(c - 1);
-    for (int j = 0; j <= NEv; j++) begin
-      for (int b = 0; b < CW; b++) begin
-        jm[j][b] = (32'(marking_rate_i) >= j) ? ((j >> b) & 1) == 1 : |(is_p & ModMasks[(NEv+1)*(CW*j + b) +: NEv+1]);
-      end
-    end
     for (int j = 0; j <= NEv; j++) begin
       // LFSR
       for (int b = 0; b < 16; b++) lc[b] = ^(s_i & LeapMaps[256*j + 16*b +: 16]);
