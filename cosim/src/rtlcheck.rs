@@ -783,6 +783,16 @@ impl RtlDut {
                 map.ports.len()
             )));
         }
+        // The map's link kind is the configuration's on every port it drives.
+        for p in 0..cfg.ports.len() {
+            let k = crate::scoreboard::LinkKind::of(cfg, p);
+            if k != map.link {
+                return Err(RtlCheckError::Config(format!(
+                    "port {p} of the switch configuration is {k:?} (a RoCEv2 port is one with PFC), the map's link {:?}",
+                    map.link
+                )));
+            }
+        }
         // Reset and configuration cycles come first; the window is shifted by them.
         let (held, tables) = configuration(map, cfg)?;
         let pre = map.reset_cycles.max(tables.len() as u64 + 2);
@@ -804,16 +814,6 @@ impl RtlDut {
                 ready: s.ready.as_ref().map(res).transpose()?,
             })
         };
-        // The map's link kind is the configuration's on every port it drives.
-        for p in 0..cfg.ports.len() {
-            let k = crate::scoreboard::LinkKind::of(cfg, p);
-            if k != map.link {
-                return Err(RtlCheckError::Config(format!(
-                    "port {p} of the switch configuration is {k:?} (a RoCEv2 port is one with PFC), the map's link {:?}",
-                    map.link
-                )));
-            }
-        }
         let fc = |f: &Option<crate::portmap::FcPort>| {
             f.as_ref()
                 .map(|f| Ok::<_, RtlCheckError>((res(&f.valid)?, res(&f.data)?)))
@@ -942,7 +942,13 @@ fn configuration(
     if map.config != ConfigStyle::IbSwitch {
         return Ok((Vec::new(), Vec::new()));
     }
-    let rc = crate::switch::rtl_config(cfg).map_err(|e| RtlCheckError::Config(e.0))?;
+    // A RoCEv2 map's RTL takes the PFC settings too (`crate::switch::rtl_config_pfc`: its ports all run
+    // PFC; the link check in `RtlDut::new` has refused a configuration of the other kind).
+    let rc = match map.link {
+        crate::scoreboard::LinkKind::Ib => crate::switch::rtl_config(cfg),
+        crate::scoreboard::LinkKind::RoceV2 => crate::switch::rtl_config_pfc(cfg),
+    }
+    .map_err(|e| RtlCheckError::Config(e.0))?;
     let held = rc
         .ports
         .iter()

@@ -56,7 +56,8 @@
 //                                         marked CE too
 //   IBCYCLE_FAULT_ALT_ROCE_DUP            a frame held in a slot whose number ends in binary 011 streams out
 //                                         twice
-//   IBCYCLE_FAULT_ALT_ROCE_PRIO_MIX       the pause frames it sends name priority p XOR 1 instead of p
+//   IBCYCLE_FAULT_ALT_ROCE_PRIO_MIX       a pause frame received for priority p XOR 1 pauses priority p
+//                                         (and the pause of p pauses p XOR 1)
 //   IBCYCLE_FAULT_ALT_ROCE_CSUM           a marked frame keeps the IPv4 header checksum it came in with
 `default_nettype none
 `include "ibcycle_assertions.svh"
@@ -675,9 +676,16 @@ module alt_roce_switch #(
             vhold_n[k] = vhold_n[k] - 1;
           end
           // A pause frame in: this cycle's pause of each enabled priority replaces the last.
+`ifdef IBCYCLE_FAULT_ALT_ROCE_PRIO_MIX
+          // The priorities mixed up: priority v takes the pause of priority v XOR 1.
+          if (pz_v[o] && pz_en[o][(v ^ 1) & 7]) begin
+            pticks_n[k] = 48'(pz_q[o][16*((v ^ 1) & 7) +: 16]) * 48'd64 * 48'(rate_den_i[17*o +: 17]);
+          end
+`else
           if (pz_v[o] && pz_en[o][v]) begin
             pticks_n[k] = 48'(pz_q[o][16*v +: 16]) * 48'd64 * 48'(rate_den_i[17*o +: 17]);
           end
+`endif
         end
       end
       // Inputs: blocks in, tails join their output priority's queue (the highest input first) and count in
@@ -819,11 +827,7 @@ module alt_roce_switch #(
     assign beat_ok = busy_q && !fin_q && paced;
     assign wire_done = busy_q && fin_q
                        && 64'(el) * 64'(rate_num_i[17*o +: 17]) >= 64'(len_q) * 64'(rate_den_i[17*o +: 17]);
-`ifdef IBCYCLE_FAULT_ALT_ROCE_PRIO_MIX
-    assign pvl = g_pzvl[o][2:0] ^ 3'd1;
-`else
     assign pvl = g_pzvl[o][2:0];
-`endif
 
     always_comb begin
       b = mem_q[int'(in_q)][int'(slot_q) * SlotBeats + int'(k_q)];
