@@ -5,9 +5,9 @@
 //!
 //! Scenarios checked: the shipped IB ones (`common::shipped_ib_scenarios_staggered`: cao-*, ft3-16-a2a-cc,
 //! ft72, gran-s1-*, gran-s2-*, rrcc-*). The RoCEv2 ones (liu-pfc, liu-rcm-1a, liu-rcm-1b) go through the
-//! checker's RoCEv2 mode with the golden switch as the switch under test (the RTL in hdl/ is IB only: no
-//! RoCEv2 build exists to run them on). Not checked: thesis-ctmc and thesis-ge (queueing models with no
-//! switch to trace).
+//! checker's RoCEv2 mode twice: with the golden switch as the switch under test, and with the second switch's
+//! RoCEv2 mode (hdl/alt/alt_roce_switch.sv, a 4-port build, and its five bug variants). Not checked:
+//! thesis-ctmc and thesis-ge (queueing models with no switch to trace).
 //!
 //! The scenarios are shortened as in tests/ib_switch_trace.rs (flows start 2 us apart, cycling over five start
 //! times), so queues build and the switches mark within the recorded cycles. One RTL build (8 ports: a

@@ -1239,6 +1239,39 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A RoCEv2 configuration loads through `rtl_config_pfc` (the golden model's watermarks on the PFC
+    /// ports) and is refused by the IB-only `rtl_config`; an IB port is refused by `rtl_config_pfc`.
+    #[test]
+    fn pfc_configuration() {
+        use crate::scoreboard::LinkKind;
+        let cfg = default_random_config_for(4, LinkKind::RoceV2);
+        let e = crate::switch::rtl_config(&cfg).unwrap_err();
+        assert!(e.0.contains("port 0 is a RoCEv2/PFC port"), "{e}");
+        let rc = crate::switch::rtl_config_pfc(&cfg).unwrap();
+        let lane = |n: &str, l: usize| rc.ports.iter().find(|p| p.0 == n).map(|p| p.2[l]).unwrap();
+        let pc = &cfg.ports[1];
+        let wm = pc
+            .pfc
+            .unwrap()
+            .watermarks(
+                pc.vl_buf_blocks[1],
+                pc.rate,
+                switch_asic::config::mtu_packet_blocks(cfg.mtu),
+                "p",
+            )
+            .unwrap();
+        let l = crate::switch::N_VL + 1;
+        assert_eq!(lane("pfc_xoff_i", l), u64::from(wm.xoff));
+        assert_eq!(lane("pfc_xon_i", l), u64::from(wm.xon));
+        assert_eq!(lane("pfc_quanta_i", 1), 0xFFFF);
+        assert_eq!(
+            lane("pfc_half_i", 1),
+            rtl_model::link::pfc::pause_cycles(pc.rate, 0xFFFF) / 2
+        );
+        let e = crate::switch::rtl_config_pfc(&default_random_config(4)).unwrap_err();
+        assert!(e.0.contains("port 0 has no PFC"), "{e}");
+    }
+
     #[test]
     fn bits() {
         let mut w = vec![0u32; 4];
