@@ -5,9 +5,9 @@
 //!
 //! Scenarios checked: the shipped IB ones (`common::shipped_ib_scenarios_staggered`: cao-*, ft3-16-a2a-cc,
 //! ft72, gran-s1-*, gran-s2-*, rrcc-*). The RoCEv2 ones (liu-pfc, liu-rcm-1a, liu-rcm-1b) go through the
-//! checker's RoCEv2 mode with the golden switch as the switch under test (the RTL in hdl/ is IB only: no
-//! RoCEv2 build exists to run them on). Not checked: thesis-ctmc and thesis-ge (queueing models with no
-//! switch to trace).
+//! checker's RoCEv2 mode twice: with the golden switch as the switch under test, and with the second switch's
+//! RoCEv2 mode (hdl/alt/alt_roce_switch.sv, a 4-port build, and its five bug variants). Not checked:
+//! thesis-ctmc and thesis-ge (queueing models with no switch to trace).
 //!
 //! The scenarios are shortened as in tests/ib_switch_trace.rs (flows start 2 us apart, cycling over five start
 //! times), so queues build and the switches mark within the recorded cycles. One RTL build (8 ports: a
@@ -502,4 +502,151 @@ fn roce_checker_passes_the_golden_switch_on_the_liu_scenarios() {
             r => panic!("{name}: {r:?}"),
         }
     }
+}
+
+/// The RoCEv2 mode of the second switch implementation (hdl/alt/alt_roce_switch.sv, map
+/// hdl/alt/alt_roce_switch.map.toml, a 4-port build) through the Verilated-RTL harness's pause path.
+fn roce_map() -> PortMap {
+    PortMap::load(&root().join("hdl/alt/alt_roce_switch.map.toml")).unwrap()
+}
+
+/// The link partners under which the RoCEv2 runs pause the switch: 160 blocks per priority, each frame held
+/// 3,000 cycles (as `roce_checker_passes_the_golden_switch_on_the_liu_scenarios`).
+fn slow(m: &PortMap) -> PortMap {
+    let mut s = m.clone();
+    s.bench.partner_buf_blocks = 160;
+    s.bench.partner_hold = 3_000;
+    s
+}
+
+/// alt_roce_switch passes the checker's RoCEv2 mode on the shipped RoCEv2 scenarios' traffic (liu-pfc,
+/// liu-rcm-1a, liu-rcm-1b, flows staggered as the IB ones, at each one's busiest switch: the golden-switch
+/// test's traces) with the map's partners and with slow ones (the partners pause it, and it pauses them), and
+/// on random RoCEv2 traffic (marks, pauses both ways); each of its bug variants is caught with the violation
+/// it causes, on the random traffic under the slow partners.
+#[test]
+fn alt_roce_switch_passes_on_liu_and_random_traffic_and_every_bug_is_caught() {
+    use cosim::rtlcheck::default_random_config_for;
+    use cosim::scoreboard::bench::random_roce_traffic;
+    use cosim::scoreboard::LinkKind;
+    let m = roce_map();
+    assert_eq!(m.link, LinkKind::RoceV2);
+    let t0 = Instant::now();
+    let bugs: [(&str, &[Kind]); 5] = [
+        ("ALT_ROCE_PAUSE_IGNORED", &[Kind::PauseIgnored]),
+        ("ALT_ROCE_CE_NOT_ECT", &[Kind::CeIneligible]),
+        ("ALT_ROCE_DUP", &[Kind::Duplicate]),
+        ("ALT_ROCE_PRIO_MIX", &[Kind::PauseIgnored]),
+        ("ALT_ROCE_CSUM", &[Kind::BadIpChecksum]),
+    ];
+    // The bug variants' models are built in a thread of their own while the clean one simulates (as the IB
+    // test does); each check later finds its model in the build cache or waits on its build lock.
+    let prebuild = {
+        let m = m.clone();
+        let names: Vec<&'static str> = bugs.iter().map(|b| b.0).collect();
+        std::thread::spawn(move || {
+            let root = CheckOpts::default().build_root;
+            for bug in names {
+                let defines = vec![
+                    "IBCYCLE_FAULTS_ENABLE".to_string(),
+                    format!("IBCYCLE_FAULT_{bug}"),
+                ];
+                let _ = build(&m, &defines, &root, false, true);
+            }
+        })
+    };
+    for name in ["liu-pfc", "liu-rcm-1a", "liu-rcm-1b"] {
+        let mut sc = common::scenario(name);
+        for (i, fl) in sc.flows.iter_mut().enumerate() {
+            fl.start_us = 2 * (i as u64 % 5);
+        }
+        let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
+        let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
+        let (k, (t, _)) = ts
+            .into_iter()
+            .enumerate()
+            .max_by_key(|(_, (_, r))| r.packets)
+            .unwrap();
+        let sw = &sc.topology.switches[k].name;
+        let traffic = traffic_of_trace(&t);
+        let n_in = traffic.len();
+        // The RTL's ports all run PFC: a port of the switch with no link attached (no PFC setting, and no
+        // frame in or out) takes the linked ports' PFC settings.
+        let mut cfg = t.config.clone();
+        let pfc = cfg.ports.iter().find_map(|p| p.pfc).unwrap();
+        for (i, p) in cfg.ports.iter_mut().enumerate() {
+            if p.pfc.is_none() {
+                assert!(
+                    traffic.iter().all(|f| f.port != i),
+                    "{name}: port {i} unlinked"
+                );
+                p.pfc = Some(pfc);
+            }
+        }
+        for (what, mm) in [("map's partners", m.clone()), ("slow partners", slow(&m))] {
+            let t1 = Instant::now();
+            match check(&mm, &cfg, traffic.clone(), &opts(&[])).unwrap() {
+                CheckOutcome::Passed(o) => {
+                    eprintln!("{name} {sw}, {what}: {o:?} {:?}", t1.elapsed());
+                    assert_eq!(o.packets, n_in, "{name} {what}: every frame checked");
+                    assert_eq!(o.golden_notes, 0, "{name} {what}");
+                    if what == "slow partners" {
+                        assert!(o.pauses_in > 0, "{name}: the partners paused it: {o:?}");
+                    }
+                }
+                CheckOutcome::Violation { v, .. } => panic!("{name} {sw}, {what}: {v}"),
+            }
+        }
+    }
+    // Random RoCEv2 traffic on the 4 ports (two priorities, a third of the frames to one hot output).
+    let cfg = default_random_config_for(4, LinkKind::RoceV2);
+    let traffic = random_roce_traffic(&cfg, 600, 11, 10);
+    for (what, mm) in [("map's partners", m.clone()), ("slow partners", slow(&m))] {
+        let t1 = Instant::now();
+        match check(&mm, &cfg, traffic.clone(), &opts(&[])).unwrap() {
+            CheckOutcome::Passed(o) => {
+                eprintln!("random, {what}: {o:?} {:?}", t1.elapsed());
+                assert_eq!(
+                    o.packets,
+                    traffic.len(),
+                    "random {what}: every frame checked"
+                );
+                assert!(o.marked > 0, "random {what}: {o:?}");
+                assert!(
+                    o.pauses_out > 0,
+                    "random {what}: it paused its partners: {o:?}"
+                );
+                if what == "slow partners" {
+                    assert!(o.pauses_in > 0, "random: the partners paused it: {o:?}");
+                }
+            }
+            CheckOutcome::Violation { v, .. } => panic!("random, {what}: {v}"),
+        }
+    }
+    let sm = slow(&m);
+    for (bug, kinds) in bugs {
+        let t2 = Instant::now();
+        let fault = format!("IBCYCLE_FAULT_{bug}");
+        match check(
+            &sm,
+            &cfg,
+            traffic.clone(),
+            &opts(&["IBCYCLE_FAULTS_ENABLE", &fault]),
+        )
+        .unwrap()
+        {
+            CheckOutcome::Passed(o) => panic!("{bug} not caught: {o:?}"),
+            CheckOutcome::Violation { v, .. } => {
+                eprintln!(
+                    "{bug}: {:?} at cycle {} ({:?})",
+                    v.kind,
+                    v.cycle,
+                    t2.elapsed()
+                );
+                assert!(kinds.contains(&v.kind), "{bug}: {v}");
+            }
+        }
+    }
+    prebuild.join().unwrap();
+    eprintln!("total {:?}", t0.elapsed());
 }

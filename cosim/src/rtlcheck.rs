@@ -783,6 +783,16 @@ impl RtlDut {
                 map.ports.len()
             )));
         }
+        // The map's link kind is the configuration's on every port it drives.
+        for p in 0..cfg.ports.len() {
+            let k = crate::scoreboard::LinkKind::of(cfg, p);
+            if k != map.link {
+                return Err(RtlCheckError::Config(format!(
+                    "port {p} of the switch configuration is {k:?} (a RoCEv2 port is one with PFC), the map's link {:?}",
+                    map.link
+                )));
+            }
+        }
         // Reset and configuration cycles come first; the window is shifted by them.
         let (held, tables) = configuration(map, cfg)?;
         let pre = map.reset_cycles.max(tables.len() as u64 + 2);
@@ -804,16 +814,6 @@ impl RtlDut {
                 ready: s.ready.as_ref().map(res).transpose()?,
             })
         };
-        // The map's link kind is the configuration's on every port it drives.
-        for p in 0..cfg.ports.len() {
-            let k = crate::scoreboard::LinkKind::of(cfg, p);
-            if k != map.link {
-                return Err(RtlCheckError::Config(format!(
-                    "port {p} of the switch configuration is {k:?} (a RoCEv2 port is one with PFC), the map's link {:?}",
-                    map.link
-                )));
-            }
-        }
         let fc = |f: &Option<crate::portmap::FcPort>| {
             f.as_ref()
                 .map(|f| Ok::<_, RtlCheckError>((res(&f.valid)?, res(&f.data)?)))
@@ -942,7 +942,13 @@ fn configuration(
     if map.config != ConfigStyle::IbSwitch {
         return Ok((Vec::new(), Vec::new()));
     }
-    let rc = crate::switch::rtl_config(cfg).map_err(|e| RtlCheckError::Config(e.0))?;
+    // A RoCEv2 map's RTL takes the PFC settings too (`crate::switch::rtl_config_pfc`: its ports all run
+    // PFC; the link check in `RtlDut::new` has refused a configuration of the other kind).
+    let rc = match map.link {
+        crate::scoreboard::LinkKind::Ib => crate::switch::rtl_config(cfg),
+        crate::scoreboard::LinkKind::RoceV2 => crate::switch::rtl_config_pfc(cfg),
+    }
+    .map_err(|e| RtlCheckError::Config(e.0))?;
     let held = rc
         .ports
         .iter()
@@ -1231,6 +1237,39 @@ mod tests {
         .is_err());
         drop(BuildLock::take(&path).unwrap());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A RoCEv2 configuration loads through `rtl_config_pfc` (the golden model's watermarks on the PFC
+    /// ports) and is refused by the IB-only `rtl_config`; an IB port is refused by `rtl_config_pfc`.
+    #[test]
+    fn pfc_configuration() {
+        use crate::scoreboard::LinkKind;
+        let cfg = default_random_config_for(4, LinkKind::RoceV2);
+        let e = crate::switch::rtl_config(&cfg).unwrap_err();
+        assert!(e.0.contains("port 0 is a RoCEv2/PFC port"), "{e}");
+        let rc = crate::switch::rtl_config_pfc(&cfg).unwrap();
+        let lane = |n: &str, l: usize| rc.ports.iter().find(|p| p.0 == n).map(|p| p.2[l]).unwrap();
+        let pc = &cfg.ports[1];
+        let wm = pc
+            .pfc
+            .unwrap()
+            .watermarks(
+                pc.vl_buf_blocks[1],
+                pc.rate,
+                switch_asic::config::mtu_packet_blocks(cfg.mtu),
+                "p",
+            )
+            .unwrap();
+        let l = crate::switch::N_VL + 1;
+        assert_eq!(lane("pfc_xoff_i", l), u64::from(wm.xoff));
+        assert_eq!(lane("pfc_xon_i", l), u64::from(wm.xon));
+        assert_eq!(lane("pfc_quanta_i", 1), 0xFFFF);
+        assert_eq!(
+            lane("pfc_half_i", 1),
+            rtl_model::link::pfc::pause_cycles(pc.rate, 0xFFFF) / 2
+        );
+        let e = crate::switch::rtl_config_pfc(&default_random_config(4)).unwrap_err();
+        assert!(e.0.contains("port 0 has no PFC"), "{e}");
     }
 
     #[test]

@@ -50,6 +50,22 @@ pub struct RtlConfig {
 
 /// Maps `cfg` onto the RTL's ports (the same block configurations `Switch::new` builds).
 pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
+    rtl_config_with(cfg, false)
+}
+
+/// [`rtl_config`] for a switch RTL with RoCEv2/PFC ports (`hdl/alt/alt_roce_switch.sv`, through rtl-check):
+/// when `cfg`'s ports run PFC, ib_switch's held ports plus the PFC ones, per port `p` and priority `v` (lane
+/// `p * N_VL + v`): `pfc_xoff_i` and `pfc_xon_i` (16 bits, the watermarks in blocks the golden model
+/// computes, `PfcConfig::watermarks`), `pfc_quanta_i` (16, an XOFF's quanta), `pfc_half_i` (32, cycles
+/// between refreshes of a standing XOFF: half its pause), `victim_hold_i` (32, cycles a paused priority
+/// still counts as without credit after the pause), `roce_detect_i` (1: RCM-1b's oversubscribed output,
+/// 0: RCM-1a's root/victim) and `in_buf_thr_i` (16, RCM-1b's input-buffer threshold in blocks). A port
+/// without PFC is refused (the RTL's ports all run PFC).
+pub fn rtl_config_pfc(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
+    rtl_config_with(cfg, true)
+}
+
+fn rtl_config_with(cfg: &SwitchConfig, pfc_ports: bool) -> Result<RtlConfig, SwitchRtlError> {
     cfg.validate()
         .map_err(|e| SwitchRtlError(format!("invalid: {e}")))?;
     let n = cfg.ports.len();
@@ -94,10 +110,51 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
     );
     let mut slots = 0usize;
     for (p, pc) in cfg.ports.iter().enumerate() {
-        if pc.pfc.is_some() {
-            return bad(format!(
-                "port {p} is a RoCEv2/PFC port (the RTL has IB credit ports only)"
-            ));
+        match (&pc.pfc, pfc_ports) {
+            (Some(_), false) => {
+                return bad(format!(
+                    "port {p} is a RoCEv2/PFC port (the RTL has IB credit ports only)"
+                ))
+            }
+            (None, true) => {
+                return bad(format!(
+                    "port {p} has no PFC (the RTL's ports are RoCEv2/PFC ports only)"
+                ))
+            }
+            (Some(f), true) => {
+                for vl in 0..N_VL {
+                    let buf = pc.vl_buf_blocks.get(vl).copied().unwrap_or(1);
+                    let (xoff, xon) = if vl < usize::from(pc.data_vls) {
+                        let wm = f
+                            .watermarks(buf, pc.rate, mtu_blocks, &format!("ports[{p}].pfc"))
+                            .map_err(|e| SwitchRtlError(e.to_string()))?;
+                        (wm.xoff, wm.xon)
+                    } else {
+                        (u16::MAX, 0)
+                    };
+                    put("pfc_xoff_i", 16, p * N_VL + vl, u64::from(xoff));
+                    put("pfc_xon_i", 16, p * N_VL + vl, u64::from(xon));
+                }
+                let half = rtl_model::link::pfc::pause_cycles(pc.rate, f.pause_quanta) / 2;
+                let half = u32::try_from(half).map_err(|_| {
+                    SwitchRtlError(format!(
+                        "port {p}: a pause of {} quanta lasts beyond 2^33 cycles",
+                        f.pause_quanta
+                    ))
+                })?;
+                put("pfc_quanta_i", 16, p, u64::from(f.pause_quanta));
+                put("pfc_half_i", 32, p, u64::from(half));
+                put("victim_hold_i", 32, p, u64::from(f.victim_hold));
+                let (detect, thr) = match pc.cc.roce_detect {
+                    switch_asic::config::RoceDetect::IbRootVictim => (0, 0),
+                    switch_asic::config::RoceDetect::Oversubscribed { in_buf_blocks } => {
+                        (1, in_buf_blocks)
+                    }
+                };
+                put("roce_detect_i", 1, p, detect);
+                put("in_buf_thr_i", 16, p, u64::from(thr));
+            }
+            (None, false) => {}
         }
         if usize::from(pc.data_vls) > N_VL {
             return bad(format!(
@@ -213,6 +270,12 @@ pub fn rtl_config(cfg: &SwitchConfig) -> Result<RtlConfig, SwitchRtlError> {
             put("buf_blocks_i", 16, p * N_VL + vl, 1);
         }
         put("lfsr_seed_i", 16, p, 1);
+        if pfc_ports {
+            put("pfc_quanta_i", 16, p, 1);
+            for vl in 0..N_VL {
+                put("pfc_xoff_i", 16, p * N_VL + vl, u64::from(u16::MAX));
+            }
+        }
     }
     if slots > SLOT_MAX {
         return bad(format!(

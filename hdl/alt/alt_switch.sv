@@ -4,7 +4,8 @@
 // it is checked only through a port map (hdl/alt/alt_switch.map.toml) by the transaction-level scoreboard,
 // never cycle by cycle. What it shares with ib_switch is the configuration interface alone: the held
 // configuration ports and the table write port have ib_switch's names, widths and encodings (a port map's
-// `config = "ib_switch"`), so the harness loads it the same way.
+// `config = "ib_switch"`), so the harness loads it the same way. Its RoCEv2 mode (Ethernet frames, PFC pause
+// frames, ECN CE) is hdl/alt/alt_roce_switch.sv: the same organisation with the IB link layer replaced.
 //
 // Its organisation, and how it differs from ib_switch:
 // - A byte-stream interface: per port a receive and a transmit stream of BeatBytes-byte beats (default 16;
