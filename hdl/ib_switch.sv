@@ -452,7 +452,6 @@ module ib_switch #(
   logic        ctx_take [NK];
   logic [11:0] ctx_fctbs [NK];
   logic [11:0] ctx_fcclq [NK];
-  logic        ctx_ok [NK];
   logic        ctx_err [NK];
   logic [11:0] cd_avail [NK];
   logic [NPorts*16-1:0] cd_fill [NK];
@@ -486,7 +485,7 @@ module ib_switch #(
         .clk_i, .rst_ni, .fccl_reset_i,
         .fc_valid_i(ctx_fcv[K]), .fc_fccl_i(rg_fc_fccl_q[12*p +: 12]),
         .req_valid_i(ctx_req[K]), .req_blocks_i(ctx_blocks[K]), .take_i(ctx_take[K]),
-        .fctbs_o(ctx_fctbs[K]), .fccl_o(ctx_fcclq[K]), .avail_o(), .send_ok_o(ctx_ok[K]), .err_o(ctx_err[K])
+        .fctbs_o(ctx_fctbs[K]), .fccl_o(ctx_fcclq[K]), .avail_o(), .send_ok_o(), .err_o(ctx_err[K])
       );
       cong_detect #(.NIn(NPorts)) u_cd (
         .clk_i, .rst_ni,
@@ -571,6 +570,10 @@ module ib_switch #(
   logic [12:0]   e_glen [NPorts];
   logic [NVl-1:0] e_req [NPorts];
   logic [NVl-1:0] e_ok [NPorts];
+  // Stage 1's credit check for every input's VoQ head in parallel beside the pick (decided in `decide`, which
+  // reads credit_tx's registers): per output VL, the pick as a one-hot vector and each head's blocks.
+  logic [NPorts-1:0] e_poh [NPorts][NVl];
+  logic [6:0]    e_hblk [NPorts][NVl][NPorts];
   logic [NVl*7-1:0] e_len [NPorts];
   logic [NVl*PW-1:0] e_pick [NPorts];
   logic [PW-1:0] e_accptr [NPorts];
@@ -672,10 +675,12 @@ module ib_switch #(
     logic [31:0] e_ser_w [NPorts];
     logic [NPorts-1:0] held_w [NPorts];
     logic [PW-1:0] e_pick_w [NPorts][NVl];
-    logic [12:0] e_hlen_w [NPorts][NVl];
     logic [6:0] e_len_w [NPorts][NVl];
     logic [NPorts-1:0] e_fre_w [NPorts][NVl];
     logic [NPorts-1:0] e_hi_w [NPorts][NVl];
+    logic [NPorts-1:0] e_poh_w [NPorts][NVl];
+    logic [6:0] e_hblk_w [NPorts][NVl][NPorts];
+    logic [NPorts-1:0] e_seen_w;
     logic [NVl-1:0] e_req_w [NPorts];
     logic [15:0] arb_req_w [NPorts];
     logic [16*7-1:0] arb_len_w [NPorts];
@@ -723,9 +728,27 @@ module ib_switch #(
           e_hi_w[p][v][q] = e_fre_w[p][v][q] && q >= 32'(rr_q[p*NVl + v]);
         end
         e_pick_w[p][v] = '0;
-        e_hlen_w[p][v] = '0;
         e_len_w[p][v] = '0;
         e_req_w[p][v] = 1'b0;
+        // Every input's head in blocks, beside the pick (the pick's selected after, and its credit check in
+        // `decide` for every input in parallel, the pick's selected there): nothing waits for the pick
+        // before a 13-bit multiplexer, an add and the credit compare.
+        for (int q = 0; q < NPorts; q++) begin
+          e_hblk_w[p][v][q] = 7'((hd_len[13*((q*NPorts + p)*NVl + v) +: 13] + 13'd63) >> 6);
+        end
+        // The pick as a one-hot vector: the lowest of `hi` if any, else the lowest of `fre`.
+        e_seen_w = '0;
+        for (int q = 0; q < NPorts; q++) begin
+          e_seen_w[q] = (q > 0 && e_seen_w[q-1]) || e_hi_w[p][v][q];
+          e_poh_w[p][v][q] = e_hi_w[p][v][q] && !(q > 0 && e_seen_w[q-1]);
+        end
+        if (e_hi_w[p][v] == '0) begin
+          e_seen_w = '0;
+          for (int q = 0; q < NPorts; q++) begin
+            e_seen_w[q] = (q > 0 && e_seen_w[q-1]) || e_fre_w[p][v][q];
+            e_poh_w[p][v][q] = e_fre_w[p][v][q] && !(q > 0 && e_seen_w[q-1]);
+          end
+        end
         if (e_fre_w[p][v] != '0 && v < 32'(`IB_SWITCH_NVL(p))) begin
           if (e_hi_w[p][v] != '0) begin
             for (int q = NPorts - 1; q >= 0; q--) if (e_hi_w[p][v][q]) e_pick_w[p][v] = PW'(q);
@@ -733,16 +756,15 @@ module ib_switch #(
             for (int q = NPorts - 1; q >= 0; q--) if (e_fre_w[p][v][q]) e_pick_w[p][v] = PW'(q);
           end
           for (int q = 0; q < NPorts; q++) begin
-            if (32'(e_pick_w[p][v]) == q) e_hlen_w[p][v] = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+            if (e_poh_w[p][v][q]) e_len_w[p][v] = e_hblk_w[p][v][q];
           end
-          e_len_w[p][v] = 7'((e_hlen_w[p][v] + 13'd63) >> 6);
           e_req_w[p][v] = 1'b1;
         end
-        // credit_tx's request port: the starting packet's take, else stage 1's credit check (never in the
-        // same cycle: stage 1 waits for the cycle after a start).
+        // credit_tx's request port carries the starting packet's take only; stage 1's credit check is
+        // decide's, per input head.
         ctx_take_w[p*NVl + v] = e_gnt_w[p] && 32'(la_vl_q[p]) == v;
-        ctx_req_w[p*NVl + v] = ctx_take_w[p*NVl + v] || e_req_w[p][v];
-        ctx_blocks_w[p*NVl + v] = ctx_take_w[p*NVl + v] ? la_blk_q[p] : e_len_w[p][v];
+        ctx_req_w[p*NVl + v] = ctx_take_w[p*NVl + v];
+        ctx_blocks_w[p*NVl + v] = la_blk_q[p];
         ctx_fcv_w[p*NVl + v] = rst_ni && rg_fc_q[p] && rg_fc_vl_q[4*p +: 4] == 4'(v);
       end
       // vl_arb over the registered requests: a held proposal in stage 2, the commit in stage 3.
@@ -797,6 +819,8 @@ module ib_switch #(
       for (int v = 0; v < NVl; v++) begin
         e_len[p][7*v +: 7] = e_len_w[p][v];
         e_pick[p][PW*v +: PW] = e_pick_w[p][v];
+        e_poh[p][v] = e_poh_w[p][v];
+        for (int q = 0; q < NPorts; q++) e_hblk[p][v][q] = e_hblk_w[p][v][q];
       end
       arb_req[p] = arb_req_w[p];
       arb_len[p] = arb_len_w[p];
@@ -813,8 +837,18 @@ module ib_switch #(
   end : egress
   // What the blocks' outputs decide (a process of its own: the egress process drives their inputs).
   `IBCYCLE_COMB begin : decide
+    logic [11:0] gap;
+    logic [NPorts-1:0] fit;
     for (int p = 0; p < NPorts; p++) begin
-      for (int v = 0; v < NVl; v++) e_ok[p][v] = e_req[p][v] && ctx_ok[p*NVl + v];
+      // Stage 1's credit check: credit_tx's (the blocks fit when FCCL - (FCTBS + blocks) is within the
+      // credit window) for every input's head, the pick's selected.
+      for (int v = 0; v < NVl; v++) begin
+        for (int q = 0; q < NPorts; q++) begin
+          gap = ctx_fcclq[p*NVl + v] - (ctx_fctbs[p*NVl + v] + 12'(e_hblk[p][v][q]));
+          fit[q] = gap <= 12'd2048;
+        end
+        e_ok[p][v] = e_req[p][v] && (e_poh[p][v] & fit) != '0;
+      end
 `ifdef IBCYCLE_FAULT_CREDIT_BYPASS
       e_ok[p] = e_req[p];
 `endif
@@ -1865,7 +1899,25 @@ module ib_switch #(
   logic a_ok;
   `IBCYCLE_COMB begin
     logic [15:0] frc;
+    logic [12:0] hl;
+    logic [6:0] hb;
     a_ok = 1'b1;
+    // Stage 1's requests as credit_tx's request port checked them: the head length at the binary pick, its
+    // blocks, the credit check (the per-input checks and the one-hot pick replace them).
+    for (int p = 0; p < NPorts; p++) begin
+      for (int v = 0; v < NVl; v++) begin
+        hl = '0;
+        for (int q = 0; q < NPorts; q++) begin
+          if (32'(e_pick[p][PW*v +: PW]) == q) hl = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+        end
+        hb = 7'((hl + 13'd63) >> 6);
+        a_ok = a_ok && !(rst_ni && e_req[p][v] && e_len[p][7*v +: 7] != hb);
+`ifndef IBCYCLE_FAULT_CREDIT_BYPASS
+        a_ok = a_ok && !(rst_ni && e_ok[p][v]
+                         != (e_req[p][v] && ctx_fcclq[p*NVl + v] - (ctx_fctbs[p*NVl + v] + 12'(hb)) <= 12'd2048));
+`endif
+      end
+    end
     for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && ctx_err[k]);
     // The blocks released at each input VL, registered a cycle ahead, are the sum over the outputs whose
     // packet in flight ends in the cycle (the chain it replaces).
