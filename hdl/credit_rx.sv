@@ -135,10 +135,18 @@ module credit_rx (
   // after an overflow). The held count is at least 128 (more than any drain) unless held_q is below 128,
   // so the drain compares 8-bit sums only.
   logic        over_rx, over_drain;
-  logic [7:0]  held_lo;
-  // The next counts without a drain error: free_q - blk_rx_i + blk_free_i, held_q + blk_rx_i - blk_free_i
-  // (the small difference of the two 7-bit counts first, then one 16-bit sum).
-  logic [8:0]  net_in;
+  // The next counts without a drain error, free_q - blk_rx_i + blk_free_i and held_q + blk_rx_i -
+  // blk_free_i, by carry select: the low 7 bits of the count plus the one 7-bit count less the other (9
+  // bits, -127..254: three rows reduced to two by one row of full adders, the complement's + 1 in the
+  // carries' free low bit, then one 9-bit carry chain), and the high 9 bits less 1, as they are or plus 1
+  // (from the registers, beside it) selected by that sum's top bits: no 16-bit carry chain after the
+  // inputs. The held sum's sign is also the drain's compare (the drain above the held low bits plus the
+  // arrivals).
+  logic [8:0]  dr_a, dr_b, dr_c, dr_s, fl_a, fl_b, fl_c, fl_s;
+  // The top carries have no bit to go to (the sums fit in 9 bits).
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [8:0]  dr_y, fl_y;
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [15:0] free_next, held_next;
   // Unread only in the IBCYCLE_FAULT_ABR_LOAD variant, which loads ABR without the same-cycle blocks.
   /* verilator lint_off UNUSEDSIGNAL */
@@ -164,12 +172,20 @@ module credit_rx (
     fccl        = abr_cur + lead[11:0];
     send        = (timer_q == 16'd0) || (fc_on_change_i && (fccl != last_fccl_q));
     over_rx     = 16'(blk_rx_i) > free_q;
-    held_lo     = {1'b0, held_q[6:0]} + {1'b0, blk_rx_i};
+    dr_a        = {2'b00, held_q[6:0]};
+    dr_b        = {2'b00, blk_rx_i};
+    dr_c        = ~{2'b00, blk_free_i};
+    dr_y        = (dr_a & dr_b) | (dr_a & dr_c) | (dr_b & dr_c);
+    dr_s        = (dr_a ^ dr_b ^ dr_c) + {dr_y[7:0], 1'b1};
     over_drain  = over_rx ? (16'(blk_free_i) > buf_blocks_i)
-                          : (held_q[15:7] == 9'd0 && {1'b0, blk_free_i} > held_lo);
-    net_in      = {2'b00, blk_rx_i} - {2'b00, blk_free_i};
-    free_next   = free_q - {{7{net_in[8]}}, net_in};
-    held_next   = held_q + {{7{net_in[8]}}, net_in};
+                          : (held_q[15:7] == 9'd0 && dr_s[8]);
+    fl_a        = {2'b00, free_q[6:0]};
+    fl_b        = {2'b00, blk_free_i};
+    fl_c        = ~{2'b00, blk_rx_i};
+    fl_y        = (fl_a & fl_b) | (fl_a & fl_c) | (fl_b & fl_c);
+    fl_s        = (fl_a ^ fl_b ^ fl_c) + {fl_y[7:0], 1'b1};
+    free_next   = {fl_s[8] ? free_q[15:7] - 9'd1 : fl_s[7] ? free_q[15:7] + 9'd1 : free_q[15:7], fl_s[6:0]};
+    held_next   = {dr_s[8] ? held_q[15:7] - 9'd1 : dr_s[7] ? held_q[15:7] + 9'd1 : held_q[15:7], dr_s[6:0]};
     abr_base    = fc_valid_i ? fc_fctbs_i : abr_q;
 
     abr_o       = abr_cur;
@@ -240,8 +256,19 @@ module credit_rx (
   // Each property is evaluated on this cycle's settled values and registered; the registered bits are
   // asserted, so the check does not depend on how a simulator orders clocked blocks (reported a cycle late).
   // The configuration properties are the rules themselves, not cfg_err_o, so a wrong flag cannot hide one.
-  logic [4:0] a_ok, a_ok_q;
+  // The carry-save sums are the difference forms they replace: the 9-bit net of arrivals and drain, then
+  // one 16-bit sum each; the drain above the held low bits plus the arrivals, compared after their sum.
+  logic [8:0]  a_net;
+  logic [7:0]  a_held_lo;
   always_comb begin
+    a_net = {2'b00, blk_rx_i} - {2'b00, blk_free_i};
+    a_held_lo = {1'b0, held_q[6:0]} + {1'b0, blk_rx_i};
+  end
+  logic [5:0] a_ok, a_ok_q;
+  always_comb begin
+    a_ok[5] = !rst_ni || (free_next == free_q - {{7{a_net[8]}}, a_net}
+                          && held_next == held_q + {{7{a_net[8]}}, a_net}
+                          && dr_s[8] == ({1'b0, blk_free_i} > a_held_lo));
     a_ok[4] = !rst_ni || held_q + free_q == buf_blocks_i;
     a_ok[0] = !rst_ni || (buf_blocks_i != 16'd0 && fc_interval_i != 16'd0 && cfg_err_o == 4'd0);
     a_ok[1] = !rst_ni || (fccl_cap_i != 12'd0 && fccl_cap_i <= 12'd2048);
@@ -256,6 +283,7 @@ module credit_rx (
     assert (a_ok_q[2]);
     assert (a_ok_q[3]);
     assert (a_ok_q[4]);  // the held count is the buffer less the free count
+    assert (a_ok_q[5]);
   end
 `endif
 

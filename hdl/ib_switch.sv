@@ -362,6 +362,11 @@ module ib_switch #(
   logic [31:0]   pc_d_thr [NPorts];
   logic [31:0]   pc_d_thn [NPorts];
   logic [31:0]   pc_d_e [NPorts];
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_es_ok;        // the short product is the end where a threshold reads it (asserted)
+  logic [NPorts-1:0] a_es_ok_q;
+  always_ff @(posedge clk_i) a_es_ok_q <= rst_ni ? a_es_ok : '1;
+`endif
   `IBCYCLE_COMB begin : handin
     logic [7:0] o [NPorts];
     logic [3:0] ov [NPorts];
@@ -369,10 +374,14 @@ module ib_switch #(
     logic [31:0] row [NPorts];
     logic [6:0] b [NPorts];
     logic [31:0] e [NPorts];
+    logic [31:0] es [NPorts];
     logic [31:0] t1 [NPorts];
     logic [31:0] t2 [NPorts];
     logic [31:0] t3 [NPorts];
     logic g [NPorts];
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] ct_d;   // only the sign is read
+    /* verilator lint_on UNUSEDSIGNAL */
     for (int p = 0; p < NPorts; p++) begin
       o[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
       if (tbl_we_i && !tbl_sel_i && tbl_addr_i == rx_dlid_i[16*p +: 16]) o[p] = tbl_data_i[7:0];
@@ -395,19 +404,29 @@ module ib_switch #(
         || b[p] > mtu_blocks_i || b[p] == '0;
       // Cut-through unless the routed output is faster: the rate compare for every output, beside the
       // route's table read, the routed one's selected (an output out of range is a drop: no value is read).
+      // num_r den_p <= num_p den_r is the sign of their difference (35 bits: each product is below 2^34),
+      // written as one expression so that Yosys sums both products' partial products in one carry-save
+      // tree with one carry chain, not two products and a compare in series.
       pc_d_ct[p] = 1'b0;
       for (int r = 0; r < NPorts; r++) begin
-        if (32'(o[p]) == r) pc_d_ct[p] = 64'(`IB_SWITCH_NUM(r)) * 64'(`IB_SWITCH_DEN(p))
-                                          <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(r));
+        ct_d = 35'(`IB_SWITCH_NUM(p)) * 35'(`IB_SWITCH_DEN(r)) - 35'(`IB_SWITCH_NUM(r)) * 35'(`IB_SWITCH_DEN(p));
+        if (32'(o[p]) == r) pc_d_ct[p] = !ct_d[34];
       end
       pc_d_blocks[p] = b[p];
       pc_d_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
-      // The block thresholds (see ingress): the first, second and third block's.
+      // The block thresholds (see ingress): the first, second and third block's. The end is one of them
+      // only for a packet of at most three blocks (at most 192 bytes), so they take the product of the
+      // length's low 8 bits (es, equal to the end there), shorter than the 13-bit one; and the first
+      // block's compare is made against both candidates, the block count selecting after.
       e[p] = 32'(`IB_SWITCH_NUM(p)) - 32'(rx_off_i[17*p +: 17]);
-      t1[p] = (b[p] == 7'd1) ? pc_d_end[p] : 32'd64 * 32'(`IB_SWITCH_DEN(p));
-      t2[p] = (b[p] == 7'd2) ? pc_d_end[p] : 32'd128 * 32'(`IB_SWITCH_DEN(p));
-      t3[p] = (b[p] == 7'd3) ? pc_d_end[p] : 32'd192 * 32'(`IB_SWITCH_DEN(p));
-      g[p] = b[p] != '0 && e[p] >= t1[p];
+      es[p] = 32'(rx_len_i[13*p +: 8]) * 32'(`IB_SWITCH_DEN(p));
+      t1[p] = (b[p] == 7'd1) ? es[p] : 32'd64 * 32'(`IB_SWITCH_DEN(p));
+      t2[p] = (b[p] == 7'd2) ? es[p] : 32'd128 * 32'(`IB_SWITCH_DEN(p));
+      t3[p] = (b[p] == 7'd3) ? es[p] : 32'd192 * 32'(`IB_SWITCH_DEN(p));
+      g[p] = b[p] != '0 && ((b[p] == 7'd1) ? e[p] >= es[p] : e[p] >= 32'd64 * 32'(`IB_SWITCH_DEN(p)));
+`ifdef IBCYCLE_ASSERTIONS
+      a_es_ok[p] = b[p] > 7'd3 || es[p] == pc_d_end[p];
+`endif
       pc_d_got[p] = g[p];
       pc_d_thr[p] = g[p] ? t2[p] : t1[p];
       pc_d_thn[p] = g[p] ? t3[p] : t2[p];
@@ -452,7 +471,6 @@ module ib_switch #(
   logic        ctx_take [NK];
   logic [11:0] ctx_fctbs [NK];
   logic [11:0] ctx_fcclq [NK];
-  logic        ctx_ok [NK];
   logic        ctx_err [NK];
   logic [11:0] cd_avail [NK];
   logic [NPorts*16-1:0] cd_fill [NK];
@@ -486,7 +504,7 @@ module ib_switch #(
         .clk_i, .rst_ni, .fccl_reset_i,
         .fc_valid_i(ctx_fcv[K]), .fc_fccl_i(rg_fc_fccl_q[12*p +: 12]),
         .req_valid_i(ctx_req[K]), .req_blocks_i(ctx_blocks[K]), .take_i(ctx_take[K]),
-        .fctbs_o(ctx_fctbs[K]), .fccl_o(ctx_fcclq[K]), .avail_o(), .send_ok_o(ctx_ok[K]), .err_o(ctx_err[K])
+        .fctbs_o(ctx_fctbs[K]), .fccl_o(ctx_fcclq[K]), .avail_o(), .send_ok_o(), .err_o(ctx_err[K])
       );
       cong_detect #(.NIn(NPorts)) u_cd (
         .clk_i, .rst_ni,
@@ -571,6 +589,10 @@ module ib_switch #(
   logic [12:0]   e_glen [NPorts];
   logic [NVl-1:0] e_req [NPorts];
   logic [NVl-1:0] e_ok [NPorts];
+  // Stage 1's credit check for every input's VoQ head in parallel beside the pick (decided in `decide`, which
+  // reads credit_tx's registers): per output VL, the pick as a one-hot vector and each head's blocks.
+  logic [NPorts-1:0] e_poh [NPorts][NVl];
+  logic [6:0]    e_hblk [NPorts][NVl][NPorts];
   logic [NVl*7-1:0] e_len [NPorts];
   logic [NVl*PW-1:0] e_pick [NPorts];
   logic [PW-1:0] e_accptr [NPorts];
@@ -672,10 +694,12 @@ module ib_switch #(
     logic [31:0] e_ser_w [NPorts];
     logic [NPorts-1:0] held_w [NPorts];
     logic [PW-1:0] e_pick_w [NPorts][NVl];
-    logic [12:0] e_hlen_w [NPorts][NVl];
     logic [6:0] e_len_w [NPorts][NVl];
     logic [NPorts-1:0] e_fre_w [NPorts][NVl];
     logic [NPorts-1:0] e_hi_w [NPorts][NVl];
+    logic [NPorts-1:0] e_poh_w [NPorts][NVl];
+    logic [6:0] e_hblk_w [NPorts][NVl][NPorts];
+    logic [NPorts-1:0] e_seen_w;
     logic [NVl-1:0] e_req_w [NPorts];
     logic [15:0] arb_req_w [NPorts];
     logic [16*7-1:0] arb_len_w [NPorts];
@@ -723,9 +747,27 @@ module ib_switch #(
           e_hi_w[p][v][q] = e_fre_w[p][v][q] && q >= 32'(rr_q[p*NVl + v]);
         end
         e_pick_w[p][v] = '0;
-        e_hlen_w[p][v] = '0;
         e_len_w[p][v] = '0;
         e_req_w[p][v] = 1'b0;
+        // Every input's head in blocks, beside the pick (the pick's selected after, and its credit check in
+        // `decide` for every input in parallel, the pick's selected there): nothing waits for the pick
+        // before a 13-bit multiplexer, an add and the credit compare.
+        for (int q = 0; q < NPorts; q++) begin
+          e_hblk_w[p][v][q] = 7'((hd_len[13*((q*NPorts + p)*NVl + v) +: 13] + 13'd63) >> 6);
+        end
+        // The pick as a one-hot vector: the lowest of `hi` if any, else the lowest of `fre`.
+        e_seen_w = '0;
+        for (int q = 0; q < NPorts; q++) begin
+          e_seen_w[q] = (q > 0 && e_seen_w[q-1]) || e_hi_w[p][v][q];
+          e_poh_w[p][v][q] = e_hi_w[p][v][q] && !(q > 0 && e_seen_w[q-1]);
+        end
+        if (e_hi_w[p][v] == '0) begin
+          e_seen_w = '0;
+          for (int q = 0; q < NPorts; q++) begin
+            e_seen_w[q] = (q > 0 && e_seen_w[q-1]) || e_fre_w[p][v][q];
+            e_poh_w[p][v][q] = e_fre_w[p][v][q] && !(q > 0 && e_seen_w[q-1]);
+          end
+        end
         if (e_fre_w[p][v] != '0 && v < 32'(`IB_SWITCH_NVL(p))) begin
           if (e_hi_w[p][v] != '0) begin
             for (int q = NPorts - 1; q >= 0; q--) if (e_hi_w[p][v][q]) e_pick_w[p][v] = PW'(q);
@@ -733,16 +775,15 @@ module ib_switch #(
             for (int q = NPorts - 1; q >= 0; q--) if (e_fre_w[p][v][q]) e_pick_w[p][v] = PW'(q);
           end
           for (int q = 0; q < NPorts; q++) begin
-            if (32'(e_pick_w[p][v]) == q) e_hlen_w[p][v] = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+            if (e_poh_w[p][v][q]) e_len_w[p][v] = e_hblk_w[p][v][q];
           end
-          e_len_w[p][v] = 7'((e_hlen_w[p][v] + 13'd63) >> 6);
           e_req_w[p][v] = 1'b1;
         end
-        // credit_tx's request port: the starting packet's take, else stage 1's credit check (never in the
-        // same cycle: stage 1 waits for the cycle after a start).
+        // credit_tx's request port carries the starting packet's take only; stage 1's credit check is
+        // decide's, per input head.
         ctx_take_w[p*NVl + v] = e_gnt_w[p] && 32'(la_vl_q[p]) == v;
-        ctx_req_w[p*NVl + v] = ctx_take_w[p*NVl + v] || e_req_w[p][v];
-        ctx_blocks_w[p*NVl + v] = ctx_take_w[p*NVl + v] ? la_blk_q[p] : e_len_w[p][v];
+        ctx_req_w[p*NVl + v] = ctx_take_w[p*NVl + v];
+        ctx_blocks_w[p*NVl + v] = la_blk_q[p];
         ctx_fcv_w[p*NVl + v] = rst_ni && rg_fc_q[p] && rg_fc_vl_q[4*p +: 4] == 4'(v);
       end
       // vl_arb over the registered requests: a held proposal in stage 2, the commit in stage 3.
@@ -797,6 +838,8 @@ module ib_switch #(
       for (int v = 0; v < NVl; v++) begin
         e_len[p][7*v +: 7] = e_len_w[p][v];
         e_pick[p][PW*v +: PW] = e_pick_w[p][v];
+        e_poh[p][v] = e_poh_w[p][v];
+        for (int q = 0; q < NPorts; q++) e_hblk[p][v][q] = e_hblk_w[p][v][q];
       end
       arb_req[p] = arb_req_w[p];
       arb_len[p] = arb_len_w[p];
@@ -813,8 +856,18 @@ module ib_switch #(
   end : egress
   // What the blocks' outputs decide (a process of its own: the egress process drives their inputs).
   `IBCYCLE_COMB begin : decide
+    logic [11:0] gap;
+    logic [NPorts-1:0] fit;
     for (int p = 0; p < NPorts; p++) begin
-      for (int v = 0; v < NVl; v++) e_ok[p][v] = e_req[p][v] && ctx_ok[p*NVl + v];
+      // Stage 1's credit check: credit_tx's (the blocks fit when FCCL - (FCTBS + blocks) is within the
+      // credit window) for every input's head, the pick's selected.
+      for (int v = 0; v < NVl; v++) begin
+        for (int q = 0; q < NPorts; q++) begin
+          gap = ctx_fcclq[p*NVl + v] - (ctx_fctbs[p*NVl + v] + 12'(e_hblk[p][v][q]));
+          fit[q] = gap <= 12'd2048;
+        end
+        e_ok[p][v] = e_req[p][v] && (e_poh[p][v] & fit) != '0;
+      end
 `ifdef IBCYCLE_FAULT_CREDIT_BYPASS
       e_ok[p] = e_req[p];
 `endif
@@ -904,6 +957,9 @@ module ib_switch #(
   logic [2*NPorts-1:0] mk_ev [NK];     // the events at output VL k
   logic [2*NPorts-1:0] mk_mark [NK];   // their marks (mark_enq of output VL k)
   logic [NPorts*16-1:0] i_fill [NK];
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NK-1:0] a_drain_ok;  // the drain and the count left pending, the fills, as one sum each (asserted)
+`endif
 
   // The state update after the ingress phase, each element from the cycle's events that touch it (a loop
   // whose index is the element: no array is written at a computed index here, see egress).
@@ -926,20 +982,33 @@ module ib_switch #(
     logic [6:0] h_left [NPorts];
     logic h_got [NPorts];
     logic h_free [NPorts];
+    logic h_in [NPorts];
+    logic a_g2 [NPorts];
+    logic a_g1 [NPorts];
+    logic a_in [NPorts];
     logic [7:0] h_out [NPorts];
     logic [3:0] h_ovl [NPorts];
     logic [12:0] t_len [NPorts];
     logic [15:0] fr [NK];
-    logic [7:0] fd [NK];
-    logic [15:0] fpc [4];
-    logic [8:0] fl_a, fl_b, fl_c;
+    logic [15:0] fpb;
+    logic [8:0] fl_a, fl_b, fl_c, fl_d, fl_s1, fl_s2;
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [8:0] fl_y;   // the carries of the low bits (bit 8 is 0: no term has it)
+    logic [8:0] fl_y1, fl_y2;   // the carries (the top one is 0: the four terms sum to at most 508)
     /* verilator lint_on UNUSEDSIGNAL */
     logic [8:0] fl [4];
+    logic fsat [4];
     logic [6:0] frc [4];
     logic [15:0] fpn [4];
-    logic [1:0] fsel;
+    logic fs_h, fs_a;
+    logic [15:0] fe, fed;
+    logic fdq;
+`ifdef IBCYCLE_ASSERTIONS
+    logic [7:0] a_fd;
+    logic [15:0] a_fpc;
+    logic [8:0] a_fl;
+    logic [6:0] a_frc;
+`endif
+    logic [3:0] fsel;
     for (int p = 0; p < NPorts; p++) begin
       // The block thresholds of a packet of `blocks` blocks: block j is in when e >= 64 j den, the last
       // when e >= len den (the end). Both of this cycle's compares read registers: the tick count at the
@@ -957,47 +1026,55 @@ module ib_switch #(
       t_len[p] = tl_len[13*p +: 13];
       a_t2[p] = (ar_left_q[p] == 7'd3) ? ar_end_q[p] : ar_thn_q[p] + 32'd64 * 32'(`IB_SWITCH_DEN(p));
       a_t3[p] = (ar_left_q[p] == 7'd4) ? ar_end_q[p] : ar_thn_q[p] + 32'd128 * 32'(`IB_SWITCH_DEN(p));
+      // The blocks got (two, one or none) and whether the packet is then in (the count left equals the
+      // blocks got) as flags from compares of the count with constants, beside each other: the head's
+      // acceptance and the drain's case wait for no compare of the count with a selected value.
+      a_g2[p] = ar_left_q[p] > 7'd1 && ar_ge_thn_q[p];
+      a_g1[p] = !a_g2[p] && ar_left_q[p] != '0 && ar_ge_thr_q[p];
+      a_in[p] = a_g2[p] ? ar_left_q[p] == 7'd2 : a_g1[p] ? ar_left_q[p] == 7'd1 : ar_left_q[p] == '0;
       if (rst_ni && ar_v_q[p]) begin
-        if (ar_left_q[p] > 7'd1 && ar_ge_thn_q[p]) begin
+        if (a_g2[p]) begin
           a_got[p] = 7'd2;
           a_thr[p] = a_t2[p];
           a_thn[p] = a_t3[p];
-        end else if (ar_left_q[p] != '0 && ar_ge_thr_q[p]) begin
+        end else if (a_g1[p]) begin
           a_got[p] = 7'd1;
           a_thr[p] = ar_thn_q[p];
           a_thn[p] = a_t2[p];
         end
         a_left[p] = ar_left_q[p] - a_got[p];
         // In (no blocks left): the count equals the blocks got, compared instead of the difference's zero test.
-        if (ar_left_q[p] == a_got[p]) begin
+        if (a_in[p]) begin
           a_free[p] = ar_drop_q[p];
           i_tail_enq[p] = !ar_drop_q[p] && ar_def_q[p];
         end
       end
       // A new head, from the registered ingress stage: taken in the cycle after its hand-in.
-      i_head[p] = rst_ni && rg_pkt_q[p] && !(ar_v_q[p] && ar_left_q[p] != a_got[p])
-                  && rg_vl_q[4*p +: 4] < `IB_SWITCH_NVL(p);
+      i_head[p] = rst_ni && rg_pkt_q[p] && !(ar_v_q[p] && !a_in[p]) && rg_vl_q[4*p +: 4] < `IB_SWITCH_NVL(p);
       i_blocks[p] = pc_blocks_q[p];
       i_end[p] = pc_end_q[p];
       h_got[p] = i_head[p] && pc_got_q[p];
+      // All of the head in (its blocks equal the blocks got): the block count's compares with 0 and 1
+      // beside the acceptance, selected by it.
+      h_in[p] = h_got[p] ? pc_blocks_q[p] == 7'd1 : pc_blocks_q[p] == '0;
       h_left[p] = i_blocks[p] - 7'(h_got[p]);
       // The tick count at the end of the next cycle; the thresholds after this cycle's compares.
       i_e[p] = i_head[p] ? pc_e_q[p] : ar_e_q[p] + 32'(`IB_SWITCH_NUM(p));
       i_thr[p] = i_head[p] ? pc_thr_q[p] : a_thr[p];
       i_thn[p] = i_head[p] ? pc_thn_q[p] : a_thn[p];
       i_left[p] = i_head[p] ? h_left[p] : a_left[p];
-      i_head_done[p] = i_head[p] && i_blocks[p] == 7'(h_got[p]);
+      i_head_done[p] = i_head[p] && h_in[p];
       h_out[p] = pc_out_q[p];
       h_ovl[p] = pc_ovl_q[p];
       i_out[p] = i_head[p] ? PW'(h_out[p]) : '0;
       i_ovl[p] = i_head[p] ? h_ovl[p] : '0;
       i_head_drop[p] = i_head[p] && (pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
-      h_free[p] = i_head_drop[p] && i_blocks[p] == 7'(h_got[p]);
+      h_free[p] = i_head_drop[p] && h_in[p];
       i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
       i_slot[p] = '0;
       if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
       // Cut-through unless the output is faster than the input (then store-and-forward).
-      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (i_blocks[p] == 7'(h_got[p]) || pc_ct_q[p]);
+      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_in[p] || pc_ct_q[p]);
       // The enqueue events of this input.
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
@@ -1021,32 +1098,68 @@ module ib_switch #(
       // The drain for each of the four cases of the late terms (the arriving packet's blocks freed, the
       // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
       // The drain itself (frc) needs the sum's low 7 bits and whether it exceeds 127: the low bits of the
-      // three terms summed (9 bits: at most 127 + 127 + 254), by one row of full adders and one short add,
-      // and any term's bit above 6 set; the whole 16-bit sum only for the count left pending (fpn).
+      // four terms (the pending count's, the completions', the arrival's and the dropped head's blocks;
+      // 9 bits: at most 4 x 127) reduced to two rows by two rows of full adders, one short add, and any
+      // term's bit above 6 set. What stays pending (fpn) is 0 unless the drain saturates, then the whole
+      // 16-bit sum less 127.
+      fpb = fpend_q[k] + fr[k] - 16'd127;
       for (int c = 0; c < 4; c++) begin
-        fd[k] = (c % 2 == 1 ? 8'(ar_blk_q[k / NVl]) : 8'd0) + (c / 2 == 1 ? 8'(i_blocks[k / NVl]) : 8'd0);
-        fpc[c] = (fpend_q[k] + fr[k]) + 16'(fd[k]);
         fl_a = {2'b00, fpend_q[k][6:0]};
         fl_b = {2'b00, fr[k][6:0]};
-        fl_c = {1'b0, fd[k]};
-        fl_y = (fl_a & fl_b) | (fl_a & fl_c) | (fl_b & fl_c);
-        fl[c] = (fl_a ^ fl_b ^ fl_c) + {fl_y[7:0], 1'b0};
-        frc[c] = (fpend_q[k][15:7] != '0 || fr[k][15:7] != '0 || fl[c][8:7] != '0) ? 7'd127 : fl[c][6:0];
-        fpn[c] = fpc[c] - 16'(frc[c]);
+        fl_c = (c % 2 == 1) ? {2'b00, ar_blk_q[k / NVl]} : 9'd0;
+        fl_d = (c / 2 == 1) ? {2'b00, i_blocks[k / NVl]} : 9'd0;
+        fl_s1 = fl_a ^ fl_b ^ fl_c;
+        fl_y1 = (fl_a & fl_b) | (fl_a & fl_c) | (fl_b & fl_c);
+        fl_s2 = fl_s1 ^ {fl_y1[7:0], 1'b0} ^ fl_d;
+        fl_y2 = (fl_s1 & {fl_y1[7:0], 1'b0}) | (fl_s1 & fl_d) | ({fl_y1[7:0], 1'b0} & fl_d);
+        fl[c] = fl_s2 + {fl_y2[7:0], 1'b0};
+        fsat[c] = fpend_q[k][15:7] != '0 || fr[k][15:7] != '0 || fl[c][8:7] != '0;
+        frc[c] = fl[c][6:0] | {7{fsat[c]}};
+        fpn[c] = fsat[c] ? fpb + 16'(fl_c[6:0]) + 16'(fl_d[6:0]) : 16'd0;
       end
-      fsel = {h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl,
-              a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl};
-      crx_free[k] = frc[fsel];
-      i_fpend[k] = fpn[fsel];
+      // The case, one-hot, selected by AND-OR: a multiplexer of the four sums would let Yosys share one
+      // adder between them with the multiplexer before it (opt_share), the late decisions before the adds.
+      fs_h = h_free[k / NVl] && 32'(rg_vl_q[4*(k / NVl) +: 4]) == k % NVl;
+      fs_a = a_free[k / NVl] && 32'(ar_vl_q[k / NVl]) == k % NVl;
+      fsel = {fs_h && fs_a, fs_h && !fs_a, !fs_h && fs_a, !fs_h && !fs_a};
+      crx_free[k] = '0;
+      i_fpend[k] = '0;
+      for (int c = 0; c < 4; c++) begin
+        crx_free[k] = crx_free[k] | ({7{fsel[c]}} & frc[c]);
+        i_fpend[k] = i_fpend[k] | ({16{fsel[c]}} & fpn[c]);
+      end
+`ifdef IBCYCLE_ASSERTIONS
+      // The drain as one sum of the selected terms, its saturation at 127 and the rest kept pending.
+      a_fd = (fs_a ? 8'(ar_blk_q[k / NVl]) : 8'd0) + (fs_h ? 8'(i_blocks[k / NVl]) : 8'd0);
+      a_fpc = (fpend_q[k] + fr[k]) + 16'(a_fd);
+      a_fl = 9'(fpend_q[k][6:0]) + 9'(fr[k][6:0]) + 9'(a_fd);
+      a_frc = (fpend_q[k][15:7] != '0 || fr[k][15:7] != '0 || a_fl[8:7] != '0) ? 7'd127 : a_fl[6:0];
+      a_drain_ok[k] = crx_free[k] == a_frc && i_fpend[k] == a_fpc - 16'(a_frc);
+`endif
       crx_fcv[k] = rst_ni && rg_fc_q[k / NVl] && 32'(rg_fc_vl_q[4*(k / NVl) +: 4]) == k % NVl;
       // VoQ (q, output k / NVl, VL k % NVl): a grant's dequeue, a tail's and a head's enqueue.
       for (int q = 0; q < NPorts; q++) begin
-        i_fill[k][16*q +: 16] = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl]
-          - (e_cmt[k / NVl] && 32'(e_gin[k / NVl]) == q && 32'(e_gvl[k / NVl]) == k % NVl
-             ? 16'(e_cblk[k / NVl]) : 16'd0)
+        // The fill after the enqueues with and without the dequeue, both summed beside the commit (a
+        // decision late in the cycle), which selects last (AND-OR: a multiplexer of the two sums would let
+        // Yosys share one adder with the multiplexer before it).
+        fe = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl]
           + (i_tail_enq[q] && 32'(ar_out_q[q])*NVl + 32'(ar_ovl_q[q]) == k ? (16'(t_len[q]) + 16'd63) >> 6 : 16'd0)
           + (i_head_enq[q] && 32'(i_out[q])*NVl + 32'(i_ovl[q]) == k
              ? (16'(rg_len_q[13*q +: 13]) + 16'd63) >> 6 : 16'd0);
+        fed = fill_q[(q*NPorts + k / NVl)*NVl + k % NVl] - 16'(e_cblk[k / NVl])
+          + (i_tail_enq[q] && 32'(ar_out_q[q])*NVl + 32'(ar_ovl_q[q]) == k ? (16'(t_len[q]) + 16'd63) >> 6 : 16'd0)
+          + (i_head_enq[q] && 32'(i_out[q])*NVl + 32'(i_ovl[q]) == k
+             ? (16'(rg_len_q[13*q +: 13]) + 16'd63) >> 6 : 16'd0);
+        fdq = e_cmt[k / NVl] && 32'(e_gin[k / NVl]) == q && 32'(e_gvl[k / NVl]) == k % NVl;
+        i_fill[k][16*q +: 16] = ({16{fdq}} & fed) | ({16{!fdq}} & fe);
+`ifdef IBCYCLE_ASSERTIONS
+        // The fill as one sum: the dequeue's blocks taken off, the enqueues' added.
+        if (i_fill[k][16*q +: 16] != fill_q[(q*NPorts + k / NVl)*NVl + k % NVl]
+            - (fdq ? 16'(e_cblk[k / NVl]) : 16'd0)
+            + (i_tail_enq[q] && 32'(ar_out_q[q])*NVl + 32'(ar_ovl_q[q]) == k ? (16'(t_len[q]) + 16'd63) >> 6 : 16'd0)
+            + (i_head_enq[q] && 32'(i_out[q])*NVl + 32'(i_ovl[q]) == k
+               ? (16'(rg_len_q[13*q +: 13]) + 16'd63) >> 6 : 16'd0)) a_drain_ok[k] = 1'b0;
+`endif
       end
     end
   end : ingress
@@ -1865,7 +1978,25 @@ module ib_switch #(
   logic a_ok;
   `IBCYCLE_COMB begin
     logic [15:0] frc;
+    logic [12:0] hl;
+    logic [6:0] hb;
     a_ok = 1'b1;
+    // Stage 1's requests as credit_tx's request port checked them: the head length at the binary pick, its
+    // blocks, the credit check (the per-input checks and the one-hot pick replace them).
+    for (int p = 0; p < NPorts; p++) begin
+      for (int v = 0; v < NVl; v++) begin
+        hl = '0;
+        for (int q = 0; q < NPorts; q++) begin
+          if (32'(e_pick[p][PW*v +: PW]) == q) hl = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+        end
+        hb = 7'((hl + 13'd63) >> 6);
+        a_ok = a_ok && !(rst_ni && e_req[p][v] && e_len[p][7*v +: 7] != hb);
+`ifndef IBCYCLE_FAULT_CREDIT_BYPASS
+        a_ok = a_ok && !(rst_ni && e_ok[p][v]
+                         != (e_req[p][v] && ctx_fcclq[p*NVl + v] - (ctx_fctbs[p*NVl + v] + 12'(hb)) <= 12'd2048));
+`endif
+      end
+    end
     for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && ctx_err[k]);
     // The blocks released at each input VL, registered a cycle ahead, are the sum over the outputs whose
     // packet in flight ends in the cycle (the chain it replaces).
@@ -1881,6 +2012,10 @@ module ib_switch #(
         end
       end
       a_ok = a_ok && !(rst_ni && fr_q[k] != frc);
+      a_ok = a_ok && !(rst_ni && !a_drain_ok[k]);
+    end
+    for (int p = 0; p < NPorts; p++) begin
+      a_ok = a_ok && !(rst_ni && !a_es_ok_q[p]);
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
