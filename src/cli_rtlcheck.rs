@@ -128,6 +128,20 @@ fn go(a: Args) -> Result<bool, String> {
                     f.port, f.vl, f.rtl_max, f.golden_max, f.max_diff, f.max_diff_cycle
                 );
             }
+            // The marking-state tap beside the golden model's state, per port-VL either showed on.
+            for m in o
+                .mark_state
+                .iter()
+                .filter(|m| m.rtl_on > 0 || m.golden_on > 0)
+            {
+                let first = m
+                    .first_differ
+                    .map_or(String::new(), |c| format!(", first at cycle {c}"));
+                println!(
+                    "marking state port {} VL {}: on {} cycles in the RTL, {} in the golden model, {} cycles apart{first}",
+                    m.port, m.vl, m.rtl_on, m.golden_on, m.differ
+                );
+            }
             if o.golden_notes > 0 {
                 println!(
                     "note: the golden model refused or overflowed {} hand-ins (the RTL gave credit it would not have): its view is approximate",

@@ -205,6 +205,16 @@ fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
                 "{:?}",
                 o.fill
             );
+            // The marking-state tap likewise: the hot output's state on in both views (its own decision
+            // and the golden model's, not cycle for cycle the same).
+            assert_eq!(o.mark_state.len(), 4 * 2, "{:?}", o.mark_state);
+            assert!(
+                o.mark_state
+                    .iter()
+                    .any(|m| m.rtl_on > 0 && m.golden_on > 0 && m.differ < o.cycles),
+                "{:?}",
+                o.mark_state
+            );
         }
         CheckOutcome::Violation { v, .. } => panic!("random: {v}"),
     }

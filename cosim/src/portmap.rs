@@ -797,20 +797,26 @@ impl PortMap {
                     find(&f.quanta, input, Some(128))?;
                 }
             }
+            // A tap's width: a marking state is a bit per VL (at most 15), a fill at most 32 bits.
+            let tap = |t: &Sig, what: &str, max: u32| {
+                find(t, false, None)?;
+                let w = t.width(rtl.iter().find(|(n, ..)| *n == t.port).map_or(0, |x| x.1));
+                if (1..=max).contains(&w) {
+                    Ok(())
+                } else {
+                    Err(PortMapError {
+                        file: file.clone(),
+                        line: t.line,
+                        key: t.key.clone(),
+                        msg: format!("{what} of {w} bits: the tap is 1 to {max} bits wide"),
+                    })
+                }
+            };
             if let Some(m) = &ps.mark_state {
-                find(m, false, None)?;
+                tap(m, "a marking state (a bit per VL)", 15)?;
             }
             for f in &ps.fill {
-                find(f, false, None)?;
-                let w = f.width(rtl.iter().find(|(n, ..)| *n == f.port).map_or(0, |x| x.1));
-                if !(1..=32).contains(&w) {
-                    return Err(PortMapError {
-                        file: file.clone(),
-                        line: f.line,
-                        key: f.key.clone(),
-                        msg: format!("a fill of {w} bits: the tap is 1 to 32 bits wide"),
-                    });
-                }
+                tap(f, "a fill", 32)?;
             }
         }
         for (t, _) in &self.ties {

@@ -727,6 +727,8 @@ struct PortSlots {
     pause_tx: Option<(Slot, Slot, Slot)>,
     /// The fill tap per VL, when mapped.
     fill: Vec<Slot>,
+    /// The marking-state tap (a bit per VL), when mapped.
+    mark_state: Option<Slot>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -762,6 +764,8 @@ pub struct RtlDut {
     /// The fill taps read after the last step, per port and VL, in 64-byte blocks (a tap in bytes rounded
     /// up).
     fills: Vec<Vec<u32>>,
+    /// The marking-state taps read after the last step, per port (a bit per VL; 0 when not mapped).
+    marks: Vec<u16>,
 }
 
 impl RtlDut {
@@ -834,6 +838,7 @@ impl RtlDut {
                 pause_rx: pause(&ps.pause_rx)?,
                 pause_tx: pause(&ps.pause_tx)?,
                 fill: ps.fill.iter().map(res).collect::<Result<_, _>>()?,
+                mark_state: ps.mark_state.as_ref().map(res).transpose()?,
             });
         }
         let rst = res(&map.reset)?;
@@ -884,6 +889,7 @@ impl RtlDut {
             now: 0,
             reset_cycles: pre,
             fills: map.ports.iter().map(|p| vec![0; p.fill.len()]).collect(),
+            marks: vec![0; map.ports.len()],
         };
         for (sl, v) in &ties {
             sl.set(&mut d.sim.inw, *v);
@@ -997,6 +1003,12 @@ impl PacketDut for RtlDut {
         self.fills.get(port)?.get(vl).copied()
     }
 
+    fn mark_state_tap(&self, port: usize, vl: usize) -> Option<bool> {
+        let s = self.slots.get(port)?.mark_state.as_ref()?;
+        // The map's check keeps the tap within 15 bits, a bit per VL.
+        (vl < s.width as usize).then(|| self.marks[port] >> vl & 1 == 1)
+    }
+
     fn step(&mut self, out: &mut Vec<DutOut>) -> Result<(), String> {
         let bb = self.map.beat_bytes as usize;
         let order = self.map.byte_order;
@@ -1077,6 +1089,9 @@ impl PacketDut for RtlDut {
         for p in 0..self.slots.len() {
             let s = self.slots[p].clone();
             let w = &self.sim.outw;
+            if let Some(m) = &s.mark_state {
+                self.marks[p] = m.get(w) as u16;
+            }
             for (vl, f) in s.fill.iter().enumerate() {
                 // A tap is at most 32 bits wide (the map's check).
                 let x = f.get(w) as u32;

@@ -13,8 +13,9 @@
 //   the count of valid bytes of the last beat and byte enables (in_keep/out_keep; the map picks one), a
 //   transmit ready (out_ready: the stream holds its beat while it is low), packed per port into vectors, and
 //   link flow-control packets as a 32-bit word per port (lfc_in, lfc_out: bytes 0 to 3 of the IBA
-//   flow-control packet, byte 0 in bits 31:24). A tap out_fill gives each output VL's queued blocks (for the
-//   checker's reports).
+//   flow-control packet, byte 0 in bits 31:24). A tap out_fill gives each output VL's queued blocks, and
+//   out_mark each output VL's marking state (the eligibility a grant on it would have), for the checker's
+//   reports.
 // - Store-and-forward through per-output queues: a packet is written into a slot of its input's buffer (NSlots
 //   slots of SlotBeats beats, the lowest free slot first), and when its last beat is in, its descriptor joins
 //   the queue of its output VL (one FIFO per output VL shared by every input, SlotMax entries; tails of one
@@ -140,6 +141,7 @@ module alt_switch #(
   output logic [NPorts-1:0]                      lfc_out_valid,
   output logic [NPorts*32-1:0]                   lfc_out,
   output logic [NPorts*NVl*16-1:0]               out_fill,
+  output logic [NPorts*NVl-1:0]                  out_mark,
   output logic [NPorts*NVl-1:0]                  overflow,
   output logic                                   cfg_err
 );
@@ -532,38 +534,47 @@ module alt_switch #(
       g_desc[o] = qmem_q[o*NVl + 32'(g_vl[o])][qhd_q[o*NVl + 32'(g_vl[o])]];
     end
 
-    // Congestion of the granted VL and the marking decision.
+    // Each VL's marking state: congested, and a root (credit at least root_min_credits) or under
+    // victim_mask. The granted VL's decides the grant's eligibility; all of them are the out_mark tap.
+    logic [NVl-1:0] mst;
     always_comb begin
       logic [15:0] thr, lane, mx;
       logic [31:0] sum, n;
-      logic over, mstate;
+      logic over;
       logic [3:0] th;
       logic [1:0] cmp;
-      logic [12:0] len;
-      logic [15:0] s;
       th = threshold_i[4*o +: 4];
       cmp = compare_i[2*o +: 2];
-      // One MTU packet above the configured threshold: the FIFO serves inputs in arrival order, so one
-      // input's lane holds up to a packet more than a round-robin switch's at the same load.
-      thr = thr_table_i[256*(o*NVl + 32'(g_vl[o])) + 16*32'(th) +: 16] + 16'(mtu_blocks_i);
-      sum = '0;
-      n = '0;
-      mx = '0;
-      for (int p = 0; p < NPorts; p++) begin
-        lane = (p < 32'(nports_i)) ? fill_q[(p*NPorts + o)*NVl + 32'(g_vl[o])] : 16'd0;
-        sum = sum + 32'(lane);
-        if (lane != '0) n = n + 1;
-        if (lane > mx) mx = lane;
+      for (int v = 0; v < NVl; v++) begin
+        // One MTU packet above the configured threshold: the FIFO serves inputs in arrival order, so one
+        // input's lane holds up to a packet more than a round-robin switch's at the same load.
+        thr = thr_table_i[256*(o*NVl + v) + 16*32'(th) +: 16] + 16'(mtu_blocks_i);
+        sum = '0;
+        n = '0;
+        mx = '0;
+        for (int p = 0; p < NPorts; p++) begin
+          lane = (p < 32'(nports_i)) ? fill_q[(p*NPorts + o)*NVl + v] : 16'd0;
+          sum = sum + 32'(lane);
+          if (lane != '0) n = n + 1;
+          if (lane > mx) mx = lane;
+        end
+        case (cmp)
+          2'd1: over = sum > 32'(thr);
+          2'd2: over = n != 0 && n * sum > 32'(thr);
+          default: over = mx > thr;
+        endcase
+        if (th == '0) over = 1'b0;
+        mst[v] = over && (32'(avail[v]) >= 32'(root_min_credits_i[12*o +: 12]) || victim_mask_i[o]);
       end
-      case (cmp)
-        2'd1: over = sum > 32'(thr);
-        2'd2: over = n != 0 && n * sum > 32'(thr);
-        default: over = mx > thr;
-      endcase
-      if (th == '0) over = 1'b0;
-      mstate = over && (32'(avail[g_vl[o][VlW-1:0]]) >= 32'(root_min_credits_i[12*o +: 12]) || victim_mask_i[o]);
+    end
+    assign out_mark[o*NVl +: NVl] = mst;
+
+    // The marking decision of the grant.
+    always_comb begin
+      logic [12:0] len;
+      logic [15:0] s;
       len = g_desc[o][16 +: 13];
-      g_elig[o] = mstate && {1'b0, len} >= {packet_size_i[8*o +: 8], 6'b0};
+      g_elig[o] = mst[g_vl[o][VlW-1:0]] && {1'b0, len} >= {packet_size_i[8*o +: 8], 6'b0};
       s = mk_q[o*NVl + 32'(g_vl[o])];
       if (mode_i[o]) begin
         g_mark[o] = g_elig[o] && {1'b0, s} < lfsr_thresh_i[17*o +: 17];

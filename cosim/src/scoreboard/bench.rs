@@ -75,6 +75,12 @@ pub trait PacketDut {
     fn fill_tap(&self, _port: usize, _vl: usize) -> Option<u32> {
         None
     }
+    /// The switch's own marking state of output `port`'s `vl` after the last step, when it shows one (the
+    /// port map's `mark_state` tap): reported beside the golden model's, never checked (the switch under
+    /// test may decide by another rule, or a few cycles apart).
+    fn mark_state_tap(&self, _port: usize, _vl: usize) -> Option<bool> {
+        None
+    }
 }
 
 /// The fill tap of one output port-VL over a run, beside the golden model's fill (its VoQs of that output
@@ -95,31 +101,67 @@ pub struct FillSummary {
     pub max_diff_cycle: u64,
 }
 
-/// Per-cycle tracking of the fill taps (none when the switch under test shows no fill).
-#[derive(Debug, Default)]
-struct Fills {
-    sums: Vec<FillSummary>,
+/// The marking-state tap of one output port-VL over a run, beside the golden model's marking state, sampled
+/// every cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MarkStateSummary {
+    /// Output port.
+    pub port: usize,
+    /// VL.
+    pub vl: u8,
+    /// Cycles the switch under test showed the state on.
+    pub rtl_on: u64,
+    /// Cycles the golden model's state was on.
+    pub golden_on: u64,
+    /// Cycles the two differed.
+    pub differ: u64,
+    /// The first cycle they differed.
+    pub first_differ: Option<u64>,
 }
 
-impl Fills {
+/// Per-cycle tracking of the taps (none when the switch under test shows neither fill nor marking state).
+#[derive(Debug, Default)]
+struct Taps {
+    fills: Vec<FillSummary>,
+    marks: Vec<MarkStateSummary>,
+}
+
+impl Taps {
     fn new(dut: &dyn PacketDut, cfg: &SwitchConfig) -> Self {
-        let mut sums = Vec::new();
+        let mut t = Taps::default();
         for (p, pc) in cfg.ports.iter().enumerate() {
             for vl in 0..pc.data_vls {
                 if dut.fill_tap(p, usize::from(vl)).is_some() {
-                    sums.push(FillSummary {
+                    t.fills.push(FillSummary {
                         port: p,
                         vl,
                         ..FillSummary::default()
                     });
                 }
+                if dut.mark_state_tap(p, usize::from(vl)).is_some() {
+                    t.marks.push(MarkStateSummary {
+                        port: p,
+                        vl,
+                        ..MarkStateSummary::default()
+                    });
+                }
             }
         }
-        Fills { sums }
+        t
     }
 
     fn sample(&mut self, c: u64, dut: &dyn PacketDut, golden: &GoldenRun) {
-        for s in &mut self.sums {
+        for s in &mut self.marks {
+            let r = dut.mark_state_tap(s.port, usize::from(s.vl)) == Some(true);
+            let g = golden.mark_state(s.port, s.vl);
+            s.rtl_on += u64::from(r);
+            s.golden_on += u64::from(g);
+            if r != g {
+                s.differ += 1;
+                s.first_differ.get_or_insert(c);
+            }
+        }
+        for s in &mut self.fills {
             let r = dut.fill_tap(s.port, usize::from(s.vl)).unwrap_or(0);
             let g = golden.voq_fill(s.port, s.vl);
             s.rtl_max = s.rtl_max.max(r);
@@ -132,21 +174,43 @@ impl Fills {
         }
     }
 
-    /// A violation's report: both views of its port's fill (every VL) in the cycle it was found.
+    /// A violation's report: both views of its port's marking state and fill (every VL) in the cycle it was
+    /// found.
     fn annotate(&self, v: &mut Violation, dut: &dyn PacketDut, golden: &GoldenRun) {
-        let (mut r, mut g) = (String::new(), String::new());
-        for s in self.sums.iter().filter(|s| s.port == v.port) {
-            let sep = if r.is_empty() { "" } else { ", " };
-            let rf = dut.fill_tap(s.port, usize::from(s.vl)).unwrap_or(0);
-            r += &format!("{sep}VL {} {rf}", s.vl);
-            g += &format!("{sep}VL {} {}", s.vl, golden.voq_fill(s.port, s.vl));
-        }
-        if !r.is_empty() {
-            v.rtl += &format!("; fill tap of port {} (blocks): {r}", v.port);
-            v.golden += &format!(
-                "; VoQ fill of output {} summed over inputs (blocks): {g}",
-                v.port
-            );
+        let on = |x: bool| if x { "on" } else { "off" }.to_string();
+        let p = v.port;
+        let marks = self.marks.iter().filter(|s| s.port == p).map(|s| {
+            let r = dut.mark_state_tap(p, usize::from(s.vl)) == Some(true);
+            (s.vl, on(r), on(golden.mark_state(p, s.vl)))
+        });
+        let fills = self.fills.iter().filter(|s| s.port == p).map(|s| {
+            let r = dut.fill_tap(p, usize::from(s.vl)).unwrap_or(0);
+            (s.vl, r.to_string(), golden.voq_fill(p, s.vl).to_string())
+        });
+        let views: [(Vec<_>, String, String); 2] = [
+            (
+                marks.collect(),
+                format!("marking state tap of port {p}"),
+                format!("marking state of output {p}"),
+            ),
+            (
+                fills.collect(),
+                format!("fill tap of port {p} (blocks)"),
+                format!("VoQ fill of output {p} summed over inputs (blocks)"),
+            ),
+        ];
+        for (vls, rtl, gold) in views {
+            if vls.is_empty() {
+                continue;
+            }
+            let list = |f: &dyn Fn(&(u8, String, String)) -> &String| {
+                vls.iter()
+                    .map(|x| format!("VL {} {}", x.0, f(x)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            v.rtl += &format!("; {rtl}: {}", list(&|x| &x.1));
+            v.golden += &format!("; {gold}: {}", list(&|x| &x.2));
         }
     }
 }
@@ -206,6 +270,9 @@ pub struct Outcome {
     pub marked: u64,
     /// The fill taps per output port-VL beside the golden model's fill (empty when the switch shows none).
     pub fill: Vec<FillSummary>,
+    /// The marking-state taps per output port-VL beside the golden model's state (empty when the switch
+    /// shows none).
+    pub mark_state: Vec<MarkStateSummary>,
     /// Hand-ins the golden model refused or buffer overflows it counted (the switch under test gave credit
     /// the golden model would not have: not a violation, but its view is then approximate).
     pub golden_notes: u64,
@@ -289,7 +356,7 @@ pub fn run(
         }
     }
     let mut outs = Vec::new();
-    let mut fills = Fills::new(&*dut, cfg);
+    let mut taps = Taps::new(&*dut, cfg);
     let mut c: u64 = 0;
     let mut last_in = 0u64;
     let mut quiet_since: Option<u64> = None;
@@ -379,9 +446,9 @@ pub fn run(
         golden.step(&mut sb);
         outs.clear();
         dut.step(&mut outs).map_err(RunError::Dut)?;
-        fills.sample(c, &*dut, &golden);
+        taps.sample(c, &*dut, &golden);
         let with_fill = |mut v: Violation| {
-            fills.annotate(&mut v, &*dut, &golden);
+            taps.annotate(&mut v, &*dut, &golden);
             RunError::Violation(v)
         };
         for o in outs.drain(..) {
@@ -448,7 +515,7 @@ pub fn run(
         }
     }
     sb.finish(c).map_err(|mut v| {
-        fills.annotate(&mut v, &*dut, &golden);
+        taps.annotate(&mut v, &*dut, &golden);
         RunError::Violation(v)
     })?;
     let mut notes = golden.refused;
@@ -468,7 +535,8 @@ pub fn run(
         packets: sb.checked(),
         ports: n,
         cycles: c,
-        fill: fills.sums,
+        fill: taps.fills,
+        mark_state: taps.marks,
         golden_notes: notes,
     })
 }

@@ -50,8 +50,9 @@ pub struct GoldenRun {
     n: usize,
     links: Vec<LinkKind>,
     nvl: Vec<u8>,
-    /// Per output port, per VL: the VoQ fill summed over inputs after the last step, in blocks.
-    fill: Vec<Vec<u32>>,
+    /// Per output port, per VL, after the last step: the VoQ fill summed over inputs, in blocks, and the
+    /// marking state.
+    view: Vec<Vec<(u32, bool)>>,
     /// Hand-ins refused by the golden model (two heads in a cycle and the like: a driver bug, not the RTL's).
     pub refused: u64,
 }
@@ -64,10 +65,10 @@ impl GoldenRun {
             n: cfg.ports.len(),
             links: (0..cfg.ports.len()).map(|p| LinkKind::of(cfg, p)).collect(),
             nvl: cfg.ports.iter().map(|p| p.data_vls).collect(),
-            fill: cfg
+            view: cfg
                 .ports
                 .iter()
-                .map(|p| vec![0; usize::from(p.data_vls)])
+                .map(|p| vec![(0, false); usize::from(p.data_vls)])
                 .collect(),
             sw,
             refused: 0,
@@ -132,18 +133,27 @@ impl GoldenRun {
                     LinkKind::RoceV2 => self.sw.dequeue_mark_state(p, usize::from(vl)),
                 };
                 sb.golden_mark_state(t + 1, p, vl, m);
-                self.fill[p][usize::from(vl)] = s.voq_fill;
+                self.view[p][usize::from(vl)] = (s.voq_fill, m);
             }
         }
     }
 
     /// Output `port`'s VoQ fill of `vl` summed over inputs after the last step, in 64-byte blocks.
     pub fn voq_fill(&self, port: usize, vl: u8) -> u32 {
-        self.fill
+        self.view_of(port, vl).0
+    }
+
+    /// Output `port`'s marking state of `vl` after the last step.
+    pub fn mark_state(&self, port: usize, vl: u8) -> bool {
+        self.view_of(port, vl).1
+    }
+
+    fn view_of(&self, port: usize, vl: u8) -> (u32, bool) {
+        self.view
             .get(port)
             .and_then(|f| f.get(usize::from(vl)))
             .copied()
-            .unwrap_or(0)
+            .unwrap_or((0, false))
     }
 
     /// Counters of (port, VL) of the golden switch (its overflows say the RTL's credit ran ahead of it).
