@@ -444,23 +444,29 @@ fn alt_switch_marking_settings_subset() {
 /// with the IPv4 checksum updated, pause frames both ways). It passes every check, with marks and pauses
 /// on the traffic that has them; with its partners' pauses dropped before they reach it (a switch that
 /// ignores pause), the check fails with `PauseIgnored` where the partners paused.
+/// A RoCEv2 scenario's busiest switch (by packets) and its port trace, its flows staggered as the IB ones
+/// are.
+fn liu_busiest(name: &str) -> (String, cosim::switch_trace::SwitchTrace) {
+    let mut sc = common::scenario(name);
+    for (i, fl) in sc.flows.iter_mut().enumerate() {
+        fl.start_us = 2 * (i as u64 % 5);
+    }
+    let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
+    let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
+    let (k, (t, _)) = ts
+        .into_iter()
+        .enumerate()
+        .max_by_key(|(_, (_, r))| r.packets)
+        .unwrap();
+    (sc.topology.switches[k].name.clone(), t)
+}
+
 #[test]
 fn roce_checker_passes_the_golden_switch_on_the_liu_scenarios() {
     use cosim::scoreboard::bench::{run, BenchConfig, RunError, SwitchDut};
     use cosim::scoreboard::Bounds;
     for name in ["liu-pfc", "liu-rcm-1a", "liu-rcm-1b"] {
-        let mut sc = common::scenario(name);
-        for (i, fl) in sc.flows.iter_mut().enumerate() {
-            fl.start_us = 2 * (i as u64 % 5);
-        }
-        let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
-        let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
-        let (k, (t, _)) = ts
-            .into_iter()
-            .enumerate()
-            .max_by_key(|(_, (_, r))| r.packets)
-            .unwrap();
-        let sw = &sc.topology.switches[k].name;
+        let (sw, t) = liu_busiest(name);
         let pfc: Vec<bool> = t.config.ports.iter().map(|p| p.pfc.is_some()).collect();
         // A port of the switch with no link attached has no PFC setting; the linked ones all do.
         assert!(
@@ -566,18 +572,7 @@ fn alt_roce_switch_passes_on_liu_and_random_traffic_and_every_bug_is_caught() {
         })
     };
     for name in ["liu-pfc", "liu-rcm-1a", "liu-rcm-1b"] {
-        let mut sc = common::scenario(name);
-        for (i, fl) in sc.flows.iter_mut().enumerate() {
-            fl.start_us = 2 * (i as u64 % 5);
-        }
-        let all: Vec<usize> = (0..sc.topology.switches.len()).collect();
-        let ts = port_trace::traces_of(&sc, &all, CYCLES).unwrap();
-        let (k, (t, _)) = ts
-            .into_iter()
-            .enumerate()
-            .max_by_key(|(_, (_, r))| r.packets)
-            .unwrap();
-        let sw = &sc.topology.switches[k].name;
+        let (sw, t) = liu_busiest(name);
         let traffic = traffic_of_trace(&t);
         let n_in = traffic.len();
         // The RTL's ports all run PFC: a port of the switch with no link attached (no PFC setting, and no
