@@ -253,31 +253,44 @@ fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
         ("ALT_VCRC", &[Kind::BadVcrc][..]),
         ("ALT_ARB", &[Kind::ArbShare][..]),
     ] {
-        let t2 = Instant::now();
-        let fault = format!("IBCYCLE_FAULT_{bug}");
-        let o = opts(&["IBCYCLE_FAULTS_ENABLE", &fault]);
         // The arbitration bug on the two backlogged VLs (the arbitration-share check must see it).
         let t = if bug == "ALT_ARB" { &backlog } else { &traffic };
-        match check(&m4, &cfg, t.clone(), &o).unwrap() {
-            CheckOutcome::Passed(o) => panic!("{bug} not caught: {o:?}"),
-            CheckOutcome::Violation { v, .. } => {
-                eprintln!(
-                    "{bug}: {:?} at cycle {} ({:?})",
-                    v.kind,
-                    v.cycle,
-                    t2.elapsed()
-                );
-                assert!(kinds.contains(&v.kind), "{bug}: {v}");
-                // The report shows the port's fill tap beside the golden model's fill.
-                assert!(
-                    v.rtl.contains("fill tap of port") && v.golden.contains("VoQ fill of output"),
-                    "{bug}: {v}"
-                );
-            }
-        }
+        let v = caught(bug, kinds, &m4, &cfg, t);
+        // The report shows the port's fill tap beside the golden model's fill.
+        assert!(
+            v.rtl.contains("fill tap of port") && v.golden.contains("VoQ fill of output"),
+            "{bug}: {v}"
+        );
     }
     prebuild.join().unwrap();
     eprintln!("total {:?}", t0.elapsed());
+}
+
+/// Checks the build of `m` with fault variant `bug` on `traffic`: it must fail with a violation of one of
+/// `kinds`, which is returned.
+fn caught(
+    bug: &str,
+    kinds: &[Kind],
+    m: &PortMap,
+    cfg: &SwitchConfig,
+    traffic: &[TrafficPacket],
+) -> cosim::scoreboard::Violation {
+    let t = Instant::now();
+    let fault = format!("IBCYCLE_FAULT_{bug}");
+    let o = opts(&["IBCYCLE_FAULTS_ENABLE", &fault]);
+    match check(m, cfg, traffic.to_vec(), &o).unwrap() {
+        CheckOutcome::Passed(o) => panic!("{bug} not caught: {o:?}"),
+        CheckOutcome::Violation { v, .. } => {
+            eprintln!(
+                "{bug}: {:?} at cycle {} ({:?})",
+                v.kind,
+                v.cycle,
+                t.elapsed()
+            );
+            assert!(kinds.contains(&v.kind), "{bug}: {v}");
+            v
+        }
+    }
 }
 
 /// A marking setting of the grid: Threshold, compare mode, Marking_Rate, Packet_Size (64-byte units),
@@ -630,27 +643,7 @@ fn alt_roce_switch_passes_on_liu_and_random_traffic_and_every_bug_is_caught() {
     }
     let sm = slow(&m);
     for (bug, kinds) in bugs {
-        let t2 = Instant::now();
-        let fault = format!("IBCYCLE_FAULT_{bug}");
-        match check(
-            &sm,
-            &cfg,
-            traffic.clone(),
-            &opts(&["IBCYCLE_FAULTS_ENABLE", &fault]),
-        )
-        .unwrap()
-        {
-            CheckOutcome::Passed(o) => panic!("{bug} not caught: {o:?}"),
-            CheckOutcome::Violation { v, .. } => {
-                eprintln!(
-                    "{bug}: {:?} at cycle {} ({:?})",
-                    v.kind,
-                    v.cycle,
-                    t2.elapsed()
-                );
-                assert!(kinds.contains(&v.kind), "{bug}: {v}");
-            }
-        }
+        caught(bug, kinds, &sm, &cfg, &traffic);
     }
     prebuild.join().unwrap();
     eprintln!("total {:?}", t0.elapsed());
