@@ -145,7 +145,7 @@ fn fnv(h: &mut u64, b: &[u8]) {
 }
 
 /// Bumped when the harness generator changes, so cached builds are not reused.
-const HARNESS_VERSION: &str = "rtl-check harness 2";
+const HARNESS_VERSION: &str = "rtl-check harness 3";
 
 /// Verilates and builds `map`'s RTL with the extra `defines` (for fault variants; their model is built
 /// without `--assert`, as the co-simulation builds its variants), under `root`; with `trace`, able to write
@@ -251,9 +251,6 @@ pub fn build(
         if trace {
             c.arg("--trace");
         }
-        if quick {
-            c.args(["-MAKEFLAGS", "OPT_FAST=-Og OPT_SLOW=-Og OPT_GLOBAL=-Og"]);
-        }
         c.arg(if defines.is_empty() {
             "--assert"
         } else {
@@ -287,28 +284,25 @@ pub fn build(
         }
         Ok(())
     };
-    run(base(&[]), "verilator (elaboration)")?;
+    // One Verilator run writes the model and its makefile; the harness it names is written after, from the
+    // ports the model's header declares.
+    let cpp = dir.join("harness.cpp");
+    std::fs::write(&cpp, "")?;
+    let cpp_s = cpp.display().to_string();
+    run(base(&["--exe", &cpp_s, "-o", "rtlcheck_sim"]), "verilator")?;
     let header = std::fs::read_to_string(dir.join("obj").join("Vrtl.h"))?;
     let ports = ports_of_header(&header);
     map.check_ports(&triples(&ports))?;
-    let cpp = dir.join("harness.cpp");
     std::fs::write(&cpp, harness_cpp(&ports, &clock, trace))?;
-    let cpp_s = cpp.display().to_string();
-    let jobs = std::thread::available_parallelism()
-        .map_or(1, |n| n.get().min(4))
-        .to_string();
-    run(
-        base(&[
-            "--exe",
-            &cpp_s,
-            "--build",
-            "-j",
-            &jobs,
-            "-o",
-            "rtlcheck_sim",
-        ]),
-        "verilator (build)",
-    )?;
+    let opt = if quick { "-Og" } else { "-Os" };
+    let runtime = runtime_objects(root, &version, opt, trace)?;
+    // The Verilator runtime's objects, compiled once per cache (they depend only on the Verilator version,
+    // the optimisation and tracing), copied in after the makefile (newer than it, so make keeps them).
+    for o in &runtime {
+        let name = o.file_name().expect("a runtime object's file name");
+        std::fs::copy(o, dir.join("obj").join(name))?;
+    }
+    make_model(&dir.join("obj"), opt)?;
     std::fs::write(&ports_file, write_ports(&ports))?;
     Ok(Built {
         exe,
@@ -316,6 +310,101 @@ pub fn build(
         clock,
         cached: false,
     })
+}
+
+/// Builds the harness executable in a Verilated model's directory with Verilator's own makefile, the model
+/// compiled as one translation unit (Verilator's `VM_PARALLEL_BUILDS=0` scheme: its dozen or more files each
+/// parse Verilator's headers again, a third of the model's compile time alone), at `opt`.
+fn make_model(obj: &Path, opt: &str) -> Result<(), RtlCheckError> {
+    let jobs = std::thread::available_parallelism()
+        .map_or(1, |n| n.get().min(4))
+        .to_string();
+    let o = Command::new("make")
+        .arg("-C")
+        .arg(obj)
+        .args(["-f", "Vrtl.mk", "-j", &jobs, "VM_PARALLEL_BUILDS=0"])
+        .arg(format!("OPT_FAST={opt}"))
+        .arg(format!("OPT_SLOW={opt}"))
+        .arg(format!("OPT_GLOBAL={opt}"))
+        .arg("rtlcheck_sim")
+        .output()
+        .map_err(|e| RtlCheckError::Build(format!("make (for the Verilated model): {e}")))?;
+    if !o.status.success() {
+        return Err(RtlCheckError::Build(format!(
+            "make (the Verilated model):\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )));
+    }
+    Ok(())
+}
+
+/// The Verilator runtime's objects for builds at `opt` with or without tracing, compiled once under `root`
+/// (by Verilator's own makefile, for a one-line model) and shared by every build there.
+fn runtime_objects(
+    root: &Path,
+    version: &str,
+    opt: &str,
+    trace: bool,
+) -> Result<Vec<PathBuf>, RtlCheckError> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv(&mut h, HARNESS_VERSION.as_bytes());
+    fnv(&mut h, version.as_bytes());
+    fnv(&mut h, opt.as_bytes());
+    fnv(&mut h, if trace { b"trace" } else { b"notrace" });
+    let dir = root.join(format!("verilated-runtime-{h:016x}"));
+    let _lock = BuildLock::take(&root.join(format!("verilated-runtime-{h:016x}.lock")))?;
+    let mut names = vec!["verilated.o", "verilated_threads.o"];
+    if trace {
+        names.push("verilated_vcd_c.o");
+    }
+    let objs: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    if objs.iter().all(|o| o.exists()) {
+        return Ok(objs);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work)?;
+    let sv = work.join("rt.sv");
+    std::fs::write(
+        &sv,
+        "module rt(input logic clk, output logic q);\n  always_ff @(posedge clk) q <= ~q;\nendmodule\n",
+    )?;
+    let mut c = Command::new("verilator");
+    c.args(["--cc", "--prefix", "Vrtl", "-Mdir"]).arg(&work);
+    if trace {
+        c.arg("--trace");
+    }
+    let o = c
+        .arg(&sv)
+        .output()
+        .map_err(|e| RtlCheckError::NoVerilator(e.to_string()))?;
+    if !o.status.success() {
+        return Err(RtlCheckError::Build(format!(
+            "verilator (the runtime):\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        )));
+    }
+    let o = Command::new("make")
+        .arg("-C")
+        .arg(&work)
+        .args(["-f", "Vrtl.mk"])
+        .arg(format!("OPT_GLOBAL={opt}"))
+        .args(&names)
+        .output()
+        .map_err(|e| RtlCheckError::Build(format!("make (the Verilator runtime): {e}")))?;
+    if !o.status.success() {
+        return Err(RtlCheckError::Build(format!(
+            "make (the Verilator runtime):\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )));
+    }
+    for (n, o) in names.iter().zip(&objs) {
+        std::fs::rename(work.join(n), o)?;
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(objs)
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, held while a model is built or read from the cache.
