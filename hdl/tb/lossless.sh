@@ -16,11 +16,13 @@
 #   RR_STUCK       passes: the input round robin of an output VL stuck (a fairness fault: IBA leaves the
 #                  arbitration among inputs to the designer; every packet is still delivered, in order)
 # A variant not named as passing above must fail.
-# -DIB_SWITCH_TB_FAST_LINKS runs links of 32 bytes per cycle: see the bench (the Switch's short-packet limit).
+# +fast_links (a run-time argument: an ARG starting with + goes to the simulation, not to Verilator; the build
+# of the same Verilator arguments is reused) runs links of 32 bytes per cycle: see the bench (the Switch's
+# short-packet limit). -DIB_SWITCH_TB_FAST_LINKS does the same in its own build.
 #        hdl/tb/lossless.sh --icarus [CYCLES] [ARG...]  the same bench under Icarus 11 (iverilog -g2012, the
 #        RTL's assertions on: an assertion's "ERROR:" line fails the run as the bench's FAIL does), CYCLES of
 #        traffic (default 60,000, then the bench's 20,000-cycle drain; Icarus runs about 2,000 cycles a second
-#        here), extra iverilog arguments after it (e.g. -DIB_SWITCH_TB_FAST_LINKS).
+#        here), extra iverilog arguments after it (e.g. -DIB_SWITCH_TB_FAST_LINKS), or run-time ones (+fast_links).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/target/hdl-lossless"
@@ -53,23 +55,33 @@ if [ "${1:-}" = --icarus ]; then
   mkdir -p "$ivl"
   rm -f "$ivl/tb.vvp"
   # Icarus' note that it widens always_* sensitivity over constant part-selects is harmless and filtered.
-  iverilog -g2012 -I "$root/hdl" -DIB_SWITCH_TB_CYCLES="$cycles" "$@" -o "$ivl/tb.vvp" \
+  ivargs=() plusargs=()
+  for a in "$@"; do if [[ $a == +* ]]; then plusargs+=("$a"); else ivargs+=("$a"); fi; done
+  iverilog -g2012 -I "$root/hdl" -DIB_SWITCH_TB_CYCLES="$cycles" ${ivargs[@]+"${ivargs[@]}"} -o "$ivl/tb.vvp" \
     "$root/hdl/tb/ib_switch_lossless_tb.sv" "$root/hdl/ib_switch.sv" "$root/hdl/credit_rx.sv" \
     "$root/hdl/credit_tx.sv" "$root/hdl/cong_detect.sv" "$root/hdl/vl_arb.sv" "$root/hdl/mark_enq.sv" "$root/hdl/pfx_cnt.sv" 2>&1 \
     | { grep -v 'sorry: constant selects in always_\* processes' || true; }
   [ -f "$ivl/tb.vvp" ] || exit 1
-  log=$(vvp -n "$ivl/tb.vvp" 2>&1 || true)
+  log=$(vvp -n "$ivl/tb.vvp" ${plusargs[@]+"${plusargs[@]}"} 2>&1 || true)
   echo "$log" | grep -v '^- ' | sed 's/^ib_switch lossless:/ib_switch lossless (Icarus):/' | head -20 || true
   ! grep -q '^ERROR:' <<<"$log" || { echo "FAIL: an RTL assertion failed (above)"; exit 1; }
   grep -q 'no loss$' <<<"$log"
   exit
 fi
 
-rm -rf "$out"
-mkdir -p "$(dirname "$out")"
-verilator --binary --assert -Wno-fatal -Wno-lint -Wno-style -O2 -y "$root/hdl" -Mdir "$out" \
-  --top-module ib_switch_lossless_tb "$@" "$root/hdl/tb/ib_switch_lossless_tb.sv" >"$out.build.log" 2>&1 \
-  || { cat "$out.build.log" >&2; exit 1; }
-log=$("$out/Vib_switch_lossless_tb" 2>&1 || true)
+vargs=() plusargs=()
+for a in "$@"; do if [[ $a == +* ]]; then plusargs+=("$a"); else vargs+=("$a"); fi; done
+# The build is kept with the Verilator arguments it was made with (and the sources' digest), and reused by a
+# run with the same ones.
+key="$(printf '%s\n' ${vargs[@]+"${vargs[@]}"}; cat "$root"/hdl/*.sv "$root/hdl/tb/ib_switch_lossless_tb.sv" | sha256sum)"
+if [ ! -x "$out/Vib_switch_lossless_tb" ] || [ "$(cat "$out/build.key" 2>/dev/null)" != "$key" ]; then
+  rm -rf "$out"
+  mkdir -p "$(dirname "$out")"
+  verilator --binary --assert -Wno-fatal -Wno-lint -Wno-style -O2 -y "$root/hdl" -Mdir "$out" \
+    --top-module ib_switch_lossless_tb ${vargs[@]+"${vargs[@]}"} "$root/hdl/tb/ib_switch_lossless_tb.sv" >"$out.build.log" 2>&1 \
+    || { cat "$out.build.log" >&2; exit 1; }
+  printf '%s' "$key" >"$out/build.key"
+fi
+log=$("$out/Vib_switch_lossless_tb" ${plusargs[@]+"${plusargs[@]}"} 2>&1 || true)
 echo "$log" | grep -v '^- ' || true
 grep -q 'no loss$' <<<"$log"
