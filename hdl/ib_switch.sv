@@ -366,7 +366,66 @@ module ib_switch #(
   logic [NPorts-1:0] a_es_ok;        // the short product is the end where a threshold reads it (asserted)
   logic [NPorts-1:0] a_es_ok_q;
   always_ff @(posedge clk_i) a_es_ok_q <= rst_ni ? a_es_ok : '1;
+  logic [NPorts-1:0] a_ct_ok;        // every pair's rate compare is the compare of the products (asserted)
+  logic [NPorts-1:0] a_ct_ok_q;
+  always_ff @(posedge clk_i) a_ct_ok_q <= rst_ni ? a_ct_ok : '1;
 `endif
+  // The cut-through decision's rate compare of two ports a and b (rates num/den): the sign and the zero test
+  // of d = num_a den_b - num_b den_a, {d < 0, d == 0}, without a multiplier and a compare in series (Yosys's
+  // generic product and its Brent-Kung adder were 45 levels). d is one sum of 35 rows (35 bits: each product
+  // is below 2^34, so d is within the 35-bit signed range): the 17 partial products of num_a den_b, the
+  // complements of the 17 of num_b den_a and the 17 their complements leave out (-x = ~x + 1). The rows,
+  // paired, are reduced to one carry-save pair {c, s} by five levels of 4:2 compressors (three gate levels
+  // each, as in cct_shaper: the majority of a bit's first three rows goes to the next bit, so no bit waits
+  // for its neighbour's carry); the sign is bit 34 of s + c, its carry in from a Kogge-Stone tree whose
+  // nodes are one multiplexer each (generate and propagate exclude each other); s + c is 0 mod 2^35 exactly
+  // when s ^ c equals (s | c) << 1. Called by the hand-in process only (Icarus 11 and shared functions).
+  function automatic logic [69:0] ct_cs_add(input logic [69:0] x, input logic [69:0] y);
+    logic [34:0] x1, x2, x3, x4, p12, p, cout, cin, cy;
+    x1 = x[34:0];
+    x2 = x[69:35];
+    x3 = y[34:0];
+    x4 = y[69:35];
+    p12 = x1 ^ x2;
+    p = p12 ^ (x3 ^ x4);
+    cout = (p12 & x3) | (~p12 & x1);
+    cin = cout << 1;
+    cy = (p & cin) | (~p & x4);
+    ct_cs_add = {cy << 1, p ^ cin};
+  endfunction
+  function automatic logic [1:0] ct_rate_diff(input logic [16:0] na, input logic [16:0] da,
+                                              input logic [16:0] nb, input logic [16:0] db);
+    logic [18*70-1:0] l0;   // the rows in pairs, level by level (packed: Yosys and Icarus take no arrays here)
+    logic [9*70-1:0] l1;
+    logic [5*70-1:0] l2;
+    logic [3*70-1:0] l3;
+    logic [2*70-1:0] l4;
+    logic [69:0] l5;
+    logic [34:0] s, c, g, pr, gn;
+    for (int j = 0; j < 17; j++) begin
+      l0[70*j +: 70] = {db[j] ? (35'(na) << j) : 35'd0, ~(da[j] ? (35'(nb) << j) : 35'd0)};
+    end
+    l0[70*17 +: 70] = {35'd0, 35'd17};
+    for (int i = 0; i < 9; i++) l1[70*i +: 70] = ct_cs_add(l0[70*(2*i) +: 70], l0[70*(2*i + 1) +: 70]);
+    for (int i = 0; i < 4; i++) l2[70*i +: 70] = ct_cs_add(l1[70*(2*i) +: 70], l1[70*(2*i + 1) +: 70]);
+    l2[70*4 +: 70] = l1[70*8 +: 70];
+    for (int i = 0; i < 2; i++) l3[70*i +: 70] = ct_cs_add(l2[70*(2*i) +: 70], l2[70*(2*i + 1) +: 70]);
+    l3[70*2 +: 70] = l2[70*4 +: 70];
+    l4[0 +: 70] = ct_cs_add(l3[0 +: 70], l3[70 +: 70]);
+    l4[70 +: 70] = l3[140 +: 70];
+    l5 = ct_cs_add(l4[0 +: 70], l4[70 +: 70]);
+    s = l5[34:0];
+    c = l5[69:35];
+    // The carries out of each bit of s + c (bit i: out of bits i..0); bit 33's is bit 34's carry in.
+    g = s & c;
+    pr = s ^ c;
+    for (int k = 1; k < 35; k = 2 * k) begin
+      gn = (pr & (g << k)) | (~pr & g);
+      g = gn;
+      pr = pr & (pr << k);
+    end
+    ct_rate_diff = {s[34] ^ c[34] ^ g[33], (s ^ c) == ((s | c) << 1)};
+  endfunction
   `IBCYCLE_COMB begin : handin
     logic [7:0] o [NPorts];
     logic [3:0] ov [NPorts];
@@ -379,9 +438,19 @@ module ib_switch #(
     logic [31:0] t2 [NPorts];
     logic [31:0] t3 [NPorts];
     logic g [NPorts];
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [34:0] ct_d;   // only the sign is read
-    /* verilator lint_on UNUSEDSIGNAL */
+    logic [1:0] ctd;
+    logic [NPorts-1:0] ct [NPorts];
+    // The rate compare for every pair of outputs (cut-through at input p to output r: num_r den_p <= num_p
+    // den_r, i.e. d >= 0 with d = num_p den_r - num_r den_p; and at input r to output p, d <= 0), each pair
+    // once, beside the route's table read; the routed output's selected below.
+    for (int p = 0; p < NPorts; p++) begin
+      ct[p][p] = 1'b1;
+      for (int r = p + 1; r < NPorts; r++) begin
+        ctd = ct_rate_diff(`IB_SWITCH_NUM(p), `IB_SWITCH_DEN(p), `IB_SWITCH_NUM(r), `IB_SWITCH_DEN(r));
+        ct[p][r] = !ctd[1];
+        ct[r][p] = ctd[1] || ctd[0];
+      end
+    end
     for (int p = 0; p < NPorts; p++) begin
       o[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
       if (tbl_we_i && !tbl_sel_i && tbl_addr_i == rx_dlid_i[16*p +: 16]) o[p] = tbl_data_i[7:0];
@@ -402,16 +471,19 @@ module ib_switch #(
       pc_d_ovl[p] = ov[p];
       pc_d_bad[p] = o[p] == NoRoute || 32'(o[p]) >= NPorts || ov[p] == VlDrop || 32'(ov[p]) >= NVl
         || b[p] > mtu_blocks_i || b[p] == '0;
-      // Cut-through unless the routed output is faster: the rate compare for every output, beside the
-      // route's table read, the routed one's selected (an output out of range is a drop: no value is read).
-      // num_r den_p <= num_p den_r is the sign of their difference (35 bits: each product is below 2^34),
-      // written as one expression so that Yosys sums both products' partial products in one carry-save
-      // tree with one carry chain, not two products and a compare in series.
+      // Cut-through unless the routed output is faster: the rate compare for every output (above), the
+      // routed one's selected (an output out of range is a drop: no value is read).
       pc_d_ct[p] = 1'b0;
       for (int r = 0; r < NPorts; r++) begin
-        ct_d = 35'(`IB_SWITCH_NUM(p)) * 35'(`IB_SWITCH_DEN(r)) - 35'(`IB_SWITCH_NUM(r)) * 35'(`IB_SWITCH_DEN(p));
-        if (32'(o[p]) == r) pc_d_ct[p] = !ct_d[34];
+        if (32'(o[p]) == r) pc_d_ct[p] = ct[p][r];
       end
+`ifdef IBCYCLE_ASSERTIONS
+      a_ct_ok[p] = 1'b1;
+      for (int r = 0; r < NPorts; r++) begin
+        if (ct[p][r] != (64'(`IB_SWITCH_NUM(r)) * 64'(`IB_SWITCH_DEN(p))
+                         <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(r)))) a_ct_ok[p] = 1'b0;
+      end
+`endif
       pc_d_blocks[p] = b[p];
       pc_d_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
       // The block thresholds (see ingress): the first, second and third block's. The end is one of them
@@ -2016,6 +2088,7 @@ module ib_switch #(
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(rst_ni && !a_es_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_ct_ok_q[p]);
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
