@@ -1513,33 +1513,53 @@ module ib_switch #(
   // link and these; the next waits a cycle. An input's links are one per packet, made at its head or (a
   // deferred packet) at its tail, and no head is accepted while a deferred packet arrives: a link of the
   // cycle and a pending one never come with a third (asserted).
+  //
+  // The commits are the late decisions here (stage 3's accept), so they come last: whether output o's
+  // commit dequeues the tail's or the head's VoQ is a compare of registers (la_in_q, la_vl_q and the
+  // arrival's or the head's route), ANDed with the commit and ORed over the outputs; each VoQ's "not empty
+  // after the dequeue" is its count compared with 1 and with 0, the dequeue selecting. The head's VoQ is
+  // its route's (pc_out_q, pc_ovl_q: i_out and i_ovl wherever a head is enqueued).
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_nl_ok;   // the links' decisions equal the form they replace (asserted)
+`endif
   `IBCYCLE_COMB begin : nlink
     logic [31:0] jt [NPorts];
     logic [31:0] jh [NPorts];
+    logic [NPorts-1:0] mt [NPorts];
+    logic [NPorts-1:0] mh [NPorts];
+    logic [NPorts-1:0] cm;
     logic dt [NPorts];
     logic dh [NPorts];
     logic tw [NPorts];
     logic hw [NPorts];
     logic [SW-1:0] ha [NPorts];
+`ifdef IBCYCLE_ASSERTIONS
+    logic [31:0] a_jh;
+    logic a_dt, a_dh;
+`endif
+    for (int o = 0; o < NPorts; o++) cm[o] = e_cmt[o];
     for (int q = 0; q < NPorts; q++) begin
       jt[q] = (q*NPorts + 32'(ar_out_q[q]))*NVl + 32'(ar_ovl_q[q]);
-      jh[q] = (q*NPorts + 32'(i_out[q]))*NVl + 32'(i_ovl[q]);
-      dt[q] = 1'b0;
-      dh[q] = 1'b0;
+      jh[q] = (q*NPorts + 32'(PW'(pc_out_q[q])))*NVl + 32'(pc_ovl_q[q]);
       for (int o = 0; o < NPorts; o++) begin
+        mt[q][o] = 1'b0;
+        mh[q][o] = 1'b0;
         for (int v = 0; v < NVl; v++) begin
-          if (e_cmt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
+          if (32'(la_in_q[o]) == q && 32'(la_vl_q[o]) == v
 `ifdef IBCYCLE_FAULT_DUP_PACKET
               && e_cblk[o] == 7'd1
 `endif
              ) begin
-            if ((q*NPorts + o)*NVl + v == jt[q]) dt[q] = 1'b1;
-            if ((q*NPorts + o)*NVl + v == jh[q]) dh[q] = 1'b1;
+            if ((q*NPorts + o)*NVl + v == jt[q]) mt[q][o] = 1'b1;
+            if ((q*NPorts + o)*NVl + v == jh[q]) mh[q][o] = 1'b1;
           end
         end
       end
-      tw[q] = i_tail_enq[q] && vn_q[jt[q]] != (SW+1)'(dt[q]);
-      hw[q] = i_head_enq[q] && (vn_q[jh[q]] != (SW+1)'(dh[q]) || (i_tail_enq[q] && jt[q] == jh[q]));
+      dt[q] = (cm & mt[q]) != '0;
+      dh[q] = (cm & mh[q]) != '0;
+      tw[q] = i_tail_enq[q] && (dt[q] ? vn_q[jt[q]] != (SW+1)'(1) : vn_q[jt[q]] != '0);
+      hw[q] = i_head_enq[q] && ((dh[q] ? vn_q[jh[q]] != (SW+1)'(1) : vn_q[jh[q]] != '0)
+                                || (i_tail_enq[q] && jt[q] == jh[q]));
       ha[q] = (i_tail_enq[q] && jt[q] == jh[q]) ? ar_slot_q[q] : vt_q[jh[q]];
       nw_we[q] = nl_v_q[q] || tw[q] || hw[q];
       nw_a[q] = nl_v_q[q] ? nl_a_q[q] : tw[q] ? vt_q[jt[q]] : ha[q];
@@ -1548,8 +1568,34 @@ module ib_switch #(
       nl_a_d[q] = (nl_v_q[q] && tw[q]) ? vt_q[jt[q]] : ha[q];
       nl_d_d[q] = (nl_v_q[q] && tw[q]) ? ar_slot_q[q] : i_slot[q];
       nl_over[q] = nl_v_q[q] && tw[q] && hw[q];
+`ifdef IBCYCLE_ASSERTIONS
+      // The decisions as computed before: the dequeue matched against the VoQ index of the granted input
+      // and VL, the head's index from i_out and i_ovl, the count compared with the dequeue's bit.
+      a_jh = (q*NPorts + 32'(i_out[q]))*NVl + 32'(i_ovl[q]);
+      a_dt = 1'b0;
+      a_dh = 1'b0;
+      for (int o = 0; o < NPorts; o++) begin
+        for (int v = 0; v < NVl; v++) begin
+          if (e_cmt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+              && e_cblk[o] == 7'd1
+`endif
+             ) begin
+            if ((q*NPorts + o)*NVl + v == jt[q]) a_dt = 1'b1;
+            if ((q*NPorts + o)*NVl + v == a_jh) a_dh = 1'b1;
+          end
+        end
+      end
+      a_nl_ok[q] = tw[q] == (i_tail_enq[q] && vn_q[jt[q]] != (SW+1)'(a_dt))
+        && hw[q] == (i_head_enq[q] && (vn_q[a_jh] != (SW+1)'(a_dh) || (i_tail_enq[q] && jt[q] == a_jh)))
+        && (!hw[q] || ha[q] == ((i_tail_enq[q] && jt[q] == a_jh) ? ar_slot_q[q] : vt_q[a_jh]));
+`endif
     end
   end
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_nl_ok_q;
+  always_ff @(posedge clk_i) a_nl_ok_q <= rst_ni ? a_nl_ok : '1;
+`endif
   always_ff @(posedge clk_i) begin
     for (int q = 0; q < NPorts; q++) begin
       if (!rst_ni) begin
@@ -2089,6 +2135,7 @@ module ib_switch #(
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(rst_ni && !a_es_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_ct_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_nl_ok_q[p]);
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
