@@ -1041,6 +1041,22 @@ module ib_switch #(
 `define IB_SWITCH_MSTATE(K) cd_mark[K]
 `endif
 
+  // a + b (9 bits) with the carries from a Kogge-Stone tree, each node one multiplexer (generate and
+  // propagate exclude each other, as in cct_shaper): the drain's last add, four levels of carries where
+  // Yosys's generic adder (Brent-Kung) takes twice as many. Called by the ingress process only (Icarus 11
+  // and shared functions).
+  function automatic logic [8:0] dr_add9(input logic [8:0] a, input logic [8:0] b);
+    logic [8:0] g, p, gn;
+    g = a & b;
+    p = a ^ b;
+    for (int k = 1; k < 9; k = 2 * k) begin
+      gn = (p & (g << k)) | (~p & g);
+      g = gn;
+      p = p & (p << k);
+    end
+    dr_add9 = a ^ b ^ {g[7:0], 1'b0};
+  endfunction
+
   `IBCYCLE_COMB begin : ingress
     // The arriving packet's blocks of this cycle (at most two: only the last block is short).
     logic [31:0] a_thr [NPorts];
@@ -1171,9 +1187,9 @@ module ib_switch #(
       // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
       // The drain itself (frc) needs the sum's low 7 bits and whether it exceeds 127: the low bits of the
       // four terms (the pending count's, the completions', the arrival's and the dropped head's blocks;
-      // 9 bits: at most 4 x 127) reduced to two rows by two rows of full adders, one short add, and any
-      // term's bit above 6 set. What stays pending (fpn) is 0 unless the drain saturates, then the whole
-      // 16-bit sum less 127.
+      // 9 bits: at most 4 x 127) reduced to two rows by two rows of full adders, one short add (dr_add9,
+      // Kogge-Stone), and any term's bit above 6 set. What stays pending (fpn) is 0 unless the drain
+      // saturates, then the whole 16-bit sum less 127.
       fpb = fpend_q[k] + fr[k] - 16'd127;
       for (int c = 0; c < 4; c++) begin
         fl_a = {2'b00, fpend_q[k][6:0]};
@@ -1184,7 +1200,7 @@ module ib_switch #(
         fl_y1 = (fl_a & fl_b) | (fl_a & fl_c) | (fl_b & fl_c);
         fl_s2 = fl_s1 ^ {fl_y1[7:0], 1'b0} ^ fl_d;
         fl_y2 = (fl_s1 & {fl_y1[7:0], 1'b0}) | (fl_s1 & fl_d) | ({fl_y1[7:0], 1'b0} & fl_d);
-        fl[c] = fl_s2 + {fl_y2[7:0], 1'b0};
+        fl[c] = dr_add9(fl_s2, {fl_y2[7:0], 1'b0});
         fsat[c] = fpend_q[k][15:7] != '0 || fr[k][15:7] != '0 || fl[c][8:7] != '0;
         frc[c] = fl[c][6:0] | {7{fsat[c]}};
         fpn[c] = fsat[c] ? fpb + 16'(fl_c[6:0]) + 16'(fl_d[6:0]) : 16'd0;
