@@ -1030,6 +1030,9 @@ module ib_switch #(
   logic [2*NPorts-1:0] mk_mark [NK];   // their marks (mark_enq of output VL k)
   logic [NPorts*16-1:0] i_fill [NK];
 `ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_hd_ok;   // the arrival's and the head's flags equal the forms they replace
+  logic [NPorts-1:0] a_hd_ok_q;
+  always_ff @(posedge clk_i) a_hd_ok_q <= rst_ni ? a_hd_ok : '1;
   logic [NK-1:0] a_drain_ok;  // the drain and the count left pending, the fills, as one sum each (asserted)
 `endif
 
@@ -1071,6 +1074,7 @@ module ib_switch #(
     logic h_got [NPorts];
     logic h_free [NPorts];
     logic h_in [NPorts];
+    logic h_dc [NPorts];
     logic a_g2 [NPorts];
     logic a_g1 [NPorts];
     logic a_in [NPorts];
@@ -1091,6 +1095,7 @@ module ib_switch #(
     logic [15:0] fe, fed;
     logic fdq;
 `ifdef IBCYCLE_ASSERTIONS
+    logic a_in_s, a_hin_s;
     logic [7:0] a_fd;
     logic [15:0] a_fpc;
     logic [8:0] a_fl;
@@ -1119,7 +1124,12 @@ module ib_switch #(
       // acceptance and the drain's case wait for no compare of the count with a selected value.
       a_g2[p] = ar_left_q[p] > 7'd1 && ar_ge_thn_q[p];
       a_g1[p] = !a_g2[p] && ar_left_q[p] != '0 && ar_ge_thr_q[p];
-      a_in[p] = a_g2[p] ? ar_left_q[p] == 7'd2 : a_g1[p] ? ar_left_q[p] == 7'd1 : ar_left_q[p] == '0;
+      // In after this cycle: nothing left, or one block left and its threshold reached, or two and the
+      // threshold after reached (the blocks got are then all that is left): compares of the count with
+      // constants ANDed with the registered flags, no selection between them (asserted equal to the form
+      // that selects by a_g2 and a_g1).
+      a_in[p] = ar_left_q[p] == '0 || (ar_left_q[p] == 7'd1 && ar_ge_thr_q[p])
+                || (ar_left_q[p] == 7'd2 && ar_ge_thn_q[p]);
       if (rst_ni && ar_v_q[p]) begin
         if (a_g2[p]) begin
           a_got[p] = 7'd2;
@@ -1142,9 +1152,11 @@ module ib_switch #(
       i_blocks[p] = pc_blocks_q[p];
       i_end[p] = pc_end_q[p];
       h_got[p] = i_head[p] && pc_got_q[p];
-      // All of the head in (its blocks equal the blocks got): the block count's compares with 0 and 1
-      // beside the acceptance, selected by it.
-      h_in[p] = h_got[p] ? pc_blocks_q[p] == 7'd1 : pc_blocks_q[p] == '0;
+      // All of the head in (its blocks equal the blocks got) and its drop, from registers: every reader
+      // ANDs them with the acceptance (i_head) last, as the late decision, and with the head accepted the
+      // blocks got are pc_got_q's. The forms that select by the acceptance first are asserted equal.
+      h_in[p] = pc_got_q[p] ? pc_blocks_q[p] == 7'd1 : pc_blocks_q[p] == '0;
+      h_dc[p] = pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax);
       h_left[p] = i_blocks[p] - 7'(h_got[p]);
       // The tick count at the end of the next cycle; the thresholds after this cycle's compares.
       i_e[p] = i_head[p] ? pc_e_q[p] : ar_e_q[p] + 32'(`IB_SWITCH_NUM(p));
@@ -1156,13 +1168,21 @@ module ib_switch #(
       h_ovl[p] = pc_ovl_q[p];
       i_out[p] = i_head[p] ? PW'(h_out[p]) : '0;
       i_ovl[p] = i_head[p] ? h_ovl[p] : '0;
-      i_head_drop[p] = i_head[p] && (pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
-      h_free[p] = i_head_drop[p] && h_in[p];
-      i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
+      i_head_drop[p] = i_head[p] && h_dc[p];
+      h_free[p] = i_head[p] && (h_dc[p] && h_in[p]);
+      i_fresh[p] = i_head[p] && (!h_dc[p] && ftop_q[p] == '0);
       i_slot[p] = '0;
       if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
       // Cut-through unless the output is faster than the input (then store-and-forward).
-      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_in[p] || pc_ct_q[p]);
+      i_head_enq[p] = i_head[p] && (!h_dc[p] && (h_in[p] || pc_ct_q[p]));
+`ifdef IBCYCLE_ASSERTIONS
+      a_in_s = a_g2[p] ? ar_left_q[p] == 7'd2 : a_g1[p] ? ar_left_q[p] == 7'd1 : ar_left_q[p] == '0;
+      a_hin_s = h_got[p] ? pc_blocks_q[p] == 7'd1 : pc_blocks_q[p] == '0;
+      a_hd_ok[p] = a_in[p] == a_in_s && i_head_done[p] == (i_head[p] && a_hin_s)
+        && h_free[p] == (i_head_drop[p] && a_hin_s)
+        && i_head_enq[p] == (i_head[p] && !i_head_drop[p] && (a_hin_s || pc_ct_q[p]))
+        && i_fresh[p] == (i_head[p] && !i_head_drop[p] && ftop_q[p] == '0);
+`endif
       // The enqueue events of this input.
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
@@ -2152,6 +2172,7 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && !a_es_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_ct_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_nl_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_hd_ok_q[p]);
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
