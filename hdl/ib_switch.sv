@@ -366,7 +366,66 @@ module ib_switch #(
   logic [NPorts-1:0] a_es_ok;        // the short product is the end where a threshold reads it (asserted)
   logic [NPorts-1:0] a_es_ok_q;
   always_ff @(posedge clk_i) a_es_ok_q <= rst_ni ? a_es_ok : '1;
+  logic [NPorts-1:0] a_ct_ok;        // every pair's rate compare is the compare of the products (asserted)
+  logic [NPorts-1:0] a_ct_ok_q;
+  always_ff @(posedge clk_i) a_ct_ok_q <= rst_ni ? a_ct_ok : '1;
 `endif
+  // The cut-through decision's rate compare of two ports a and b (rates num/den): the sign and the zero test
+  // of d = num_a den_b - num_b den_a, {d < 0, d == 0}, without a multiplier and a compare in series (Yosys's
+  // generic product and its Brent-Kung adder were 45 levels). d is one sum of 35 rows (35 bits: each product
+  // is below 2^34, so d is within the 35-bit signed range): the 17 partial products of num_a den_b, the
+  // complements of the 17 of num_b den_a and the 17 their complements leave out (-x = ~x + 1). The rows,
+  // paired, are reduced to one carry-save pair {c, s} by five levels of 4:2 compressors (three gate levels
+  // each, as in cct_shaper: the majority of a bit's first three rows goes to the next bit, so no bit waits
+  // for its neighbour's carry); the sign is bit 34 of s + c, its carry in from a Kogge-Stone tree whose
+  // nodes are one multiplexer each (generate and propagate exclude each other); s + c is 0 mod 2^35 exactly
+  // when s ^ c equals (s | c) << 1. Called by the hand-in process only (Icarus 11 and shared functions).
+  function automatic logic [69:0] ct_cs_add(input logic [69:0] x, input logic [69:0] y);
+    logic [34:0] x1, x2, x3, x4, p12, p, cout, cin, cy;
+    x1 = x[34:0];
+    x2 = x[69:35];
+    x3 = y[34:0];
+    x4 = y[69:35];
+    p12 = x1 ^ x2;
+    p = p12 ^ (x3 ^ x4);
+    cout = (p12 & x3) | (~p12 & x1);
+    cin = cout << 1;
+    cy = (p & cin) | (~p & x4);
+    ct_cs_add = {cy << 1, p ^ cin};
+  endfunction
+  function automatic logic [1:0] ct_rate_diff(input logic [16:0] na, input logic [16:0] da,
+                                              input logic [16:0] nb, input logic [16:0] db);
+    logic [18*70-1:0] l0;   // the rows in pairs, level by level (packed: Yosys and Icarus take no arrays here)
+    logic [9*70-1:0] l1;
+    logic [5*70-1:0] l2;
+    logic [3*70-1:0] l3;
+    logic [2*70-1:0] l4;
+    logic [69:0] l5;
+    logic [34:0] s, c, g, pr, gn;
+    for (int j = 0; j < 17; j++) begin
+      l0[70*j +: 70] = {db[j] ? (35'(na) << j) : 35'd0, ~(da[j] ? (35'(nb) << j) : 35'd0)};
+    end
+    l0[70*17 +: 70] = {35'd0, 35'd17};
+    for (int i = 0; i < 9; i++) l1[70*i +: 70] = ct_cs_add(l0[70*(2*i) +: 70], l0[70*(2*i + 1) +: 70]);
+    for (int i = 0; i < 4; i++) l2[70*i +: 70] = ct_cs_add(l1[70*(2*i) +: 70], l1[70*(2*i + 1) +: 70]);
+    l2[70*4 +: 70] = l1[70*8 +: 70];
+    for (int i = 0; i < 2; i++) l3[70*i +: 70] = ct_cs_add(l2[70*(2*i) +: 70], l2[70*(2*i + 1) +: 70]);
+    l3[70*2 +: 70] = l2[70*4 +: 70];
+    l4[0 +: 70] = ct_cs_add(l3[0 +: 70], l3[70 +: 70]);
+    l4[70 +: 70] = l3[140 +: 70];
+    l5 = ct_cs_add(l4[0 +: 70], l4[70 +: 70]);
+    s = l5[34:0];
+    c = l5[69:35];
+    // The carries out of each bit of s + c (bit i: out of bits i..0); bit 33's is bit 34's carry in.
+    g = s & c;
+    pr = s ^ c;
+    for (int k = 1; k < 35; k = 2 * k) begin
+      gn = (pr & (g << k)) | (~pr & g);
+      g = gn;
+      pr = pr & (pr << k);
+    end
+    ct_rate_diff = {s[34] ^ c[34] ^ g[33], (s ^ c) == ((s | c) << 1)};
+  endfunction
   `IBCYCLE_COMB begin : handin
     logic [7:0] o [NPorts];
     logic [3:0] ov [NPorts];
@@ -379,9 +438,19 @@ module ib_switch #(
     logic [31:0] t2 [NPorts];
     logic [31:0] t3 [NPorts];
     logic g [NPorts];
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [34:0] ct_d;   // only the sign is read
-    /* verilator lint_on UNUSEDSIGNAL */
+    logic [1:0] ctd;
+    logic [NPorts-1:0] ct [NPorts];
+    // The rate compare for every pair of outputs (cut-through at input p to output r: num_r den_p <= num_p
+    // den_r, i.e. d >= 0 with d = num_p den_r - num_r den_p; and at input r to output p, d <= 0), each pair
+    // once, beside the route's table read; the routed output's selected below.
+    for (int p = 0; p < NPorts; p++) begin
+      ct[p][p] = 1'b1;
+      for (int r = p + 1; r < NPorts; r++) begin
+        ctd = ct_rate_diff(`IB_SWITCH_NUM(p), `IB_SWITCH_DEN(p), `IB_SWITCH_NUM(r), `IB_SWITCH_DEN(r));
+        ct[p][r] = !ctd[1];
+        ct[r][p] = ctd[1] || ctd[0];
+      end
+    end
     for (int p = 0; p < NPorts; p++) begin
       o[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
       if (tbl_we_i && !tbl_sel_i && tbl_addr_i == rx_dlid_i[16*p +: 16]) o[p] = tbl_data_i[7:0];
@@ -402,16 +471,19 @@ module ib_switch #(
       pc_d_ovl[p] = ov[p];
       pc_d_bad[p] = o[p] == NoRoute || 32'(o[p]) >= NPorts || ov[p] == VlDrop || 32'(ov[p]) >= NVl
         || b[p] > mtu_blocks_i || b[p] == '0;
-      // Cut-through unless the routed output is faster: the rate compare for every output, beside the
-      // route's table read, the routed one's selected (an output out of range is a drop: no value is read).
-      // num_r den_p <= num_p den_r is the sign of their difference (35 bits: each product is below 2^34),
-      // written as one expression so that Yosys sums both products' partial products in one carry-save
-      // tree with one carry chain, not two products and a compare in series.
+      // Cut-through unless the routed output is faster: the rate compare for every output (above), the
+      // routed one's selected (an output out of range is a drop: no value is read).
       pc_d_ct[p] = 1'b0;
       for (int r = 0; r < NPorts; r++) begin
-        ct_d = 35'(`IB_SWITCH_NUM(p)) * 35'(`IB_SWITCH_DEN(r)) - 35'(`IB_SWITCH_NUM(r)) * 35'(`IB_SWITCH_DEN(p));
-        if (32'(o[p]) == r) pc_d_ct[p] = !ct_d[34];
+        if (32'(o[p]) == r) pc_d_ct[p] = ct[p][r];
       end
+`ifdef IBCYCLE_ASSERTIONS
+      a_ct_ok[p] = 1'b1;
+      for (int r = 0; r < NPorts; r++) begin
+        if (ct[p][r] != (64'(`IB_SWITCH_NUM(r)) * 64'(`IB_SWITCH_DEN(p))
+                         <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(r)))) a_ct_ok[p] = 1'b0;
+      end
+`endif
       pc_d_blocks[p] = b[p];
       pc_d_end[p] = 32'(rx_len_i[13*p +: 13]) * 32'(`IB_SWITCH_DEN(p));
       // The block thresholds (see ingress): the first, second and third block's. The end is one of them
@@ -958,6 +1030,9 @@ module ib_switch #(
   logic [2*NPorts-1:0] mk_mark [NK];   // their marks (mark_enq of output VL k)
   logic [NPorts*16-1:0] i_fill [NK];
 `ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_hd_ok;   // the arrival's and the head's flags equal the forms they replace
+  logic [NPorts-1:0] a_hd_ok_q;
+  always_ff @(posedge clk_i) a_hd_ok_q <= rst_ni ? a_hd_ok : '1;
   logic [NK-1:0] a_drain_ok;  // the drain and the count left pending, the fills, as one sum each (asserted)
 `endif
 
@@ -968,6 +1043,22 @@ module ib_switch #(
 `else
 `define IB_SWITCH_MSTATE(K) cd_mark[K]
 `endif
+
+  // a + b (9 bits) with the carries from a Kogge-Stone tree, each node one multiplexer (generate and
+  // propagate exclude each other, as in cct_shaper): the drain's last add, four levels of carries where
+  // Yosys's generic adder (Brent-Kung) takes twice as many. Called by the ingress process only (Icarus 11
+  // and shared functions).
+  function automatic logic [8:0] dr_add9(input logic [8:0] a, input logic [8:0] b);
+    logic [8:0] g, p, gn;
+    g = a & b;
+    p = a ^ b;
+    for (int k = 1; k < 9; k = 2 * k) begin
+      gn = (p & (g << k)) | (~p & g);
+      g = gn;
+      p = p & (p << k);
+    end
+    dr_add9 = a ^ b ^ {g[7:0], 1'b0};
+  endfunction
 
   `IBCYCLE_COMB begin : ingress
     // The arriving packet's blocks of this cycle (at most two: only the last block is short).
@@ -983,6 +1074,7 @@ module ib_switch #(
     logic h_got [NPorts];
     logic h_free [NPorts];
     logic h_in [NPorts];
+    logic h_dc [NPorts];
     logic a_g2 [NPorts];
     logic a_g1 [NPorts];
     logic a_in [NPorts];
@@ -1003,6 +1095,7 @@ module ib_switch #(
     logic [15:0] fe, fed;
     logic fdq;
 `ifdef IBCYCLE_ASSERTIONS
+    logic a_in_s, a_hin_s;
     logic [7:0] a_fd;
     logic [15:0] a_fpc;
     logic [8:0] a_fl;
@@ -1031,7 +1124,12 @@ module ib_switch #(
       // acceptance and the drain's case wait for no compare of the count with a selected value.
       a_g2[p] = ar_left_q[p] > 7'd1 && ar_ge_thn_q[p];
       a_g1[p] = !a_g2[p] && ar_left_q[p] != '0 && ar_ge_thr_q[p];
-      a_in[p] = a_g2[p] ? ar_left_q[p] == 7'd2 : a_g1[p] ? ar_left_q[p] == 7'd1 : ar_left_q[p] == '0;
+      // In after this cycle: nothing left, or one block left and its threshold reached, or two and the
+      // threshold after reached (the blocks got are then all that is left): compares of the count with
+      // constants ANDed with the registered flags, no selection between them (asserted equal to the form
+      // that selects by a_g2 and a_g1).
+      a_in[p] = ar_left_q[p] == '0 || (ar_left_q[p] == 7'd1 && ar_ge_thr_q[p])
+                || (ar_left_q[p] == 7'd2 && ar_ge_thn_q[p]);
       if (rst_ni && ar_v_q[p]) begin
         if (a_g2[p]) begin
           a_got[p] = 7'd2;
@@ -1054,9 +1152,11 @@ module ib_switch #(
       i_blocks[p] = pc_blocks_q[p];
       i_end[p] = pc_end_q[p];
       h_got[p] = i_head[p] && pc_got_q[p];
-      // All of the head in (its blocks equal the blocks got): the block count's compares with 0 and 1
-      // beside the acceptance, selected by it.
-      h_in[p] = h_got[p] ? pc_blocks_q[p] == 7'd1 : pc_blocks_q[p] == '0;
+      // All of the head in (its blocks equal the blocks got) and its drop, from registers: every reader
+      // ANDs them with the acceptance (i_head) last, as the late decision, and with the head accepted the
+      // blocks got are pc_got_q's. The forms that select by the acceptance first are asserted equal.
+      h_in[p] = pc_got_q[p] ? pc_blocks_q[p] == 7'd1 : pc_blocks_q[p] == '0;
+      h_dc[p] = pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax);
       h_left[p] = i_blocks[p] - 7'(h_got[p]);
       // The tick count at the end of the next cycle; the thresholds after this cycle's compares.
       i_e[p] = i_head[p] ? pc_e_q[p] : ar_e_q[p] + 32'(`IB_SWITCH_NUM(p));
@@ -1068,13 +1168,21 @@ module ib_switch #(
       h_ovl[p] = pc_ovl_q[p];
       i_out[p] = i_head[p] ? PW'(h_out[p]) : '0;
       i_ovl[p] = i_head[p] ? h_ovl[p] : '0;
-      i_head_drop[p] = i_head[p] && (pc_bad_q[p] || (ftop_q[p] == '0 && 32'(fresh_q[p]) >= SlotMax));
-      h_free[p] = i_head_drop[p] && h_in[p];
-      i_fresh[p] = i_head[p] && !i_head_drop[p] && ftop_q[p] == '0;
+      i_head_drop[p] = i_head[p] && h_dc[p];
+      h_free[p] = i_head[p] && (h_dc[p] && h_in[p]);
+      i_fresh[p] = i_head[p] && (!h_dc[p] && ftop_q[p] == '0);
       i_slot[p] = '0;
       if (i_head[p] && !i_head_drop[p]) i_slot[p] = i_fresh[p] ? SW'(fresh_q[p]) : fk_top[p];
       // Cut-through unless the output is faster than the input (then store-and-forward).
-      i_head_enq[p] = i_head[p] && !i_head_drop[p] && (h_in[p] || pc_ct_q[p]);
+      i_head_enq[p] = i_head[p] && (!h_dc[p] && (h_in[p] || pc_ct_q[p]));
+`ifdef IBCYCLE_ASSERTIONS
+      a_in_s = a_g2[p] ? ar_left_q[p] == 7'd2 : a_g1[p] ? ar_left_q[p] == 7'd1 : ar_left_q[p] == '0;
+      a_hin_s = h_got[p] ? pc_blocks_q[p] == 7'd1 : pc_blocks_q[p] == '0;
+      a_hd_ok[p] = a_in[p] == a_in_s && i_head_done[p] == (i_head[p] && a_hin_s)
+        && h_free[p] == (i_head_drop[p] && a_hin_s)
+        && i_head_enq[p] == (i_head[p] && !i_head_drop[p] && (a_hin_s || pc_ct_q[p]))
+        && i_fresh[p] == (i_head[p] && !i_head_drop[p] && ftop_q[p] == '0);
+`endif
       // The enqueue events of this input.
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
@@ -1099,9 +1207,9 @@ module ib_switch #(
       // dropped head's), from registers only, the case selected after: the late decisions wait for no adder.
       // The drain itself (frc) needs the sum's low 7 bits and whether it exceeds 127: the low bits of the
       // four terms (the pending count's, the completions', the arrival's and the dropped head's blocks;
-      // 9 bits: at most 4 x 127) reduced to two rows by two rows of full adders, one short add, and any
-      // term's bit above 6 set. What stays pending (fpn) is 0 unless the drain saturates, then the whole
-      // 16-bit sum less 127.
+      // 9 bits: at most 4 x 127) reduced to two rows by two rows of full adders, one short add (dr_add9,
+      // Kogge-Stone), and any term's bit above 6 set. What stays pending (fpn) is 0 unless the drain
+      // saturates, then the whole 16-bit sum less 127.
       fpb = fpend_q[k] + fr[k] - 16'd127;
       for (int c = 0; c < 4; c++) begin
         fl_a = {2'b00, fpend_q[k][6:0]};
@@ -1112,7 +1220,7 @@ module ib_switch #(
         fl_y1 = (fl_a & fl_b) | (fl_a & fl_c) | (fl_b & fl_c);
         fl_s2 = fl_s1 ^ {fl_y1[7:0], 1'b0} ^ fl_d;
         fl_y2 = (fl_s1 & {fl_y1[7:0], 1'b0}) | (fl_s1 & fl_d) | ({fl_y1[7:0], 1'b0} & fl_d);
-        fl[c] = fl_s2 + {fl_y2[7:0], 1'b0};
+        fl[c] = dr_add9(fl_s2, {fl_y2[7:0], 1'b0});
         fsat[c] = fpend_q[k][15:7] != '0 || fr[k][15:7] != '0 || fl[c][8:7] != '0;
         frc[c] = fl[c][6:0] | {7{fsat[c]}};
         fpn[c] = fsat[c] ? fpb + 16'(fl_c[6:0]) + 16'(fl_d[6:0]) : 16'd0;
@@ -1441,33 +1549,53 @@ module ib_switch #(
   // link and these; the next waits a cycle. An input's links are one per packet, made at its head or (a
   // deferred packet) at its tail, and no head is accepted while a deferred packet arrives: a link of the
   // cycle and a pending one never come with a third (asserted).
+  //
+  // The commits are the late decisions here (stage 3's accept), so they come last: whether output o's
+  // commit dequeues the tail's or the head's VoQ is a compare of registers (la_in_q, la_vl_q and the
+  // arrival's or the head's route), ANDed with the commit and ORed over the outputs; each VoQ's "not empty
+  // after the dequeue" is its count compared with 1 and with 0, the dequeue selecting. The head's VoQ is
+  // its route's (pc_out_q, pc_ovl_q: i_out and i_ovl wherever a head is enqueued).
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_nl_ok;   // the links' decisions equal the form they replace (asserted)
+`endif
   `IBCYCLE_COMB begin : nlink
     logic [31:0] jt [NPorts];
     logic [31:0] jh [NPorts];
+    logic [NPorts-1:0] mt [NPorts];
+    logic [NPorts-1:0] mh [NPorts];
+    logic [NPorts-1:0] cm;
     logic dt [NPorts];
     logic dh [NPorts];
     logic tw [NPorts];
     logic hw [NPorts];
     logic [SW-1:0] ha [NPorts];
+`ifdef IBCYCLE_ASSERTIONS
+    logic [31:0] a_jh;
+    logic a_dt, a_dh;
+`endif
+    for (int o = 0; o < NPorts; o++) cm[o] = e_cmt[o];
     for (int q = 0; q < NPorts; q++) begin
       jt[q] = (q*NPorts + 32'(ar_out_q[q]))*NVl + 32'(ar_ovl_q[q]);
-      jh[q] = (q*NPorts + 32'(i_out[q]))*NVl + 32'(i_ovl[q]);
-      dt[q] = 1'b0;
-      dh[q] = 1'b0;
+      jh[q] = (q*NPorts + 32'(PW'(pc_out_q[q])))*NVl + 32'(pc_ovl_q[q]);
       for (int o = 0; o < NPorts; o++) begin
+        mt[q][o] = 1'b0;
+        mh[q][o] = 1'b0;
         for (int v = 0; v < NVl; v++) begin
-          if (e_cmt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
+          if (32'(la_in_q[o]) == q && 32'(la_vl_q[o]) == v
 `ifdef IBCYCLE_FAULT_DUP_PACKET
               && e_cblk[o] == 7'd1
 `endif
              ) begin
-            if ((q*NPorts + o)*NVl + v == jt[q]) dt[q] = 1'b1;
-            if ((q*NPorts + o)*NVl + v == jh[q]) dh[q] = 1'b1;
+            if ((q*NPorts + o)*NVl + v == jt[q]) mt[q][o] = 1'b1;
+            if ((q*NPorts + o)*NVl + v == jh[q]) mh[q][o] = 1'b1;
           end
         end
       end
-      tw[q] = i_tail_enq[q] && vn_q[jt[q]] != (SW+1)'(dt[q]);
-      hw[q] = i_head_enq[q] && (vn_q[jh[q]] != (SW+1)'(dh[q]) || (i_tail_enq[q] && jt[q] == jh[q]));
+      dt[q] = (cm & mt[q]) != '0;
+      dh[q] = (cm & mh[q]) != '0;
+      tw[q] = i_tail_enq[q] && (dt[q] ? vn_q[jt[q]] != (SW+1)'(1) : vn_q[jt[q]] != '0);
+      hw[q] = i_head_enq[q] && ((dh[q] ? vn_q[jh[q]] != (SW+1)'(1) : vn_q[jh[q]] != '0)
+                                || (i_tail_enq[q] && jt[q] == jh[q]));
       ha[q] = (i_tail_enq[q] && jt[q] == jh[q]) ? ar_slot_q[q] : vt_q[jh[q]];
       nw_we[q] = nl_v_q[q] || tw[q] || hw[q];
       nw_a[q] = nl_v_q[q] ? nl_a_q[q] : tw[q] ? vt_q[jt[q]] : ha[q];
@@ -1476,8 +1604,34 @@ module ib_switch #(
       nl_a_d[q] = (nl_v_q[q] && tw[q]) ? vt_q[jt[q]] : ha[q];
       nl_d_d[q] = (nl_v_q[q] && tw[q]) ? ar_slot_q[q] : i_slot[q];
       nl_over[q] = nl_v_q[q] && tw[q] && hw[q];
+`ifdef IBCYCLE_ASSERTIONS
+      // The decisions as computed before: the dequeue matched against the VoQ index of the granted input
+      // and VL, the head's index from i_out and i_ovl, the count compared with the dequeue's bit.
+      a_jh = (q*NPorts + 32'(i_out[q]))*NVl + 32'(i_ovl[q]);
+      a_dt = 1'b0;
+      a_dh = 1'b0;
+      for (int o = 0; o < NPorts; o++) begin
+        for (int v = 0; v < NVl; v++) begin
+          if (e_cmt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+              && e_cblk[o] == 7'd1
+`endif
+             ) begin
+            if ((q*NPorts + o)*NVl + v == jt[q]) a_dt = 1'b1;
+            if ((q*NPorts + o)*NVl + v == a_jh) a_dh = 1'b1;
+          end
+        end
+      end
+      a_nl_ok[q] = tw[q] == (i_tail_enq[q] && vn_q[jt[q]] != (SW+1)'(a_dt))
+        && hw[q] == (i_head_enq[q] && (vn_q[a_jh] != (SW+1)'(a_dh) || (i_tail_enq[q] && jt[q] == a_jh)))
+        && (!hw[q] || ha[q] == ((i_tail_enq[q] && jt[q] == a_jh) ? ar_slot_q[q] : vt_q[a_jh]));
+`endif
     end
   end
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_nl_ok_q;
+  always_ff @(posedge clk_i) a_nl_ok_q <= rst_ni ? a_nl_ok : '1;
+`endif
   always_ff @(posedge clk_i) begin
     for (int q = 0; q < NPorts; q++) begin
       if (!rst_ni) begin
@@ -2016,6 +2170,9 @@ module ib_switch #(
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(rst_ni && !a_es_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_ct_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_nl_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_hd_ok_q[p]);
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
