@@ -244,9 +244,10 @@ module ib_switch #(
   logic [15:0]   fill_q [NPorts*NPorts*NVl];
   logic [PW-1:0] rr_q [NK];
   logic [6:0]    reads_q [NPorts];
-  // speedup - reads_q, the input's free read slots at the cycle's start, kept as a register of its own (the
-  // same updates, opposite signs) so the accept adds the slots released to it instead of two subtractions
-  // first. Asserted equal; reads_q is then read by the assertions only.
+  // speedup - reads_q, the input's free read slots at the cycle's start, kept as a register of its own so
+  // the accept adds the slots released to it instead of two subtractions first; its next value is the
+  // accept's (e_rdfree: free less min(free, proposals)). Asserted equal; reads_q, still counted per
+  // completion and commit, is then read by the assertions only.
   logic [6:0]    rd_free_q [NPorts];
   // Egress: serialiser (ticks still busy at the cycle's start), packet in flight, pending FC packets.
   logic [31:0]   ser_q [NPorts];
@@ -669,6 +670,7 @@ module ib_switch #(
   logic [NVl*PW-1:0] e_pick [NPorts];
   logic [PW-1:0] e_accptr [NPorts];
   logic [NPorts-1:0] e_acc;            // per output: its proposal accepted (or its read slot taken over)
+  logic [6:0]    e_rdfree [NPorts];    // per input: its free read slots after the cycle (the accept's)
 
   // Stage 3's accept, per input: proposals from last cycle's stage 2 (registered), taken round robin from
   // the input's pointer up to its free read slots after this cycle's completions; an output whose packet on
@@ -716,6 +718,7 @@ module ib_switch #(
     logic [NPorts-1:0] alo [NPorts];
     logic [6:0] free [NPorts];
     logic [7:0] nhi;
+    logic [7:0] ntot;
     logic [PW-1:0] ptr [NPorts];
     for (int q = 0; q < NPorts; q++) begin
       free[q] = rd_free_q[q] + (rst_ni ? relc_q[q] : 7'd0);
@@ -725,6 +728,13 @@ module ib_switch #(
                     || (a_lo[q][p] && nhi + a_clo[q][8*p +: 8] <= {1'b0, free[q]});
         alo[q][p] = a_lo[q][p] && acc[q][p];
       end
+      // The free read slots after the cycle: those free now, with the releases, less the accepts, which
+      // are the first `free` proposals in round-robin order, min(free, proposals) of them; from the count
+      // of the proposals, not from the commits one by one (in the update, an input's count was a chain of
+      // writes at computed indices over the outputs: 75 levels at 4 ports). Asserted: rd_free_q is speedup
+      // less reads_q, which the update still counts that way.
+      ntot = nhi + a_clo[q][8*(NPorts-1) +: 8];
+      e_rdfree[q] = (ntot >= {1'b0, free[q]}) ? 7'd0 : free[q] - ntot[6:0];
       // The pointer moves past the last accept: the highest accepted of `lo` if any, else of `hi`.
       ptr[q] = acc_ptr_q[q];
       if (alo[q] != '0) begin
@@ -867,7 +877,11 @@ module ib_switch #(
         arb_ok_w[p][v] = la_ok_q[p][v];
         arb_len_w[p][7*v +: 7] = la_len_q[p][7*v +: 7];
       end
-      arb_ready_w[p] = rst_ni && (la_st_q[p] == LaRq || e_cmt_w[p]);
+      // Ready in stages 2 and 3 (registers only), held unless stage 3 commits: the state moves exactly at
+      // a commit, as with ready at the commit only, and the grant, the same in both stages (the same
+      // registered requests), no longer waits for the accept; stage 2's proposal reads it, stage 3 reads
+      // it only at a commit (asserted to be the proposal).
+      arb_ready_w[p] = rst_ni && (la_st_q[p] == LaRq || la_st_q[p] == LaPr);
       // The starting packet's marking state (FECN decided at dequeue).
       e_gmk_w[p] = '0;
       e_gms_w[p] = 1'b0;
@@ -917,7 +931,7 @@ module ib_switch #(
       arb_len[p] = arb_len_w[p];
       arb_ok[p] = arb_ok_w[p];
       arb_ready[p] = arb_ready_w[p];
-      arb_hold[p] = rst_ni && la_st_q[p] == LaRq;
+      arb_hold[p] = !e_cmt_w[p];
     end
     for (int k = 0; k < NK; k++) begin
       ctx_req[k] = ctx_req_w[k];
@@ -1752,6 +1766,7 @@ module ib_switch #(
     logic [SW-1:0] vh_c [NPorts*NPorts*NVl];
     logic [SW-1:0] vt_c [NPorts*NPorts*NVl];
     logic [SW:0] vn_c [NPorts*NPorts*NVl];
+    logic [SW:0] ftop_c [NPorts];
     logic vq_ok;
 `endif
     /* verilator lint_off UNUSEDSIGNAL */
@@ -1766,6 +1781,9 @@ module ib_switch #(
     /* verilator lint_on UNUSEDSIGNAL */
     for (int q = 0; q < NPorts; q++) begin
       ftop_n[q] = ftop_q[q];
+`ifdef IBCYCLE_ASSERTIONS
+      ftop_c[q] = ftop_q[q];
+`endif
       fresh_n[q] = fresh_q[q];
       reads_n[q] = reads_q[q];
       rd_free_n[q] = rd_free_q[q];
@@ -1852,21 +1870,27 @@ module ib_switch #(
       end
     end else begin
       // Slots taken by this cycle's heads first: a slot popped from the free stack is the one on top at
-      // the cycle's start, before this cycle's grants push theirs.
+      // the cycle's start, before this cycle's grants push theirs. The pushes are counted by the free
+      // stack's prefix count (fp_cnt, its last entry: the pushes to input q's stack), not added one by one
+      // at computed indices (a chain over the outputs; kept under IBCYCLE_ASSERTIONS, asserted equal).
       for (int p = 0; p < NPorts; p++) begin
         if (i_head[p] && !i_head_drop[p]) begin
           if (i_fresh[p]) fresh_n[p] = fresh_n[p] + 1'b1;
           else ftop_n[p] = ftop_n[p] - 1'b1;
         end
+        ftop_n[p] = ftop_n[p] + (SW+1)'(fp_cnt[p][8*(NPorts-1) +: 8]);
+        rd_free_n[p] = e_rdfree[p];
       end
+`ifdef IBCYCLE_ASSERTIONS
+      for (int p = 0; p < NPorts; p++) begin
+        if (i_head[p] && !i_head_drop[p] && !i_fresh[p]) ftop_c[p] = ftop_c[p] - 1'b1;
+      end
+`endif
       // Egress: completions (a read handed over stays), commits (dequeue, round robin, read slot claimed),
       // starts (slot freed, packet in flight, FECN at dequeue), serialisers, FC.
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p]) begin
-          if (!if_keep_q[p]) begin
-            reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
-            rd_free_n[if_in_n[p]] = rd_free_n[if_in_n[p]] + 7'd1;
-          end
+          if (!if_keep_q[p]) reads_n[if_in_n[p]] = reads_n[if_in_n[p]] - 7'd1;
           if_v_n[p] = 1'b0;
         end
       end
@@ -1891,16 +1915,15 @@ module ib_switch #(
 `ifndef IBCYCLE_FAULT_RR_STUCK
           rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
 `endif
-          if (!e_xfer[p]) begin
-            reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
-            rd_free_n[e_gin[p]] = rd_free_n[e_gin[p]] - 7'd1;
-          end
+          if (!e_xfer[p]) reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
         end
         if (e_gnt[p]) begin
+`ifdef IBCYCLE_ASSERTIONS
 `ifdef IBCYCLE_FAULT_DUP_PACKET
           if (la_blk_q[p] == 7'd1)
 `endif
-          ftop_n[e_gin[p]] = ftop_n[e_gin[p]] + 1'b1;
+          ftop_c[e_gin[p]] = ftop_c[e_gin[p]] + 1'b1;
+`endif
           // Released when its last byte leaves; one whose last byte leaves in its start cycle, in the next
           // (completions are decided before this cycle's starts, as in the Switch).
           if_v_n[p] = 1'b1;
@@ -2113,6 +2136,8 @@ module ib_switch #(
 `endif
 `ifdef IBCYCLE_ASSERTIONS
     vq_ok = 1'b1;
+    // The free stacks' tops as the chain of pushes computed them.
+    for (int q = 0; q < NPorts; q++) vq_ok = vq_ok && (!rst_ni || ftop_c[q] == ftop_n[q]);
     for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
       // The head of an empty queue is no value (after its last dequeue, the link read at an unwritten slot).
       vq_ok = vq_ok && vt_c[q] == vt_n[q] && vn_c[q] == vn_n[q] && (vn_n[q] == '0 || vh_c[q] == vh_n[q]);
