@@ -271,25 +271,16 @@ pub fn build(
         c.args(&map.sources);
         c
     };
-    let run = |mut c: Command, what: &str| -> Result<(), RtlCheckError> {
-        let o = c
-            .output()
-            .map_err(|e| RtlCheckError::NoVerilator(e.to_string()))?;
-        if !o.status.success() {
-            return Err(RtlCheckError::Build(format!(
-                "{what}:\n{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            )));
-        }
-        Ok(())
-    };
     // One Verilator run writes the model and its makefile; the harness it names is written after, from the
     // ports the model's header declares.
     let cpp = dir.join("harness.cpp");
     std::fs::write(&cpp, "")?;
     let cpp_s = cpp.display().to_string();
-    run(base(&["--exe", &cpp_s, "-o", "rtlcheck_sim"]), "verilator")?;
+    run_tool(
+        base(&["--exe", &cpp_s, "-o", "rtlcheck_sim"]),
+        "verilator",
+        RtlCheckError::NoVerilator,
+    )?;
     let header = std::fs::read_to_string(dir.join("obj").join("Vrtl.h"))?;
     let ports = ports_of_header(&header);
     map.check_ports(&triples(&ports))?;
@@ -319,19 +310,28 @@ fn make_model(obj: &Path, opt: &str) -> Result<(), RtlCheckError> {
     let jobs = std::thread::available_parallelism()
         .map_or(1, |n| n.get().min(4))
         .to_string();
-    let o = Command::new("make")
-        .arg("-C")
+    let mut c = Command::new("make");
+    c.arg("-C")
         .arg(obj)
         .args(["-f", "Vrtl.mk", "-j", &jobs, "VM_PARALLEL_BUILDS=0"])
         .arg(format!("OPT_FAST={opt}"))
         .arg(format!("OPT_SLOW={opt}"))
         .arg(format!("OPT_GLOBAL={opt}"))
-        .arg("rtlcheck_sim")
-        .output()
-        .map_err(|e| RtlCheckError::Build(format!("make (for the Verilated model): {e}")))?;
+        .arg("rtlcheck_sim");
+    run_tool(c, "make (the Verilated model)", RtlCheckError::Build)
+}
+
+/// Runs a build tool, `what` naming it in the error: `missing` when it cannot be started, its output when
+/// it fails.
+fn run_tool(
+    mut c: Command,
+    what: &str,
+    missing: fn(String) -> RtlCheckError,
+) -> Result<(), RtlCheckError> {
+    let o = c.output().map_err(|e| missing(format!("{what}: {e}")))?;
     if !o.status.success() {
         return Err(RtlCheckError::Build(format!(
-            "make (the Verilated model):\n{}{}",
+            "{what}:\n{}{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         )));
@@ -375,31 +375,15 @@ fn runtime_objects(
     if trace {
         c.arg("--trace");
     }
-    let o = c
-        .arg(&sv)
-        .output()
-        .map_err(|e| RtlCheckError::NoVerilator(e.to_string()))?;
-    if !o.status.success() {
-        return Err(RtlCheckError::Build(format!(
-            "verilator (the runtime):\n{}",
-            String::from_utf8_lossy(&o.stderr)
-        )));
-    }
-    let o = Command::new("make")
-        .arg("-C")
+    c.arg(&sv);
+    run_tool(c, "verilator (the runtime)", RtlCheckError::NoVerilator)?;
+    let mut c = Command::new("make");
+    c.arg("-C")
         .arg(&work)
         .args(["-f", "Vrtl.mk"])
         .arg(format!("OPT_GLOBAL={opt}"))
-        .args(&names)
-        .output()
-        .map_err(|e| RtlCheckError::Build(format!("make (the Verilator runtime): {e}")))?;
-    if !o.status.success() {
-        return Err(RtlCheckError::Build(format!(
-            "make (the Verilator runtime):\n{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )));
-    }
+        .args(&names);
+    run_tool(c, "make (the Verilator runtime)", RtlCheckError::Build)?;
     for (n, o) in names.iter().zip(&objs) {
         std::fs::rename(work.join(n), o)?;
     }
