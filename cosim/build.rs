@@ -110,61 +110,80 @@ fn build() {
         }
         let mut variants = String::new();
         // The clean RTL, its control at the bug variants' parameters (if they differ), the bug variants.
+        // Each is a model of its own, but for a module whose faults are selected at run time
+        // (`Module::fault_select`): its control and bug variants are one model, built with every fault in,
+        // each bug variant a constructor that turns its fault on.
         let reduced = !m.bug_params.is_empty();
+        let select = m.fault_select && !m.bugs.is_empty();
         let variant_list: Vec<(Option<&str>, bool)> = std::iter::once((None, false))
             .chain(reduced.then_some((None, true)))
             .chain(m.bugs.iter().map(|&b| (Some(b), reduced)))
             .collect();
         for (bug, reduced) in variant_list {
             let control = reduced && bug.is_none();
-            let prefix = if control {
-                table::control_prefix(m.name)
+            // The model this variant runs on: (Verilator prefix, the fault built in, built with every fault).
+            let (prefix, build_bug, all_faults) = if select && (control || bug.is_some()) {
+                (table::faults_prefix(m.name), None, true)
+            } else if control {
+                (table::control_prefix(m.name), None, false)
             } else {
-                table::prefix(m.name, bug)
+                (table::prefix(m.name, bug), bug, false)
             };
-            let mdir = cache.join(&prefix);
-            let key = {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                (
-                    &script,
-                    &svh,
-                    &sources,
-                    format!("{m:?}"),
-                    bug,
-                    cpp_shim(m, &prefix),
-                    opt_level(m.name, bug),
-                    generated_top(m, reduced),
-                )
-                    .hash(&mut h);
-                format!("{:016x}", h.finish())
-            };
-            let stamp = cache.join(format!("{prefix}.stamp"));
-            let lib = format!("cosim_{prefix}");
-            let fresh = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
-                && cache.join(format!("lib{lib}.a")).exists();
-            if !fresh {
-                let _ = std::fs::remove_file(&stamp);
-                stale.push(Job {
-                    m,
-                    bug,
-                    reduced,
-                    prefix: prefix.clone(),
-                    mdir,
-                    sv: sv.clone(),
-                    stamp,
-                    key,
-                    lib: lib.clone(),
-                });
+            // A model is listed once: the first variant that runs on it builds it.
+            if !libs.contains(&format!("cosim_{prefix}")) {
+                let mdir = cache.join(&prefix);
+                let shim = cpp_shim(m, &prefix) + &select_shim(m, &prefix, all_faults);
+                let key = {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    (
+                        &script,
+                        &svh,
+                        &sources,
+                        format!("{m:?}"),
+                        build_bug,
+                        &shim,
+                        opt_level(m.name, build_bug.or(all_faults.then_some("all"))),
+                        verilator_opts(m.top),
+                        generated_top(m, reduced),
+                    )
+                        .hash(&mut h);
+                    format!("{:016x}", h.finish())
+                };
+                let stamp = cache.join(format!("{prefix}.stamp"));
+                let lib = format!("cosim_{prefix}");
+                let fresh = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
+                    && cache.join(format!("lib{lib}.a")).exists();
+                if !fresh {
+                    let _ = std::fs::remove_file(&stamp);
+                    stale.push(Job {
+                        m,
+                        bug: build_bug,
+                        all_faults,
+                        reduced,
+                        prefix: prefix.clone(),
+                        mdir,
+                        sv: sv.clone(),
+                        stamp,
+                        key,
+                        lib: lib.clone(),
+                        shim,
+                    });
+                }
+                libs.push(lib);
+                rust.push_str(&rust_externs(m, &prefix, all_faults));
             }
-            libs.push(lib);
-            rust.push_str(&rust_externs(m, &prefix));
             let bug_lit = bug.map_or("None".to_string(), |b| format!("Some({b:?})"));
             let params = if reduced { m.bug_params } else { m.params };
+            let new = match bug {
+                Some(b) if all_faults => format!("{prefix}_cosim_new_{}", b.to_ascii_lowercase()),
+                None if all_faults => format!("{prefix}_cosim_new_control"),
+                _ => format!("{prefix}_cosim_new"),
+            };
             let _ = writeln!(
                 variants,
                 "    Variant {{ module: {:?}, bug: {bug_lit}, control: {control}, params: &{params:?}, \
-                 new: {prefix}_cosim_new, delete: {prefix}_cosim_delete, \
+                 new: {new}, delete: {prefix}_cosim_delete, \
                  step: {prefix}_cosim_step, time_zero: {prefix}_cosim_time_zero, trace_open: {prefix}_cosim_trace_open, \
                  trace_close: {prefix}_cosim_trace_close, bench: {prefix}_cosim_bench, \
                  replay: {prefix}_cosim_replay }},",
@@ -261,6 +280,8 @@ fn model_cache(out: &Path) -> PathBuf {
 struct Job {
     m: &'static Module,
     bug: Option<&'static str>,
+    /// Built with every fault in, each turned on by its plusarg (`Module::fault_select`).
+    all_faults: bool,
     /// Built at the module's `bug_params` (a bug variant or the control).
     reduced: bool,
     prefix: String,
@@ -269,6 +290,8 @@ struct Job {
     stamp: PathBuf,
     key: String,
     lib: String,
+    /// The C ABI shim, compiled with the model.
+    shim: String,
 }
 
 /// Verilates variant `j` and compiles it, with its shim, into its own static library.
@@ -279,25 +302,9 @@ fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
         Some(text) => {
             let top = cache.join(format!("{}_top.sv", j.prefix));
             std::fs::write(&top, text).expect("write the generated top");
-            verilate(
-                j.m,
-                "cosim_top",
-                j.bug,
-                &j.prefix,
-                &j.mdir,
-                &top,
-                ydir.as_deref(),
-            );
+            verilate(j, "cosim_top", &top, ydir.as_deref());
         }
-        None => verilate(
-            j.m,
-            j.m.top,
-            j.bug,
-            &j.prefix,
-            &j.mdir,
-            &j.sv,
-            ydir.as_deref(),
-        ),
+        None => verilate(j, j.m.top, &j.sv, ydir.as_deref()),
     }
     // One translation unit per variant (Verilator's own VM_PARALLEL_BUILDS=0 "__ALL.cpp" scheme): each
     // generated file alone costs about a second of parsing verilated.h, the unit a little more.
@@ -305,7 +312,7 @@ fn build_variant(j: &Job, root: &Path, out: &Path, cache: &Path) {
     for class in model_files(&j.mdir, &j.prefix) {
         let _ = writeln!(unit, "#include \"{class}.cpp\"");
     }
-    unit.push_str(&cpp_shim(j.m, &j.prefix));
+    unit.push_str(&j.shim);
     let all = j.mdir.join(format!("{}__cosim_all.cpp", j.prefix));
     std::fs::write(&all, unit).expect("write the model's translation unit");
     let mut b = cc_build(root, out);
@@ -341,6 +348,19 @@ fn opt_level(module: &str, bug: Option<&str>) -> &'static str {
         "1"
     } else {
         "3"
+    }
+}
+
+/// Verilator options of one module beyond the common ones. `fecn_rewrite` is Verilated without the
+/// data-flow-graph optimiser (`-fno-dfg`): its parallel CRC is a few XOR reductions of masked wide vectors,
+/// which the optimiser expands into single-bit expressions: 24 MB of C++ at 32-byte beats (2.4 MB without
+/// it) that GCC took minutes to compile (about 9 s without). Elsewhere it pays (ib_switch's C++ is 14%
+/// smaller with it).
+fn verilator_opts(top: &str) -> &'static [&'static str] {
+    if top == "fecn_rewrite" {
+        &["-fno-dfg"]
+    } else {
+        &[]
     }
 }
 
@@ -481,15 +501,8 @@ fn generated_top(m: &Module, reduced: bool) -> Option<String> {
     ))
 }
 
-fn verilate(
-    m: &Module,
-    top: &str,
-    bug: Option<&str>,
-    prefix: &str,
-    mdir: &Path,
-    sv: &Path,
-    ydir: Option<&Path>,
-) {
+fn verilate(j: &Job, top: &str, sv: &Path, ydir: Option<&Path>) {
+    let (m, bug, all_faults, prefix, mdir) = (j.m, j.bug, j.all_faults, &j.prefix, &j.mdir);
     let _ = std::fs::remove_dir_all(mdir);
     let mut cmd = Command::new("verilator");
     cmd.args([
@@ -501,6 +514,7 @@ fn verilate(
         "fast",
         "--trace",
     ])
+    .args(verilator_opts(m.top))
     .args(["--top-module", top, "--prefix", prefix, "-Mdir"])
     .arg(mdir);
     // A generated top sets the module's parameters on its instance.
@@ -512,7 +526,7 @@ fn verilate(
     // The RTL's own assertions (the spec's invariants) are on in the clean models, so every co-simulation
     // checks them; a fault variant is built without them, so its self-test measures what the lockstep
     // comparison alone catches (hdl/tb/run.sh reports what the assertions catch on their own).
-    cmd.arg(if bug.is_some() {
+    cmd.arg(if bug.is_some() || all_faults {
         "--noassert"
     } else {
         "--assert"
@@ -521,6 +535,9 @@ fn verilate(
     if let Some(b) = bug {
         cmd.arg("-DIBCYCLE_FAULTS_ENABLE")
             .arg(format!("-D{}", table::fault_macro(b)));
+    }
+    if all_faults {
+        cmd.args(["-DIBCYCLE_FAULTS_ENABLE", "-DIBCYCLE_FAULTS_SELECT"]);
     }
     // A composed module (ib_switch) finds its submodules next to it (in hdl/, also behind a registered top).
     if let Some(dir) = ydir {
@@ -666,11 +683,25 @@ fn long_array(m: &Module) -> bool {
     m.ports.iter().any(|p| p.width > 64 && words(p) > 32)
 }
 
-fn rust_externs(m: &Module, prefix: &str) -> String {
+fn rust_externs(m: &Module, prefix: &str, all_faults: bool) -> String {
     let io = io_name(m);
+    // A model with every fault in is made only by its own constructors (each sets its context's arguments).
+    let mut news = String::new();
+    if !all_faults {
+        let _ = writeln!(news, "fn {prefix}_cosim_new() -> *mut c_void;");
+    } else {
+        let _ = writeln!(news, "fn {prefix}_cosim_new_control() -> *mut c_void;");
+        for b in m.bugs {
+            let _ = writeln!(
+                news,
+                "fn {prefix}_cosim_new_{}() -> *mut c_void;",
+                b.to_ascii_lowercase()
+            );
+        }
+    }
     format!(
         "extern \"C\" {{\n\
-         fn {prefix}_cosim_new() -> *mut c_void;\n\
+         {news}\
          fn {prefix}_cosim_delete(h: *mut c_void);\n\
          fn {prefix}_cosim_step(h: *mut c_void, io: *mut {io}) -> c_int;\n\
          fn {prefix}_cosim_time_zero(h: *mut c_void, cycle: u64);\n\
@@ -680,6 +711,35 @@ fn rust_externs(m: &Module, prefix: &str) -> String {
          fn {prefix}_cosim_replay(h: *mut c_void, io: *mut {io}, ins: *const {io}, len: u64, n: u64) -> u64;\n\
          }}\n"
     )
+}
+
+/// The constructors of a model built with every fault in (`Module::fault_select`): the control's, with no
+/// fault on, and one per bug variant, whose context carries the plusarg that turns that fault on (the RTL
+/// reads it in an `initial` block, at the first eval; a context must have its arguments set before a model
+/// asks for a plusarg, even none). Empty for any other model.
+fn select_shim(m: &Module, prefix: &str, all_faults: bool) -> String {
+    let mut s = String::new();
+    if !all_faults {
+        return s;
+    }
+    let ctor = |name: &str, args: &str| {
+        format!(
+            r#"
+extern "C" void* {prefix}_cosim_new_{name}() {{
+    void* hv = {prefix}_cosim_new();
+    const char* argv[] = {{{args}}};
+    static_cast<Handle*>(hv)->ctx->commandArgs(sizeof argv / sizeof argv[0], argv);
+    return hv;
+}}
+"#
+        )
+    };
+    s.push_str(&ctor("control", "\"cosim\""));
+    for b in m.bugs {
+        let args = format!("\"cosim\", \"+{}\"", table::fault_macro(b));
+        s.push_str(&ctor(&b.to_ascii_lowercase(), &args));
+    }
+    s
 }
 
 /// The C ABI shim of one variant. `step` is one clock edge: inputs with clk = 0, eval, outputs, clk = 1, eval;

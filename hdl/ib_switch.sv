@@ -75,7 +75,8 @@
 //   fill) is registers, updated procedurally in one always_ff: every output reads every VoQ's count each
 //   cycle, so it is not a memory.
 //
-// Fault-injection variants (build-time, for the co-simulation's self-test; each needs IBCYCLE_FAULTS_ENABLE):
+// Fault-injection variants (for the co-simulation's self-test; each needs IBCYCLE_FAULTS_ENABLE; one built by its
+// macro, or all built in with IBCYCLE_FAULTS_SELECT and one turned on by the plusarg +IBCYCLE_FAULT_<NAME>):
 //   IBCYCLE_FAULT_CREDIT_LEAK   a released packet returns one block less to its input's credit_rx
 //   IBCYCLE_FAULT_FECN_INVERT   the marking state read by the FECN decision is inverted
 //   IBCYCLE_FAULT_DUP_PACKET    a granted packet of more than one block stays at its VoQ head (sent twice)
@@ -181,6 +182,62 @@ module ib_switch #(
 `endif
 `ifdef IBCYCLE_FAULT_RR_STUCK
   $fatal(1, "IBCYCLE_FAULT_RR_STUCK is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
+  // Each fault's flag is a constant, 1 only in its variant, so a build without faults folds the fault's
+  // logic away. With IBCYCLE_FAULTS_SELECT (and the enable) every fault is built in and a plusarg named as
+  // its macro (+IBCYCLE_FAULT_<NAME>) turns one on at run time: the co-simulation's fault hunt compiles one
+  // model instead of one per fault.
+`ifdef IBCYCLE_FAULTS_SELECT
+`ifndef IBCYCLE_FAULTS_ENABLE
+  $fatal(1, "IBCYCLE_FAULTS_SELECT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+  logic FltCreditLeak, FltFecnInvert, FltDupPacket, FltVlMix, FltSl2vlIndex, FltCreditBypass, FltRrStuck;
+  initial begin
+    FltCreditLeak = $test$plusargs("IBCYCLE_FAULT_CREDIT_LEAK") != 0;
+    FltFecnInvert = $test$plusargs("IBCYCLE_FAULT_FECN_INVERT") != 0;
+    FltDupPacket = $test$plusargs("IBCYCLE_FAULT_DUP_PACKET") != 0;
+    FltVlMix = $test$plusargs("IBCYCLE_FAULT_VL_MIX") != 0;
+    FltSl2vlIndex = $test$plusargs("IBCYCLE_FAULT_SL2VL_INDEX") != 0;
+    FltCreditBypass = $test$plusargs("IBCYCLE_FAULT_CREDIT_BYPASS") != 0;
+    FltRrStuck = $test$plusargs("IBCYCLE_FAULT_RR_STUCK") != 0;
+  end
+`else
+`ifdef IBCYCLE_FAULT_CREDIT_LEAK
+  localparam bit FltCreditLeak = 1'b1;
+`else
+  localparam bit FltCreditLeak = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_FECN_INVERT
+  localparam bit FltFecnInvert = 1'b1;
+`else
+  localparam bit FltFecnInvert = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_DUP_PACKET
+  localparam bit FltDupPacket = 1'b1;
+`else
+  localparam bit FltDupPacket = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_VL_MIX
+  localparam bit FltVlMix = 1'b1;
+`else
+  localparam bit FltVlMix = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_SL2VL_INDEX
+  localparam bit FltSl2vlIndex = 1'b1;
+`else
+  localparam bit FltSl2vlIndex = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
+  localparam bit FltCreditBypass = 1'b1;
+`else
+  localparam bit FltCreditBypass = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_RR_STUCK
+  localparam bit FltRrStuck = 1'b1;
+`else
+  localparam bit FltRrStuck = 1'b0;
 `endif
 `endif
 
@@ -457,11 +514,7 @@ module ib_switch #(
       if (tbl_we_i && !tbl_sel_i && tbl_addr_i == rx_dlid_i[16*p +: 16]) o[p] = tbl_data_i[7:0];
       ov[p] = VlDrop;
       t[p] = '0;
-`ifdef IBCYCLE_FAULT_SL2VL_INDEX
-      row[p] = 32'(o[p])*NPorts + p;
-`else
-      row[p] = p*NPorts + 32'(o[p]);
-`endif
+      row[p] = FltSl2vlIndex ? 32'(o[p])*NPorts + p : p*NPorts + 32'(o[p]);
       if (o[p] != NoRoute && 32'(o[p]) < NPorts) begin
         t[p] = sl2vl_q[row[p]];
         if (tbl_we_i && tbl_sel_i && 32'(tbl_addr_i) == row[p]) t[p] = tbl_data_i;
@@ -888,11 +941,7 @@ module ib_switch #(
       for (int v = 0; v < NVl; v++) begin
         if (32'(la_vl_q[p]) == v) begin
           e_gmk_w[p] = mk_q[p*NVl + v];
-`ifdef IBCYCLE_FAULT_FECN_INVERT
-          e_gms_w[p] = !cd_mark[p*NVl + v];
-`else
-          e_gms_w[p] = cd_mark[p*NVl + v];
-`endif
+          e_gms_w[p] = FltFecnInvert ^ cd_mark[p*NVl + v];
         end
       end
       // The step as if the marking state were set (from registers), the detector's decision (late: its
@@ -954,9 +1003,7 @@ module ib_switch #(
         end
         e_ok[p][v] = e_req[p][v] && (e_poh[p][v] & fit) != '0;
       end
-`ifdef IBCYCLE_FAULT_CREDIT_BYPASS
-      e_ok[p] = e_req[p];
-`endif
+      if (FltCreditBypass) e_ok[p] = e_req[p];
       // Stage 1: no decision under way, a request with credit, the wire free within LookCycles (its
       // ready cycle, t + busy ticks / ticks per cycle, at most t + LookCycles: no divider needed).
       e_rq[p] = rst_ni && la_st_q[p] == LaIdle && (e_req[p] & e_ok[p]) != '0
@@ -1000,11 +1047,7 @@ module ib_switch #(
       tx_off_o[17*p +: 17] = '0;
       tx_tag_o[32*p +: 32] = '0;
       if (e_gnt[p]) begin
-`ifdef IBCYCLE_FAULT_VL_MIX
-        tx_vl_o[4*p +: 4] = ivl[p];
-`else
-        tx_vl_o[4*p +: 4] = e_gvl[p];
-`endif
+        tx_vl_o[4*p +: 4] = FltVlMix ? ivl[p] : e_gvl[p];
         tx_fecn_o[p] = fh[p][0] | (fh[p][1] & mt[p]) | e_gmark[p];
         tx_len_o[13*p +: 13] = e_glen[p];
         tx_off_o[17*p +: 17] = 17'(ser_q[p]);
@@ -1052,11 +1095,7 @@ module ib_switch #(
 
   // The state update after the ingress phase, each element from the cycle's events that touch it (a loop
   // whose index is the element: no array is written at a computed index here, see egress).
-`ifdef IBCYCLE_FAULT_FECN_INVERT
-`define IB_SWITCH_MSTATE(K) !cd_mark[K]
-`else
-`define IB_SWITCH_MSTATE(K) cd_mark[K]
-`endif
+`define IB_SWITCH_MSTATE(K) (FltFecnInvert ^ cd_mark[K])
 
   // a + b (9 bits) with the carries from a Kogge-Stone tree, each node one multiplexer (generate and
   // propagate exclude each other, as in cct_shaper): the drain's last add, four levels of carries where
@@ -1526,9 +1565,7 @@ module ib_switch #(
     for (int q = 0; q < NPorts; q++) begin
       for (int p = 0; p < NPorts; p++) begin
         fp_push[q][p] = e_gnt[p] && 32'(e_gin[p]) == q;
-`ifdef IBCYCLE_FAULT_DUP_PACKET
-        if (la_blk_q[p] != 7'd1) fp_push[q][p] = 1'b0;
-`endif
+        if (FltDupPacket && la_blk_q[p] != 7'd1) fp_push[q][p] = 1'b0;
       end
     end
   end : fpush_req
@@ -1595,11 +1632,7 @@ module ib_switch #(
         mt[q][o] = 1'b0;
         mh[q][o] = 1'b0;
         for (int v = 0; v < NVl; v++) begin
-          if (32'(la_in_q[o]) == q && 32'(la_vl_q[o]) == v
-`ifdef IBCYCLE_FAULT_DUP_PACKET
-              && e_cblk[o] == 7'd1
-`endif
-             ) begin
+          if (32'(la_in_q[o]) == q && 32'(la_vl_q[o]) == v && (!FltDupPacket || e_cblk[o] == 7'd1)) begin
             if ((q*NPorts + o)*NVl + v == jt[q]) mt[q][o] = 1'b1;
             if ((q*NPorts + o)*NVl + v == jh[q]) mh[q][o] = 1'b1;
           end
@@ -1626,11 +1659,7 @@ module ib_switch #(
       a_dh = 1'b0;
       for (int o = 0; o < NPorts; o++) begin
         for (int v = 0; v < NVl; v++) begin
-          if (e_cmt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v
-`ifdef IBCYCLE_FAULT_DUP_PACKET
-              && e_cblk[o] == 7'd1
-`endif
-             ) begin
+          if (e_cmt[o] && 32'(e_gin[o]) == q && 32'(e_gvl[o]) == v && (!FltDupPacket || e_cblk[o] == 7'd1)) begin
             if ((q*NPorts + o)*NVl + v == jt[q]) a_dt = 1'b1;
             if ((q*NPorts + o)*NVl + v == a_jh) a_dh = 1'b1;
           end
@@ -1899,30 +1928,23 @@ module ib_switch #(
         if (e_cmt[p]) begin
           j = (32'(e_gin[p])*NPorts + p)*NVl + 32'(e_gvl[p]);
 `ifdef IBCYCLE_ASSERTIONS
-`ifdef IBCYCLE_FAULT_DUP_PACKET
-          if (e_cblk[p] == 7'd1) begin
-`endif
-          vn_c[j] = vn_c[j] - 1'b1;
-          for (int q = 0; q < NPorts; q++) begin
-            if (32'(e_gin[p]) == q) begin
-              vh_c[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+          if (!FltDupPacket || e_cblk[p] == 7'd1) begin
+            vn_c[j] = vn_c[j] - 1'b1;
+            for (int q = 0; q < NPorts; q++) begin
+              if (32'(e_gin[p]) == q) begin
+                vh_c[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+              end
             end
           end
-`ifdef IBCYCLE_FAULT_DUP_PACKET
+`endif
+          if (!FltRrStuck) begin
+            rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
           end
-`endif
-`endif
-`ifndef IBCYCLE_FAULT_RR_STUCK
-          rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
-`endif
           if (!e_xfer[p]) reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
         end
         if (e_gnt[p]) begin
 `ifdef IBCYCLE_ASSERTIONS
-`ifdef IBCYCLE_FAULT_DUP_PACKET
-          if (la_blk_q[p] == 7'd1)
-`endif
-          ftop_c[e_gin[p]] = ftop_c[e_gin[p]] + 1'b1;
+          if (!FltDupPacket || la_blk_q[p] == 7'd1) ftop_c[e_gin[p]] = ftop_c[e_gin[p]] + 1'b1;
 `endif
           // Released when its last byte leaves; one whose last byte leaves in its start cycle, in the next
           // (completions are decided before this cycle's starts, as in the Switch).
@@ -1937,11 +1959,7 @@ module ib_switch #(
             for (int v = 0; v < NVl; v++) begin
               if (32'(e_gvl[p]) == v) begin
                 mk = mk_step(mk_q[p*NVl + v], p, e_glen[p], 1'b1);
-`ifdef IBCYCLE_FAULT_FECN_INVERT
-                if (!cd_mark[p*NVl + v]) mk_n[p*NVl + v] = mk[15:0];
-`else
-                if (cd_mark[p*NVl + v]) mk_n[p*NVl + v] = mk[15:0];
-`endif
+                if (FltFecnInvert ^ cd_mark[p*NVl + v]) mk_n[p*NVl + v] = mk[15:0];
               end
             end
           end
@@ -2027,9 +2045,7 @@ module ib_switch #(
       for (int k = 0; k < NPorts*NPorts*NVl; k++) begin
         vq_deq = e_cmt[k / NVl % NPorts] && 32'(e_gin[k / NVl % NPorts]) == k / (NPorts*NVl)
                  && 32'(e_gvl[k / NVl % NPorts]) == k % NVl;
-`ifdef IBCYCLE_FAULT_DUP_PACKET
-        vq_deq = vq_deq && e_cblk[k / NVl % NPorts] == 7'd1;
-`endif
+        vq_deq = vq_deq && (!FltDupPacket || e_cblk[k / NVl % NPorts] == 7'd1);
         vq_tenq = ar_v_q[k / (NPorts*NVl)] && i_tail_enq[k / (NPorts*NVl)]
                   && 32'(ar_out_q[k / (NPorts*NVl)]) == k / NVl % NPorts && 32'(ar_ovl_q[k / (NPorts*NVl)]) == k % NVl;
         vq_henq = i_head[k / (NPorts*NVl)] && !i_head_drop[k / (NPorts*NVl)] && i_head_enq[k / (NPorts*NVl)]
@@ -2055,11 +2071,7 @@ module ib_switch #(
       for (int p = 0; p < NPorts; p++) begin
         frt[NPorts + p] = '0;
         if (if_v_n[p] && ser_le_n[p] && 32'(if_in_n[p])*NVl + 32'(if_vl_n[p]) == k) begin
-`ifdef IBCYCLE_FAULT_CREDIT_LEAK
-          frt[NPorts + p] = 16'(if_blk_n[p]) - 16'(if_blk_n[p] > 7'd1);
-`else
-          frt[NPorts + p] = 16'(if_blk_n[p]);
-`endif
+          frt[NPorts + p] = 16'(if_blk_n[p]) - 16'(FltCreditLeak && if_blk_n[p] > 7'd1);
         end
       end
       for (int i = NPorts - 1; i >= 1; i--) frt[i] = frt[2*i] + frt[2*i + 1];
@@ -2170,10 +2182,8 @@ module ib_switch #(
         end
         hb = 7'((hl + 13'd63) >> 6);
         a_ok = a_ok && !(rst_ni && e_req[p][v] && e_len[p][7*v +: 7] != hb);
-`ifndef IBCYCLE_FAULT_CREDIT_BYPASS
-        a_ok = a_ok && !(rst_ni && e_ok[p][v]
-                         != (e_req[p][v] && ctx_fcclq[p*NVl + v] - (ctx_fctbs[p*NVl + v] + 12'(hb)) <= 12'd2048));
-`endif
+        a_ok = a_ok && (FltCreditBypass || !(rst_ni && e_ok[p][v]
+                         != (e_req[p][v] && ctx_fcclq[p*NVl + v] - (ctx_fctbs[p*NVl + v] + 12'(hb)) <= 12'd2048)));
       end
     end
     for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && ctx_err[k]);
@@ -2183,11 +2193,7 @@ module ib_switch #(
       frc = '0;
       for (int p = 0; p < NPorts; p++) begin
         if (e_done[p] && 32'(if_in_q[p])*NVl + 32'(if_vl_q[p]) == k) begin
-`ifdef IBCYCLE_FAULT_CREDIT_LEAK
-          frc = frc + 16'(if_blk_q[p]) - 16'(if_blk_q[p] > 7'd1);
-`else
-          frc = frc + 16'(if_blk_q[p]);
-`endif
+          frc = frc + 16'(if_blk_q[p]) - 16'(FltCreditLeak && if_blk_q[p] > 7'd1);
         end
       end
       a_ok = a_ok && !(rst_ni && fr_q[k] != frc);

@@ -789,6 +789,8 @@ fn every_command_shown_runs() {
     let _ = std::fs::remove_dir_all(&scratch);
     let (mut ran, mut left_out) = (0, Vec::new());
     let mut failed = Vec::new();
+    // Each command's wall time: the slowest are printed, to see where this test's time goes.
+    let mut slowest = Vec::new();
     for (k, path) in documents().into_iter().enumerate() {
         let doc = read_doc(&path);
         let mpirun: BTreeSet<String> = doc
@@ -840,7 +842,9 @@ fn every_command_shown_runs() {
             if !bug {
                 cmd.env("IBCYCLE_SHORT_RUN_US", SHORT_US.to_string());
             }
+            let t0 = std::time::Instant::now();
             let out = cmd.output().unwrap();
+            slowest.push((t0.elapsed(), format!("{at}: ibcycle {}", args.join(" "))));
             let want = if bug { 1 } else { 0 };
             if out.status.code() != Some(want) {
                 failed.push(format!(
@@ -861,6 +865,10 @@ fn every_command_shown_runs() {
         "{ran} commands ran; left out (each covered by a test of its own):\n  {}",
         left_out.join("\n  ")
     );
+    slowest.sort_by_key(|s| std::cmp::Reverse(s.0));
+    for (d, what) in slowest.iter().take(8) {
+        eprintln!("{:7.1} s  {what}", d.as_secs_f64());
+    }
     assert!(
         failed.is_empty(),
         "commands that fail as shown:\n{}",

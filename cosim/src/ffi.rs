@@ -22,7 +22,8 @@ pub struct Variant<Io: 'static> {
     pub module: &'static str,
     /// Bug variant name, `None` for the clean RTL.
     pub bug: Option<&'static str>,
-    /// The clean RTL built at the module's `bug_params`: the control a bug variant's mismatch is set against.
+    /// The clean RTL built at the module's `bug_params`: the control a bug variant's mismatch is set against
+    /// (for a module whose faults are selected at run time, its model with every fault in and none on).
     pub control: bool,
     /// The parameters the model was built at (`table::Module::params`, or `bug_params` for a bug variant and
     /// the control).

@@ -44,10 +44,15 @@ pub struct Module {
     /// Parameters the fault variants are built at instead of `params` (empty: at `params`), behind a
     /// generated top with the table's port widths (each port's low lanes feed the smaller module, its
     /// outputs read zero above them), together with a control: the clean RTL at the same parameters
-    /// ([`control_prefix`]). A fault variant runs only until a trace shows its fault, and the traces that show
+    /// ([`control_prefix`]; with [`Module::fault_select`], the model with every fault in and none on). A fault variant runs only until a trace shows its fault, and the traces that show
     /// the switch's faults have at most 8 ports: at 8 ports instead of 18 a switch model is a third of the C++
     /// to compile, and the switch's seven variants were most of the test command's build time.
     pub bug_params: &'static [(&'static str, u32)],
+    /// Whether the bug variants (and the control) are one model, built with every fault in
+    /// (`IBCYCLE_FAULTS_SELECT`), each turned on at run time by the plusarg `+IBCYCLE_FAULT_<NAME>`, instead
+    /// of a model per variant. The RTL must support it (ib_switch does): for the switch, seven models of
+    /// 40 MB of C++ each became one.
+    pub fault_select: bool,
     /// Whether the module is the twin of a Rust block (false for test-only modules, which `--list` omits).
     pub twin: bool,
 }
@@ -78,6 +83,7 @@ pub const MODULES: &[Module] = &[
         ],
         bugs: &["BUG_CREDIT_WRAP", "BUG_FC_ORDER"],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -110,6 +116,7 @@ pub const MODULES: &[Module] = &[
             "BUG_CAP_CHECK",
         ],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -126,6 +133,7 @@ pub const MODULES: &[Module] = &[
         ],
         bugs: &["BUG_TICK_DRIFT"],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -147,6 +155,7 @@ pub const MODULES: &[Module] = &[
         ],
         bugs: &["BUG_COUNTER_RELOAD", "BUG_PACKET_SIZE", "BUG_LFSR_STALL"],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -174,6 +183,7 @@ pub const MODULES: &[Module] = &[
         ],
         bugs: &["BUG_WEIGHT_UNIT", "BUG_VL15_PRIORITY", "BUG_HIGH_LIMIT"],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -206,6 +216,7 @@ pub const MODULES: &[Module] = &[
             "BUG_STALL_WINDOW",
         ],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -237,6 +248,7 @@ pub const MODULES: &[Module] = &[
             "BUG_BECN_FIRST",
         ],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -261,6 +273,7 @@ pub const MODULES: &[Module] = &[
         ],
         bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -285,6 +298,7 @@ pub const MODULES: &[Module] = &[
         ],
         bugs: &["BUG_VCRC_BYTE_ORDER", "BUG_FECN_BIT"],
         bug_params: &[],
+        fault_select: false,
         twin: true,
     },
     Module {
@@ -364,6 +378,7 @@ pub const MODULES: &[Module] = &[
             "BUG_RR_STUCK",
         ],
         bug_params: &[("NPorts", 8), ("PW", 3)],
+        fault_select: true,
         twin: false,
     },
     Module {
@@ -383,6 +398,7 @@ pub const MODULES: &[Module] = &[
         ],
         bugs: &[],
         bug_params: &[],
+        fault_select: false,
         twin: false,
     },
 ];
@@ -413,6 +429,11 @@ pub fn prefix(module: &str, bug: Option<&str>) -> String {
 /// The Verilator prefix of a module's control model (the clean RTL at its `bug_params`): `V<module>_control`.
 pub fn control_prefix(module: &str) -> String {
     format!("V{module}_control")
+}
+
+/// The Verilator prefix of a module's model with every fault in (`Module::fault_select`): `V<module>_faults`.
+pub fn faults_prefix(module: &str) -> String {
+    format!("V{module}_faults")
 }
 
 /// The preprocessor macro that builds bug variant `bug` (`BUG_<NAME>` -> `IBCYCLE_FAULT_<NAME>`): defined

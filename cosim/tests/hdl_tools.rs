@@ -40,37 +40,47 @@ fn twins_lint_clean_with_wall() {
 
 /// A fault variant's macro builds only with `IBCYCLE_FAULTS_ENABLE` beside it: defined alone (a stray define
 /// in a file listed before the module, say) elaboration stops with an error naming it; with the enable the
-/// variant lints clean. Every variant of every twin, through Verilator as the co-simulation's build runs it.
+/// variant lints clean. Every variant of every twin, and the switch's all-faults build, through Verilator
+/// as the co-simulation's build runs it.
 #[test]
 fn fault_variant_without_the_enable_fails_to_build() {
-    for m in registry::blocks() {
-        for bug in m.bugs {
-            let mac = cosim::table::fault_macro(bug);
-            let lint = |enable: bool| {
-                let mut c = Command::new("verilator");
-                c.args(["--lint-only", "-Wall", "-y"])
-                    .arg(hdl(m.top).parent().unwrap())
-                    .args(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
-                if enable {
-                    c.arg("-DIBCYCLE_FAULTS_ENABLE");
-                }
-                tool(c.arg(format!("-D{mac}")).arg(hdl(m.top)), "verilator")
-            };
-            let o = lint(false);
-            let err = String::from_utf8_lossy(&o.stderr);
-            assert!(
-                !o.status.success()
-                    && err.contains(&format!("{mac} is defined without IBCYCLE_FAULTS_ENABLE")),
-                "{} {bug}: built without the enable: {err}",
-                m.name
-            );
-            let o = lint(true);
-            assert!(
-                o.status.success() && o.stderr.is_empty(),
-                "{} {bug} with the enable: {}",
-                m.name,
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
+    // Each block's variant macros, and the one that builds every fault in (selected at run time) of a module
+    // that has it: the switch's, the model its variants run on (its seven variant guards, the same form, are
+    // not linted here: ten seconds of Verilator each).
+    let blocks = registry::blocks().flat_map(|m| {
+        m.bugs
+            .iter()
+            .map(move |b| (m, *b, cosim::table::fault_macro(b)))
+    });
+    let select = cosim::table::MODULES
+        .iter()
+        .filter(|m| m.fault_select)
+        .map(|m| (m, "all faults", "IBCYCLE_FAULTS_SELECT".to_string()));
+    for (m, bug, mac) in blocks.chain(select) {
+        let lint = |enable: bool| {
+            let mut c = Command::new("verilator");
+            c.args(["--lint-only", "-Wall", "-y"])
+                .arg(hdl(m.top).parent().unwrap())
+                .args(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
+            if enable {
+                c.arg("-DIBCYCLE_FAULTS_ENABLE");
+            }
+            tool(c.arg(format!("-D{mac}")).arg(hdl(m.top)), "verilator")
+        };
+        let o = lint(false);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success()
+                && err.contains(&format!("{mac} is defined without IBCYCLE_FAULTS_ENABLE")),
+            "{} {bug}: built without the enable: {err}",
+            m.name
+        );
+        let o = lint(true);
+        assert!(
+            o.status.success() && o.stderr.is_empty(),
+            "{} {bug} with the enable: {}",
+            m.name,
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 }
