@@ -484,8 +484,12 @@ impl Endpoint {
         let end = self.now + n;
         let interval = u64::from(self.lanes[0].crx.config().fc_interval);
         if n <= 2 * interval && self.receive_quiet() {
-            self.skip_quiet(end);
-            return;
+            // Up to the arrival's tail, if a packet is arriving: the general loop takes it in there.
+            let stop = self.look.map_or(end, |w| w.min(end));
+            self.skip_quiet(stop, end);
+            if self.now == end {
+                return;
+            }
         }
         // Whole periods of left-off repeats (see `period_start`): the cycle the run of them began at.
         // Looked for only where a jump can follow (two periods before `end`), so a short skip pays
@@ -553,35 +557,41 @@ impl Endpoint {
         }
     }
 
-    /// Whether the receive side has nothing of its own but its `credit_rx` timers: no packet arriving, no
-    /// blocks held, IB credits without the drain-rate mode. Then a cycle's receive side is each VL's
-    /// `credit_rx` stepped on idle inputs, and only a timer fire (or a change of FCCL, which such a cycle
-    /// cannot make) sends anything; none of this changes while the endpoint skips.
+    /// Whether the receive side has nothing of its own before the arriving packet's tail, if any, but its
+    /// `credit_rx` timers: no blocks held, IB credits without the drain-rate mode, and a packet arriving
+    /// only if its blocks may be counted late (`CreditRx::can_absorb`; its look is then its tail). Then a
+    /// cycle's receive side before the tail is each VL's `credit_rx` stepped on idle inputs, and only a
+    /// timer fire sends anything: the arriving blocks change no FCCL (ABR rises as the free count falls),
+    /// cannot overflow, and `can_absorb` stays true as they are counted (the remaining blocks fall with
+    /// the free count), so they may be counted at the tail's step, or the next step, instead of at the
+    /// fires (`Arrival::absorb_before` there takes every block in by then).
     fn receive_quiet(&self) -> bool {
-        self.look.is_none()
-            && self.drain.is_none()
+        self.drain.is_none()
             && self.pfc.is_none()
             && self.lanes.iter().all(|l| l.held == 0)
+            && self.arriving.as_ref().is_none_or(|(a, vl, _)| {
+                !a.is_done() && self.lanes[usize::from(*vl)].crx.can_absorb(a.remaining())
+            })
     }
 
-    /// [`Endpoint::skip`] to `end` when [`Endpoint::receive_quiet`] holds and the skip is too short for a
-    /// period jump: from fire to fire, each `credit_rx` moved to its fire and stepped there in one
-    /// `skip_then_idle_step` (the step of [`Endpoint::receive`] with nothing in: the same state and
-    /// outputs, see `CreditRx::skip_then_idle_step`), the fire's flow-control packets handled as the
-    /// general loop handles them.
-    fn skip_quiet(&mut self, end: u64) {
-        while self.now < end {
-            let mut k = end - self.now;
+    /// [`Endpoint::skip`] to `stop` (at most the skip's `end`) when [`Endpoint::receive_quiet`] holds and
+    /// the skip is too short for a period jump: from fire to fire, each `credit_rx` moved to its fire and
+    /// stepped there in one `skip_then_idle_step` (the step of [`Endpoint::receive`] with nothing in: the
+    /// same state and outputs, see `CreditRx::skip_then_idle_step`), the fire's flow-control packets
+    /// handled as the general loop handles them.
+    fn skip_quiet(&mut self, stop: u64, end: u64) {
+        while self.now < stop {
+            let mut k = stop - self.now;
             for l in &self.lanes {
                 if let Some(e) = l.crx.next_event() {
                     k = k.min(e);
                 }
             }
-            if self.now + k == end {
+            if self.now + k == stop {
                 for l in &mut self.lanes {
                     l.crx.skip(k);
                 }
-                self.now = end;
+                self.now = stop;
                 return;
             }
             debug_assert!(self.transmit_idle(), "an output in a skipped cycle");
