@@ -482,11 +482,19 @@ impl Endpoint {
             "skip past an event"
         );
         let end = self.now + n;
+        let interval = u64::from(self.lanes[0].crx.config().fc_interval);
+        if n <= 2 * interval && self.receive_quiet() {
+            // Up to the arrival's tail, if a packet is arriving: the general loop takes it in there.
+            let stop = self.look.map_or(end, |w| w.min(end));
+            self.skip_quiet(stop, end);
+            if self.now == end {
+                return;
+            }
+        }
         // Whole periods of left-off repeats (see `period_start`): the cycle the run of them began at.
         // Looked for only where a jump can follow (two periods before `end`), so a short skip pays
         // nothing for it.
         let mut period: Option<u64> = None;
-        let interval = u64::from(self.lanes[0].crx.config().fc_interval);
         while self.now < end {
             // The cycles to the first with receive-side work of its own (0: this one); one pass over the
             // `credit_rx` timers serves both the "due now" test and the distance.
@@ -535,24 +543,10 @@ impl Endpoint {
                     }
                 }
                 self.receive(self.now, None, None);
-                while self.fc_pending != 0 {
-                    // A timer fired: its packet leaves at `s`, the first cycle the wire allows, the lowest
-                    // VL first, each after the one before. A repeat whose cycle lies in the skip is left off
-                    // (`set_fc_repeats_off`) with its wire time; any other was waited for (`next_event`),
-                    // so it and those behind it leave at or after the skip's end.
-                    let vl = self.fc_pending.trailing_zeros() as usize;
-                    let s = self.ser.fc_ready_cycle(self.rate, self.now);
-                    let repeat = self.lanes[vl]
-                        .fc_last
-                        .repeats(self.lanes[vl].ctx.fctbs_q, self.lanes[vl].fc_fccl);
-                    if s < end && self.repeats_off() && repeat {
-                        self.ser.start_fc(self.rate, s);
-                        self.fc_pending &= !(1 << vl);
-                    } else {
-                        debug_assert!(s >= end, "a flow-control packet would leave late");
-                        period = None;
-                        break;
-                    }
+                // A timer fired: its packet leaves at the first cycle the wire allows. A repeat whose
+                // cycle lies in the skip is left off (`set_fc_repeats_off`) with its wire time.
+                if !self.leave_off_repeats(end) {
+                    period = None;
                 }
                 continue;
             }
@@ -561,6 +555,80 @@ impl Endpoint {
             }
             self.now += k;
         }
+    }
+
+    /// Whether the receive side has nothing of its own before the arriving packet's tail, if any, but its
+    /// `credit_rx` timers: no blocks held, IB credits without the drain-rate mode, and a packet arriving
+    /// only if its blocks may be counted late (`CreditRx::can_absorb`; its look is then its tail). Then a
+    /// cycle's receive side before the tail is each VL's `credit_rx` stepped on idle inputs, and only a
+    /// timer fire sends anything: the arriving blocks change no FCCL (ABR rises as the free count falls),
+    /// cannot overflow, and `can_absorb` stays true as they are counted (the remaining blocks fall with
+    /// the free count), so they may be counted at the tail's step, or the next step, instead of at the
+    /// fires (`Arrival::absorb_before` there takes every block in by then).
+    fn receive_quiet(&self) -> bool {
+        self.drain.is_none()
+            && self.pfc.is_none()
+            && self.lanes.iter().all(|l| l.held == 0)
+            && self.arriving.as_ref().is_none_or(|(a, vl, _)| {
+                !a.is_done() && self.lanes[usize::from(*vl)].crx.can_absorb(a.remaining())
+            })
+    }
+
+    /// [`Endpoint::skip`] to `stop` (at most the skip's `end`) when [`Endpoint::receive_quiet`] holds and
+    /// the skip is too short for a period jump: from fire to fire, each `credit_rx` moved to its fire and
+    /// stepped there in one `skip_then_idle_step` (the step of [`Endpoint::receive`] with nothing in: the
+    /// same state and outputs, see `CreditRx::skip_then_idle_step`), the fire's flow-control packets
+    /// handled as the general loop handles them.
+    fn skip_quiet(&mut self, stop: u64, end: u64) {
+        while self.now < stop {
+            let mut k = stop - self.now;
+            for l in &self.lanes {
+                if let Some(e) = l.crx.next_event() {
+                    k = k.min(e);
+                }
+            }
+            if self.now + k == stop {
+                for l in &mut self.lanes {
+                    l.crx.skip(k);
+                }
+                self.now = stop;
+                return;
+            }
+            debug_assert!(self.transmit_idle(), "an output in a skipped cycle");
+            for vl in 0..self.vls {
+                let l = &mut self.lanes[vl];
+                let o = l.crx.skip_then_idle_step(k);
+                if o.fc_send_o {
+                    self.fc_pending |= 1 << vl;
+                    l.fc_fccl = o.fccl_o;
+                }
+            }
+            self.now += k + 1;
+            self.leave_off_repeats(end);
+        }
+    }
+
+    /// After a cycle whose timers fired (`fc_pending`): sends the repeats whose cycle lies before `end`,
+    /// left off with their wire time, the lowest VL first, each after the one before; false when a
+    /// packet is left that is not such a repeat (it was waited for, see [`Endpoint::next_event`], so it
+    /// and those behind it leave at or after `end`).
+    #[inline(always)]
+    fn leave_off_repeats(&mut self, end: u64) -> bool {
+        while self.fc_pending != 0 {
+            let vl = self.fc_pending.trailing_zeros() as usize;
+            let s = self.ser.fc_ready_cycle(self.rate, self.now);
+            let repeat = self.lanes[vl]
+                .fc_last
+                .repeats(self.lanes[vl].ctx.fctbs_q, self.lanes[vl].fc_fccl);
+            if s < end && self.repeats_off() && repeat {
+                self.ser.start_fc(self.rate, s);
+                self.fc_pending &= !(1 << vl);
+            } else {
+                debug_assert!(s >= end, "a flow-control packet would leave late");
+                return false;
+            }
+        }
+        true
     }
 
     /// The next cycle the receive side must look at the packet arriving, if any ([`Arrival::wake`]; now

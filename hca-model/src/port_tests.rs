@@ -147,6 +147,33 @@ proptest! {
         prop_assert!(fcs > 10, "only {} flow-control packets", fcs);
         prop_assert!(steps * 2 < every, "{} steps of {}", steps, every);
     }
+
+    /// As above with repeats left off and one or two VLs: the skips' fires (the quiet receive side's
+    /// `skip_quiet` among them) leave repeats off with their wire time, VL by VL.
+    #[test]
+    fn ib_endpoint_sleeps_exactly_with_repeats_left_off(
+        seed in any::<u64>(),
+        num in 4u32..32,
+        interval in 20u16..400,
+        buf in 70u16..300,
+        own in 0u64..8,
+        vls in 1u8..3,
+    ) {
+        let rate = LinkRate::new(num, 2).unwrap();
+        let mut e = Endpoint::new(rate, vls, buf, interval).unwrap();
+        e.set_fc_repeats_off(true);
+        let copies = Copies { d: pkt(512), left: own };
+        let script = script(seed, rate, 6000);
+        let (want, every, mut a) = run(e.clone(), copies, &script, 7000, false);
+        let (got, steps, mut b) = run(e, copies, &script, 7000, true);
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!(a.stats(), b.stats());
+        for _ in 0..3000 {
+            prop_assert_eq!(a.step(), b.step());
+        }
+        prop_assert_eq!(a.fc_sync(), b.fc_sync());
+        prop_assert!(steps * 2 < every, "{} steps of {}", steps, every);
+    }
 }
 
 /// Switching the drain model off while a packet arrives changes how far the endpoint may sleep (per block

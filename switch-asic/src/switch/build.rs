@@ -206,8 +206,8 @@ impl Switch {
                 .filter(|(_, p)| p.pfc.is_none() && p.cc.mark_point == MarkPoint::Enqueue)
                 .fold(0, |m, (i, _)| m | bit(i)),
             la: vec![LaRegs::default(); la_n],
-            la_prop: vec![0; la_n],
-            la_prop_any: 0,
+            la_prop: vec![[0; 2]; la_n],
+            la_prop_any: [0; 2],
             la_acc_ptr: vec![0; la_n],
             la_accepted: 0,
             la_transfer: 0,

@@ -7,13 +7,15 @@ impl Switch {
     /// The accept of stage 3, for every input proposed to in the last cycle. An output whose packet on the
     /// wire still reads that input takes its read slot over (the packet before ends before this one
     /// starts); the others get up to the input's free read slots (after this cycle's completions), round
-    /// robin from the input's own pointer.
-    pub(super) fn la_accept(&mut self) {
+    /// robin from the input's own pointer. In cycle `t` the proposals of cycle `t - 1` (those evaluated
+    /// ahead, for cycle `t`, wait in the other set).
+    pub(super) fn la_accept(&mut self, t: u64) {
         self.la_accepted = 0;
         self.la_transfer = 0;
-        for i in ports(self.la_prop_any) {
-            let proposed = self.la_prop[i];
-            self.la_prop[i] = 0;
+        let g = (t.wrapping_sub(1) & 1) as usize;
+        for i in ports(self.la_prop_any[g]) {
+            let proposed = self.la_prop[i][g];
+            self.la_prop[i][g] = 0;
             let mut rest = 0;
             for o in ports(proposed) {
                 if self.ports[o]
@@ -36,13 +38,39 @@ impl Switch {
                 free -= 1;
             }
         }
-        self.la_prop_any = 0;
+        self.la_prop_any[g] = 0;
+    }
+
+    /// Stage 2 of cycle `at` at output `p`: `vl_arb` proposes a VL among the requests `q` registered by
+    /// stage 1 in the cycle before (`hold_i`: its state moves at the commit), and the proposal is registered
+    /// for its input's accept in cycle `at + 1`.
+    #[inline(always)]
+    fn la_propose(&mut self, p: usize, q: &LaReq, at: u64) {
+        let o = self.arb[p].step(&vl_arb::In {
+            hold_i: true,
+            ..q.arb_in
+        });
+        if o.gnt_valid_o && o.gnt_vl_o < self.ports[p].nvl {
+            let inp = q.pick[usize::from(o.gnt_vl_o)];
+            self.la[p].pr = Some(LaProp {
+                arb_in: q.arb_in,
+                vl: o.gnt_vl_o,
+                inp,
+                at,
+            });
+            let g = (at & 1) as usize;
+            self.la_prop[usize::from(inp)][g] |= bit(p);
+            self.la_prop_any[g] |= bit(usize::from(inp));
+        }
     }
 
     /// Egress of output `p` in cycle `t` with the look-ahead allocator. Every stage reads the registers of
     /// the start of the cycle: the decided packet starts if the wire frees; last cycle's proposal is
     /// committed if its input accepted it; last cycle's requests become a proposal; and, with no decision
     /// under way and the wire free within `LOOKAHEAD_CYCLES`, this cycle's requests are registered.
+    /// Outside the eager reference those requests' stage 2 (the next cycle's) is evaluated in the same look:
+    /// it reads nothing the next cycle can change, so the output needs no look of its own for it (one
+    /// switch step fewer per decision under light load); the proposal still counts as the next cycle's.
     pub(super) fn egress_la(&mut self, p: usize, t: u64) {
         self.catch_up(p, t);
         let r = self.ports[p].rate;
@@ -60,7 +88,8 @@ impl Switch {
             self.egress_idle(p, t);
             return;
         }
-        let a = self.la[p];
+        // Stage 1 registers a request only with no decision under way at the cycle's start.
+        let idle = self.la[p].is_empty();
         // A pending flow-control packet goes first.
         let mut fc_sent = false;
         if self.ports[p].fc_pending != 0 && self.ports[p].ser.can_start_fc(r, t) {
@@ -71,7 +100,7 @@ impl Switch {
         // sent before it must not count its blocks in their FCTBS (the credit stage 1 saw is still there:
         // only this output takes from it, one decision at a time).
         let mut fc_done = false;
-        if let Some(nx) = a.nx {
+        if let Some(nx) = self.la[p].nx {
             if !fc_sent && self.ports[p].ser.can_start_packet(r, t) {
                 self.la[p].nx = None;
                 let (vl, i) = (usize::from(nx.vl), usize::from(nx.inp));
@@ -87,9 +116,10 @@ impl Switch {
         for vl in 0..nvl {
             self.set_wait(base + vl, rq.stall & (1 << vl) != 0, t);
         }
-        // Stage 3: last cycle's proposal, accepted or refused by its input.
+        // Stage 3: last cycle's proposal, accepted or refused by its input (not one of this cycle, evaluated
+        // ahead in the look before).
         let mut committed = false;
-        if let Some(pr) = a.pr {
+        if let Some(pr) = self.la[p].pr.filter(|pr| pr.at < t) {
             self.la[p].pr = None;
             if self.la_accepted & bit(p) != 0 {
                 let o = self.arb[p].step(&pr.arb_in);
@@ -112,32 +142,17 @@ impl Switch {
                 committed = true;
             }
         }
-        // Stage 2: `vl_arb` proposes a VL among last cycle's requests (its state moves at the commit).
-        if let Some(q) = a.rq {
-            self.la[p].rq = None;
-            let o = self.arb[p].step(&vl_arb::In {
-                hold_i: true,
-                ..q.arb_in
-            });
-            if o.gnt_valid_o && usize::from(o.gnt_vl_o) < nvl {
-                let inp = q.pick[usize::from(o.gnt_vl_o)];
-                self.la[p].pr = Some(LaProp {
-                    arb_in: q.arb_in,
-                    vl: o.gnt_vl_o,
-                    inp,
-                });
-                self.la_prop[usize::from(inp)] |= bit(p);
-                self.la_prop_any |= bit(usize::from(inp));
-            }
+        // Stage 2: `vl_arb` proposes a VL among last cycle's requests.
+        if let Some(q) = self.la[p].rq.take() {
+            self.la_propose(p, &q, t);
         }
         // Stage 1: no decision under way (the last one started before this cycle, was refused or came to
         // nothing), a request whose credit fits, and the wire free within LOOKAHEAD_CYCLES. Not in the cycle
         // a packet starts: the credit check reads `credit_tx`'s registers (its single request port), which
         // count the started packet's blocks only from the next cycle.
         let ready = self.ports[p].ser.packet_ready_cycle(r, t);
-        let idle = a.is_empty();
         if idle && rq.req & rq.ok != 0 && ready <= t + LOOKAHEAD_CYCLES {
-            self.la[p].rq = Some(LaReq {
+            let q = LaReq {
                 arb_in: vl_arb::In {
                     rst_ni: true,
                     ready_i: true,
@@ -147,7 +162,16 @@ impl Switch {
                     hold_i: false,
                 },
                 pick: rq.pick,
-            });
+            };
+            if self.eager {
+                self.la[p].rq = Some(q);
+            } else {
+                // Stage 2 of the next cycle, evaluated now: its inputs are these registers and `vl_arb`'s
+                // state, which moves only at this output's commits, and none comes before it (no decision
+                // is under way). The proposal waits for the accept of the cycle after next, and the look
+                // of the next cycle is spared (a look then for other reasons finds the proposal made).
+                self.la_propose(p, &q, t + 1);
+            }
         }
         if let Some(f) = fc_in {
             if !fc_done {
@@ -161,8 +185,11 @@ impl Switch {
             w = w.min(self.ports[p].ser.fc_ready_cycle(r, t + 1));
         }
         let l = self.la[p];
-        if l.rq.is_some() || l.pr.is_some() {
+        if l.rq.is_some() {
             w = w.min(t + 1);
+        } else if let Some(pr) = l.pr {
+            // Stage 3, in the cycle after the proposal's.
+            w = w.min(pr.at + 1);
         } else if l.nx.is_some() {
             w = w.min(self.ports[p].ser.packet_ready_cycle(r, t + 1));
         } else if rq.req & rq.ok != 0 {

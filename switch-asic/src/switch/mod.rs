@@ -195,6 +195,9 @@ struct LaProp {
     arb_in: vl_arb::In,
     vl: u8,
     inp: u8,
+    /// The cycle of stage 2 (its inputs accept it in the next): the cycle after stage 1, whether stage 2 was
+    /// evaluated then or, ahead of it, in stage 1's look (see `Switch::egress_la`).
+    at: u64,
 }
 
 /// Stage 3's result: a dequeued packet waiting for the wire (its descriptor slot is freed when it starts).
@@ -349,10 +352,12 @@ pub struct Switch {
 
     /// `Allocator::Lookahead`: per output its stages' registers (empty with `SameCycle`).
     la: Vec<LaRegs>,
-    /// Per input: the outputs whose stage-2 proposal names it (resolved, and cleared, in the next cycle).
-    la_prop: Vec<u64>,
-    /// The inputs with a proposal, as bits.
-    la_prop_any: u64,
+    /// Per input and parity of the proposal's cycle: the outputs whose stage-2 proposal names it (resolved,
+    /// and cleared, in the next cycle). Two sets: a proposal evaluated ahead of its cycle (in stage 1's
+    /// look) waits in the other parity's set while the accept of its own cycle reads this one.
+    la_prop: Vec<[u64; 2]>,
+    /// Per parity, the inputs with a proposal, as bits.
+    la_prop_any: [u64; 2],
     /// Per input: the output its round robin over proposing outputs starts from.
     la_acc_ptr: Vec<u8>,
     /// Outputs whose proposal their input accepted this cycle.
@@ -588,7 +593,7 @@ impl Switch {
             eg_due |= self.egress_complete(p, t);
         }
         if lookahead {
-            self.la_accept();
+            self.la_accept(t);
             for p in ports(eg_due | self.rx_fc_mask | self.rx_pause_mask | all) {
                 self.egress_la(p, t);
             }
