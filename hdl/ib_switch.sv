@@ -679,6 +679,7 @@ module ib_switch #(
   logic          e_xfer [NPorts];      // ... taking over the read slot of the packet on the wire
   logic [SW-1:0] e_cslot [NPorts];     // the committed VoQ head's slot, wire length and blocks
   logic [12:0]   e_cglen [NPorts];
+  logic [31:0]   e_cgser [NPorts];     // ... and den x its length (la_gser_q's next value)
   logic [6:0]    e_cblk [NPorts];
   logic          e_rq [NPorts];        // stage 1 registers its requests
   logic          e_pr [NPorts];        // stage 2 proposes
@@ -792,6 +793,8 @@ module ib_switch #(
   // end: a default then an override would be a change event for vl_arb and credit_tx, whose outputs come
   // back here. Every local is written at constant indices only (a loop's index is the element written): an
   // array written at a computed index in a combinational process came out of Yosys as a logic loop.
+  `IB_SWITCH_CS_ADD(eg_cs_add)
+  `IB_SWITCH_KS_ADD(eg_ks_add)
   `IBCYCLE_COMB begin : egress
     logic e_fc_w [NPorts];
     logic [3:0] e_fcvl_w [NPorts];
@@ -799,6 +802,12 @@ module ib_switch #(
     logic e_cmt_w [NPorts];
     logic [SW-1:0] e_cslot_w [NPorts];
     logic [12:0] e_cglen_w [NPorts];
+    logic [31:0] e_cgser_w [NPorts];
+    logic [34:0] gpr [14];
+    logic [69:0] gpt [14];
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] gps;
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [6:0] e_cblk_w [NPorts];
     logic [15:0] e_gmk_w [NPorts];
     logic e_gms_w [NPorts];
@@ -846,6 +855,18 @@ module ib_switch #(
         end
       end
       for (int v = 0; v < NVl; v++) if (32'(la_vl_q[p]) == v) e_cblk_w[p] = la_len_q[p][7*v +: 7];
+      // The committed packet's ticks on the wire, den x its length (la_gser_q), as a carry-save product: the
+      // 13 partial products (and a zero row) in pairs, reduced by three levels of 4:2 compressors (node i from
+      // 2i and 2i + 1, the pairs the leaves 7..13) and one Kogge-Stone add, after the head's length is
+      // selected (Yosys's generic product was the 41-level path at 4 ports). Asserted equal to the product.
+      for (int j = 0; j < 14; j++) begin
+        gpr[j] = (j < 13 && e_cglen_w[p][j % 13]) ? 35'(`IB_SWITCH_DEN(p)) << j : 35'd0;
+      end
+      for (int i = 0; i < 7; i++) gpt[7 + i] = {gpr[2*i + 1], gpr[2*i]};
+      for (int i = 6; i >= 1; i--) gpt[i] = eg_cs_add(gpt[2*i], gpt[2*i + 1]);
+      gpt[0] = '0;
+      gps = eg_ks_add(gpt[1][34:0], gpt[1][69:35], 1'b0);
+      e_cgser_w[p] = gps[31:0];
       // Stage 1's requests: round robin among the inputs with a packet and a free read slot at the cycle's
       // start (an input whose read this output's packet on the wire holds counts as free: it passes on).
       for (int q = 0; q < NPorts; q++) begin
@@ -943,6 +964,7 @@ module ib_switch #(
       e_cmt[p] = e_cmt_w[p];
       e_cslot[p] = e_cslot_w[p];
       e_cglen[p] = e_cglen_w[p];
+      e_cgser[p] = e_cgser_w[p];
       e_cblk[p] = e_cblk_w[p];
       e_gvl[p] = la_vl_q[p];
       e_gin[p] = la_in_q[p];
@@ -1729,7 +1751,7 @@ module ib_switch #(
             la_st_q[p] <= e_cmt[p] ? LaNx : LaIdle;
             la_slot_q[p] <= e_cslot[p];
             la_glen_q[p] <= e_cglen[p];
-            la_gser_q[p] <= 32'(`IB_SWITCH_DEN(p)) * 32'(e_cglen[p]);
+            la_gser_q[p] <= e_cgser[p];
             la_blk_q[p] <= e_cblk[p];
           end
           default: if (e_gnt[p]) la_st_q[p] <= LaIdle;
