@@ -744,20 +744,51 @@ module ib_switch #(
     pfx_cnt #(.N(NPorts), .W(8)) u_crel (.bits_i(a_rel[q]), .cnt_o(a_crel[q]));
 `endif
   end
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_acc_ok;   // per input: the accepts equal the compares they replace (asserted)
+  logic [NPorts-1:0] a_acc_ok_q;
+  always_ff @(posedge clk_i) a_acc_ok_q <= rst_ni ? a_acc_ok : '1;
+`endif
+  `IB_SWITCH_CS_ADD(ac_cs_add)
+  `IB_SWITCH_KS_ADD(ac_ks_add)
   `IBCYCLE_COMB begin : accept
     logic [NPorts-1:0] acc [NPorts];
     logic [NPorts-1:0] alo [NPorts];
     logic [6:0] free [NPorts];
+    logic [34:0] rf, rl, rh;
+    logic [69:0] rc;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] ry, sh, sl;
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [7:0] nhi;
     logic [7:0] ntot;
     logic [PW-1:0] ptr [NPorts];
     for (int q = 0; q < NPorts; q++) begin
       free[q] = rd_free_q[q] + (rst_ni ? relc_q[q] : 7'd0);
       nhi = a_chi[q][8*(NPorts-1) +: 8];
+      // An output of `hi` is accepted when its rank is within the free slots, rd_free + relc - rank >= 0;
+      // one of `lo` when nhi + its rank is, rd_free + relc - nhi - rank >= 0: each the sign of one sum of
+      // the registers and the complemented counts (-x = ~x + 1), three rows by one row of full adders (the
+      // + 1 in the free low bit of the carries), four by a 4:2 compressor (the + 2 as the carry in and the
+      // free low bit), then one Kogge-Stone add: not an add (the free count) and a compare in series, nor,
+      // for `lo`, two adds and a compare. Asserted equal to the compares.
+      rf = 35'(rd_free_q[q]);
+      rl = rst_ni ? 35'(relc_q[q]) : 35'd0;
+`ifdef IBCYCLE_ASSERTIONS
+      a_acc_ok[q] = 1'b1;
+`endif
       for (int p = 0; p < NPorts; p++) begin
-        acc[q][p] = (a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
-                    || (a_lo[q][p] && nhi + a_clo[q][8*p +: 8] <= {1'b0, free[q]});
+        rh = ~(35'(a_chi[q][8*p +: 8]));
+        ry = (rf & rl) | (rf & rh) | (rl & rh);
+        sh = ac_ks_add(rf ^ rl ^ rh, {ry[33:0], 1'b1}, 1'b0);
+        rc = ac_cs_add({~(35'(nhi)), rf}, {~(35'(a_clo[q][8*p +: 8])), rl});
+        sl = ac_ks_add(rc[34:0], rc[69:35] | 35'd1, 1'b1);
+        acc[q][p] = (a_hi[q][p] && !sh[34]) || (a_lo[q][p] && !sl[34]);
         alo[q][p] = a_lo[q][p] && acc[q][p];
+`ifdef IBCYCLE_ASSERTIONS
+        if (acc[q][p] != ((a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
+                          || (a_lo[q][p] && nhi + a_clo[q][8*p +: 8] <= {1'b0, free[q]}))) a_acc_ok[q] = 1'b0;
+`endif
       end
       // The free read slots after the cycle: those free now, with the releases, less the accepts, which
       // are the first `free` proposals in round-robin order, min(free, proposals) of them; from the count
@@ -2302,6 +2333,7 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && !a_ct_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_nl_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_hd_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_acc_ok_q[p]);
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
