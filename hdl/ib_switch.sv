@@ -2371,23 +2371,28 @@ module ib_switch #(
 `endif
 
   // ---------------------------------------------------------------- strobes and checks
+  // cfg_err_o: each check a bit of a vector, the vectors OR-reduced (a tree), not ORed into one flag port by
+  // port: written that way it was a chain over the ports and VLs (42 levels at 4 ports, from a vl_arb's
+  // tables to this output), the same function.
   `IBCYCLE_COMB begin : strobes
-    cfg_err_o = 1'b0;
+    logic [NPorts-1:0] ce_arb, ce_rate;
+    logic [NK-1:0] ce_k;
     for (int p = 0; p < NPorts; p++) begin
       drop_o[p] = i_head[p] && i_head_drop[p];
-      if (p < 32'(nports_i)) cfg_err_o = cfg_err_o | (arb_cfg[p] != '0);
+      ce_arb[p] = p < 32'(nports_i) && arb_cfg[p] != '0;
     end
     for (int k = 0; k < NK; k++) begin
       overflow_o[k] = crx_ovf[k];
-      if (k / NVl < 32'(nports_i) && k % NVl < 32'(`IB_SWITCH_NVL(k / NVl)))
-        cfg_err_o = cfg_err_o | (crx_cfg[k] != '0) | cd_cfg[k];
+      ce_k[k] = k / NVl < 32'(nports_i) && k % NVl < 32'(`IB_SWITCH_NVL(k / NVl))
+                && ((crx_cfg[k] != '0) || cd_cfg[k]);
     end
-    if (nports_i == '0 || 32'(nports_i) > NPorts || mtu_blocks_i == '0) cfg_err_o = 1'b1;
     for (int p = 0; p < NPorts; p++) begin
-      if (p < 32'(nports_i) && (`IB_SWITCH_NUM(p) == '0 || `IB_SWITCH_DEN(p) == '0
+      ce_rate[p] = p < 32'(nports_i) && (`IB_SWITCH_NUM(p) == '0 || `IB_SWITCH_DEN(p) == '0
           || 64'(`IB_SWITCH_NUM(p)) > 64'd64 * 64'(`IB_SWITCH_DEN(p)) || `IB_SWITCH_NVL(p) == '0
-          || 32'(`IB_SWITCH_NVL(p)) > NVl || speedup_i[7*p +: 7] == '0)) cfg_err_o = 1'b1;
+          || 32'(`IB_SWITCH_NVL(p)) > NVl || speedup_i[7*p +: 7] == '0);
     end
+    cfg_err_o = ce_arb != '0 || ce_k != '0 || ce_rate != '0
+                || nports_i == '0 || 32'(nports_i) > NPorts || mtu_blocks_i == '0;
   end
 `undef IB_SWITCH_NUM
 `undef IB_SWITCH_DEN
