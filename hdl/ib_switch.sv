@@ -266,6 +266,7 @@ module ib_switch #(
   // q*NPorts + o), the deferred packet's length (entry q), the slot on top of each free stack bank.
   localparam int LB = (NPorts > 2) ? $clog2(NPorts) : 1;   // free stack banks: 2^LB >= NPorts
   localparam int NB = 1 << LB;
+  localparam int NPL = (NPorts + 1) / 2;                   // pairs of outputs: the carry-save sums' leaves
   localparam int FD = (SlotMax + NB - 1) / NB;              // words per bank
   localparam int FW = (FD > 1) ? $clog2(FD) : 1;
   logic [NPorts*NPorts*NVl*13-1:0] hd_len;
@@ -380,6 +381,47 @@ module ib_switch #(
 `ifdef IBCYCLE_ASSERTIONS
   `IB_SWITCH_MK_STEP(mk_step_in)
 `endif
+  // The carry-save sums and fast adds of the exact retimings, one text each, a copy per process that calls
+  // them (Icarus 11 and shared functions, as above). Rows are 35 bits (the widest use, the cut-through
+  // compare's difference); a narrower sum passes its rows zero-extended (or, for a subtracted term,
+  // complemented: high bits all ones), constants that synthesis folds away.
+  //
+  // A 4:2 compressor: two carry-save pairs {x2, x1}, {x4, x3} (x = {x2, x1}) to one {c, s} with s + c = x1 +
+  // x2 + x3 + x4 (mod 2^35): three gate levels, as in cct_shaper (the majority of a bit's first three rows
+  // goes to the next bit, so no bit waits for its neighbour's carry). Nonnegative rows below 2^w give a pair
+  // below 2^(w+1), so the sum is exact when it fits.
+`define IB_SWITCH_CS_ADD(NAME) \
+  function automatic logic [69:0] NAME(input logic [69:0] x, input logic [69:0] y); \
+    logic [34:0] x1, x2, x3, x4, p12, p, cout, cin, cy; \
+    x1 = x[34:0]; \
+    x2 = x[69:35]; \
+    x3 = y[34:0]; \
+    x4 = y[69:35]; \
+    p12 = x1 ^ x2; \
+    p = p12 ^ (x3 ^ x4); \
+    cout = (p12 & x3) | (~p12 & x1); \
+    cin = cout << 1; \
+    cy = (p & cin) | (~p & x4); \
+    NAME = {cy << 1, p ^ cin}; \
+  endfunction
+  // a + b + ci (mod 2^35), the carries from a Kogge-Stone tree whose nodes are one multiplexer each
+  // (generate and propagate exclude each other; the carry in is folded into bit 0's generate): six levels of
+  // carries where Yosys's generic adder (Brent-Kung) takes about twice as many. A caller that reads one bit
+  // (a compare's sign) keeps only the carries that bit needs.
+`define IB_SWITCH_KS_ADD(NAME) \
+  function automatic logic [34:0] NAME(input logic [34:0] a, input logic [34:0] b, input logic ci); \
+    logic [34:0] g, p, gn; \
+    g = a & b; \
+    p = a ^ b; \
+    g[0] = g[0] | (p[0] & ci); \
+    p[0] = 1'b0; \
+    for (int k = 1; k < 35; k = 2 * k) begin \
+      gn = (p & (g << k)) | (~p & g); \
+      g = gn; \
+      p = p & (p << k); \
+    end \
+    NAME = a ^ b ^ {g[33:0], ci}; \
+  endfunction
   function automatic logic [15:0] mk_seed(input int p);
     mk_seed = (lfsr_seed_i[16*p +: 16] == 16'd0) ? 16'hACE1 : lfsr_seed_i[16*p +: 16];
   endfunction
@@ -437,20 +479,8 @@ module ib_switch #(
   // each, as in cct_shaper: the majority of a bit's first three rows goes to the next bit, so no bit waits
   // for its neighbour's carry); the sign is bit 34 of s + c, its carry in from a Kogge-Stone tree whose
   // nodes are one multiplexer each (generate and propagate exclude each other); s + c is 0 mod 2^35 exactly
-  // when s ^ c equals (s | c) << 1. Called by the hand-in process only (Icarus 11 and shared functions).
-  function automatic logic [69:0] ct_cs_add(input logic [69:0] x, input logic [69:0] y);
-    logic [34:0] x1, x2, x3, x4, p12, p, cout, cin, cy;
-    x1 = x[34:0];
-    x2 = x[69:35];
-    x3 = y[34:0];
-    x4 = y[69:35];
-    p12 = x1 ^ x2;
-    p = p12 ^ (x3 ^ x4);
-    cout = (p12 & x3) | (~p12 & x1);
-    cin = cout << 1;
-    cy = (p & cin) | (~p & x4);
-    ct_cs_add = {cy << 1, p ^ cin};
-  endfunction
+  // when s ^ c equals (s | c) << 1. The compressor (`IB_SWITCH_CS_ADD`, above) is the hand-in process's copy.
+  `IB_SWITCH_CS_ADD(ct_cs_add)
   function automatic logic [1:0] ct_rate_diff(input logic [16:0] na, input logic [16:0] da,
                                               input logic [16:0] nb, input logic [16:0] db);
     logic [18*70-1:0] l0;   // the rows in pairs, level by level (packed: Yosys and Icarus take no arrays here)
@@ -702,6 +732,7 @@ module ib_switch #(
   logic          e_xfer [NPorts];      // ... taking over the read slot of the packet on the wire
   logic [SW-1:0] e_cslot [NPorts];     // the committed VoQ head's slot, wire length and blocks
   logic [12:0]   e_cglen [NPorts];
+  logic [31:0]   e_cgser [NPorts];     // ... and den x its length (la_gser_q's next value)
   logic [6:0]    e_cblk [NPorts];
   logic          e_rq [NPorts];        // stage 1 registers its requests
   logic          e_pr [NPorts];        // stage 2 proposes
@@ -766,20 +797,51 @@ module ib_switch #(
     pfx_cnt #(.N(NPorts), .W(8)) u_crel (.bits_i(a_rel[q]), .cnt_o(a_crel[q]));
 `endif
   end
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NPorts-1:0] a_acc_ok;   // per input: the accepts equal the compares they replace (asserted)
+  logic [NPorts-1:0] a_acc_ok_q;
+  always_ff @(posedge clk_i) a_acc_ok_q <= rst_ni ? a_acc_ok : '1;
+`endif
+  `IB_SWITCH_CS_ADD(ac_cs_add)
+  `IB_SWITCH_KS_ADD(ac_ks_add)
   `IBCYCLE_COMB begin : accept
     logic [NPorts-1:0] acc [NPorts];
     logic [NPorts-1:0] alo [NPorts];
     logic [6:0] free [NPorts];
+    logic [34:0] rf, rl, rh;
+    logic [69:0] rc;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] ry, sh, sl;
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [7:0] nhi;
     logic [7:0] ntot;
     logic [PW-1:0] ptr [NPorts];
     for (int q = 0; q < NPorts; q++) begin
       free[q] = rd_free_q[q] + (rst_ni ? relc_q[q] : 7'd0);
       nhi = a_chi[q][8*(NPorts-1) +: 8];
+      // An output of `hi` is accepted when its rank is within the free slots, rd_free + relc - rank >= 0;
+      // one of `lo` when nhi + its rank is, rd_free + relc - nhi - rank >= 0: each the sign of one sum of
+      // the registers and the complemented counts (-x = ~x + 1), three rows by one row of full adders (the
+      // + 1 in the free low bit of the carries), four by a 4:2 compressor (the + 2 as the carry in and the
+      // free low bit), then one Kogge-Stone add: not an add (the free count) and a compare in series, nor,
+      // for `lo`, two adds and a compare. Asserted equal to the compares.
+      rf = 35'(rd_free_q[q]);
+      rl = rst_ni ? 35'(relc_q[q]) : 35'd0;
+`ifdef IBCYCLE_ASSERTIONS
+      a_acc_ok[q] = 1'b1;
+`endif
       for (int p = 0; p < NPorts; p++) begin
-        acc[q][p] = (a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
-                    || (a_lo[q][p] && nhi + a_clo[q][8*p +: 8] <= {1'b0, free[q]});
+        rh = ~(35'(a_chi[q][8*p +: 8]));
+        ry = (rf & rl) | (rf & rh) | (rl & rh);
+        sh = ac_ks_add(rf ^ rl ^ rh, {ry[33:0], 1'b1}, 1'b0);
+        rc = ac_cs_add({~(35'(nhi)), rf}, {~(35'(a_clo[q][8*p +: 8])), rl});
+        sl = ac_ks_add(rc[34:0], rc[69:35] | 35'd1, 1'b1);
+        acc[q][p] = (a_hi[q][p] && !sh[34]) || (a_lo[q][p] && !sl[34]);
         alo[q][p] = a_lo[q][p] && acc[q][p];
+`ifdef IBCYCLE_ASSERTIONS
+        if (acc[q][p] != ((a_hi[q][p] && a_chi[q][8*p +: 8] <= {1'b0, free[q]})
+                          || (a_lo[q][p] && nhi + a_clo[q][8*p +: 8] <= {1'b0, free[q]}))) a_acc_ok[q] = 1'b0;
+`endif
       end
       // The free read slots after the cycle: those free now, with the releases, less the accepts, which
       // are the first `free` proposals in round-robin order, min(free, proposals) of them; from the count
@@ -815,6 +877,8 @@ module ib_switch #(
   // end: a default then an override would be a change event for vl_arb and credit_tx, whose outputs come
   // back here. Every local is written at constant indices only (a loop's index is the element written): an
   // array written at a computed index in a combinational process came out of Yosys as a logic loop.
+  `IB_SWITCH_CS_ADD(eg_cs_add)
+  `IB_SWITCH_KS_ADD(eg_ks_add)
   `IBCYCLE_COMB begin : egress
     logic e_fc_w [NPorts];
     logic [3:0] e_fcvl_w [NPorts];
@@ -822,6 +886,12 @@ module ib_switch #(
     logic e_cmt_w [NPorts];
     logic [SW-1:0] e_cslot_w [NPorts];
     logic [12:0] e_cglen_w [NPorts];
+    logic [31:0] e_cgser_w [NPorts];
+    logic [34:0] gpr [14];
+    logic [69:0] gpt [14];
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] gps;
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [6:0] e_cblk_w [NPorts];
     logic [15:0] e_gmk_w [NPorts];
     logic e_gms_w [NPorts];
@@ -869,6 +939,18 @@ module ib_switch #(
         end
       end
       for (int v = 0; v < NVl; v++) if (32'(la_vl_q[p]) == v) e_cblk_w[p] = la_len_q[p][7*v +: 7];
+      // The committed packet's ticks on the wire, den x its length (la_gser_q), as a carry-save product: the
+      // 13 partial products (and a zero row) in pairs, reduced by three levels of 4:2 compressors (node i from
+      // 2i and 2i + 1, the pairs the leaves 7..13) and one Kogge-Stone add, after the head's length is
+      // selected (Yosys's generic product was the 41-level path at 4 ports). Asserted equal to the product.
+      for (int j = 0; j < 14; j++) begin
+        gpr[j] = (j < 13 && e_cglen_w[p][j % 13]) ? 35'(`IB_SWITCH_DEN(p)) << j : 35'd0;
+      end
+      for (int i = 0; i < 7; i++) gpt[7 + i] = {gpr[2*i + 1], gpr[2*i]};
+      for (int i = 6; i >= 1; i--) gpt[i] = eg_cs_add(gpt[2*i], gpt[2*i + 1]);
+      gpt[0] = '0;
+      gps = eg_ks_add(gpt[1][34:0], gpt[1][69:35], 1'b0);
+      e_cgser_w[p] = gps[31:0];
       // Stage 1's requests: round robin among the inputs with a packet and a free read slot at the cycle's
       // start (an input whose read this output's packet on the wire holds counts as free: it passes on).
       for (int q = 0; q < NPorts; q++) begin
@@ -962,6 +1044,7 @@ module ib_switch #(
       e_cmt[p] = e_cmt_w[p];
       e_cslot[p] = e_cslot_w[p];
       e_cglen[p] = e_cglen_w[p];
+      e_cgser[p] = e_cgser_w[p];
       e_cblk[p] = e_cblk_w[p];
       e_gvl[p] = la_vl_q[p];
       e_gin[p] = la_in_q[p];
@@ -1728,7 +1811,7 @@ module ib_switch #(
             la_st_q[p] <= e_cmt[p] ? LaNx : LaIdle;
             la_slot_q[p] <= e_cslot[p];
             la_glen_q[p] <= e_cglen[p];
-            la_gser_q[p] <= 32'(`IB_SWITCH_DEN(p)) * 32'(e_cglen[p]);
+            la_gser_q[p] <= e_cgser[p];
             la_blk_q[p] <= e_cblk[p];
           end
           default: if (e_gnt[p]) la_st_q[p] <= LaIdle;
@@ -1748,6 +1831,8 @@ module ib_switch #(
   // on local copies of the queue state, which are registered at the end (non-blocking, as every register
   // here: the combinational logic that reads them never sees a half-updated cycle); the descriptor pools
   // are written by their own ports (g_pool), from the same decisions.
+  `IB_SWITCH_CS_ADD(up_cs_add)
+  `IB_SWITCH_KS_ADD(up_ks_add)
   always_ff @(posedge clk_i) begin : update
     logic [SW:0] ftop_n [NPorts];
     logic [SW:0] fresh_n [NPorts];
@@ -1779,9 +1864,21 @@ module ib_switch #(
     logic [11:0] fcfccl_n [NK];
     logic [15:0] fpend_n [NK];
     logic [15:0] fr_n [NK];
-    logic [15:0] frt [2*NPorts];
+    logic [69:0] frt [2*NPorts];
     logic [6:0] relc_n [NPorts];
-    logic [6:0] rlt [2*NPorts];
+    logic [69:0] rlt [2*NPorts];
+    logic [34:0] frl [2*NPL];
+    logic [34:0] rll [2*NPL];
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] frs;
+    logic [34:0] rls;
+    /* verilator lint_on UNUSEDSIGNAL */
+`ifdef IBCYCLE_ASSERTIONS
+    logic [15:0] a_frs;
+    logic [6:0] a_rls;
+    logic a_sum_ok;
+    logic a_sle_ok [NPorts];
+`endif
     logic keep_n [NPorts];
     logic [15:0] mk_n [NK];
     logic [SW-1:0] vh_n [NPorts*NPorts*NVl];
@@ -1806,12 +1903,17 @@ module ib_switch #(
     logic [31:0] r;
     logic [34:0] le_a, le_b, le_c;
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [34:0] le_y, le_s;
+    logic [34:0] le_y, le_s, le_z, le_f;
+    logic [69:0] le_fc;
     /* verilator lint_on UNUSEDSIGNAL */
+`ifdef IBCYCLE_ASSERTIONS
+    a_sum_ok = 1'b1;
+`endif
     for (int q = 0; q < NPorts; q++) begin
       ftop_n[q] = ftop_q[q];
 `ifdef IBCYCLE_ASSERTIONS
       ftop_c[q] = ftop_q[q];
+      a_sle_ok[q] = 1'b1;
 `endif
       fresh_n[q] = fresh_q[q];
       reads_n[q] = reads_q[q];
@@ -1969,18 +2071,30 @@ module ib_switch #(
         // ser_n's compares from r, beside the subtraction (num n): ser_n <= n iff r <= 2n (r <= n gives 0);
         // ser_n < n iff r < 2n (for n = 0 both sides are false); ser_n == 0 iff r <= n.
         // r <= 2n is compared for each case of r in parallel and the case selected after (the release sum
-        // fr_n follows it in this cycle): a start's ser_q + den glen <= 2n (den glen: la_gser_q) is the sign
-        // of 2n - ser_q - den glen, that is of (2n + 1) + ~ser_q + ~(den glen) + 1, the three rows reduced to
-        // two by one row of full adders and the + 1 put in the free low bit of the carries: one carry chain,
-        // not an add and a compare in series.
+        // fr_n follows it in this cycle), each compare the sign of a difference from one Kogge-Stone add
+        // (up_ks_add): a start's ser_q + den glen <= 2n (den glen: la_gser_q) is the sign of 2n - ser_q - den
+        // glen, that is of (2n + 1) + ~ser_q + ~(den glen) + 1, the three rows reduced to two by one row of
+        // full adders and the + 1 put in the free low bit of the carries; neither's ser_q <= 2n the sign of
+        // 2n + ~ser_q + 1; a flow-control packet's 6 den <= 2n that of 2n + ~(4 den) + ~(2 den) + 2, four
+        // rows by one 4:2 compressor (up_cs_add), the + 2 as the carry in and the free low bit of the carries.
         le_a = {17'd0, `IB_SWITCH_NUM(p), 1'b1};
         le_b = ~(35'(ser_q[p]));
         le_c = ~(35'(la_gser_q[p]));
         le_y = (le_a & le_b) | (le_a & le_c) | (le_b & le_c);
-        le_s = (le_a ^ le_b ^ le_c) + {le_y[33:0], 1'b1};
-        if (e_fc[p]) ser_le_n[p] = 35'(`IB_SWITCH_DEN(p)) * 35'd6 <= 35'({`IB_SWITCH_NUM(p), 1'b0});
+        le_s = up_ks_add(le_a ^ le_b ^ le_c, {le_y[33:0], 1'b1}, 1'b0);
+        le_z = up_ks_add({17'd0, `IB_SWITCH_NUM(p), 1'b0}, ~(35'(ser_q[p])), 1'b1);
+        le_fc = up_cs_add({~(35'(`IB_SWITCH_DEN(p)) << 2), {17'd0, `IB_SWITCH_NUM(p), 1'b0}},
+                          {35'd0, ~(35'(`IB_SWITCH_DEN(p)) << 1)});
+        le_f = up_ks_add(le_fc[34:0], le_fc[69:35] | 35'd1, 1'b1);
+        if (e_fc[p]) ser_le_n[p] = !le_f[34];
         else if (e_gnt[p]) ser_le_n[p] = !le_s[34];
-        else ser_le_n[p] = 33'(ser_q[p]) <= 33'({`IB_SWITCH_NUM(p), 1'b0});
+        else ser_le_n[p] = !le_z[34];
+`ifdef IBCYCLE_ASSERTIONS
+        // The three compares as they were written before (asserted equal, with the sums below, in vq_ok).
+        a_sle_ok[p] = !le_f[34] == (35'(`IB_SWITCH_DEN(p)) * 35'd6 <= 35'({`IB_SWITCH_NUM(p), 1'b0}))
+          && !le_s[34] == (33'(ser_q[p]) + 33'(la_gser_q[p]) <= 33'({`IB_SWITCH_NUM(p), 1'b0}))
+          && !le_z[34] == (33'(ser_q[p]) <= 33'({`IB_SWITCH_NUM(p), 1'b0}));
+`endif
         ser_lt_n[p] = 33'(r) < 33'({`IB_SWITCH_NUM(p), 1'b0});
         ser_z_n[p] = r <= 32'(`IB_SWITCH_NUM(p));
       end
@@ -2064,18 +2178,29 @@ module ib_switch #(
       for (int q = 0; q < NPorts*NPorts*NVl; q++) fill_n[q] = i_fill[(q / NVl) % NPorts * NVl + q % NVl][16*(q / (NPorts*NVl)) +: 16];
     end
     // The blocks released in the next cycle at each input VL (fr_q, above): the packets in flight after
-    // this cycle whose end flag is set, summed over the outputs by a tree (node i the sum of 2i and 2i + 1,
-    // the outputs the leaves NPorts..2 NPorts - 1), not a chain. After a reset cycle no packet is in flight.
+    // this cycle whose end flag is set, summed over the outputs as carry-save pairs (the outputs 2i and 2i + 1
+    // the rows of leaf i), reduced by a tree of 4:2 compressors (node i from 2i and 2i + 1, the leaves
+    // NPL..2 NPL - 1) and one Kogge-Stone add: no adder waits for another (a tree of adds before). After a
+    // reset cycle no packet is in flight.
     for (int k = 0; k < NK; k++) begin
       frt[0] = '0;
-      for (int p = 0; p < NPorts; p++) begin
-        frt[NPorts + p] = '0;
-        if (if_v_n[p] && ser_le_n[p] && 32'(if_in_n[p])*NVl + 32'(if_vl_n[p]) == k) begin
-          frt[NPorts + p] = 16'(if_blk_n[p]) - 16'(FltCreditLeak && if_blk_n[p] > 7'd1);
+      for (int p = 0; p < 2*NPL; p++) begin
+        frl[p] = '0;
+        if (p < NPorts && if_v_n[p % NPorts] && ser_le_n[p % NPorts]
+            && 32'(if_in_n[p % NPorts])*NVl + 32'(if_vl_n[p % NPorts]) == k) begin
+          frl[p] = 35'(if_blk_n[p % NPorts]) - 35'(FltCreditLeak && if_blk_n[p % NPorts] > 7'd1);
         end
       end
-      for (int i = NPorts - 1; i >= 1; i--) frt[i] = frt[2*i] + frt[2*i + 1];
-      fr_n[k] = frt[1];
+      for (int i = 0; i < NPL; i++) frt[NPL + i] = {frl[2*i + 1], frl[2*i]};
+      for (int i = NPL - 1; i >= 1; i--) frt[i] = up_cs_add(frt[2*i], frt[2*i + 1]);
+      frs = up_ks_add(frt[1][34:0], frt[1][69:35], 1'b0);
+      fr_n[k] = frs[15:0];
+`ifdef IBCYCLE_ASSERTIONS
+      // The sum as the tree of adds computed it.
+      a_frs = '0;
+      for (int p = 0; p < NPorts; p++) a_frs = a_frs + frl[p][15:0];
+      a_sum_ok = a_sum_ok && a_frs == fr_n[k];
+`endif
     end
     // The read slots released in the next cycle per input (relc_q, above), counted by the same tree; a packet
     // in flight keeps its read slot for the decided one as if_keep_q's update decides it (the look-ahead
@@ -2087,11 +2212,19 @@ module ib_switch #(
     end
     for (int q = 0; q < NPorts; q++) begin
       rlt[0] = '0;
-      for (int p = 0; p < NPorts; p++) begin
-        rlt[NPorts + p] = 7'(if_v_n[p] && ser_le_n[p] && !keep_n[p] && 32'(if_in_n[p]) == q);
+      for (int p = 0; p < 2*NPL; p++) begin
+        rll[p] = 35'(p < NPorts && if_v_n[p % NPorts] && ser_le_n[p % NPorts] && !keep_n[p % NPorts]
+                     && 32'(if_in_n[p % NPorts]) == q);
       end
-      for (int i = NPorts - 1; i >= 1; i--) rlt[i] = rlt[2*i] + rlt[2*i + 1];
-      relc_n[q] = rlt[1];
+      for (int i = 0; i < NPL; i++) rlt[NPL + i] = {rll[2*i + 1], rll[2*i]};
+      for (int i = NPL - 1; i >= 1; i--) rlt[i] = up_cs_add(rlt[2*i], rlt[2*i + 1]);
+      rls = up_ks_add(rlt[1][34:0], rlt[1][69:35], 1'b0);
+      relc_n[q] = rls[6:0];
+`ifdef IBCYCLE_ASSERTIONS
+      a_rls = '0;
+      for (int p = 0; p < NPorts; p++) a_rls = a_rls + 7'(rll[p][0]);
+      a_sum_ok = a_sum_ok && a_rls == relc_n[q];
+`endif
     end
     for (int q = 0; q < NPorts; q++) begin
       relc_q[q] <= relc_n[q];
@@ -2147,7 +2280,9 @@ module ib_switch #(
     end
 `endif
 `ifdef IBCYCLE_ASSERTIONS
-    vq_ok = 1'b1;
+    // The serialiser's end flag's compares and the carry-save sums of fr_n and relc_n as computed before.
+    vq_ok = a_sum_ok;
+    for (int q = 0; q < NPorts; q++) vq_ok = vq_ok && a_sle_ok[q];
     // The free stacks' tops as the chain of pushes computed them.
     for (int q = 0; q < NPorts; q++) vq_ok = vq_ok && (!rst_ni || ftop_c[q] == ftop_n[q]);
     for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
@@ -2204,6 +2339,7 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && !a_ct_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_nl_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_hd_ok_q[p]);
+      a_ok = a_ok && !(rst_ni && !a_acc_ok_q[p]);
     end
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
@@ -2241,26 +2377,33 @@ module ib_switch #(
 `endif
 
   // ---------------------------------------------------------------- strobes and checks
+  // cfg_err_o: each check a bit of a vector, the vectors OR-reduced (a tree), not ORed into one flag port by
+  // port: written that way it was a chain over the ports and VLs (42 levels at 4 ports, from a vl_arb's
+  // tables to this output), the same function.
   `IBCYCLE_COMB begin : strobes
-    cfg_err_o = 1'b0;
+    logic [NPorts-1:0] ce_arb, ce_rate;
+    logic [NK-1:0] ce_k;
     for (int p = 0; p < NPorts; p++) begin
       drop_o[p] = i_head[p] && i_head_drop[p];
-      if (p < 32'(nports_i)) cfg_err_o = cfg_err_o | (arb_cfg[p] != '0);
+      ce_arb[p] = p < 32'(nports_i) && arb_cfg[p] != '0;
     end
     for (int k = 0; k < NK; k++) begin
       overflow_o[k] = crx_ovf[k];
-      if (k / NVl < 32'(nports_i) && k % NVl < 32'(`IB_SWITCH_NVL(k / NVl)))
-        cfg_err_o = cfg_err_o | (crx_cfg[k] != '0) | cd_cfg[k];
+      ce_k[k] = k / NVl < 32'(nports_i) && k % NVl < 32'(`IB_SWITCH_NVL(k / NVl))
+                && ((crx_cfg[k] != '0) || cd_cfg[k]);
     end
-    if (nports_i == '0 || 32'(nports_i) > NPorts || mtu_blocks_i == '0) cfg_err_o = 1'b1;
     for (int p = 0; p < NPorts; p++) begin
-      if (p < 32'(nports_i) && (`IB_SWITCH_NUM(p) == '0 || `IB_SWITCH_DEN(p) == '0
+      ce_rate[p] = p < 32'(nports_i) && (`IB_SWITCH_NUM(p) == '0 || `IB_SWITCH_DEN(p) == '0
           || 64'(`IB_SWITCH_NUM(p)) > 64'd64 * 64'(`IB_SWITCH_DEN(p)) || `IB_SWITCH_NVL(p) == '0
-          || 32'(`IB_SWITCH_NVL(p)) > NVl || speedup_i[7*p +: 7] == '0)) cfg_err_o = 1'b1;
+          || 32'(`IB_SWITCH_NVL(p)) > NVl || speedup_i[7*p +: 7] == '0);
     end
+    cfg_err_o = ce_arb != '0 || ce_k != '0 || ce_rate != '0
+                || nports_i == '0 || 32'(nports_i) > NPorts || mtu_blocks_i == '0;
   end
 `undef IB_SWITCH_NUM
 `undef IB_SWITCH_DEN
 `undef IB_SWITCH_NVL
+`undef IB_SWITCH_CS_ADD
+`undef IB_SWITCH_KS_ADD
 endmodule
 `default_nettype wire
