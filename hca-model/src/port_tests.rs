@@ -118,6 +118,34 @@ fn run(
     (out, steps, e)
 }
 
+/// Runs `e` on a random script stepped every cycle and sleeping between its events: the outputs, the
+/// statistics and (once every arriving block is in) the flow-control registers must agree, and the sleeping
+/// run must take under half the steps. Returns the flow-control packets sent.
+fn sleeps_exactly(
+    e: Endpoint,
+    rate: LinkRate,
+    seed: u64,
+    own: u64,
+) -> Result<usize, TestCaseError> {
+    let copies = Copies {
+        d: pkt(512),
+        left: own,
+    };
+    let script = script(seed, rate, 6000);
+    let (want, every, mut a) = run(e.clone(), copies, &script, 7000, false);
+    let (got, steps, mut b) = run(e, copies, &script, 7000, true);
+    prop_assert_eq!(&got, &want);
+    prop_assert_eq!(a.stats(), b.stats());
+    // Blocks of a packet still arriving are counted lazily by a sleeping endpoint: step both until
+    // everything is in, then the flow-control registers must agree too.
+    for _ in 0..3000 {
+        prop_assert_eq!(a.step(), b.step());
+    }
+    prop_assert_eq!(a.fc_sync(), b.fc_sync());
+    prop_assert!(steps * 2 < every, "{} steps of {}", steps, every);
+    Ok(want.iter().filter(|(_, o)| o.fc.is_some()).count())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -131,21 +159,8 @@ proptest! {
     ) {
         let rate = LinkRate::new(num, 2).unwrap();
         let e = Endpoint::new(rate, 1, buf, interval).unwrap();
-        let copies = Copies { d: pkt(512), left: own };
-        let script = script(seed, rate, 6000);
-        let (want, every, mut a) = run(e.clone(), copies, &script, 7000, false);
-        let (got, steps, mut b) = run(e, copies, &script, 7000, true);
-        prop_assert_eq!(&got, &want);
-        prop_assert_eq!(a.stats(), b.stats());
-        // Blocks of a packet still arriving are counted lazily by a sleeping endpoint: step both until
-        // everything is in, then the flow-control registers must agree too.
-        for _ in 0..3000 {
-            prop_assert_eq!(a.step(), b.step());
-        }
-        prop_assert_eq!(a.fc_sync(), b.fc_sync());
-        let fcs = want.iter().filter(|(_, o)| o.fc.is_some()).count();
+        let fcs = sleeps_exactly(e, rate, seed, own)?;
         prop_assert!(fcs > 10, "only {} flow-control packets", fcs);
-        prop_assert!(steps * 2 < every, "{} steps of {}", steps, every);
     }
 
     /// As above with repeats left off and one or two VLs: the skips' fires (the quiet receive side's
@@ -162,17 +177,7 @@ proptest! {
         let rate = LinkRate::new(num, 2).unwrap();
         let mut e = Endpoint::new(rate, vls, buf, interval).unwrap();
         e.set_fc_repeats_off(true);
-        let copies = Copies { d: pkt(512), left: own };
-        let script = script(seed, rate, 6000);
-        let (want, every, mut a) = run(e.clone(), copies, &script, 7000, false);
-        let (got, steps, mut b) = run(e, copies, &script, 7000, true);
-        prop_assert_eq!(&got, &want);
-        prop_assert_eq!(a.stats(), b.stats());
-        for _ in 0..3000 {
-            prop_assert_eq!(a.step(), b.step());
-        }
-        prop_assert_eq!(a.fc_sync(), b.fc_sync());
-        prop_assert!(steps * 2 < every, "{} steps of {}", steps, every);
+        sleeps_exactly(e, rate, seed, own)?;
     }
 }
 
