@@ -501,6 +501,8 @@ fn generated_top(m: &Module, reduced: bool) -> Option<String> {
     ))
 }
 
+/// Runs Verilator for job `j`: its module (or the generated `top` around it, in `sv`) into its model directory.
+#[cfg(feature = "verilator")]
 fn verilate(j: &Job, top: &str, sv: &Path, ydir: Option<&Path>) {
     let (m, bug, all_faults, prefix, mdir) = (j.m, j.bug, j.all_faults, &j.prefix, &j.mdir);
     let _ = std::fs::remove_dir_all(mdir);
