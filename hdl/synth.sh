@@ -4,7 +4,7 @@
 # its logic depth (`ltp -noff`: generic gate levels between flops, the proxy for a cycle at ~1 GHz); `check
 # -assert` fails the run on any design problem Yosys finds (multiple drivers, combinational loops, undriven
 # nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef IBCYCLE_FAULT_<NAME>` variant
-# (with IBCYCLE_FAULTS_ENABLE).
+# (with IBCYCLE_FAULTS_ENABLE), or, for a module with IBCYCLE_FAULTS_SELECT, in the build with every fault in.
 # ib_switch is synthesised at NPorts 2, NVl 2, SlotMax 8, LftMax 4, TableMax 2 (read deferred and elaborated
 # at those values: about four CPU-minutes and 0.5 GB), or at those with the values given
 # (ib_switch:NPorts=4,...; PW, the port index width, follows NPorts unless given); it is linted at its
@@ -55,7 +55,12 @@ for spec in "${mods[@]}"; do
   fi
   src="$root/hdl/$m.sv"
   lint=clean
-  for def in "" $(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u); do
+  variants=$(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u || true)
+  # A module that can build every fault in at once, each behind a run-time flag (ib_switch), is linted in
+  # that build: the same lines as its variants' (whose flags are constants instead), one run instead of one
+  # per variant (about 20 CPU-s each for the switch).
+  ! grep -q '^`ifdef IBCYCLE_FAULTS_SELECT' "$src" || variants=-DIBCYCLE_FAULTS_SELECT
+  for def in "" $variants; do
     # -y: a composed module (ib_switch) finds its submodules in hdl/.
     if ! verilator --lint-only -Wall -y "$root/hdl" $gparams ${def:+-DIBCYCLE_FAULTS_ENABLE} $def "$src" >"$out/$label.lint$def.log" 2>&1; then
       lint="FAIL${def:+ ($def)}, see $out/$label.lint$def.log"

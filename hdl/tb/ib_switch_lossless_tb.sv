@@ -31,14 +31,19 @@ module ib_switch_lossless_tb;
   localparam int PartnerBuf = 64;                // each receiver's buffer per VL
   localparam int MtuBlocks = 34;                 // 2,048-byte MTU plus headers
   localparam int MaxLen = MtuBlocks * 64;
-  // Cycles of traffic (then Drain cycles with every receiver releasing); IB_SWITCH_TB_CYCLES shortens a run
-  // (lossless.sh --faults).
+  // Cycles of traffic: 400,000, or IB_SWITCH_TB_CYCLES defined (lossless.sh --faults), or the run-time
+  // argument +cycles=N (lossless.sh --icarus runs the same number under Icarus and Verilator and compares
+  // their counts). Then the drain: every receiver releases and no packet is offered, until every packet
+  // sent has been delivered, every receiver is empty and every sender's credit is back at the switch's
+  // buffer, and DrainSettle cycles more (a packet sent twice, or credit that moves again, fails there); at
+  // most Drain cycles, after which the checks below name what did not come back.
 `ifdef IB_SWITCH_TB_CYCLES
-  localparam int Cycles = `IB_SWITCH_TB_CYCLES;
+  int cycles = `IB_SWITCH_TB_CYCLES;
 `else
-  localparam int Cycles = 400000;
+  int cycles = 400000;
 `endif
   localparam int Drain = 20000;
+  localparam int DrainSettle = 1000;
   localparam int NTags = 1 << 17;
 
   // Link rates, bytes per cycle num/den: 25, 16, 8 and 22.5 (an input slower than an output stores and
@@ -151,6 +156,9 @@ module ib_switch_lossless_tb;
   int          seq_sent [NPorts][NPorts][NVl];
   int          seq_recv [NPorts][NPorts][NVl];
   int          total_sent = 0, total_recv = 0, errors = 0, hot = 0, marked = 0, fc_in = 0, fc_out = 0;
+  int          delivered = 0;  // distinct packets delivered
+  int          ran = 0;        // cycles run, traffic and drain
+  int          settled = 0;    // drain cycles since everything came back
   int          stalled = 0;   // port-cycles a receiver withheld credit
   int          starved = 0;   // port-cycles a sender had a packet waiting on each VL, neither with credit
   int unsigned seed = 32'd20261127;
@@ -172,11 +180,15 @@ module ib_switch_lossless_tb;
   // A random packet for sender p: its output often the hot one, never p itself (a switch does not send a
   // packet back out of the port it came in on), any DLID the LFT routes there.
   task automatic new_packet(input int p, input int v);
-    int o, d, len;
-    o = (rnd(2) == 0 && hot != p) ? hot : rnd(NPorts);
+    int o, d, len, pick;
+    // One draw a statement: Verilator 5 evaluated the operand of `? :` before its condition, when both drew.
+    pick = rnd(2);
+    o = hot;
+    if (pick != 0 || hot == p) o = rnd(NPorts);
     if (o == p) o = (o + 1 + rnd(NPorts - 1)) % NPorts;
     do d = rnd(LftMax - 2); while (lft(d) != o);
-    case (rnd(4))
+    pick = rnd(4);  // (Verilator 5 drew again for each case item when the draw was the case expression)
+    case (pick)
       0: len = MaxLen - rnd(64);
       1: len = 26 + rnd(40);
       default: len = 26 + rnd(MaxLen - 25);
@@ -194,6 +206,9 @@ module ib_switch_lossless_tb;
 `else
     fast_links = $test$plusargs("fast_links") != 0;
 `endif
+    if ($value$plusargs("cycles=%d", cycles)) begin
+      if (cycles < 100) $fatal(1, "+cycles=%0d: at least 100", cycles);
+    end
     for (int p = 0; p < NPorts; p++) begin
       rate_num_v[17*p +: 17] = 17'(rate_num(p));
       rate_den_v[17*p +: 17] = 17'(rate_den(p));
@@ -261,7 +276,7 @@ module ib_switch_lossless_tb;
     end
     tbl_we = 1'b0;
     rst_ni = 1'b1;
-    for (int c = 0; c < Cycles + Drain; c++) begin
+    for (int c = 0; c < cycles + Drain && settled <= DrainSettle; c++) begin
       longint cs;
       cs = 0;
       // Inputs of this cycle, from the state the last edge left.
@@ -271,24 +286,35 @@ module ib_switch_lossless_tb;
       for (int p = 0; p < NPorts; p++) begin
         longint start, num, den;
         int v;
+        bit fc_now, send;
         num = longint'(rate_num(p));
         den = longint'(rate_den(p));
         cs = longint'(c) * num;
+        // (Icarus 11 evaluates both operands of && and || even when the left one decides, and Verilator 5
+        // may evaluate an expression's operands out of order: no random draw shares an expression with
+        // another or is the right operand of one; each is nested in an if, so both draw one sequence.)
         // The receiver: withholding for a stretch now and then (not in the drain), else draining at random.
-        if (c < Cycles && r_hold[p] == 0 && rnd(5000) == 0) begin
-          r_hold[p] = 300 + rnd(3000);
-          r_drain[p] = 1 + rnd(8);
+        if (c < cycles && r_hold[p] == 0) begin
+          if (rnd(5000) == 0) begin
+            r_hold[p] = 300 + rnd(3000);
+            r_drain[p] = 1 + rnd(8);
+          end
         end
         if (r_hold[p] > 0) begin
           r_hold[p]--;
           stalled++;
         end else begin
           for (int u = 0; u < NVl; u++)
-            if (r_held[p][u] > 0 && (c >= Cycles || rnd(r_drain[p]) == 0)) r_held[p][u]--;
+            if (r_held[p][u] > 0) begin
+              if (c >= cycles) r_held[p][u]--;
+              else if (rnd(r_drain[p]) == 0) r_held[p][u]--;
+            end
         end
         // A flow-control packet when the wire is idle at the cycle's start: every block sent has arrived.
         start = (s_wire[p] > cs) ? s_wire[p] : cs;
-        if (start == cs && r_hold[p] == 0 && rnd(12) == 0) begin
+        fc_now = 1'b0;
+        if (start == cs && r_hold[p] == 0) fc_now = rnd(12) == 0;
+        if (fc_now) begin
           int fv;
           fv = rnd(NVl);
           rx_fc[p] = 1'b1;
@@ -301,14 +327,19 @@ module ib_switch_lossless_tb;
           fc_in++;
         end
         // A data packet: a waiting one with credit (either VL), starting where the wire is free.
-        for (int u = 0; u < NVl; u++) if (c < Cycles && !w_v[p][u] && rnd(2) == 0) new_packet(p, u);
+        for (int u = 0; u < NVl; u++)
+          if (c < cycles && !w_v[p][u]) begin
+            if (rnd(2) == 0) new_packet(p, u);
+          end
         if (w_v[p][0] && w_v[p][1]
             && 12'(s_fccl[p][0] - (s_fctbs[p][0] + 12'(blocks_of(w_len[p][0])))) > 12'd2048
             && 12'(s_fccl[p][1] - (s_fctbs[p][1] + 12'(blocks_of(w_len[p][1])))) > 12'd2048) starved++;
         v = rnd(NVl);
         if (!(w_v[p][v] && 12'(s_fccl[p][v] - (s_fctbs[p][v] + 12'(blocks_of(w_len[p][v])))) <= 12'd2048))
           v = 1 - v;
-        if (start < cs + num && rnd(4) != 0 && w_v[p][v]
+        send = 1'b0;
+        if (start < cs + num) send = rnd(4) != 0;
+        if (send && w_v[p][v]
             && 12'(s_fccl[p][v] - (s_fctbs[p][v] + 12'(blocks_of(w_len[p][v])))) <= 12'd2048) begin
           int o, tag;
           tag = total_sent;
@@ -391,6 +422,7 @@ module ib_switch_lossless_tb;
                                p, v, i, t_seq[tag], seq_recv[i][p][v]));
               seq_recv[i][p][v]++;
             end
+            if (!t_done[tag]) delivered++;
             t_done[tag] = 1'b1;
           end
           if (tx_fecn[p]) marked++;
@@ -410,6 +442,17 @@ module ib_switch_lossless_tb;
       end
       #1 clk = 1'b1;
       #1 clk = 1'b0;
+      ran = c + 1;
+      // The drain is done when every packet sent has been delivered, every receiver is empty and every
+      // sender's credit is back at the switch's buffer. (Inline: Icarus 11 crashed on it as a function.)
+      if (c >= cycles) begin
+        bit done;
+        done = delivered == total_sent;
+        for (int p = 0; p < NPorts; p++)
+          for (int v = 0; v < NVl; v++)
+            if (r_held[p][v] != 0 || 12'(s_fccl[p][v] - s_fctbs[p][v]) != 12'(BufBlocks)) done = 1'b0;
+        settled = done ? settled + 1 : 0;
+      end
     end
     for (int t = 0; t < total_sent; t++)
       if (!t_done[t])
@@ -419,10 +462,10 @@ module ib_switch_lossless_tb;
         if (12'(s_fccl[p][v] - s_fctbs[p][v]) != 12'(BufBlocks))
           fail($sformatf("port %0d VL %0d: credit after the drain %0d blocks, its buffer is %0d", p, v,
                          12'(s_fccl[p][v] - s_fctbs[p][v]), BufBlocks));
-    if (total_sent < Cycles / 100) fail($sformatf("only %0d packets sent", total_sent));
+    if (total_sent < cycles / 100) fail($sformatf("only %0d packets sent", total_sent));
     if (errors == 0)
       $display("ib_switch lossless: %0d cycles, %0d packets (%0d FECN-marked), %0d and %0d flow-control packets in and out, credit withheld %0d port-cycles, senders without credit %0d port-cycles, no loss",
-               Cycles + Drain, total_sent, marked, fc_in, fc_out, stalled, starved);
+               ran, total_sent, marked, fc_in, fc_out, stalled, starved);
     else begin
       $display("FAIL: %0d errors", errors);
       for (int p = 0; p < NPorts; p++)

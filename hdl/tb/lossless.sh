@@ -21,8 +21,12 @@
 # short-packet limit). -DIB_SWITCH_TB_FAST_LINKS does the same in its own build.
 #        hdl/tb/lossless.sh --icarus [CYCLES] [ARG...]  the same bench under Icarus 11 (iverilog -g2012, the
 #        RTL's assertions on: an assertion's "ERROR:" line fails the run as the bench's FAIL does), CYCLES of
-#        traffic (default 60,000, then the bench's 20,000-cycle drain; Icarus runs about 2,000 cycles a second
-#        here), extra iverilog arguments after it (e.g. -DIB_SWITCH_TB_FAST_LINKS), or run-time ones (+fast_links).
+#        traffic (default 10,000, then the drain; Icarus runs about 250 cycles a second here), extra iverilog
+#        arguments after it (e.g. -DIB_SWITCH_TB_FAST_LINKS), or run-time ones (+fast_links); then the
+#        Verilator build of the same arguments runs the same cycles, and the two must print the same line
+#        (every count: packets, marks, flow-control packets, withheld credit), so the RTL means the same to
+#        both simulators, not only loses nothing in each.
+# +cycles=N runs N cycles of traffic instead of 400,000 (a run-time argument, the same build).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/target/hdl-lossless"
@@ -48,7 +52,7 @@ fi
 
 if [ "${1:-}" = --icarus ]; then
   shift
-  cycles=60000
+  cycles=10000
   if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then cycles=$1; shift; fi
   command -v iverilog >/dev/null || { echo "lossless.sh: iverilog not found (apt-get install iverilog)" >&2; exit 2; }
   ivl="$root/target/hdl-lossless-icarus"
@@ -57,15 +61,23 @@ if [ "${1:-}" = --icarus ]; then
   # Icarus' note that it widens always_* sensitivity over constant part-selects is harmless and filtered.
   ivargs=() plusargs=()
   for a in "$@"; do if [[ $a == +* ]]; then plusargs+=("$a"); else ivargs+=("$a"); fi; done
-  iverilog -g2012 -I "$root/hdl" -DIB_SWITCH_TB_CYCLES="$cycles" ${ivargs[@]+"${ivargs[@]}"} -o "$ivl/tb.vvp" \
+  iverilog -g2012 -I "$root/hdl" ${ivargs[@]+"${ivargs[@]}"} -o "$ivl/tb.vvp" \
     "$root/hdl/tb/ib_switch_lossless_tb.sv" "$root/hdl/ib_switch.sv" "$root/hdl/credit_rx.sv" \
     "$root/hdl/credit_tx.sv" "$root/hdl/cong_detect.sv" "$root/hdl/vl_arb.sv" "$root/hdl/mark_enq.sv" "$root/hdl/pfx_cnt.sv" 2>&1 \
     | { grep -v 'sorry: constant selects in always_\* processes' || true; }
   [ -f "$ivl/tb.vvp" ] || exit 1
-  log=$(vvp -n "$ivl/tb.vvp" ${plusargs[@]+"${plusargs[@]}"} 2>&1 || true)
+  log=$(vvp -n "$ivl/tb.vvp" "+cycles=$cycles" ${plusargs[@]+"${plusargs[@]}"} 2>&1 || true)
   echo "$log" | grep -v '^- ' | sed 's/^ib_switch lossless:/ib_switch lossless (Icarus):/' | head -20 || true
   ! grep -q '^ERROR:' <<<"$log" || { echo "FAIL: an RTL assertion failed (above)"; exit 1; }
-  grep -q 'no loss$' <<<"$log"
+  grep -q 'no loss$' <<<"$log" || exit 1
+  # The same run under Verilator (its build of the same arguments, made or reused): the same line.
+  vlog=$("$0" "$@" "+cycles=$cycles" 2>&1 || true)
+  echo "$vlog" | grep -v '^- ' | sed 's/^ib_switch lossless:/ib_switch lossless (Verilator):/' | head -20 || true
+  if [ "$(grep '^ib_switch lossless:' <<<"$log")" != "$(grep '^ib_switch lossless:' <<<"$vlog")" ]; then
+    echo "FAIL: Icarus and Verilator differ on the same bench and cycles (above)"
+    exit 1
+  fi
+  echo "Icarus and Verilator agree"
   exit
 fi
 
