@@ -266,7 +266,7 @@ module ib_switch #(
   // of a vector at [13*q +: 13]), the slot on top of each free stack bank (input q, bank b: entry q*NB + b).
   // The wide ones are arrays, not flattened vectors: Verilator built a flattened vector each cycle as a chain
   // of concatenations, each copying the whole vector so far (quadratic in the entries: 648 of hd_len at 18
-  // ports, 8,424 bits), a quarter of the 18-port model's run time.
+  // ports, 8,424 bits); with `ct_pairs` (below), more than half of the 18-port model's instructions a cycle.
   localparam int LB = (NPorts > 2) ? $clog2(NPorts) : 1;   // free stack banks: 2^LB >= NPorts
   localparam int NB = 1 << LB;
   localparam int NPL = (NPorts + 1) / 2;                   // pairs of outputs: the carry-save sums' leaves
