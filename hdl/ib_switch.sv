@@ -260,23 +260,26 @@ module ib_switch #(
   end
 
   // ---------------------------------------------------------------- state
-  // Descriptor pools, per input: the memories of g_pool (below). Their asynchronous read ports, flattened
-  // (entry e of a vector at [W*e +: W]): the length at the head of each VoQ (input q, output o, VL v: entry
-  // (q*NPorts + o)*NVl + v), the fields of the slot each output's grant names (input q, output o: entry
-  // q*NPorts + o), the deferred packet's length (entry q), the slot on top of each free stack bank.
+  // Descriptor pools, per input: the memories of g_pool (below). Their asynchronous read ports: the length
+  // at the head of each VoQ (input q, output o, VL v: entry (q*NPorts + o)*NVl + v), the fields of the slot
+  // each output's grant names (input q, output o: entry q*NPorts + o), the deferred packet's length (entry q
+  // of a vector at [13*q +: 13]), the slot on top of each free stack bank (input q, bank b: entry q*NB + b).
+  // The wide ones are arrays, not flattened vectors: Verilator built a flattened vector each cycle as a chain
+  // of concatenations, each copying the whole vector so far (quadratic in the entries: 648 of hd_len at 18
+  // ports, 8,424 bits); with `ct_pairs` (below), more than half of the 18-port model's instructions a cycle.
   localparam int LB = (NPorts > 2) ? $clog2(NPorts) : 1;   // free stack banks: 2^LB >= NPorts
   localparam int NB = 1 << LB;
   localparam int NPL = (NPorts + 1) / 2;                   // pairs of outputs: the carry-save sums' leaves
   localparam int FD = (SlotMax + NB - 1) / NB;              // words per bank
   localparam int FW = (FD > 1) ? $clog2(FD) : 1;
-  logic [NPorts*NPorts*NVl*13-1:0] hd_len;
-  logic [NPorts*13-1:0]            tl_len;
-  logic [NPorts*NPorts*32-1:0]     gr_tag;
-  logic [NPorts*NPorts*4-1:0]      gr_ivl;
-  logic [NPorts*NPorts*2-1:0]      gr_fh;     // {deferred, FECN at the head: arrived with it or marked}
-  logic [NPorts*NPorts-1:0]        gr_mt;     // marked at the tail's enqueue (a deferred packet)
-  logic [NPorts*NPorts*SW-1:0]     gr_next;
-  logic [NPorts*NB*SW-1:0]         fk_rd;
+  logic [12:0]     hd_len [NPorts*NPorts*NVl];
+  logic [NPorts*13-1:0] tl_len;
+  logic [31:0]     gr_tag [NPorts*NPorts];
+  logic [3:0]      gr_ivl [NPorts*NPorts];
+  logic [1:0]      gr_fh [NPorts*NPorts];    // {deferred, FECN at the head: arrived with it or marked}
+  logic            gr_mt [NPorts*NPorts];    // marked at the tail's enqueue (a deferred packet)
+  logic [SW-1:0]   gr_next [NPorts*NPorts];
+  logic [SW-1:0]   fk_rd [NPorts*NB];
   logic [SW-1:0]   fk_top [NPorts];
   // The write ports: a head's descriptor; a free stack bank's push; a VoQ link (one a cycle per input: a
   // second link of the cycle, a tail's and a head's, waits in the pending register nl_*_q a cycle).
@@ -514,6 +517,24 @@ module ib_switch #(
     end
     ct_rate_diff = {s[34] ^ c[34] ^ g[33], (s ^ c) == ((s | c) << 1)};
   endfunction
+  // The rate compare for every pair of outputs (cut-through at input p to output r: num_r den_p <= num_p
+  // den_r, i.e. d >= 0 with d = num_p den_r - num_r den_p; and at input r to output p, d <= 0), each pair
+  // once, beside the route's table read; the routed output's selected in `handin`. A process of its own
+  // that reads the configuration only: inside `handin`, which reads the hand-in ports, Verilator evaluated
+  // all NPorts (NPorts - 1) / 2 compares (153 at 18 ports, each a tree of 17 rows) on each of the two
+  // evaluations per cycle, as input-combinational logic; on its own it is evaluated once per clock edge.
+  logic [NPorts-1:0] ct [NPorts];
+  `IBCYCLE_COMB begin : ct_pairs
+    logic [1:0] ctd;
+    for (int p = 0; p < NPorts; p++) begin
+      ct[p][p] = 1'b1;
+      for (int r = p + 1; r < NPorts; r++) begin
+        ctd = ct_rate_diff(`IB_SWITCH_NUM(p), `IB_SWITCH_DEN(p), `IB_SWITCH_NUM(r), `IB_SWITCH_DEN(r));
+        ct[p][r] = !ctd[1];
+        ct[r][p] = ctd[1] || ctd[0];
+      end
+    end
+  end : ct_pairs
   `IBCYCLE_COMB begin : handin
     logic [7:0] o [NPorts];
     logic [3:0] ov [NPorts];
@@ -526,19 +547,6 @@ module ib_switch #(
     logic [31:0] t2 [NPorts];
     logic [31:0] t3 [NPorts];
     logic g [NPorts];
-    logic [1:0] ctd;
-    logic [NPorts-1:0] ct [NPorts];
-    // The rate compare for every pair of outputs (cut-through at input p to output r: num_r den_p <= num_p
-    // den_r, i.e. d >= 0 with d = num_p den_r - num_r den_p; and at input r to output p, d <= 0), each pair
-    // once, beside the route's table read; the routed output's selected below.
-    for (int p = 0; p < NPorts; p++) begin
-      ct[p][p] = 1'b1;
-      for (int r = p + 1; r < NPorts; r++) begin
-        ctd = ct_rate_diff(`IB_SWITCH_NUM(p), `IB_SWITCH_DEN(p), `IB_SWITCH_NUM(r), `IB_SWITCH_DEN(r));
-        ct[p][r] = !ctd[1];
-        ct[r][p] = ctd[1] || ctd[0];
-      end
-    end
     for (int p = 0; p < NPorts; p++) begin
       o[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
       if (tbl_we_i && !tbl_sel_i && tbl_addr_i == rx_dlid_i[16*p +: 16]) o[p] = tbl_data_i[7:0];
@@ -934,7 +942,7 @@ module ib_switch #(
         for (int v = 0; v < NVl; v++) begin
           if (32'(la_in_q[p]) == q && 32'(la_vl_q[p]) == v) begin
             e_cslot_w[p] = vh_q[(q*NPorts + p)*NVl + v];
-            e_cglen_w[p] = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+            e_cglen_w[p] = hd_len[(q*NPorts + p)*NVl + v];
           end
         end
       end
@@ -970,7 +978,7 @@ module ib_switch #(
         // `decide` for every input in parallel, the pick's selected there): nothing waits for the pick
         // before a 13-bit multiplexer, an add and the credit compare.
         for (int q = 0; q < NPorts; q++) begin
-          e_hblk_w[p][v][q] = 7'((hd_len[13*((q*NPorts + p)*NVl + v) +: 13] + 13'd63) >> 6);
+          e_hblk_w[p][v][q] = 7'((hd_len[(q*NPorts + p)*NVl + v] + 13'd63) >> 6);
         end
         // The pick as a one-hot vector: the lowest of `hi` if any, else the lowest of `fre`.
         e_seen_w = '0;
@@ -1113,9 +1121,9 @@ module ib_switch #(
       mt[p] = 1'b0;
       for (int q = 0; q < NPorts; q++) begin
         if (32'(e_gin[p]) == q) begin
-          tag[p] = gr_tag[32*(q*NPorts + p) +: 32];
-          ivl[p] = gr_ivl[4*(q*NPorts + p) +: 4];
-          fh[p] = gr_fh[2*(q*NPorts + p) +: 2];
+          tag[p] = gr_tag[q*NPorts + p];
+          ivl[p] = gr_ivl[q*NPorts + p];
+          fh[p] = gr_fh[q*NPorts + p];
           mt[p] = gr_mt[q*NPorts + p];
         end
       end
@@ -1562,7 +1570,7 @@ module ib_switch #(
         end
         hlen = '0;
         for (int q = 0; q < NPorts; q++) begin
-          if (32'(pick) == q) hlen = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+          if (32'(pick) == q) hlen = hd_len[(q*NPorts + p)*NVl + v];
         end
         blk = 7'((hlen + 13'd63) >> 6);
         if (e_gnt[p] && 32'(la_vl_q[p]) == v) begin
@@ -1619,13 +1627,13 @@ module ib_switch #(
     assign tl_len[13*q +: 13] = len_m[ar_slot_q[q]];
     for (genvar o = 0; o < NPorts; o++) begin : g_out
       for (genvar v = 0; v < NVl; v++) begin : g_vl
-        assign hd_len[13*((q*NPorts + o)*NVl + v) +: 13] = len_m[vh_q[(q*NPorts + o)*NVl + v]];
+        assign hd_len[(q*NPorts + o)*NVl + v] = len_m[vh_q[(q*NPorts + o)*NVl + v]];
       end
-      assign gr_tag[32*(q*NPorts + o) +: 32] = tag_m[e_gslot[o]];
-      assign gr_ivl[4*(q*NPorts + o) +: 4] = ivl_m[e_gslot[o]];
-      assign gr_fh[2*(q*NPorts + o) +: 2] = fh_m[e_gslot[o]] | {1'b0, mh_m[e_gslot[o]]};
+      assign gr_tag[q*NPorts + o] = tag_m[e_gslot[o]];
+      assign gr_ivl[q*NPorts + o] = ivl_m[e_gslot[o]];
+      assign gr_fh[q*NPorts + o] = fh_m[e_gslot[o]] | {1'b0, mh_m[e_gslot[o]]};
       assign gr_mt[q*NPorts + o] = mt_m[e_gslot[o]];
-      assign gr_next[SW*(q*NPorts + o) +: SW] = next_m[e_cslot[o]];
+      assign gr_next[q*NPorts + o] = next_m[e_cslot[o]];
     end
     // The free stack's top (address ftop - 1): every bank read at its word, the bank chosen by the low bits.
     logic [SW:0] top_a;
@@ -1635,9 +1643,9 @@ module ib_switch #(
       always_ff @(posedge clk_i) begin
         if (fw_we[q*NB + b]) fb_m[fw_a[q*NB + b]] <= fw_d[q*NB + b];
       end
-      assign fk_rd[SW*(q*NB + b) +: SW] = fb_m[FW'(top_a >> LB)];
+      assign fk_rd[q*NB + b] = fb_m[FW'(top_a >> LB)];
     end
-    assign fk_top[q] = fk_rd[SW*(q*NB + 32'(top_a[LB-1:0])) +: SW];
+    assign fk_top[q] = fk_rd[q*NB + 32'(top_a[LB-1:0])];
   end
 
   // The cycle's pushes: output p's grant from input q returns its slot; the k-th push of input q (in port
@@ -2034,7 +2042,7 @@ module ib_switch #(
             vn_c[j] = vn_c[j] - 1'b1;
             for (int q = 0; q < NPorts; q++) begin
               if (32'(e_gin[p]) == q) begin
-                vh_c[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[SW*(q*NPorts + p) +: SW];
+                vh_c[j] = (nl_v_q[q] && nl_a_q[q] == e_cslot[p]) ? nl_d_q[q] : gr_next[q*NPorts + p];
               end
             end
           end
@@ -2052,7 +2060,7 @@ module ib_switch #(
           // (completions are decided before this cycle's starts, as in the Switch).
           if_v_n[p] = 1'b1;
           if_in_n[p] = e_gin[p];
-          for (int q = 0; q < NPorts; q++) if (32'(e_gin[p]) == q) if_vl_n[p] = gr_ivl[4*(q*NPorts + p) +: 4];
+          for (int q = 0; q < NPorts; q++) if (32'(e_gin[p]) == q) if_vl_n[p] = gr_ivl[q*NPorts + p];
           if_blk_n[p] = la_blk_q[p];
           if (!mark_enq_i[p]) begin
             // Stepped as if the marking state were set, kept only if it is (the detector's decision selects
@@ -2167,7 +2175,7 @@ module ib_switch #(
         vq_e0 = vq_deq ? vn_q[k] == {{SW{1'b0}}, 1'b1} : vn_q[k] == '0;
         if (vq_deq) begin
           vh_n[k] = (nl_v_q[k / (NPorts*NVl)] && nl_a_q[k / (NPorts*NVl)] == e_cslot[k / NVl % NPorts])
-                    ? nl_d_q[k / (NPorts*NVl)] : gr_next[SW*(k / NVl) +: SW];
+                    ? nl_d_q[k / (NPorts*NVl)] : gr_next[k / NVl];
         end
         if (vq_tenq && vq_e0) vh_n[k] = ar_slot_q[k / (NPorts*NVl)];
         if (vq_henq && vq_e0 && !vq_tenq) vh_n[k] = i_slot[k / (NPorts*NVl)];
@@ -2313,7 +2321,7 @@ module ib_switch #(
       for (int v = 0; v < NVl; v++) begin
         hl = '0;
         for (int q = 0; q < NPorts; q++) begin
-          if (32'(e_pick[p][PW*v +: PW]) == q) hl = hd_len[13*((q*NPorts + p)*NVl + v) +: 13];
+          if (32'(e_pick[p][PW*v +: PW]) == q) hl = hd_len[(q*NPorts + p)*NVl + v];
         end
         hb = 7'((hl + 13'd63) >> 6);
         a_ok = a_ok && !(rst_ni && e_req[p][v] && e_len[p][7*v +: 7] != hb);
