@@ -54,6 +54,15 @@ for spec in "${mods[@]}"; do
     done
   fi
   src="$root/hdl/$m.sv"
+  # ib_switch's port index width follows NPorts unless given, in the lint as in the synthesis below (at
+  # NPorts=8 with PW at its default 5 the lint warned of every port index's width).
+  if [ "$m" = ib_switch ] && [[ $gparams == *-GNPorts=* && $gparams != *-GPW=* ]]; then
+    n=${gparams##*-GNPorts=}
+    n=${n%% *}
+    pw=1
+    while [ $((1 << pw)) -lt "$n" ]; do pw=$((pw + 1)); done
+    gparams+=" -GPW=$pw"
+  fi
   lint=clean
   variants=$(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u || true)
   # A module that can build every fault in at once, each behind a run-time flag (ib_switch), is linted in
