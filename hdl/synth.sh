@@ -39,6 +39,9 @@ if [ ${#mods[@]} -eq 0 ]; then
   mods+=(fecn_rewrite:BeatBytes=8 fecn_rewrite:BeatBytes=32)
 fi
 
+# pw_of N: ib_switch's port index width for N ports (the least w with 2^w >= N, at least 1).
+pw_of() { local w=1; while [ $((1 << w)) -lt "$1" ]; do w=$((w + 1)); done; echo "$w"; }
+
 fail=0
 printf '%-26s %8s %5s %6s  %s\n' module cells mems depth lint | tee "$out/cells.txt"
 for spec in "${mods[@]}"; do
@@ -58,10 +61,7 @@ for spec in "${mods[@]}"; do
   # NPorts=8 with PW at its default 5 the lint warned of every port index's width).
   if [ "$m" = ib_switch ] && [[ $gparams == *-GNPorts=* && $gparams != *-GPW=* ]]; then
     n=${gparams##*-GNPorts=}
-    n=${n%% *}
-    pw=1
-    while [ $((1 << pw)) -lt "$n" ]; do pw=$((pw + 1)); done
-    gparams+=" -GPW=$pw"
+    gparams+=" -GPW=$(pw_of "${n%% *}")"
   fi
   lint=clean
   variants=$(grep -o '^`ifdef IBCYCLE_FAULT_[A-Z0-9_]*' "$src" | sed 's/^`ifdef /-D/' | sort -u || true)
@@ -91,10 +91,7 @@ for spec in "${mods[@]}"; do
     if [[ $spec == *:* ]]; then
       for kv in "${kvs[@]}"; do ibp[${kv%%=*}]=${kv#*=}; done
     fi
-    if [ -z "${ibp[PW]:-}" ]; then
-      ibp[PW]=1
-      while [ $((1 << ibp[PW])) -lt "${ibp[NPorts]}" ]; do ibp[PW]=$((ibp[PW] + 1)); done
-    fi
+    [ -n "${ibp[PW]:-}" ] || ibp[PW]=$(pw_of "${ibp[NPorts]}")
     params="chparam"
     for k in "${!ibp[@]}"; do params+=" -set $k ${ibp[$k]}"; done
     params+=" ib_switch;"

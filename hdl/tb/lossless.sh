@@ -21,7 +21,7 @@
 # short-packet limit). -DIB_SWITCH_TB_FAST_LINKS does the same in its own build.
 #        hdl/tb/lossless.sh --icarus [CYCLES] [ARG...]  the same bench under Icarus 11 (iverilog -g2012, the
 #        RTL's assertions on: an assertion's "ERROR:" line fails the run as the bench's FAIL does), CYCLES of
-#        traffic (default 10,000, then the drain; Icarus runs about 250 cycles a second here), extra iverilog
+#        traffic (default 10,000, then the drain; Icarus runs about 210 cycles a second here), extra iverilog
 #        arguments after it (e.g. -DIB_SWITCH_TB_FAST_LINKS), or run-time ones (+fast_links); then the
 #        Verilator build of the same arguments runs the same cycles, and the two must print the same line
 #        (every count: packets, marks, flow-control packets, withheld credit), so the RTL means the same to
