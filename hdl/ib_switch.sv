@@ -1173,7 +1173,10 @@ module ib_switch #(
   // each at output VL ev_k (output ev_k / NVl) when ev_on (enqueued at an output that marks at enqueue).
   logic          ev_on [2*NPorts];
   logic [31:0]   ev_k [2*NPorts];
+  logic [2*NPorts-1:0] ev_sz;         // the event's packet is at least its output's Packet_Size
+`ifdef IBCYCLE_ASSERTIONS
   logic [2*NPorts*13-1:0] ev_len;
+`endif
   logic [2*NPorts-1:0] mk_ev [NK];     // the events at output VL k
   logic [2*NPorts-1:0] mk_mark [NK];   // their marks (mark_enq of output VL k)
   logic [NPorts*16-1:0] i_fill [NK];
@@ -1225,6 +1228,7 @@ module ib_switch #(
     logic [7:0] h_out [NPorts];
     logic [3:0] h_ovl [NPorts];
     logic [12:0] t_len [NPorts];
+    logic [7:0] ps_t, ps_h;
     logic [15:0] fr [NK];
     logic [15:0] fpb;
     logic [8:0] fl_a, fl_b, fl_c, fl_d, fl_s1, fl_s2;
@@ -1327,13 +1331,25 @@ module ib_switch #(
         && i_head_enq[p] == (i_head[p] && !i_head_drop[p] && (a_hin_s || pc_ct_q[p]))
         && i_fresh[p] == (i_head[p] && !i_head_drop[p] && ftop_q[p] == '0);
 `endif
-      // The enqueue events of this input.
+      // The enqueue events of this input. Each packet's size compare with its output's Packet_Size (the
+      // marker's `bytes >= 64 x Packet_Size`) is decided here, from the length and the route alone, and
+      // registered with the events, so mark_enq's prefix count starts from registers.
+      ps_t = '0;
+      ps_h = '0;
+      for (int o = 0; o < NPorts; o++) begin
+        if (32'(ar_out_q[p]) == o) ps_t = packet_size_i[8*o +: 8];
+        if (32'(h_out[p]) == o) ps_h = packet_size_i[8*o +: 8];
+      end
       ev_on[2*p] = i_tail_enq[p] && mark_enq_i[ar_out_q[p]];
       ev_k[2*p] = 32'(ar_out_q[p])*NVl + 32'(ar_ovl_q[p]);
-      ev_len[13*(2*p) +: 13] = t_len[p];
+      ev_sz[2*p] = {1'b0, t_len[p]} >= {ps_t, 6'b000000};
       ev_on[2*p+1] = i_head_enq[p] && mark_enq_i[i_out[p]];
       ev_k[2*p+1] = 32'(i_out[p])*NVl + 32'(i_ovl[p]);
+      ev_sz[2*p+1] = {1'b0, rg_len_q[13*p +: 13]} >= {ps_h, 6'b000000};
+`ifdef IBCYCLE_ASSERTIONS
+      ev_len[13*(2*p) +: 13] = t_len[p];
       ev_len[13*(2*p+1) +: 13] = rg_len_q[13*p +: 13];
+`endif
     end
     for (int k = 0; k < NK; k++) begin
       for (int n = 0; n < 2*NPorts; n++) mk_ev[k][n] = ev_on[n] && ev_k[n] == k;
@@ -1425,14 +1441,18 @@ module ib_switch #(
   // is requested in stage 1 at t + 1 at the earliest, committed at t + 3 and started later, and its slot
   // is not reused before its start; mk_q of an output marking at enqueue is read only by mark_enq.
   logic [2*NPorts-1:0]    mq_ev_q [NK];
-  logic [2*NPorts*13-1:0] mq_len_q;
+  logic [2*NPorts-1:0]    mq_sz_q;
+`ifdef IBCYCLE_ASSERTIONS
+  logic [2*NPorts*13-1:0] mq_len_q;   // the lengths, for the reference chain below
+  always_ff @(posedge clk_i) mq_len_q <= ev_len;
+`endif
   logic                   mq_ms_q [NK];
   logic                   mq_hv_q [NPorts];   // input p gave a head a slot (its mark, or 0, is written)
   logic [SW-1:0]          mq_hs_q [NPorts];
   logic                   mq_tv_q [NPorts];   // input p enqueued a deferred tail (its mark is written)
   logic [SW-1:0]          mq_ts_q [NPorts];
   always_ff @(posedge clk_i) begin
-    mq_len_q <= ev_len;
+    mq_sz_q <= ev_sz;
     for (int k = 0; k < NK; k++) begin
       mq_ev_q[k] <= mk_ev[k];
       mq_ms_q[k] <= `IB_SWITCH_MSTATE(k);
@@ -1447,9 +1467,9 @@ module ib_switch #(
   for (genvar k = 0; k < NK; k++) begin : g_mk
     mark_enq #(.NEv(2*NPorts), .SelfCheck(1'b0)) u_mk (
       .clk_i, .rst_ni,
-      .packet_size_i(packet_size_i[8*(k / NVl) +: 8]), .marking_rate_i(marking_rate_i[16*(k / NVl) +: 16]),
+      .marking_rate_i(marking_rate_i[16*(k / NVl) +: 16]),
       .mode_i(mode_i[k / NVl]), .lfsr_thresh_i(lfsr_thresh_i[17*(k / NVl) +: 17]),
-      .s_i(mk_q[k]), .mstate_i(mq_ms_q[k]), .ev_i(mq_ev_q[k]), .len_i(mq_len_q),
+      .s_i(mk_q[k]), .mstate_i(mq_ms_q[k]), .ev_i(mq_ev_q[k]), .size_ok_i(mq_sz_q),
       .mark_o(mk_mark[k]), .s_o(i_mk[k])
     );
   end
@@ -1550,18 +1570,71 @@ module ib_switch #(
   // for the VL of a packet starting now the credit is credit_tx's next state (FCTBS plus its blocks, the
   // FCCL of a flow-control packet for that VL latched); a commit this cycle clears it for its VL.
   // Registered (cd_stall_q), as the fills and credit the detectors sample are registered state.
+  // The pick is a one-hot vector and every input's head is compared with the credit in parallel (its
+  // blocks, then the gap FCCL - (FCTBS + blocks) as one Kogge-Stone sum of three rows), the pick selecting
+  // one compare's bit: not the pick's index, a multiplexer of the head lengths, the blocks' add, the gap's
+  // two adds and the compare in series (49 levels at 8 ports, the switch's longest path then). The form it
+  // replaces is kept under IBCYCLE_ASSERTIONS and asserted equal every cycle.
+`ifdef IBCYCLE_ASSERTIONS
+  logic [NK-1:0] a_st_ok;
+  logic [NK-1:0] a_st_ok_q;
+  always_ff @(posedge clk_i) a_st_ok_q <= rst_ni ? a_st_ok : '1;
+`endif
+  `IB_SWITCH_KS_ADD(st_ks_add)
   `IBCYCLE_COMB begin : stall
-    logic [NPorts-1:0] ne, hi;
+    logic [NPorts-1:0] ne, hi, poh, seen, big;
+    logic [6:0] hb;
+    logic [11:0] fccl, fctbs;
+    logic [34:0] ra, rb, rc;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [34:0] ry, rs;
+    /* verilator lint_on UNUSEDSIGNAL */
+`ifdef IBCYCLE_ASSERTIONS
     logic [PW-1:0] pick;
     logic [12:0] hlen;
     logic [6:0] blk;
-    logic [11:0] fccl, fctbs, dst_gap;
+    logic [11:0] dst_gap;
+`endif
     for (int p = 0; p < NPorts; p++) begin
       for (int v = 0; v < NVl; v++) begin
         for (int q = 0; q < NPorts; q++) begin
           ne[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
           hi[q] = ne[q] && q >= 32'(rr_q[p*NVl + v]);
         end
+        // The lowest of `hi` if any, else the lowest of `ne`.
+        seen = '0;
+        for (int q = 0; q < NPorts; q++) begin
+          seen[q] = (q > 0 && seen[q-1]) || hi[q];
+          poh[q] = hi[q] && !(q > 0 && seen[q-1]);
+        end
+        if (hi == '0) begin
+          seen = '0;
+          for (int q = 0; q < NPorts; q++) begin
+            seen[q] = (q > 0 && seen[q-1]) || ne[q];
+            poh[q] = ne[q] && !(q > 0 && seen[q-1]);
+          end
+        end
+        if (e_gnt[p] && 32'(la_vl_q[p]) == v) begin
+          fctbs = ctx_fctbs[p*NVl + v] + 12'(la_blk_q[p]);
+          fccl = ctx_fcv[p*NVl + v] ? rg_fc_fccl_q[12*p +: 12] : ctx_fcclq[p*NVl + v];
+        end else begin
+          fctbs = ctx_fctbs[p*NVl + v];
+          fccl = ctx_fcclq[p*NVl + v];
+        end
+        // Per input: (FCCL - (FCTBS + blocks)) mod 4096 > 2048, the gap FCCL + ~FCTBS + ~blocks + 2 (the
+        // + 2 as the free low bit of the carries and the carry in), its low 12 bits.
+        for (int q = 0; q < NPorts; q++) begin
+          hb = 7'((hd_len[(q*NPorts + p)*NVl + v] + 13'd63) >> 6);
+          ra = 35'(fccl);
+          rb = ~(35'(fctbs));
+          rc = ~(35'(hb));
+          ry = (ra & rb) | (ra & rc) | (rb & rc);
+          rs = st_ks_add(ra ^ rb ^ rc, {ry[33:0], 1'b1}, 1'b1);
+          big[q] = rs[11] && rs[10:0] != '0;
+        end
+        cd_stall[p*NVl + v] = rst_ni && ne != '0 && v < 32'(`IB_SWITCH_NVL(p)) && (poh & big) != '0
+          && !(e_cmt[p] && 32'(la_vl_q[p]) == v);
+`ifdef IBCYCLE_ASSERTIONS
         pick = '0;
         if (hi != '0) begin
           for (int q = NPorts - 1; q >= 0; q--) if (hi[q]) pick = PW'(q);
@@ -1573,16 +1646,10 @@ module ib_switch #(
           if (32'(pick) == q) hlen = hd_len[(q*NPorts + p)*NVl + v];
         end
         blk = 7'((hlen + 13'd63) >> 6);
-        if (e_gnt[p] && 32'(la_vl_q[p]) == v) begin
-          fctbs = ctx_fctbs[p*NVl + v] + 12'(la_blk_q[p]);
-          fccl = ctx_fcv[p*NVl + v] ? rg_fc_fccl_q[12*p +: 12] : ctx_fcclq[p*NVl + v];
-        end else begin
-          fctbs = ctx_fctbs[p*NVl + v];
-          fccl = ctx_fcclq[p*NVl + v];
-        end
         dst_gap = fccl - (fctbs + 12'(blk));
-        cd_stall[p*NVl + v] = rst_ni && ne != '0 && v < 32'(`IB_SWITCH_NVL(p)) && dst_gap > 12'd2048
-          && !(e_cmt[p] && 32'(la_vl_q[p]) == v);
+        a_st_ok[p*NVl + v] = cd_stall[p*NVl + v] == (rst_ni && ne != '0 && v < 32'(`IB_SWITCH_NVL(p))
+          && dst_gap > 12'd2048 && !(e_cmt[p] && 32'(la_vl_q[p]) == v));
+`endif
       end
     end
   end : stall
@@ -2047,8 +2114,15 @@ module ib_switch #(
             end
           end
 `endif
+          // Written per VL at constant indices (a committed packet's VL is one of its output's, asserted):
+          // at a computed index every output's write was a multiplexer in every pointer's chain, a path
+          // that grew with the ports (50 levels at 8).
           if (!FltRrStuck) begin
-            rr_n[p*NVl + 32'(e_gvl[p])] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
+            for (int v = 0; v < NVl; v++) begin
+              if (32'(e_gvl[p]) == v) begin
+                rr_n[p*NVl + v] = (32'(e_gin[p]) + 1 >= 32'(nports_i)) ? '0 : e_gin[p] + 1'b1;
+              end
+            end
           end
           if (!e_xfer[p]) reads_n[e_gin[p]] = reads_n[e_gin[p]] + 7'd1;
         end
@@ -2349,6 +2423,7 @@ module ib_switch #(
       a_ok = a_ok && !(rst_ni && !a_hd_ok_q[p]);
       a_ok = a_ok && !(rst_ni && !a_acc_ok_q[p]);
     end
+    for (int k = 0; k < NK; k++) a_ok = a_ok && !(rst_ni && !a_st_ok_q[k]);
     for (int p = 0; p < NPorts; p++) begin
       a_ok = a_ok && !(e_fc[p] && e_gnt[p]);
       a_ok = a_ok && 32'(fresh_q[p]) <= SlotMax && 32'(ftop_q[p]) <= SlotMax;
@@ -2366,8 +2441,9 @@ module ib_switch #(
                                          <= 64'(`IB_SWITCH_NUM(p)) * 64'(`IB_SWITCH_DEN(32'(pc_out_q[p])))));
       // The read slots released, counted a cycle ahead, are those the outputs' packets in flight release.
       a_ok = a_ok && !(rst_ni && relc_q[p] != a_crel[p][8*(NPorts-1) +: 7]);
-      // A starting packet's VL is one of its output's (the marking state's update reads no other).
-      a_ok = a_ok && !(e_gnt[p] && 32'(e_gvl[p]) >= NVl);
+      // A starting or committed packet's VL is one of its output's (the marking state's and the round-robin
+      // pointers' updates write no other).
+      a_ok = a_ok && !((e_gnt[p] || e_cmt[p]) && 32'(e_gvl[p]) >= NVl);
       // The decided packet's ticks on the wire, multiplied at its commit, are its length's.
       a_ok = a_ok && !(rst_ni && la_gser_q[p] != 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]));
       // The serialiser's registered compares are the compares of ser_q they replace.

@@ -11,7 +11,6 @@
 // |------------------|-----|-----------|--------------------------------------------------------------------|
 // | clk_i, rst_ni    | in  | 1         | clock and synchronous reset, active low: the assertions' only      |
 // | configuration of the output port (fecn_marker's, held while out of reset)                                |
-// | packet_size_i    | in  | 8         | Packet_Size in 64-byte units                                       |
 // | marking_rate_i   | in  | 16        | Marking_Rate                                                       |
 // | mode_i           | in  | 1         | 0 counter, 1 LFSR                                                  |
 // | lfsr_thresh_i    | in  | 17        | the LFSR's mark threshold (`FecnMarker::lfsr_thresh()`)            |
@@ -19,7 +18,7 @@
 // | s_i              | in  | 16        | the output VL's marking state at the cycle's start (counter/LFSR)  |
 // | mstate_i         | in  | 1         | the output VL is in the marking state (cong_detect)                |
 // | ev_i             | in  | NEv       | event n enqueues a packet at this output VL, marked at enqueue     |
-// | len_i            | in  | NEv x 13  | event n's packet length in bytes                                   |
+// | size_ok_i        | in  | NEv       | event n's packet is at least Packet_Size: bytes >= 64 x Packet_Size |
 // | mark_o           | out | NEv       | event n's packet gets FECN (only where ev_i[n])                    |
 // | s_o              | out | 16        | the marking state after the cycle's events                         |
 //
@@ -30,6 +29,9 @@
 //
 // How (fecn_marker's step advances the state only for an eligible packet, `mstate && bytes >= 64 *
 // Packet_Size`, and decides from the state before it):
+// - The size compare is the caller's (`size_ok_i`), registered with the events: it needs only the packet's
+//   length and its output's Packet_Size, so `ib_switch` decides it beside the enqueue, and the prefix count
+//   below starts from registers (at 72 events the compare in front of it was 7 of 47 levels).
 // - `adv[n]`: event n is eligible. `cnt[n]`, the number of eligible events before n, is a Sklansky prefix
 //   sum (log2(NEv) levels of adders of at most CW bits); `cnt[NEv]` is the cycle's total.
 // - Candidates for every count j = 0..NEv: the state after j steps, `cand[j]`, and whether a decision taken
@@ -60,14 +62,13 @@ module mark_enq #(
   input  wire logic               clk_i,
   input  wire logic               rst_ni,
   /* verilator lint_on UNUSEDSIGNAL */
-  input  wire logic [7:0]         packet_size_i,
   input  wire logic [15:0]        marking_rate_i,
   input  wire logic               mode_i,
   input  wire logic [16:0]        lfsr_thresh_i,
   input  wire logic [15:0]        s_i,
   input  wire logic               mstate_i,
   input  wire logic [NEv-1:0]     ev_i,
-  input  wire logic [NEv*13-1:0]  len_i,
+  input  wire logic [NEv-1:0]     size_ok_i,
   output logic [NEv-1:0]          mark_o,
   output logic [15:0]             s_o
 );
@@ -110,7 +111,7 @@ module mark_enq #(
   `IBCYCLE_COMB begin : prefix
     logic [CW-1:0] a [NEv];   // inclusive prefix sums, level by level (Sklansky)
     for (int n = 0; n < NEv; n++) begin
-      adv[n] = ev_i[n] && mstate_i && {1'b0, len_i[13*n +: 13]} >= {packet_size_i, 6'b000000};
+      adv[n] = ev_i[n] && mstate_i && size_ok_i[n];
       a[n] = CW'(adv[n]);
     end
     // Level l: every element with bit l of its index set adds the sum ending just below its block of 2^l
@@ -188,7 +189,7 @@ module mark_enq #(
       a_ok = 1'b1;
       for (int n = 0; n < NEv; n++) begin
         m = 1'b0;
-        if (ev_i[n] && mstate_i && {1'b0, len_i[13*n +: 13]} >= {packet_size_i, 6'b000000}) begin
+        if (ev_i[n] && mstate_i && size_ok_i[n]) begin
           if (mode_i) begin
             m = {1'b0, x} < lfsr_thresh_i;
             for (int k = 0; k < 16; k++) x = x[0] ? ((x >> 1) ^ LfsrTaps) : (x >> 1);
