@@ -16,6 +16,20 @@
 //! everyone first, then steps everyone). At the end every block is skipped to `end`, so [`Fabric::step`]
 //! can go on from there.
 //!
+//! # Why running ahead is exact
+//! An item due on a wire in cycle `c` was pushed in cycle `c - latency`, by a step of its sender that the
+//! wheel reached no later than that cycle. So when the wheel reaches cycle `t`, every item due before
+//! `t + L` on the wires into a block (`L` the shortest latency of those wires) is on them already, and
+//! whatever any block pushes from then on is due at `t + L` or later. A block visited at `t` thus has its
+//! inputs of the cycles `t..t + L` in hand, and takes its own wake-ups in them (before the run's `end`) in
+//! the same visit, each as its own visit would: skipped to it, handed what its wires deliver, stepped, its
+//! items pushed with their own cycle. No receiver has stepped the cycle such an item is due in: a receiver
+//! ran ahead, in a visit at `t' <= t`, to before `t' + L'` at most, with `L'` at most this wire's latency,
+//! and the item is due at or after `t + latency`. Under a part's window the run's `end` is the window's,
+//! before which no other part's item is due. A loaded switch's pipeline stages, a packet's start and end
+//! and the flow-control packets around them come a few cycles apart, against wire latencies of about 100:
+//! most of them are one visit, with the switch's state still in cache.
+//!
 //! # Why parallel stepping is exact
 //! With `T` threads the switches are dealt to `T` parts of about equal weight (ports, plus two per attached
 //! HCA), each switch with the HCAs attached to it ([`partition`]). The lookahead `L` is the shortest
@@ -131,12 +145,17 @@ struct Part {
     /// the fold over them.
     port_due_min: Vec<u64>,
     sw_wake: Vec<u64>,
+    /// Per switch: the shortest latency of its wires in (`u64::MAX`: none), how far past the cycle being
+    /// visited its own steps may run (see [`Part::run`]).
+    sw_lat: Vec<u64>,
     hca_ids: Vec<usize>,
     hcas: Vec<Hca>,
     hca_in: Vec<Wire<Ev>>,
     /// Per HCA: the cycle of the next item on its wire in (`u64::MAX`: none).
     hca_due: Vec<u64>,
     hca_wake: Vec<u64>,
+    /// Per HCA: the latency of its wire in.
+    hca_lat: Vec<u64>,
     events: Vec<TxEvent>,
     /// Wake-ups by cycle: switch `i` is entry `i`, HCA `j` entry `switches + j`.
     wheel: Wheel,
@@ -231,6 +250,16 @@ impl Part {
         }
         self.hca_due.clear();
         self.hca_due.extend(self.hca_in.iter().map(due));
+        self.sw_lat.clear();
+        self.sw_lat.extend(self.sw_in.iter().map(|ins| {
+            ins.iter()
+                .flatten()
+                .map(Wire::latency)
+                .min()
+                .unwrap_or(u64::MAX)
+        }));
+        self.hca_lat.clear();
+        self.hca_lat.extend(self.hca_in.iter().map(Wire::latency));
         self.wheel.reset(now);
         self.sw_wake.clear();
         for i in 0..self.switches.len() {
@@ -297,20 +326,39 @@ impl Part {
         while let Some(t) = self.wheel.next_before(end) {
             self.work.cycles_visited += 1;
             self.wheel.take_current(&mut due);
-            // The order of the due blocks does not matter (see the module documentation).
+            // The order of the due blocks does not matter (see the module documentation). A block's
+            // wake-ups before `t` plus the shortest latency of its wires in (and before `end`) are taken in
+            // the same visit, one step after the other (see "Why running ahead is exact").
             for &id in &due {
                 let i = id as usize;
                 if i < ns {
                     if self.sw_wake[i] == t {
-                        self.step_switch(links, i, t);
-                        let w = self.sw_wake_of(i);
+                        let horizon = t.saturating_add(self.sw_lat[i]).min(end);
+                        let mut at = t;
+                        let w = loop {
+                            self.step_switch(links, i, at);
+                            let w = self.sw_wake_of(i);
+                            if w >= horizon {
+                                break w;
+                            }
+                            at = w;
+                        };
                         self.sw_wake[i] = w;
                         self.wheel.schedule(id, w);
                     }
                 } else if self.hca_wake[i - ns] == t {
-                    self.step_hca(links, i - ns, t);
-                    let w = self.hca_wake_of(i - ns, t + 1);
-                    self.hca_wake[i - ns] = w;
+                    let h = i - ns;
+                    let horizon = t.saturating_add(self.hca_lat[h]).min(end);
+                    let mut at = t;
+                    let w = loop {
+                        self.step_hca(links, h, at);
+                        let w = self.hca_wake_of(h, at + 1);
+                        if w >= horizon {
+                            break w;
+                        }
+                        at = w;
+                    };
+                    self.hca_wake[h] = w;
                     self.wheel.schedule(id, w);
                 }
             }
