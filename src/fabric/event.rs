@@ -53,12 +53,13 @@
 //! cycle, and a run is one stretch of event-driven stepping whatever the traffic. Threads meet at a barrier
 //! once per window, a spinning one (`SpinBarrier`).
 
+use hca_model::port::EndpointOut;
 use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::ports;
 use switch_asic::{Switch, TxEvent};
 
 use super::wheel::Wheel;
-use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
+use super::{hand_to_hca, hand_to_switch, wire_item, Ev, Fabric, Hca, Rx};
 
 /// Weight of an HCA in the partition, in switch ports: an HCA steps for every packet it sends, receives
 /// and every flow-control packet and CC message, and costs about twice a switch port: with equal weights
@@ -372,24 +373,27 @@ impl Part {
         let n = t - sw.now();
         sw.skip(n);
         if self.port_due_min[i] <= t {
-            // Lowest port first, as a scan of every port would hand them in.
+            // Lowest port first, as a scan of every port would hand them in; the new earliest item in
+            // the same pass.
+            let mut min = u64::MAX;
             for p in ports(self.port_busy[i]) {
-                if self.port_due[i][p] > t {
-                    continue;
+                let mut d = self.port_due[i][p];
+                if d <= t {
+                    let Some(w) = &mut self.sw_in[i][p] else {
+                        continue;
+                    };
+                    while let Some(e) = w.pop_due(t) {
+                        self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
+                    }
+                    d = w.next_due().unwrap_or(u64::MAX);
+                    self.port_due[i][p] = d;
+                    if d == u64::MAX {
+                        self.port_busy[i] &= !(1 << p);
+                    }
                 }
-                let Some(w) = &mut self.sw_in[i][p] else {
-                    continue;
-                };
-                while let Some(e) = w.pop_due(t) {
-                    self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
-                }
-                let d = w.next_due().unwrap_or(u64::MAX);
-                self.port_due[i][p] = d;
-                if d == u64::MAX {
-                    self.port_busy[i] &= !(1 << p);
-                }
+                min = min.min(d);
             }
-            self.port_due_min[i] = self.port_due_min_of(i);
+            self.port_due_min[i] = min;
         }
         self.events.clear();
         self.events.extend_from_slice(self.switches[i].step());
@@ -411,10 +415,18 @@ impl Part {
             self.wire_pkts -= i64::from(hand_to_hca(hc, t, e));
         }
         self.hca_due[i] = self.hca_in[i].next_due().unwrap_or(u64::MAX);
-        let out = hc.step(t);
+        let EndpointOut { pkt, fc, pause } = hc.step(t);
         let rx = links.hca_out[self.hca_ids[i]];
-        for ev in hca_items(out) {
-            self.push(links, rx, t, ev);
+        // In wire order (see `hca_items`), each pushed where it is known instead of through a chained
+        // iterator of the three.
+        if let Some(p) = pkt {
+            self.push(links, rx, t, Ev::Pkt(p));
+        }
+        if let Some(f) = fc {
+            self.push(links, rx, t, Ev::Fc(f));
+        }
+        if let Some(f) = pause {
+            self.push(links, rx, t, Ev::Pause(f));
         }
     }
 }
