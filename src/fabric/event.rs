@@ -16,6 +16,20 @@
 //! everyone first, then steps everyone). At the end every block is skipped to `end`, so [`Fabric::step`]
 //! can go on from there.
 //!
+//! # Why running ahead is exact
+//! An item due on a wire in cycle `c` was pushed in cycle `c - latency`, by a step of its sender that the
+//! wheel reached no later than that cycle. So when the wheel reaches cycle `t`, every item due before
+//! `t + L` on the wires into a block (`L` the shortest latency of those wires) is on them already, and
+//! whatever any block pushes from then on is due at `t + L` or later. A block visited at `t` thus has its
+//! inputs of the cycles `t..t + L` in hand, and takes its own wake-ups in them (before the run's `end`) in
+//! the same visit, each as its own visit would: skipped to it, handed what its wires deliver, stepped, its
+//! items pushed with their own cycle. No receiver has stepped the cycle such an item is due in: a receiver
+//! ran ahead, in a visit at `t' <= t`, to before `t' + L'` at most, with `L'` at most this wire's latency,
+//! and the item is due at or after `t + latency`. Under a part's window the run's `end` is the window's,
+//! before which no other part's item is due. A loaded switch's pipeline stages, a packet's start and end
+//! and the flow-control packets around them come a few cycles apart, against wire latencies of about 100:
+//! most of them are one visit, with the switch's state still in cache.
+//!
 //! # Why parallel stepping is exact
 //! With `T` threads the switches are dealt to `T` parts of about equal weight (ports, plus two per attached
 //! HCA), each switch with the HCAs attached to it ([`partition`]). The lookahead `L` is the shortest
@@ -39,12 +53,13 @@
 //! cycle, and a run is one stretch of event-driven stepping whatever the traffic. Threads meet at a barrier
 //! once per window, a spinning one (`SpinBarrier`).
 
+use hca_model::port::EndpointOut;
 use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::ports;
 use switch_asic::{Switch, TxEvent};
 
 use super::wheel::Wheel;
-use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
+use super::{hand_to_hca, hand_to_switch, wire_item, Ev, Fabric, Hca, Rx};
 
 /// Weight of an HCA in the partition, in switch ports: an HCA steps for every packet it sends, receives
 /// and every flow-control packet and CC message, and costs about twice a switch port: with equal weights
@@ -131,12 +146,17 @@ struct Part {
     /// the fold over them.
     port_due_min: Vec<u64>,
     sw_wake: Vec<u64>,
+    /// Per switch: the shortest latency of its wires in (`u64::MAX`: none), how far past the cycle being
+    /// visited its own steps may run (see [`Part::run`]).
+    sw_lat: Vec<u64>,
     hca_ids: Vec<usize>,
     hcas: Vec<Hca>,
     hca_in: Vec<Wire<Ev>>,
     /// Per HCA: the cycle of the next item on its wire in (`u64::MAX`: none).
     hca_due: Vec<u64>,
     hca_wake: Vec<u64>,
+    /// Per HCA: the latency of its wire in.
+    hca_lat: Vec<u64>,
     events: Vec<TxEvent>,
     /// Wake-ups by cycle: switch `i` is entry `i`, HCA `j` entry `switches + j`.
     wheel: Wheel,
@@ -231,6 +251,16 @@ impl Part {
         }
         self.hca_due.clear();
         self.hca_due.extend(self.hca_in.iter().map(due));
+        self.sw_lat.clear();
+        self.sw_lat.extend(self.sw_in.iter().map(|ins| {
+            ins.iter()
+                .flatten()
+                .map(Wire::latency)
+                .min()
+                .unwrap_or(u64::MAX)
+        }));
+        self.hca_lat.clear();
+        self.hca_lat.extend(self.hca_in.iter().map(Wire::latency));
         self.wheel.reset(now);
         self.sw_wake.clear();
         for i in 0..self.switches.len() {
@@ -297,20 +327,39 @@ impl Part {
         while let Some(t) = self.wheel.next_before(end) {
             self.work.cycles_visited += 1;
             self.wheel.take_current(&mut due);
-            // The order of the due blocks does not matter (see the module documentation).
+            // The order of the due blocks does not matter (see the module documentation). A block's
+            // wake-ups before `t` plus the shortest latency of its wires in (and before `end`) are taken in
+            // the same visit, one step after the other (see "Why running ahead is exact").
             for &id in &due {
                 let i = id as usize;
                 if i < ns {
                     if self.sw_wake[i] == t {
-                        self.step_switch(links, i, t);
-                        let w = self.sw_wake_of(i);
+                        let horizon = t.saturating_add(self.sw_lat[i]).min(end);
+                        let mut at = t;
+                        let w = loop {
+                            self.step_switch(links, i, at);
+                            let w = self.sw_wake_of(i);
+                            if w >= horizon {
+                                break w;
+                            }
+                            at = w;
+                        };
                         self.sw_wake[i] = w;
                         self.wheel.schedule(id, w);
                     }
                 } else if self.hca_wake[i - ns] == t {
-                    self.step_hca(links, i - ns, t);
-                    let w = self.hca_wake_of(i - ns, t + 1);
-                    self.hca_wake[i - ns] = w;
+                    let h = i - ns;
+                    let horizon = t.saturating_add(self.hca_lat[h]).min(end);
+                    let mut at = t;
+                    let w = loop {
+                        self.step_hca(links, h, at);
+                        let w = self.hca_wake_of(h, at + 1);
+                        if w >= horizon {
+                            break w;
+                        }
+                        at = w;
+                    };
+                    self.hca_wake[h] = w;
                     self.wheel.schedule(id, w);
                 }
             }
@@ -324,24 +373,27 @@ impl Part {
         let n = t - sw.now();
         sw.skip(n);
         if self.port_due_min[i] <= t {
-            // Lowest port first, as a scan of every port would hand them in.
+            // Lowest port first, as a scan of every port would hand them in; the new earliest item in
+            // the same pass.
+            let mut min = u64::MAX;
             for p in ports(self.port_busy[i]) {
-                if self.port_due[i][p] > t {
-                    continue;
+                let mut d = self.port_due[i][p];
+                if d <= t {
+                    let Some(w) = &mut self.sw_in[i][p] else {
+                        continue;
+                    };
+                    while let Some(e) = w.pop_due(t) {
+                        self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
+                    }
+                    d = w.next_due().unwrap_or(u64::MAX);
+                    self.port_due[i][p] = d;
+                    if d == u64::MAX {
+                        self.port_busy[i] &= !(1 << p);
+                    }
                 }
-                let Some(w) = &mut self.sw_in[i][p] else {
-                    continue;
-                };
-                while let Some(e) = w.pop_due(t) {
-                    self.wire_pkts -= i64::from(hand_to_switch(sw, p, e));
-                }
-                let d = w.next_due().unwrap_or(u64::MAX);
-                self.port_due[i][p] = d;
-                if d == u64::MAX {
-                    self.port_busy[i] &= !(1 << p);
-                }
+                min = min.min(d);
             }
-            self.port_due_min[i] = self.port_due_min_of(i);
+            self.port_due_min[i] = min;
         }
         self.events.clear();
         self.events.extend_from_slice(self.switches[i].step());
@@ -363,10 +415,18 @@ impl Part {
             self.wire_pkts -= i64::from(hand_to_hca(hc, t, e));
         }
         self.hca_due[i] = self.hca_in[i].next_due().unwrap_or(u64::MAX);
-        let out = hc.step(t);
+        let EndpointOut { pkt, fc, pause } = hc.step(t);
         let rx = links.hca_out[self.hca_ids[i]];
-        for ev in hca_items(out) {
-            self.push(links, rx, t, ev);
+        // In wire order (see `hca_items`), each pushed where it is known instead of through a chained
+        // iterator of the three.
+        if let Some(p) = pkt {
+            self.push(links, rx, t, Ev::Pkt(p));
+        }
+        if let Some(f) = fc {
+            self.push(links, rx, t, Ev::Fc(f));
+        }
+        if let Some(f) = pause {
+            self.push(links, rx, t, Ev::Pause(f));
         }
     }
 }

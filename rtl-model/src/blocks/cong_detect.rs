@@ -420,6 +420,39 @@ impl CongDetect {
     /// One rising edge with a borrowed fill vector (the [`Clocked`] impl is for `In<'static>`).
     #[inline]
     pub fn step_with(&mut self, i: &In<'_>) -> Out {
+        self.step_reduced(i, None)
+    }
+
+    /// [`CongDetect::step_with`] given the sum of the lanes and how many of them are nonzero (at most the
+    /// first 64 lanes), kept by the caller as the fills change: the same edge, without a pass over
+    /// `voq_fill_i`, which is read only under [`FillCompare::PerVoq`] (its maximum is not kept that way).
+    /// A switch clocks the detector of an output-VL at every change of its fills, and the pass summed a
+    /// whole row of per-input fills for each.
+    #[inline]
+    pub fn step_with_sum(&mut self, i: &In<'_>, sum: u32, nonzero: u8) -> Out {
+        let r = match self.cfg.compare {
+            FillCompare::PerVoq => None,
+            FillCompare::SumVoqs => Some(Reduced {
+                lane_over: false,
+                sum,
+                n: 0,
+            }),
+            FillCompare::SumPerContributor => Some(Reduced {
+                lane_over: false,
+                sum,
+                n: nonzero,
+            }),
+        };
+        debug_assert!(
+            r.is_none_or(|r| r == self.reduce(i.voq_fill_i)),
+            "a sum or count that is not the lanes'"
+        );
+        self.step_reduced(i, r)
+    }
+
+    /// One rising edge, with the lanes reduced already (`r`) or reduced here.
+    #[inline(always)]
+    fn step_reduced(&mut self, i: &In<'_>, r: Option<Reduced>) -> Out {
         if !i.rst_ni {
             self.lane_over_q = false;
             self.sum_q = 0;
@@ -429,7 +462,7 @@ impl CongDetect {
             return Out::default();
         }
         let out = self.outputs();
-        let r = self.reduce(i.voq_fill_i);
+        let r = r.unwrap_or_else(|| self.reduce(i.voq_fill_i));
         let credit = i.credit_avail_i & mask(CREDIT_WIDTH) as u16;
         self.lane_over_q = r.lane_over;
         self.sum_q = r.sum;

@@ -137,6 +137,7 @@ impl Switch {
                 crx_due: 0,
                 crx_next: 0,
                 voq_mask: 0,
+                fill_sum: 0,
                 crx,
                 ctx,
                 fc_fccl: 0,

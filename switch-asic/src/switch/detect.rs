@@ -26,12 +26,18 @@ impl Switch {
             // The XmitWait state of this cycle, as the egress phase left it (a change marked the lane
             // dirty). Fed only to a rule that reads it, so that a change does not clock the others.
             let stall = lane.stall_rule && lane.wait.is_on();
-            lane.cong.step_with(&cong_detect::In {
-                rst_ni: true,
-                voq_fill_i: fill,
-                credit_avail_i: avail,
-                stall_i: stall,
-            });
+            // The row's sum and its nonzero fills (a VoQ holds fill exactly while it holds a packet,
+            // which `voq_mask` marks) as kept, not reduced from the row again.
+            lane.cong.step_with_sum(
+                &cong_detect::In {
+                    rst_ni: true,
+                    voq_fill_i: fill,
+                    credit_avail_i: avail,
+                    stall_i: stall,
+                },
+                lane.fill_sum,
+                lane.voq_mask.count_ones() as u8,
+            );
             lane.cong_from = t + 2;
             let on = lane.cong.outputs().cong_o;
             lane.cong_time.set(on, t + 2);

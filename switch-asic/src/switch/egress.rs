@@ -198,6 +198,7 @@ impl Switch {
         }
         let blocks = slot.desc.blocks();
         self.voq_fill[k * self.n + i] -= blocks;
+        self.lanes[k].fill_sum -= u32::from(blocks);
         self.lanes[k].rr = ((i + 1) % self.n) as u8;
         if claim {
             self.ports[i].reads += 1;

@@ -374,6 +374,7 @@ impl Switch {
         }
         self.lanes[k].voq_mask |= 1u64 << inp;
         self.voq_fill[k * self.n + inp] += s.desc.blocks();
+        self.lanes[k].fill_sum += u32::from(s.desc.blocks());
         self.eg_wake.lower(out, t + 1);
         self.mark_dirty(k);
     }

@@ -255,6 +255,9 @@ struct Lane {
     crx_due: u64,
     crx_next: u64,
     voq_mask: u64,
+    /// The sum of this output-VL's VoQ fills (its row of `voq_fill`), kept as they change: the detector's
+    /// sum, without a pass over the row at each of its clocks.
+    fill_sum: u32,
     crx: CreditRx,
     ctx: CreditTx,
     fc_fccl: u16,
