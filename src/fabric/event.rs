@@ -53,13 +53,12 @@
 //! cycle, and a run is one stretch of event-driven stepping whatever the traffic. Threads meet at a barrier
 //! once per window, a spinning one (`SpinBarrier`).
 
-use hca_model::port::EndpointOut;
 use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::ports;
 use switch_asic::{Switch, TxEvent};
 
 use super::wheel::Wheel;
-use super::{hand_to_hca, hand_to_switch, wire_item, Ev, Fabric, Hca, Rx};
+use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
 
 /// Weight of an HCA in the partition, in switch ports: an HCA steps for every packet it sends, receives
 /// and every flow-control packet and CC message, and costs about twice a switch port: with equal weights
@@ -415,19 +414,9 @@ impl Part {
             self.wire_pkts -= i64::from(hand_to_hca(hc, t, e));
         }
         self.hca_due[i] = self.hca_in[i].next_due().unwrap_or(u64::MAX);
-        let EndpointOut { pkt, fc, pause } = hc.step(t);
+        let out = hc.step(t);
         let rx = links.hca_out[self.hca_ids[i]];
-        // In wire order (see `hca_items`), each pushed where it is known instead of through a chained
-        // iterator of the three.
-        if let Some(p) = pkt {
-            self.push(links, rx, t, Ev::Pkt(p));
-        }
-        if let Some(f) = fc {
-            self.push(links, rx, t, Ev::Fc(f));
-        }
-        if let Some(f) = pause {
-            self.push(links, rx, t, Ev::Pause(f));
-        }
+        hca_items(out, |ev| self.push(links, rx, t, ev));
     }
 }
 

@@ -219,13 +219,21 @@ fn wire_item(e: TxEvent) -> (u8, Ev) {
     }
 }
 
-/// What an HCA step puts on its wire, in wire order (packet head, flow-control packet, pause frame).
-fn hca_items(o: EndpointOut) -> impl Iterator<Item = Ev> {
+/// Hands what an HCA step puts on its wire to `push`, in wire order (packet head, flow-control packet,
+/// pause frame), each where it is known: the one order for the event loop and the cycle-by-cycle
+/// reference, without building a chained iterator of the three on the per-step path.
+#[inline(always)]
+fn hca_items(o: EndpointOut, mut push: impl FnMut(Ev)) {
     let EndpointOut { pkt, fc, pause } = o;
-    pkt.map(Ev::Pkt)
-        .into_iter()
-        .chain(fc.map(Ev::Fc))
-        .chain(pause.map(Ev::Pause))
+    if let Some(p) = pkt {
+        push(Ev::Pkt(p));
+    }
+    if let Some(f) = fc {
+        push(Ev::Fc(f));
+    }
+    if let Some(f) = pause {
+        push(Ev::Pause(f));
+    }
 }
 
 impl Fabric {
@@ -644,11 +652,11 @@ impl Fabric {
         for h in 0..self.hcas.len() {
             let out = self.hcas[h].step(t);
             let rx = self.hca_out[h];
-            for ev in hca_items(out) {
+            hca_items(out, |ev| {
                 self.wire_pkts += u64::from(matches!(ev, Ev::Pkt(_)));
                 self.wire_to(rx).push(t, ev);
                 self.tap_ev(t, rx, ev);
-            }
+            });
         }
         self.now += 1;
     }
