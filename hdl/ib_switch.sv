@@ -762,6 +762,11 @@ module ib_switch #(
   logic [NVl*PW-1:0] e_pick [NPorts];
   logic [PW-1:0] e_accptr [NPorts];
   logic [NPorts-1:0] e_acc;            // per output: its proposal accepted (or its read slot taken over)
+  // Per input q, per output p: p's proposal to q accepted (or its read slot taken over), 0 for an output
+  // proposing to another input: e_cmt[p] && la_in_q[p] == q (asserted) without the OR over the inputs
+  // that makes e_acc. The dequeues (each at a VoQ of one input and output) read these, so that no path from
+  // the accept to the VoQ state passes through that OR, the commit, and a compare of la_in_q.
+  logic [NPorts-1:0] e_accq [NPorts];
   logic [6:0]    e_rdfree [NPorts];    // per input: its free read slots after the cycle (the accept's)
 
   // Stage 3's accept, per input: proposals from last cycle's stage 2 (registered), taken round robin from
@@ -874,6 +879,7 @@ module ib_switch #(
         if (a_xfer[q][p]) e_xfer[p] = 1'b1;
       end
     end
+    for (int q = 0; q < NPorts; q++) e_accq[q] = acc[q] | a_xfer[q];
     for (int q = 0; q < NPorts; q++) begin
       e_done[q] = a_done[q];
       e_accptr[q] = ptr[q];
@@ -1418,7 +1424,7 @@ module ib_switch #(
           + (i_tail_enq[q] && 32'(ar_out_q[q])*NVl + 32'(ar_ovl_q[q]) == k ? (16'(t_len[q]) + 16'd63) >> 6 : 16'd0)
           + (i_head_enq[q] && 32'(i_out[q])*NVl + 32'(i_ovl[q]) == k
              ? (16'(rg_len_q[13*q +: 13]) + 16'd63) >> 6 : 16'd0);
-        fdq = e_cmt[k / NVl] && 32'(e_gin[k / NVl]) == q && 32'(e_gvl[k / NVl]) == k % NVl;
+        fdq = e_accq[q][k / NVl] && 32'(e_gvl[k / NVl]) == k % NVl;
         i_fill[k][16*q +: 16] = ({16{fdq}} & fed) | ({16{!fdq}} & fe);
 `ifdef IBCYCLE_ASSERTIONS
         // The fill as one sum: the dequeue's blocks taken off, the enqueues' added.
@@ -1761,9 +1767,9 @@ module ib_switch #(
   //
   // The commits are the late decisions here (stage 3's accept), so they come last: whether output o's
   // commit dequeues the tail's or the head's VoQ is a compare of registers (la_in_q, la_vl_q and the
-  // arrival's or the head's route), ANDed with the commit and ORed over the outputs; each VoQ's "not empty
-  // after the dequeue" is its count compared with 1 and with 0, the dequeue selecting. The head's VoQ is
-  // its route's (pc_out_q, pc_ovl_q: i_out and i_ovl wherever a head is enqueued).
+  // arrival's or the head's route), ANDed with the input's accepts (e_accq) and ORed over the outputs; each
+  // VoQ's "not empty after the dequeue" is its count compared with 1 and with 0, the dequeue selecting. The
+  // head's VoQ is its route's (pc_out_q, pc_ovl_q: i_out and i_ovl wherever a head is enqueued).
 `ifdef IBCYCLE_ASSERTIONS
   logic [NPorts-1:0] a_nl_ok;   // the links' decisions equal the form they replace (asserted)
 `endif
@@ -1782,8 +1788,8 @@ module ib_switch #(
     logic [31:0] a_jh;
     logic a_dt, a_dh;
 `endif
-    for (int o = 0; o < NPorts; o++) cm[o] = e_cmt[o];
     for (int q = 0; q < NPorts; q++) begin
+      cm = e_accq[q];
       jt[q] = (q*NPorts + 32'(ar_out_q[q]))*NVl + 32'(ar_ovl_q[q]);
       jh[q] = (q*NPorts + 32'(PW'(pc_out_q[q])))*NVl + 32'(pc_ovl_q[q]);
       for (int o = 0; o < NPorts; o++) begin
@@ -1868,7 +1874,7 @@ module ib_switch #(
       end else begin
         acc_ptr_q[p] <= e_accptr[p];
         if (e_gnt[p]) if_keep_q[p] <= 1'b0;
-        else if (e_cmt[p] && e_xfer[p]) if_keep_q[p] <= 1'b1;
+        else if (e_xfer[p]) if_keep_q[p] <= 1'b1;
         case (la_st_q[p])
           LaIdle: if (e_rq[p]) begin
             la_st_q[p] <= LaRq;
@@ -2239,8 +2245,7 @@ module ib_switch #(
       // when its count at the cycle's start is 0 without the dequeue or 1 with it, so the head written
       // waits for no count of the cycle (a chain over the ports' writes at computed indices before).
       for (int k = 0; k < NPorts*NPorts*NVl; k++) begin
-        vq_deq = e_cmt[k / NVl % NPorts] && 32'(e_gin[k / NVl % NPorts]) == k / (NPorts*NVl)
-                 && 32'(e_gvl[k / NVl % NPorts]) == k % NVl;
+        vq_deq = e_accq[k / (NPorts*NVl)][k / NVl % NPorts] && 32'(e_gvl[k / NVl % NPorts]) == k % NVl;
         vq_deq = vq_deq && (!FltDupPacket || e_cblk[k / NVl % NPorts] == 7'd1);
         vq_tenq = ar_v_q[k / (NPorts*NVl)] && i_tail_enq[k / (NPorts*NVl)]
                   && 32'(ar_out_q[k / (NPorts*NVl)]) == k / NVl % NPorts && 32'(ar_ovl_q[k / (NPorts*NVl)]) == k % NVl;
@@ -2290,7 +2295,7 @@ module ib_switch #(
     for (int p = 0; p < NPorts; p++) begin
       keep_n[p] = if_keep_q[p];
       if (!rst_ni || e_gnt[p]) keep_n[p] = 1'b0;
-      else if (e_cmt[p] && e_xfer[p]) keep_n[p] = 1'b1;
+      else if (e_xfer[p]) keep_n[p] = 1'b1;
     end
     for (int q = 0; q < NPorts; q++) begin
       rlt[0] = '0;
@@ -2444,6 +2449,9 @@ module ib_switch #(
       // A starting or committed packet's VL is one of its output's (the marking state's and the round-robin
       // pointers' updates write no other).
       a_ok = a_ok && !((e_gnt[p] || e_cmt[p]) && 32'(e_gvl[p]) >= NVl);
+      // The accepts per input are the commits at that input; a read slot taken over is a commit.
+      for (int q = 0; q < NPorts; q++) a_ok = a_ok && e_accq[q][p] == (e_cmt[p] && 32'(la_in_q[p]) == q);
+      a_ok = a_ok && !(e_xfer[p] && !e_cmt[p]);
       // The decided packet's ticks on the wire, multiplied at its commit, are its length's.
       a_ok = a_ok && !(rst_ni && la_gser_q[p] != 32'(`IB_SWITCH_DEN(p)) * 32'(la_glen_q[p]));
       // The serialiser's registered compares are the compares of ser_q they replace.
