@@ -871,15 +871,15 @@ module ib_switch #(
         for (int p = 0; p < NPorts; p++) if (acc[q][p]) ptr[q] = (p + 1 >= 32'(nports_i)) ? '0 : PW'(p + 1);
       end
     end
+    for (int q = 0; q < NPorts; q++) e_accq[q] = acc[q] | a_xfer[q];
     for (int p = 0; p < NPorts; p++) begin
       e_acc[p] = 1'b0;
       e_xfer[p] = 1'b0;
       for (int q = 0; q < NPorts; q++) begin
-        if (acc[q][p] || a_xfer[q][p]) e_acc[p] = 1'b1;
+        if (e_accq[q][p]) e_acc[p] = 1'b1;
         if (a_xfer[q][p]) e_xfer[p] = 1'b1;
       end
     end
-    for (int q = 0; q < NPorts; q++) e_accq[q] = acc[q] | a_xfer[q];
     for (int q = 0; q < NPorts; q++) begin
       e_done[q] = a_done[q];
       e_accptr[q] = ptr[q];
@@ -1778,7 +1778,6 @@ module ib_switch #(
     logic [31:0] jh [NPorts];
     logic [NPorts-1:0] mt [NPorts];
     logic [NPorts-1:0] mh [NPorts];
-    logic [NPorts-1:0] cm;
     logic dt [NPorts];
     logic dh [NPorts];
     logic tw [NPorts];
@@ -1789,7 +1788,6 @@ module ib_switch #(
     logic a_dt, a_dh;
 `endif
     for (int q = 0; q < NPorts; q++) begin
-      cm = e_accq[q];
       jt[q] = (q*NPorts + 32'(ar_out_q[q]))*NVl + 32'(ar_ovl_q[q]);
       jh[q] = (q*NPorts + 32'(PW'(pc_out_q[q])))*NVl + 32'(pc_ovl_q[q]);
       for (int o = 0; o < NPorts; o++) begin
@@ -1802,8 +1800,8 @@ module ib_switch #(
           end
         end
       end
-      dt[q] = (cm & mt[q]) != '0;
-      dh[q] = (cm & mh[q]) != '0;
+      dt[q] = (e_accq[q] & mt[q]) != '0;
+      dh[q] = (e_accq[q] & mh[q]) != '0;
       tw[q] = i_tail_enq[q] && (dt[q] ? vn_q[jt[q]] != (SW+1)'(1) : vn_q[jt[q]] != '0);
       hw[q] = i_head_enq[q] && ((dh[q] ? vn_q[jh[q]] != (SW+1)'(1) : vn_q[jh[q]] != '0)
                                 || (i_tail_enq[q] && jt[q] == jh[q]));
