@@ -50,6 +50,14 @@ pub struct Args {
     /// Extra Verilator defines (NAME or NAME=VALUE), e.g. a fault variant's.
     #[arg(long = "define", value_name = "NAME[=VALUE]")]
     define: Vec<String>,
+    /// Run-time plusargs of the simulation (+NAME or +NAME=VALUE; repeat for more), read by the RTL's
+    /// $test$plusargs: a fault turned on in a build with every fault in, say. They change no build.
+    #[arg(
+        long = "plusarg",
+        value_name = "+NAME[=VALUE]",
+        allow_hyphen_values = true
+    )]
+    plusarg: Vec<String>,
     /// Compile the model's C++ at -Og instead of -Os: a quicker build, a slower run (for a fault variant
     /// run until its first violation, say).
     #[arg(long = "quick-build")]
@@ -102,6 +110,7 @@ fn go(a: Args) -> Result<bool, String> {
     };
     let mut opts = CheckOpts {
         defines: a.define.clone(),
+        plusargs: a.plusarg.clone(),
         vcd: Some(a.vcd.clone()),
         quick: a.quick_build,
         ..CheckOpts::default()

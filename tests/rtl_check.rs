@@ -90,14 +90,39 @@ fn hot_only(cfg: &SwitchConfig, traffic: &[TrafficPacket]) -> Vec<TrafficPacket>
         .collect()
 }
 
-/// The options of a check: a fault variant's build (`defines` given) compiled quickly (`-Og`), as it runs
-/// only until its first violation.
-fn opts(defines: &[&str]) -> CheckOpts {
-    CheckOpts {
-        defines: defines.iter().map(|s| s.to_string()).collect(),
-        quick: !defines.is_empty(),
-        ..CheckOpts::default()
+/// The defines of the build with every fault variant in, each turned on at run time by its plusarg
+/// (`IBCYCLE_FAULTS_SELECT` in hdl/alt): one model per top serves every fault hunt, where a build per
+/// variant took a dozen builds (each variant's own define is linted by the test command; its flag is the
+/// same expression, a constant there).
+const ALL_FAULTS: [&str; 2] = ["IBCYCLE_FAULTS_ENABLE", "IBCYCLE_FAULTS_SELECT"];
+
+/// The options of a check: the clean build, or with `fault` that fault turned on in the build with every
+/// fault in, compiled quickly (`-Og`), as it runs only until its first violation.
+fn opts(fault: Option<&str>) -> CheckOpts {
+    match fault {
+        None => CheckOpts::default(),
+        Some(f) => CheckOpts {
+            defines: ALL_FAULTS.iter().map(|s| s.to_string()).collect(),
+            plusargs: vec![format!("+IBCYCLE_FAULT_{f}")],
+            quick: true,
+            ..CheckOpts::default()
+        },
     }
+}
+
+/// Builds `m`'s clean model (with `clean`) and its model with every fault in, as the checks ask for them, in
+/// a thread beside the first runs, so the C++ compiles overlap simulations; each check later finds its model
+/// in the cache or waits on its build lock. A build that fails here fails again, with its error, in the
+/// check that needs it.
+fn prebuild(m: PortMap, clean: bool) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let root = CheckOpts::default().build_root;
+        if clean {
+            let _ = build(&m, &[], &root, false, false);
+        }
+        let all: Vec<String> = ALL_FAULTS.iter().map(|s| s.to_string()).collect();
+        let _ = build(&m, &all, &root, false, true);
+    })
 }
 
 /// Output 0's two VLs kept backlogged: VL 0 from inputs 1 and 3 (twice what the link carries), VL 1 from
@@ -132,35 +157,9 @@ fn two_vl_backlog(cfg: &SwitchConfig, per_input: usize) -> Vec<TrafficPacket> {
 fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
     let m = map();
     let t0 = Instant::now();
-    // The 4-port models (the clean one and each bug variant) are built in a thread of their own while the
-    // 8-port runs below simulate, so their C++ compiles overlap those simulations instead of following
-    // them; each check later finds its model in the build cache (or waits on its build lock). A build that
-    // fails here fails again, with its error, in the check that needs it.
-    let prebuild = {
-        let m4 = map4();
-        std::thread::spawn(move || {
-            let root = CheckOpts::default().build_root;
-            for bug in [
-                "",
-                "ALT_CREDIT_DROP",
-                "ALT_MARK_RATE",
-                "ALT_DUP",
-                "ALT_VL_MIX",
-                "ALT_VCRC",
-                "ALT_ARB",
-            ] {
-                let defines: Vec<String> = if bug.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![
-                        "IBCYCLE_FAULTS_ENABLE".into(),
-                        format!("IBCYCLE_FAULT_{bug}"),
-                    ]
-                };
-                let _ = build(&m4, &defines, &root, false, !bug.is_empty());
-            }
-        })
-    };
+    // The 4-port models (the clean one and the one with every fault) are built while the 8-port runs below
+    // simulate.
+    let prebuilt = prebuild(map4(), true);
     // Every shipped IB scenario's busiest switch.
     let mut total = 0;
     for sc in common::shipped_ib_scenarios_staggered() {
@@ -175,7 +174,7 @@ fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
             .max_by_key(|(_, (_, r))| r.packets)
             .unwrap();
         let name = &sc.topology.switches[k].name;
-        match check(&m, &t.config, traffic_of_trace(&t), &opts(&[])).unwrap() {
+        match check(&m, &t.config, traffic_of_trace(&t), &opts(None)).unwrap() {
             CheckOutcome::Passed(o) => {
                 eprintln!("{} {name}: {o:?}", sc.name);
                 assert!(o.packets > 0, "{}", sc.name);
@@ -193,7 +192,7 @@ fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
     let cfg = default_random_config(4);
     let traffic = random_traffic(&cfg, 600, 11, 10);
     let t1 = Instant::now();
-    match check(&m, &cfg, traffic.clone(), &opts(&[])).unwrap() {
+    match check(&m, &cfg, traffic.clone(), &opts(None)).unwrap() {
         CheckOutcome::Passed(o) => {
             eprintln!("random: {o:?} {:?}", t1.elapsed());
             assert!(o.packets > 400 && o.marked > 0, "{o:?}");
@@ -230,7 +229,7 @@ fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
         ("two VLs backlogged", &backlog),
     ] {
         let t3 = Instant::now();
-        match check(&m4, &cfg, t.clone(), &opts(&[])).unwrap() {
+        match check(&m4, &cfg, t.clone(), &opts(None)).unwrap() {
             CheckOutcome::Passed(o) => {
                 eprintln!(
                     "4 ports, keep, ready, msb_first, {what}: {o:?} {:?}",
@@ -261,12 +260,12 @@ fn alt_switch_passes_on_shipped_and_random_traffic_and_every_bug_is_caught() {
             "{bug}: {v}"
         );
     }
-    prebuild.join().unwrap();
+    prebuilt.join().unwrap();
     eprintln!("total {:?}", t0.elapsed());
 }
 
-/// Checks the build of `m` with fault variant `bug` on `traffic`: it must fail with a violation of one of
-/// `kinds`, which is returned.
+/// Checks `m`'s build with every fault in, fault variant `bug` turned on, on `traffic`: it must fail with a
+/// violation of one of `kinds`, which is returned.
 fn caught(
     bug: &str,
     kinds: &[Kind],
@@ -275,9 +274,7 @@ fn caught(
     traffic: &[TrafficPacket],
 ) -> cosim::scoreboard::Violation {
     let t = Instant::now();
-    let fault = format!("IBCYCLE_FAULT_{bug}");
-    let o = opts(&["IBCYCLE_FAULTS_ENABLE", &fault]);
-    match check(m, cfg, traffic.to_vec(), &o).unwrap() {
+    match check(m, cfg, traffic.to_vec(), &opts(Some(bug))).unwrap() {
         CheckOutcome::Passed(o) => panic!("{bug} not caught: {o:?}"),
         CheckOutcome::Violation { v, .. } => {
             eprintln!(
@@ -339,9 +336,9 @@ fn marking_cell(
     m: &PortMap,
     mk: &Marking,
     traffic: &[TrafficPacket],
-    defines: &[&str],
+    fault: Option<&str>,
 ) -> Result<(u64, u64), cosim::scoreboard::Violation> {
-    match check(m, &mk.config(), traffic.to_vec(), &opts(defines)).unwrap() {
+    match check(m, &mk.config(), traffic.to_vec(), &opts(fault)).unwrap() {
         CheckOutcome::Passed(o) => {
             assert_eq!(o.packets, traffic.len(), "{mk:?}: every packet checked");
             Ok((o.marked, o.eligible))
@@ -381,7 +378,7 @@ fn marking_grid() {
                             if victim { "on" } else { "off" }
                         );
                         for (_, m, t) in &cols {
-                            match marking_cell(m, &mk, t, &[]) {
+                            match marking_cell(m, &mk, t, None) {
                                 Ok((marked, elig)) => line += &format!(" {marked} / {elig} |"),
                                 Err(v) => {
                                     fails += 1;
@@ -427,7 +424,7 @@ fn alt_switch_marking_settings_subset() {
             victim,
         };
         for (what, m, t) in &cols {
-            match marking_cell(m, &mk, t, &[]) {
+            match marking_cell(m, &mk, t, None) {
                 Ok((marked, elig)) => {
                     eprintln!("{mk:?} {what}: {marked} marked of {elig} eligible");
                     assert!(marked <= elig, "{mk:?} {what}");
@@ -438,8 +435,7 @@ fn alt_switch_marking_settings_subset() {
                 Err(v) => panic!("{mk:?} {what}: {v}"),
             }
         }
-        let bug = ["IBCYCLE_FAULTS_ENABLE", "IBCYCLE_FAULT_ALT_FECN_WRONG"];
-        match marking_cell(&cols[0].1, &mk, &cols[0].2, &bug) {
+        match marking_cell(&cols[0].1, &mk, &cols[0].2, Some("ALT_FECN_WRONG")) {
             Ok(r) => panic!("{mk:?}: ALT_FECN_WRONG not caught ({r:?})"),
             Err(v) => assert!(
                 [Kind::FecnIneligible, Kind::FecnCleared].contains(&v.kind),
@@ -567,22 +563,8 @@ fn alt_roce_switch_passes_on_liu_and_random_traffic_and_every_bug_is_caught() {
         ("ALT_ROCE_PRIO_MIX", &[Kind::PauseIgnored]),
         ("ALT_ROCE_CSUM", &[Kind::BadIpChecksum]),
     ];
-    // The bug variants' models are built in a thread of their own while the clean one simulates (as the IB
-    // test does); each check later finds its model in the build cache or waits on its build lock.
-    let prebuild = {
-        let m = m.clone();
-        let names: Vec<&'static str> = bugs.iter().map(|b| b.0).collect();
-        std::thread::spawn(move || {
-            let root = CheckOpts::default().build_root;
-            for bug in names {
-                let defines = vec![
-                    "IBCYCLE_FAULTS_ENABLE".to_string(),
-                    format!("IBCYCLE_FAULT_{bug}"),
-                ];
-                let _ = build(&m, &defines, &root, false, true);
-            }
-        })
-    };
+    // The model with every fault in is built while the clean one simulates (as the IB test does).
+    let prebuilt = prebuild(m.clone(), false);
     for name in ["liu-pfc", "liu-rcm-1a", "liu-rcm-1b"] {
         let (sw, t) = liu_busiest(name);
         let traffic = traffic_of_trace(&t);
@@ -602,7 +584,7 @@ fn alt_roce_switch_passes_on_liu_and_random_traffic_and_every_bug_is_caught() {
         }
         for (what, mm) in [("map's partners", m.clone()), ("slow partners", slow(&m))] {
             let t1 = Instant::now();
-            match check(&mm, &cfg, traffic.clone(), &opts(&[])).unwrap() {
+            match check(&mm, &cfg, traffic.clone(), &opts(None)).unwrap() {
                 CheckOutcome::Passed(o) => {
                     eprintln!("{name} {sw}, {what}: {o:?} {:?}", t1.elapsed());
                     assert_eq!(o.packets, n_in, "{name} {what}: every frame checked");
@@ -620,7 +602,7 @@ fn alt_roce_switch_passes_on_liu_and_random_traffic_and_every_bug_is_caught() {
     let traffic = random_roce_traffic(&cfg, 600, 11, 10);
     for (what, mm) in [("map's partners", m.clone()), ("slow partners", slow(&m))] {
         let t1 = Instant::now();
-        match check(&mm, &cfg, traffic.clone(), &opts(&[])).unwrap() {
+        match check(&mm, &cfg, traffic.clone(), &opts(None)).unwrap() {
             CheckOutcome::Passed(o) => {
                 eprintln!("random, {what}: {o:?} {:?}", t1.elapsed());
                 assert_eq!(
@@ -644,6 +626,6 @@ fn alt_roce_switch_passes_on_liu_and_random_traffic_and_every_bug_is_caught() {
     for (bug, kinds) in bugs {
         caught(bug, kinds, &sm, &cfg, &traffic);
     }
-    prebuild.join().unwrap();
+    prebuilt.join().unwrap();
     eprintln!("total {:?}", t0.elapsed());
 }

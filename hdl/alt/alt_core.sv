@@ -50,7 +50,8 @@
 // Limits: at most SlotBeats beats per packet, NSlots packets held per input and SlotMax queued per output VL
 // (assertions stop the simulation beyond).
 //
-// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it):
+// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it; or every one built in with
+// IBCYCLE_FAULTS_SELECT and the enable, and turned on at run time by the plusarg +IBCYCLE_FAULT_<NAME>):
 //   IBCYCLE_FAULT_ALT_DUP        a packet held in a slot whose number ends in binary 011 streams out twice
 //   IBCYCLE_FAULT_ALT_ARB        VL arbitration ignores the weights: the first entry of a table with a
 //                                packet that may go always wins (strict priority by table order)
@@ -198,6 +199,36 @@ module alt_core #(
 `endif
 `ifdef IBCYCLE_FAULT_ALT_MARK_RATE
   $fatal(1, "IBCYCLE_FAULT_ALT_MARK_RATE is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
+  // Each fault's flag: a constant (1 only in its variant, so a clean build folds the fault away), or with
+  // IBCYCLE_FAULTS_SELECT read from its plusarg at time zero (one build serves every fault hunt).
+`ifdef IBCYCLE_FAULTS_SELECT
+`ifndef IBCYCLE_FAULTS_ENABLE
+  $fatal(1, "IBCYCLE_FAULTS_SELECT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+  logic FltDup, FltArb, FltMarkRate;
+  initial begin
+    FltDup = $test$plusargs("IBCYCLE_FAULT_ALT_DUP") != 0;
+    FltArb = $test$plusargs("IBCYCLE_FAULT_ALT_ARB") != 0;
+    FltMarkRate = $test$plusargs("IBCYCLE_FAULT_ALT_MARK_RATE") != 0;
+  end
+`else
+`ifdef IBCYCLE_FAULT_ALT_DUP
+  localparam bit FltDup = 1'b1;
+`else
+  localparam bit FltDup = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_ARB
+  localparam bit FltArb = 1'b1;
+`else
+  localparam bit FltArb = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_MARK_RATE
+  localparam bit FltMarkRate = 1'b1;
+`else
+  localparam bit FltMarkRate = 1'b0;
 `endif
 `endif
 
@@ -444,33 +475,33 @@ module alt_core #(
       lfound = 1'b0;
       lsel = lcur;
       for (int j = 1; j <= TableMax; j++) begin
-`ifdef IBCYCLE_FAULT_ALT_ARB
-        e = (IdxW+1)'(j - 1);
-`else
-        e = hcur + (IdxW+1)'(j);
-        if (e >= hn) e = e - hn;
-`endif
+        if (FltArb) begin
+          e = (IdxW+1)'(j - 1);
+        end else begin
+          e = hcur + (IdxW+1)'(j);
+          if (e >= hn) e = e - hn;
+        end
         if (j <= 32'(hn) && !hfound && hi_weight_i[8*(o*TableMax + 32'(e)) +: 8] != '0
             && 32'(hi_vl_i[4*(o*TableMax + 32'(e)) +: 4]) < NVl && cand[hi_vl_i[4*(o*TableMax + 32'(e)) +: 4]]) begin
           hfound = 1'b1;
           hsel = e;
         end
-`ifdef IBCYCLE_FAULT_ALT_ARB
-        e = (IdxW+1)'(j - 1);
-`else
-        e = lcur + (IdxW+1)'(j);
-        if (e >= ln) e = e - ln;
-`endif
+        if (FltArb) begin
+          e = (IdxW+1)'(j - 1);
+        end else begin
+          e = lcur + (IdxW+1)'(j);
+          if (e >= ln) e = e - ln;
+        end
         if (j <= 32'(ln) && !lfound && lo_weight_i[8*(o*TableMax + 32'(e)) +: 8] != '0
             && 32'(lo_vl_i[4*(o*TableMax + 32'(e)) +: 4]) < NVl && cand[lo_vl_i[4*(o*TableMax + 32'(e)) +: 4]]) begin
           lfound = 1'b1;
           lsel = e;
         end
       end
-`ifdef IBCYCLE_FAULT_ALT_ARB
-      hkeep = 1'b0;
-      lkeep = 1'b0;
-`endif
+      if (FltArb) begin
+        hkeep = 1'b0;
+        lkeep = 1'b0;
+      end
       hi_any = hkeep || hfound;
       lo_any = lkeep || lfound;
       limit = vl_high_limit_i[8*o +: 8] != 8'd255 && hcnt_q[o] != '0
@@ -559,11 +590,7 @@ module alt_core #(
         g_mk[o] = s[0] ? ((s >> 1) ^ LfsrTaps) : (s >> 1);
       end else begin
         g_mark[o] = g_elig[o] && capable[o] && s >= marking_rate_i[16*o +: 16];
-`ifdef IBCYCLE_FAULT_ALT_MARK_RATE
-        g_mk[o] = (s >= marking_rate_i[16*o +: 16]) ? 16'd1 : s + 16'd1;
-`else
-        g_mk[o] = (s >= marking_rate_i[16*o +: 16]) ? 16'd0 : s + 16'd1;
-`endif
+        g_mk[o] = (s >= marking_rate_i[16*o +: 16]) ? 16'(FltMarkRate) : s + 16'd1;
       end
     end
 
@@ -848,8 +875,7 @@ module alt_core #(
         if (beat_ok) begin
           k_q <= k_q + 1'b1;
           if (last) begin
-`ifdef IBCYCLE_FAULT_ALT_DUP
-            if (!dup_q && slot_q[2:0] == 3'b011) begin
+            if (FltDup && !dup_q && slot_q[2:0] == 3'b011) begin
               dup_q <= 1'b1;
               k_q <= '0;
               due_q <= now_q + 1;
@@ -857,9 +883,6 @@ module alt_core #(
               dup_q <= 1'b0;
               fin_q <= 1'b1;
             end
-`else
-            fin_q <= 1'b1;
-`endif
           end
         end
         if (wire_done) begin
@@ -879,12 +902,6 @@ module alt_core #(
       if (rst_n && 32'(dn_q) + 32'(g_pkt[o]) + 32'(CtlQueued && g_ctl[o]) > DQ + 32'(start))
         $fatal(1, "%s: output %0d: queue full", Name, o);
     end
-`endif
-`ifndef IBCYCLE_FAULT_ALT_DUP
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic unused_dup;
-    assign unused_dup = dup_q;
-    /* verilator lint_on UNUSEDSIGNAL */
 `endif
   end
 endmodule

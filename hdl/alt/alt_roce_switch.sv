@@ -43,8 +43,9 @@
 // never marked; at most SlotBeats beats per frame, NSlots frames held per input and SlotMax queued per
 // output priority (assertions stop the simulation beyond); priorities 0 to NVl - 1 only.
 //
-// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it; the core's, such as ALT_DUP, are in
-// alt_core.sv):
+// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it; or every one, the core's too, built in
+// with IBCYCLE_FAULTS_SELECT and the enable, and turned on at run time by the plusarg +IBCYCLE_FAULT_<NAME>;
+// the core's, such as ALT_DUP, are in alt_core.sv):
 //   IBCYCLE_FAULT_ALT_ROCE_PAUSE_IGNORED  the grant ignores the link partner's pauses
 //   IBCYCLE_FAULT_ALT_ROCE_CE_NOT_ECT     the ECN-capable test is forgotten: a congested not-ECT frame is
 //                                         marked CE too
@@ -144,6 +145,42 @@ module alt_roce_switch #(
 `endif
 `ifdef IBCYCLE_FAULT_ALT_ROCE_CSUM
   $fatal(1, "IBCYCLE_FAULT_ALT_ROCE_CSUM is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
+  // Each fault's flag: a constant (1 only in its variant, so a clean build folds the fault away), or with
+  // IBCYCLE_FAULTS_SELECT read from its plusarg at time zero (one build serves every fault hunt).
+`ifdef IBCYCLE_FAULTS_SELECT
+`ifndef IBCYCLE_FAULTS_ENABLE
+  $fatal(1, "IBCYCLE_FAULTS_SELECT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+  logic FltPauseIgnored, FltCeNotEct, FltPrioMix, FltCsum;
+  initial begin
+    FltPauseIgnored = $test$plusargs("IBCYCLE_FAULT_ALT_ROCE_PAUSE_IGNORED") != 0;
+    FltCeNotEct = $test$plusargs("IBCYCLE_FAULT_ALT_ROCE_CE_NOT_ECT") != 0;
+    FltPrioMix = $test$plusargs("IBCYCLE_FAULT_ALT_ROCE_PRIO_MIX") != 0;
+    FltCsum = $test$plusargs("IBCYCLE_FAULT_ALT_ROCE_CSUM") != 0;
+  end
+`else
+`ifdef IBCYCLE_FAULT_ALT_ROCE_PAUSE_IGNORED
+  localparam bit FltPauseIgnored = 1'b1;
+`else
+  localparam bit FltPauseIgnored = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_ROCE_CE_NOT_ECT
+  localparam bit FltCeNotEct = 1'b1;
+`else
+  localparam bit FltCeNotEct = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_ROCE_PRIO_MIX
+  localparam bit FltPrioMix = 1'b1;
+`else
+  localparam bit FltPrioMix = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_ROCE_CSUM
+  localparam bit FltCsum = 1'b1;
+`else
+  localparam bit FltCsum = 1'b0;
 `endif
 `endif
 
@@ -341,11 +378,8 @@ module alt_roce_switch #(
   // (all of it unless the priority is paused or within the victim hold after); the pause frames due.
   always_comb begin
     for (int k = 0; k < NK; k++) begin
-`ifdef IBCYCLE_FAULT_ALT_ROCE_PAUSE_IGNORED
-      send_ok[k] = 1'b1;
-`else
-      send_ok[k] = pticks_q[k] == '0;
-`endif
+      // (The fault: the pauses ignored.)
+      send_ok[k] = pticks_q[k] == '0 || FltPauseIgnored;
       avail[12*k +: 12] = (pticks_q[k] != '0 || vhold_q[k] != '0) ? 12'd0 : 12'd4095;
       ctl_due[k] = ppend_q[k];
     end
@@ -375,23 +409,13 @@ module alt_roce_switch #(
   always_comb begin
     for (int o = 0; o < NPorts; o++) begin
       logic [15:0] m, m2, hc;
-`ifdef IBCYCLE_FAULT_ALT_ROCE_CE_NOT_ECT
-      // The ECN-capable test replaced by the IPv4 one: a not-ECT frame is marked too.
-      capable[o] = g_desc[QW*o + QECT] || g_desc[QW*o + QW14 + 8 +: 8] == 8'h45;
-`else
-      capable[o] = g_desc[QW*o + QECT];
-`endif
+      // (The fault: the ECN-capable test replaced by the IPv4 one, so a not-ECT frame is marked too.)
+      capable[o] = g_desc[QW*o + QECT] || (FltCeNotEct && g_desc[QW*o + QW14 + 8 +: 8] == 8'h45);
       m = g_desc[QW*o + QW14 +: 16];
       m2 = m | 16'h0003;
       hc = g_desc[QW*o + QCSUM +: 16];
-`ifdef IBCYCLE_FAULT_ALT_ROCE_CSUM
-      g_meta[MW*o +: MW] = {g_mark[o], hc};
-      /* verilator lint_off UNUSEDSIGNAL */
-      m2 = ~ones_add(ones_add(~hc, ~m), m2);
-      /* verilator lint_on UNUSEDSIGNAL */
-`else
-      g_meta[MW*o +: MW] = {g_mark[o], ~ones_add(ones_add(~hc, ~m), m2)};
-`endif
+      // (The fault: the checksum the frame came in with kept.)
+      g_meta[MW*o +: MW] = {g_mark[o], FltCsum ? hc : ~ones_add(ones_add(~hc, ~m), m2)};
     end
   end
 
@@ -404,6 +428,7 @@ module alt_roce_switch #(
     logic [47:0]  pticks_n [NK];
     logic [31:0]  vhold_n [NK];
     int k;
+    int pv;
     for (int i = 0; i < NK; i++) begin
       xoff_n[i] = xoff_q[i];
       refresh_n[i] = refresh_q[i];
@@ -435,16 +460,11 @@ module alt_roce_switch #(
           end
           // A pause frame in (taken in the cycle it arrives: no register stage, the response time counts):
           // this cycle's pause of each enabled priority replaces the last.
-`ifdef IBCYCLE_FAULT_ALT_ROCE_PRIO_MIX
-          // The priorities mixed up: priority v takes the pause of priority v XOR 1.
-          if (pause_in_valid[o] && pause_in_en[8*o + ((v ^ 1) & 7)]) begin
-            pticks_n[k] = 48'(pause_in_quanta[128*o + 16*((v ^ 1) & 7) +: 16]) * 48'd64 * 48'(rate_den_i[17*o +: 17]);
+          // (The fault: the priorities mixed up, priority v taking the pause of priority v XOR 1.)
+          pv = FltPrioMix ? ((v ^ 1) & 7) : v;
+          if (pause_in_valid[o] && pause_in_en[8*o + pv]) begin
+            pticks_n[k] = 48'(pause_in_quanta[128*o + 16*pv +: 16]) * 48'd64 * 48'(rate_den_i[17*o +: 17]);
           end
-`else
-          if (pause_in_valid[o] && pause_in_en[8*o + v]) begin
-            pticks_n[k] = 48'(pause_in_quanta[128*o + 16*v +: 16]) * 48'd64 * 48'(rate_den_i[17*o +: 17]);
-          end
-`endif
         end
       end
       // Inputs: each input priority's PFC decision on its blocks held after the cycle.

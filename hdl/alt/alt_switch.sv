@@ -43,7 +43,9 @@
 // per packet, at most NSlots packets held per input and SlotMax queued per output VL (assertions stop the
 // simulation beyond).
 //
-// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it; the core's are in alt_core.sv):
+// Fault-injection variants (each needs IBCYCLE_FAULTS_ENABLE beside it; or every one, the core's too, built in
+// with IBCYCLE_FAULTS_SELECT and the enable, and turned on at run time by the plusarg +IBCYCLE_FAULT_<NAME>;
+// the core's are in alt_core.sv):
 //   IBCYCLE_FAULT_ALT_CREDIT_DROP  input 0 VL 0 counts its buffer a block smaller: a block of credit is never
 //                                  advertised
 //   IBCYCLE_FAULT_ALT_FECN_WRONG   the FECN written is the inverse of the marking decision
@@ -138,6 +140,42 @@ module alt_switch #(
 `endif
 `ifdef IBCYCLE_FAULT_ALT_VCRC
   $fatal(1, "IBCYCLE_FAULT_ALT_VCRC is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+`endif
+
+  // Each fault's flag: a constant (1 only in its variant, so a clean build folds the fault away), or with
+  // IBCYCLE_FAULTS_SELECT read from its plusarg at time zero (one build serves every fault hunt).
+`ifdef IBCYCLE_FAULTS_SELECT
+`ifndef IBCYCLE_FAULTS_ENABLE
+  $fatal(1, "IBCYCLE_FAULTS_SELECT is defined without IBCYCLE_FAULTS_ENABLE");
+`endif
+  logic FltCreditDrop, FltFecnWrong, FltVlMix, FltVcrc;
+  initial begin
+    FltCreditDrop = $test$plusargs("IBCYCLE_FAULT_ALT_CREDIT_DROP") != 0;
+    FltFecnWrong = $test$plusargs("IBCYCLE_FAULT_ALT_FECN_WRONG") != 0;
+    FltVlMix = $test$plusargs("IBCYCLE_FAULT_ALT_VL_MIX") != 0;
+    FltVcrc = $test$plusargs("IBCYCLE_FAULT_ALT_VCRC") != 0;
+  end
+`else
+`ifdef IBCYCLE_FAULT_ALT_CREDIT_DROP
+  localparam bit FltCreditDrop = 1'b1;
+`else
+  localparam bit FltCreditDrop = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_FECN_WRONG
+  localparam bit FltFecnWrong = 1'b1;
+`else
+  localparam bit FltFecnWrong = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_VL_MIX
+  localparam bit FltVlMix = 1'b1;
+`else
+  localparam bit FltVlMix = 1'b0;
+`endif
+`ifdef IBCYCLE_FAULT_ALT_VCRC
+  localparam bit FltVcrc = 1'b1;
+`else
+  localparam bit FltVcrc = 1'b0;
 `endif
 `endif
 
@@ -332,9 +370,7 @@ module alt_switch #(
     for (int k = 0; k < NK; k++) begin
       logic [15:0] b, fr, cap;
       b = buf_blocks_i[16*k +: 16];
-`ifdef IBCYCLE_FAULT_ALT_CREDIT_DROP
-      if (k == 0) b = b - 16'd1;
-`endif
+      if (FltCreditDrop && k == 0) b = b - 16'd1;
       fr = (held_q[16*k +: 16] >= b) ? 16'd0 : b - held_q[16*k +: 16];
       cap = (fccl_cap_i > 12'd2048) ? 16'd2048 : 16'(fccl_cap_i);
       fccl_now[k] = abr_q[k] + 12'((fr < cap) ? fr : cap);
@@ -359,12 +395,8 @@ module alt_switch #(
   always_comb begin
     for (int o = 0; o < NPorts; o++) begin
       logic [3:0] fv;
-`ifdef IBCYCLE_FAULT_ALT_FECN_WRONG
-      // The marking decision inverted.
-      g_meta[MW*o +: MW] = {g_vl[4*o +: 4], !g_mark[o]};
-`else
-      g_meta[MW*o +: MW] = {g_vl[4*o +: 4], g_mark[o]};
-`endif
+      // (The fault: the marking decision inverted.)
+      g_meta[MW*o +: MW] = {g_vl[4*o +: 4], g_mark[o] ^ FltFecnWrong};
       // Op 0 (normal), FCTBS, VL, FCCL.
       fv = g_ctlvl[4*o +: 4];
       ctl_word[32*o +: 32] = {4'd0, fctbs_q[o*NVl + 32'(fv)], fv, fccl_now[o*NVl + 32'(fv)]};
@@ -469,9 +501,7 @@ module alt_switch #(
     logic [12:0]      base, len;
     logic [KW-1:0]    k;
     logic             last;
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [3:0]       vl;   // unused when the VL is left as it came in
-    /* verilator lint_on UNUSEDSIGNAL */
+    logic [3:0]       vl;
     logic             fecn;
 
     always_comb begin
@@ -482,9 +512,7 @@ module alt_switch #(
       base = 13'(int'(k) * BeatBytes);
       last = (base + 13'(BeatBytes)) >= len;
       if (k == 0) begin
-`ifndef IBCYCLE_FAULT_ALT_VL_MIX
-        b[7:4] = vl;
-`endif
+        if (!FltVlMix) b[7:4] = vl;
         if (fecn) b[12*8 + 7] = 1'b1;
       end
       c = (k == 0) ? 16'hFFFF : crc_q;
@@ -494,13 +522,9 @@ module alt_switch #(
       fin = ~c;
       if (last) begin
         for (int i = 0; i < BeatBytes; i++) begin
-`ifdef IBCYCLE_FAULT_ALT_VCRC
-          if (base + 13'(i) + 13'd2 == len) b[i*8 +: 8] = fin[15:8];
-          if (base + 13'(i) + 13'd1 == len) b[i*8 +: 8] = fin[7:0];
-`else
-          if (base + 13'(i) + 13'd2 == len) b[i*8 +: 8] = fin[7:0];
-          if (base + 13'(i) + 13'd1 == len) b[i*8 +: 8] = fin[15:8];
-`endif
+          // (The fault: the VCRC's bytes swapped, most significant first.)
+          if (base + 13'(i) + 13'd2 == len) b[i*8 +: 8] = FltVcrc ? fin[15:8] : fin[7:0];
+          if (base + 13'(i) + 13'd1 == len) b[i*8 +: 8] = FltVcrc ? fin[7:0] : fin[15:8];
         end
       end
       wr_data[o*BW +: BW] = b;
