@@ -311,6 +311,13 @@ pub fn build(
 /// 8-port switch's 102 CPU-seconds of GCC 12, at `-O0` 9).
 fn make_model(obj: &Path, opt: &str) -> Result<(), RtlCheckError> {
     let classes = std::fs::read_to_string(obj.join("Vrtl_classes.mk"))?;
+    // A Verilator whose class lists read otherwise would leave the units empty and fail at the link.
+    if mk_list(&classes, "VM_CLASSES_FAST").is_empty() {
+        return Err(RtlCheckError::Build(format!(
+            "no model classes (VM_CLASSES_FAST) in {}",
+            obj.join("Vrtl_classes.mk").display()
+        )));
+    }
     for (unit, lists) in [
         ("Vrtl__fast", ["VM_CLASSES_FAST", "VM_SUPPORT_FAST"]),
         ("Vrtl__slow", ["VM_CLASSES_SLOW", "VM_SUPPORT_SLOW"]),
