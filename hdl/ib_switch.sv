@@ -425,6 +425,24 @@ module ib_switch #(
     end \
     NAME = a ^ b ^ {g[33:0], ci}; \
   endfunction
+  // The round robin's pick as a one-hot vector: the lowest set bit of `hi` (the candidates at or after the
+  // pointer) if any, else the lowest of `all` (every candidate), both found in parallel and one chosen after
+  // (a choice of the candidates before one search would put the OR over `hi` in front of it). One text for
+  // stage 1's pick in egress and the stall input's pick in `stall`, which must pick the same input; a copy
+  // per process (Icarus 11 and shared functions, as above).
+`define IB_SWITCH_RR_PICK(NAME) \
+  function automatic logic [NPorts-1:0] NAME(input logic [NPorts-1:0] hi, input logic [NPorts-1:0] all); \
+    logic [NPorts-1:0] sh, sa, ph, pa; \
+    sh = '0; \
+    sa = '0; \
+    for (int q = 0; q < NPorts; q++) begin \
+      sh[q] = (q > 0 && sh[q-1]) || hi[q]; \
+      ph[q] = hi[q] && !(q > 0 && sh[q-1]); \
+      sa[q] = (q > 0 && sa[q-1]) || all[q]; \
+      pa[q] = all[q] && !(q > 0 && sa[q-1]); \
+    end \
+    NAME = (hi != '0) ? ph : pa; \
+  endfunction
   function automatic logic [15:0] mk_seed(input int p);
     mk_seed = (lfsr_seed_i[16*p +: 16] == 16'd0) ? 16'hACE1 : lfsr_seed_i[16*p +: 16];
   endfunction
@@ -893,6 +911,7 @@ module ib_switch #(
   // array written at a computed index in a combinational process came out of Yosys as a logic loop.
   `IB_SWITCH_CS_ADD(eg_cs_add)
   `IB_SWITCH_KS_ADD(eg_ks_add)
+  `IB_SWITCH_RR_PICK(eg_rr_pick)
   `IBCYCLE_COMB begin : egress
     logic e_fc_w [NPorts];
     logic [3:0] e_fcvl_w [NPorts];
@@ -918,7 +937,6 @@ module ib_switch #(
     logic [NPorts-1:0] e_hi_w [NPorts][NVl];
     logic [NPorts-1:0] e_poh_w [NPorts][NVl];
     logic [6:0] e_hblk_w [NPorts][NVl][NPorts];
-    logic [NPorts-1:0] e_seen_w;
     logic [NVl-1:0] e_req_w [NPorts];
     logic [15:0] arb_req_w [NPorts];
     logic [16*7-1:0] arb_len_w [NPorts];
@@ -987,18 +1005,7 @@ module ib_switch #(
           e_hblk_w[p][v][q] = 7'((hd_len[(q*NPorts + p)*NVl + v] + 13'd63) >> 6);
         end
         // The pick as a one-hot vector: the lowest of `hi` if any, else the lowest of `fre`.
-        e_seen_w = '0;
-        for (int q = 0; q < NPorts; q++) begin
-          e_seen_w[q] = (q > 0 && e_seen_w[q-1]) || e_hi_w[p][v][q];
-          e_poh_w[p][v][q] = e_hi_w[p][v][q] && !(q > 0 && e_seen_w[q-1]);
-        end
-        if (e_hi_w[p][v] == '0) begin
-          e_seen_w = '0;
-          for (int q = 0; q < NPorts; q++) begin
-            e_seen_w[q] = (q > 0 && e_seen_w[q-1]) || e_fre_w[p][v][q];
-            e_poh_w[p][v][q] = e_fre_w[p][v][q] && !(q > 0 && e_seen_w[q-1]);
-          end
-        end
+        e_poh_w[p][v] = eg_rr_pick(e_hi_w[p][v], e_fre_w[p][v]);
         if (e_fre_w[p][v] != '0 && v < 32'(`IB_SWITCH_NVL(p))) begin
           if (e_hi_w[p][v] != '0) begin
             for (int q = NPorts - 1; q >= 0; q--) if (e_hi_w[p][v][q]) e_pick_w[p][v] = PW'(q);
@@ -1587,8 +1594,9 @@ module ib_switch #(
   always_ff @(posedge clk_i) a_st_ok_q <= rst_ni ? a_st_ok : '1;
 `endif
   `IB_SWITCH_KS_ADD(st_ks_add)
+  `IB_SWITCH_RR_PICK(st_rr_pick)
   `IBCYCLE_COMB begin : stall
-    logic [NPorts-1:0] ne, hi, poh, seen, big;
+    logic [NPorts-1:0] ne, hi, poh, big;
     logic [6:0] hb;
     logic [11:0] fccl, fctbs;
     logic [34:0] ra, rb, rc;
@@ -1607,19 +1615,9 @@ module ib_switch #(
           ne[q] = vn_q[(q*NPorts + p)*NVl + v] != '0;
           hi[q] = ne[q] && q >= 32'(rr_q[p*NVl + v]);
         end
-        // The lowest of `hi` if any, else the lowest of `ne`.
-        seen = '0;
-        for (int q = 0; q < NPorts; q++) begin
-          seen[q] = (q > 0 && seen[q-1]) || hi[q];
-          poh[q] = hi[q] && !(q > 0 && seen[q-1]);
-        end
-        if (hi == '0) begin
-          seen = '0;
-          for (int q = 0; q < NPorts; q++) begin
-            seen[q] = (q > 0 && seen[q-1]) || ne[q];
-            poh[q] = ne[q] && !(q > 0 && seen[q-1]);
-          end
-        end
+        // The lowest of `hi` if any, else the lowest of `ne`: stage 1's pick over every input with a
+        // packet, read slots aside.
+        poh = st_rr_pick(hi, ne);
         if (e_gnt[p] && 32'(la_vl_q[p]) == v) begin
           fctbs = ctx_fctbs[p*NVl + v] + 12'(la_blk_q[p]);
           fccl = ctx_fcv[p*NVl + v] ? rg_fc_fccl_q[12*p +: 12] : ctx_fcclq[p*NVl + v];
@@ -2495,5 +2493,7 @@ module ib_switch #(
 `undef IB_SWITCH_NVL
 `undef IB_SWITCH_CS_ADD
 `undef IB_SWITCH_KS_ADD
+`undef IB_SWITCH_RR_PICK
+`undef IB_SWITCH_MK_STEP
 endmodule
 `default_nettype wire
