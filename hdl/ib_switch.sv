@@ -433,13 +433,15 @@ module ib_switch #(
 `define IB_SWITCH_RR_PICK(NAME) \
   function automatic logic [NPorts-1:0] NAME(input logic [NPorts-1:0] hi, input logic [NPorts-1:0] all); \
     logic [NPorts-1:0] sh, sa, ph, pa; \
-    sh = '0; \
-    sa = '0; \
-    for (int q = 0; q < NPorts; q++) begin \
-      sh[q] = (q > 0 && sh[q-1]) || hi[q]; \
-      ph[q] = hi[q] && !(q > 0 && sh[q-1]); \
-      sa[q] = (q > 0 && sa[q-1]) || all[q]; \
-      pa[q] = all[q] && !(q > 0 && sa[q-1]); \
+    sh[0] = hi[0]; \
+    ph[0] = hi[0]; \
+    sa[0] = all[0]; \
+    pa[0] = all[0]; \
+    for (int q = 1; q < NPorts; q++) begin \
+      sh[q] = sh[q-1] || hi[q]; \
+      ph[q] = hi[q] && !sh[q-1]; \
+      sa[q] = sa[q-1] || all[q]; \
+      pa[q] = all[q] && !sa[q-1]; \
     end \
     NAME = (hi != '0) ? ph : pa; \
   endfunction
