@@ -567,6 +567,7 @@ module ib_switch #(
     logic [31:0] t2 [NPorts];
     logic [31:0] t3 [NPorts];
     logic g [NPorts];
+    logic [NPorts-1:0] cts [NPorts];
     for (int p = 0; p < NPorts; p++) begin
       o[p] = (32'(rx_dlid_i[16*p +: 16]) < LftMax) ? lft_q[32'(rx_dlid_i[16*p +: 16])] : NoRoute;
       if (tbl_we_i && !tbl_sel_i && tbl_addr_i == rx_dlid_i[16*p +: 16]) o[p] = tbl_data_i[7:0];
@@ -584,11 +585,12 @@ module ib_switch #(
       pc_d_bad[p] = o[p] == NoRoute || 32'(o[p]) >= NPorts || ov[p] == VlDrop || 32'(ov[p]) >= NVl
         || b[p] > mtu_blocks_i || b[p] == '0;
       // Cut-through unless the routed output is faster: the rate compare for every output (above), the
-      // routed one's selected (an output out of range is a drop: no value is read).
-      pc_d_ct[p] = 1'b0;
-      for (int r = 0; r < NPorts; r++) begin
-        if (32'(o[p]) == r) pc_d_ct[p] = ct[p][r];
-      end
+      // routed one's selected (an output out of range is a drop: no value is read) by an AND with the
+      // route's decode and an OR over the outputs. Written as "the compare of the last output equal to the
+      // route" it was a chain of a multiplexer per output, a level per port: 26 levels from the rates to
+      // `pc_ct_q` at 2 ports, 32 at 8, 36 at 12 (hdl/cones.py).
+      for (int r = 0; r < NPorts; r++) cts[p][r] = 32'(o[p]) == r && ct[p][r];
+      pc_d_ct[p] = cts[p] != '0;
 `ifdef IBCYCLE_ASSERTIONS
       a_ct_ok[p] = 1'b1;
       for (int r = 0; r < NPorts; r++) begin
