@@ -587,8 +587,8 @@ module ib_switch #(
       // Cut-through unless the routed output is faster: the rate compare for every output (above), the
       // routed one's selected (an output out of range is a drop: no value is read) by an AND with the
       // route's decode and an OR over the outputs. Written as "the compare of the last output equal to the
-      // route" it was a chain of a multiplexer per output, a level per port: 26 levels from the rates to
-      // `pc_ct_q` at 2 ports, 32 at 8, 36 at 12 (hdl/cones.py).
+      // route" it was a chain of a multiplexer per output, a level of depth per port (hdl/README.md, "Depth
+      // at the fabrics' sizes").
       for (int r = 0; r < NPorts; r++) cts[p][r] = 32'(o[p]) == r && ct[p][r];
       pc_d_ct[p] = cts[p] != '0;
 `ifdef IBCYCLE_ASSERTIONS
