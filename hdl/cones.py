@@ -6,8 +6,8 @@
     hdl/cones.py OUT_DIR --front FRONT.il [--top M] [--pick ...] [--only ...]
     ... [--expect-from target/hdl-synth/cells.txt]   (fail unless the longest path is the top's depth there)
 
-With --ports, `ib_switch` is elaborated at `hdl/synth.sh`'s small synthesis defaults (NVl 2,
-SlotMax 8, LftMax 4, TableMax 2; PW from N; each overridden by a --param) and N ports, and taken through
+With --ports, `ib_switch` is elaborated at `hdl/synth.sh`'s small synthesis defaults (hdl/ib_switch.synth;
+PW from N; each overridden by a --param) and N ports, and taken through
 Yosys's front end at word level (`proc; flatten; opt -fast; memory; opt -fast`) into OUT_DIR/front.il
 (about 6 CPU-minutes at 8 ports; at 18 Yosys 0.23 was still elaborating after 55 CPU-minutes, in the
 processes' generation from the syntax tree). --module takes another module of hdl/ the same way (the test
@@ -63,9 +63,11 @@ def front_end(a, here):
         if not 1 <= a.ports <= 64:
             sys.exit(f"cones.py: --ports {a.ports}: ib_switch has 1 to 64 ports")
         top = "ib_switch"
-        pw = max(1, (a.ports - 1).bit_length())
-        params = {"NPorts": str(a.ports), "NVl": "2", "SlotMax": "8", "LftMax": "4", "TableMax": "2",
-                  "PW": str(pw)}
+        # hdl/synth.sh's small defaults for the rest (its file, read by both).
+        with open(os.path.join(here, "ib_switch.synth")) as f:
+            params = dict(kv.split("=", 1) for ln in f if not ln.startswith("#") for kv in ln.split())
+        params["NPorts"] = str(a.ports)
+        params["PW"] = str(max(1, (a.ports - 1).bit_length()))
     for kv in a.param:
         k, eq, v = kv.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z]\w*", k) or not re.fullmatch(r"\d+", v):

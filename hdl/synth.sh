@@ -85,9 +85,10 @@ for spec in "${mods[@]}"; do
   params=""
   [ -z "$chparams" ] || params="chparam$chparams $m;"
   if [ "$m" = ib_switch ]; then
-    # Its small defaults, each overridden by a value given (ib_switch:NPorts=4,...); PW (the port index's
-    # width) follows NPorts unless given.
-    declare -A ibp=([NPorts]=2 [NVl]=2 [SlotMax]=8 [LftMax]=4 [TableMax]=2)
+    # Its small defaults (hdl/ib_switch.synth, which hdl/cones.py reads too), each overridden by a value given
+    # (ib_switch:NPorts=4,...); PW (the port index's width) follows NPorts unless given.
+    declare -A ibp=()
+    for kv in $(grep -v '^#' "$root/hdl/ib_switch.synth"); do ibp[${kv%%=*}]=${kv#*=}; done
     if [[ $spec == *:* ]]; then
       for kv in "${kvs[@]}"; do ibp[${kv%%=*}]=${kv#*=}; done
     fi
