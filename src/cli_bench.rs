@@ -79,6 +79,15 @@ pub fn run(a: Args) -> ExitCode {
                 );
             }
         }
+        if !r.thread_times.is_empty() {
+            println!("per thread, of the stepping wall time:");
+            for (k, t) in r.thread_times.iter().enumerate() {
+                println!(
+                    "  thread {k}: stepping {:.3} s, exchange {:.3} s, waiting at the barrier {:.3} s, {} windows",
+                    t.stepping_seconds, t.exchange_seconds, t.waiting_seconds, t.windows
+                );
+            }
+        }
     }
     ExitCode::SUCCESS
 }

@@ -70,3 +70,48 @@ fn bad_bench_arguments_are_named() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--threads"));
 }
+
+#[test]
+fn a_threaded_bench_says_where_each_threads_time_went() {
+    let out = ibcycle()
+        .args([
+            "bench",
+            "clos648-shift-cc",
+            "--sim-us",
+            "2",
+            "--threads",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let times = v["thread_times"].as_array().expect("thread_times");
+    assert_eq!(times.len(), 2, "{v}");
+    let wall = v["wall_seconds"].as_f64().unwrap();
+    for t in times {
+        let secs = ["stepping_seconds", "exchange_seconds", "waiting_seconds"]
+            .map(|k| t[k].as_f64().unwrap());
+        assert!(secs.iter().all(|&s| s >= 0.0), "{t}");
+        // Each thread's three parts are laps of one clock inside the stepping that `wall_seconds` times.
+        assert!(
+            secs.iter().sum::<f64>() <= wall + 1e-3,
+            "{t} against wall {wall}"
+        );
+        // Every thread runs every window (a barrier ends each).
+        assert_eq!(t["windows"], times[0]["windows"]);
+        assert!(t["windows"].as_u64().unwrap() > 0);
+    }
+    // One thread: nothing to split.
+    let out = ibcycle()
+        .args(["bench", "idle", "--sim-us", "10", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["thread_times"].as_array().map(Vec::len), Some(0), "{v}");
+}

@@ -116,6 +116,8 @@ pub struct BenchResult {
     pub sync_wait_seconds: f64,
     /// Under MPI, where each rank's stepping wall time went, in rank order (empty in one process).
     pub ranks: Vec<RankTime>,
+    /// With threads: per thread, where the stepping's wall time went.
+    pub thread_times: Vec<crate::fabric::event::ThreadTime>,
     /// What the event-driven stepping did (this rank's share under MPI): the counts the wall time follows.
     pub work: crate::fabric::event::StepWork,
     /// This process's MPI rank (only rank 0 reports).
@@ -357,6 +359,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         mpi_ranks,
         sync_wait_seconds,
         ranks,
+        thread_times: fab.thread_times().to_vec(),
         work: fab.step_work(),
         mpi_rank,
     })

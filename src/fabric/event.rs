@@ -79,6 +79,8 @@ pub(super) struct Sched {
     parts: usize,
     /// Work counts of event-driven stepping so far.
     pub(super) work: StepWork,
+    /// Per thread of the last threaded runs (summed over them): where its wall time went.
+    pub(super) thread_times: Vec<ThreadTime>,
     /// The parts of the last run, emptied of blocks but keeping their allocations (wheel slots, wake-up
     /// tables, scratch), so a run of a few cycles (a driver that looks at the fabric often) allocates nothing.
     spare: Vec<Part>,
@@ -107,6 +109,19 @@ impl StepWork {
     }
 }
 
+/// Where one thread's wall time of a threaded run went (the first thread is the caller's).
+#[derive(Debug, Default, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ThreadTime {
+    /// Stepping its part's blocks.
+    pub stepping_seconds: f64,
+    /// Handing its items to the other parts' inboxes and delivering its own inbox.
+    pub exchange_seconds: f64,
+    /// Waiting at the window's barrier for the slowest part.
+    pub waiting_seconds: f64,
+    /// Windows run.
+    pub windows: u64,
+}
+
 /// Read-only routing between parts.
 struct Links<'a> {
     sw_loc: &'a [Loc],
@@ -124,8 +139,11 @@ impl Links<'_> {
     }
 }
 
-/// One thread's share of the fabric.
+/// One thread's share of the fabric. Aligned to two cache lines: the parts lie side by side in one vector
+/// and each thread writes its own part's counters and scratch at every step, so no line (nor the pair the
+/// adjacent-line prefetcher fetches together) may hold the end of one part and the start of the next.
 #[derive(Default, Debug, Clone)]
+#[repr(align(128))]
 struct Part {
     id: u32,
     sw_ids: Vec<usize>,
@@ -166,6 +184,8 @@ struct Part {
     /// Packet heads put on wires minus those taken off, by this part.
     wire_pkts: i64,
     work: StepWork,
+    /// This part's thread's times in the current run (threaded runs only).
+    time: ThreadTime,
 }
 
 /// The ports of `due` (wake-up cycles per port) with an item on their wire, as bits: every cycle but
@@ -213,6 +233,7 @@ impl Part {
         self.outbox.clear();
         self.wire_pkts = 0;
         self.work = StepWork::default();
+        self.time = ThreadTime::default();
     }
 
     fn sw_wake_of(&self, i: usize) -> u64 {
@@ -449,9 +470,17 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: 
         let me = p.id as usize;
         let mut t = t0;
         let mut round = 0usize;
+        let mut clock = std::time::Instant::now();
+        let lap = |clock: &mut std::time::Instant| {
+            let now = std::time::Instant::now();
+            let d = now.duration_since(*clock).as_secs_f64();
+            *clock = now;
+            d
+        };
         while t < end {
             let t1 = t.saturating_add(lookahead).min(end);
             p.run(links, t1);
+            p.time.stepping_seconds += lap(&mut clock);
             let mut soon = p.wheel.next_entry().unwrap_or(u64::MAX);
             // One lock per run of items for the same part (with 2 parts: one per window).
             let mut held: Option<(u32, std::sync::MutexGuard<'_, Inbox>)> = None;
@@ -473,13 +502,17 @@ fn run_threads(parts: &mut [Part], links: &Links, t0: u64, end: u64, lookahead: 
             }
             drop(held);
             next[round & 1][me].store(soon, Relaxed);
+            p.time.exchange_seconds += lap(&mut clock);
             barrier.wait();
+            p.time.waiting_seconds += lap(&mut clock);
             let mut inbox = lock(&inboxes[me]);
             for (rx, at, ev) in inbox.drain(..) {
                 let (_, idx) = links.loc(rx);
                 p.deliver(rx, idx as usize, at, ev);
             }
             drop(inbox);
+            p.time.exchange_seconds += lap(&mut clock);
+            p.time.windows += 1;
             // Every part computes the same start: nothing anywhere happens before the earliest bound, so the
             // next window may start there (skipping windows in which no part has work).
             let soonest = next[round & 1].iter().map(|a| a.load(Relaxed)).min();
@@ -608,6 +641,7 @@ impl Fabric {
             lookahead,
             parts,
             work: self.sched.work,
+            thread_times: Vec::new(),
             spare: std::mem::take(&mut self.sched.spare),
         };
     }
@@ -642,6 +676,12 @@ impl Fabric {
     /// What event-driven stepping did so far (see [`StepWork`]).
     pub fn step_work(&self) -> StepWork {
         self.sched.work
+    }
+
+    /// Per thread, where the wall time of the threaded runs so far went (empty with one thread or under
+    /// MPI).
+    pub fn thread_times(&self) -> &[ThreadTime] {
+        &self.sched.thread_times
     }
 
     /// Every wire's items with their due cycles, in topology order (switch ports, then HCAs): a fingerprint
@@ -742,6 +782,17 @@ impl Fabric {
         self.unpart(&mut parts, &sw_part, &hca_loc);
         for p in &parts {
             self.sched.work.add(&p.work);
+        }
+        if nparts > 1 {
+            self.sched
+                .thread_times
+                .resize(nparts, ThreadTime::default());
+            for (acc, p) in self.sched.thread_times.iter_mut().zip(&parts) {
+                acc.stepping_seconds += p.time.stepping_seconds;
+                acc.exchange_seconds += p.time.exchange_seconds;
+                acc.waiting_seconds += p.time.waiting_seconds;
+                acc.windows += p.time.windows;
+            }
         }
         let delta: i64 = parts.iter().map(|p| p.wire_pkts).sum();
         self.wire_pkts = (self.wire_pkts as i64 + delta) as u64;
