@@ -733,6 +733,8 @@ impl Fabric {
             hca_out: &self.hca_out,
         };
         let mut t0 = self.now;
+        // Threads ran (not one part, nor one rank's part under MPI): their times are summed below.
+        let mut threaded = false;
         while t0 < end {
             #[cfg(feature = "mpi")]
             if let Some(d) = self.dist.as_deref_mut() {
@@ -762,6 +764,7 @@ impl Fabric {
                 parts[0].run(&links, end);
             } else {
                 run_threads(&mut parts, &links, t0, end, self.sched.lookahead);
+                threaded = true;
             }
             t0 = end;
         }
@@ -783,7 +786,7 @@ impl Fabric {
         for p in &parts {
             self.sched.work.add(&p.work);
         }
-        if nparts > 1 {
+        if threaded {
             self.sched
                 .thread_times
                 .resize(nparts, ThreadTime::default());
