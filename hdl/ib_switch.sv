@@ -1720,7 +1720,9 @@ module ib_switch #(
       end
       assign fk_rd[q*NB + b] = fb_m[FW'(top_a >> LB)];
     end
-    assign fk_top[q] = fk_rd[q*NB + 32'(top_a[LB-1:0])];
+    // The bank is the address modulo NB, taken from the address zero-extended: with fewer slots than banks
+    // (SlotMax < NB) the address is narrower than LB bits.
+    assign fk_top[q] = fk_rd[q*NB + (32'(top_a) & (NB - 1))];
   end
 
   // The cycle's pushes: output p's grant from input q returns its slot; the k-th push of input q (in port
@@ -1751,7 +1753,7 @@ module ib_switch #(
         fw_a[q*NB + b] = '0;
         fw_d[q*NB + b] = '0;
         for (int p = 0; p < NPorts; p++) begin
-          if (fp_push[q][p] && 32'(pa[q][p][LB-1:0]) == b) begin
+          if (fp_push[q][p] && (32'(pa[q][p]) & (NB - 1)) == b) begin
             fw_we[q*NB + b] = 1'b1;
             fw_a[q*NB + b] = FW'(pa[q][p] >> LB);
             fw_d[q*NB + b] = e_gslot[p];
