@@ -356,6 +356,15 @@ module ib_switch #(
 `define IB_SWITCH_NUM(P) rate_num_i[17*(P) +: 17]
 `define IB_SWITCH_DEN(P) rate_den_i[17*(P) +: 17]
 `define IB_SWITCH_NVL(P) nvl_i[4*(P) +: 4]
+  // A register array's update from its next value, one non-blocking write. Verilator 5.006 does not unroll
+  // a long loop of non-blocking array writes (BLKLOOPINIT: at 36 ports, a loop over the ports or the VL
+  // queues of a dozen such writes); Yosys 0.23 and Icarus 11 take no whole-array non-blocking assignment.
+  // The same registers either way.
+`ifdef VERILATOR
+`define IB_SWITCH_REGS(D, N, LEN) D <= N;
+`else
+`define IB_SWITCH_REGS(D, N, LEN) for (int i_ = 0; i_ < (LEN); i_++) D[i_] <= N[i_];
+`endif
 
   // One FECN decision: {mark, next state} (fecn_marker's step, see the header). One function per process
   // that calls it (egress, ingress, the state update), all three made by this macro from one text: see the
@@ -1468,13 +1477,17 @@ module ib_switch #(
   logic [SW-1:0]          mq_hs_q [NPorts];
   logic                   mq_tv_q [NPorts];   // input p enqueued a deferred tail (its mark is written)
   logic [SW-1:0]          mq_ts_q [NPorts];
-  always_ff @(posedge clk_i) begin
-    mq_sz_q <= ev_sz;
-    for (int k = 0; k < NK; k++) begin
+  // Per-index processes (generate loops) where a register array's writes are not plain copies: Verilator
+  // 5.006 unrolls no long loop of non-blocking array writes (see `IB_SWITCH_REGS`).
+  always_ff @(posedge clk_i) mq_sz_q <= ev_sz;
+  for (genvar k = 0; k < NK; k++) begin : g_mq_k
+    always_ff @(posedge clk_i) begin
       mq_ev_q[k] <= mk_ev[k];
       mq_ms_q[k] <= `IB_SWITCH_MSTATE(k);
     end
-    for (int p = 0; p < NPorts; p++) begin
+  end
+  for (genvar p = 0; p < NPorts; p++) begin : g_mq_p
+    always_ff @(posedge clk_i) begin
       mq_hv_q[p] <= i_head[p] && !i_head_drop[p];
       mq_hs_q[p] <= i_slot[p];
       mq_tv_q[p] <= i_tail_enq[p];
@@ -1661,8 +1674,8 @@ module ib_switch #(
       end
     end
   end : stall
-  always_ff @(posedge clk_i) begin
-    for (int k = 0; k < NK; k++) cd_stall_q[k] <= rst_ni && cd_stall[k];
+  for (genvar k = 0; k < NK; k++) begin : g_cd_stall
+    always_ff @(posedge clk_i) cd_stall_q[k] <= rst_ni && cd_stall[k];
   end
 
   // ---------------------------------------------------------------- descriptor pools
@@ -1742,7 +1755,11 @@ module ib_switch #(
   end
   `IBCYCLE_COMB begin : fpush
     logic [SW:0] pa [NPorts][NPorts];
+    // With fewer than 128 slots (SW < 7) the count's upper bits go unread: they are zero, an input returning
+    // no more slots in a cycle than it holds.
+    /* verilator lint_off UNUSEDSIGNAL */
     logic [7:0] nbef;
+    /* verilator lint_on UNUSEDSIGNAL */
     for (int q = 0; q < NPorts; q++) begin
       for (int p = 0; p < NPorts; p++) begin
         nbef = fp_cnt[q][8*p +: 8] - 8'(fp_push[q][p]);
@@ -1841,8 +1858,8 @@ module ib_switch #(
   logic [NPorts-1:0] a_nl_ok_q;
   always_ff @(posedge clk_i) a_nl_ok_q <= rst_ni ? a_nl_ok : '1;
 `endif
-  always_ff @(posedge clk_i) begin
-    for (int q = 0; q < NPorts; q++) begin
+  for (genvar q = 0; q < NPorts; q++) begin : g_nl
+    always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
         nl_v_q[q] <= 1'b0;
         nl_a_q[q] <= '0;
@@ -1857,8 +1874,8 @@ module ib_switch #(
 
   // The look-ahead allocator's registers: each output's stage, what it carries to the next, and each input's
   // accept pointer; a committed packet's read slot handed over by the packet on the wire (if_keep_q).
-  always_ff @(posedge clk_i) begin
-    for (int p = 0; p < NPorts; p++) begin
+  for (genvar p = 0; p < NPorts; p++) begin : g_la
+    always_ff @(posedge clk_i) begin
       if (!rst_ni) begin
         la_st_q[p] <= LaIdle;
         la_req_q[p] <= '0;
@@ -1949,6 +1966,8 @@ module ib_switch #(
     logic [15:0] fr_n [NK];
     logic [69:0] frt [2*NPorts];
     logic [6:0] relc_n [NPorts];
+    logic ar_ge_thr_n [NPorts];
+    logic ar_ge_thn_n [NPorts];
     logic [69:0] rlt [2*NPorts];
     logic [34:0] frl [2*NPL];
     logic [34:0] rll [2*NPL];
@@ -2316,58 +2335,48 @@ module ib_switch #(
 `endif
     end
     for (int q = 0; q < NPorts; q++) begin
-      relc_q[q] <= relc_n[q];
-      ar_ge_thr_q[q] <= ar_e_n[q] >= ar_thr_n[q];
-      ar_ge_thn_q[q] <= ar_e_n[q] >= ar_thn_n[q];
-      ftop_q[q] <= ftop_n[q];
-      fresh_q[q] <= fresh_n[q];
-      reads_q[q] <= reads_n[q];
-      rd_free_q[q] <= rd_free_n[q];
-      ser_q[q] <= ser_n[q];
-      ser_le_q[q] <= ser_le_n[q];
-      ser_lt_q[q] <= ser_lt_n[q];
-      ser_z_q[q] <= ser_z_n[q];
-      if_v_q[q] <= if_v_n[q];
-      if_in_q[q] <= if_in_n[q];
-      if_vl_q[q] <= if_vl_n[q];
-      if_blk_q[q] <= if_blk_n[q];
-      fcp_q[q] <= fcp_n[q];
-      ar_v_q[q] <= ar_v_n[q];
-      ar_e_q[q] <= ar_e_n[q];
-      ar_thr_q[q] <= ar_thr_n[q];
-      ar_thn_q[q] <= ar_thn_n[q];
-      ar_end_q[q] <= ar_end_n[q];
-      ar_left_q[q] <= ar_left_n[q];
-      ar_blk_q[q] <= ar_blk_n[q];
-      ar_vl_q[q] <= ar_vl_n[q];
-      ar_def_q[q] <= ar_def_n[q];
-      ar_drop_q[q] <= ar_drop_n[q];
-      ar_slot_q[q] <= ar_slot_n[q];
-      ar_out_q[q] <= ar_out_n[q];
-      ar_ovl_q[q] <= ar_ovl_n[q];
+      ar_ge_thr_n[q] = ar_e_n[q] >= ar_thr_n[q];
+      ar_ge_thn_n[q] = ar_e_n[q] >= ar_thn_n[q];
     end
-    for (int q = 0; q < NK; q++) begin
-      rr_q[q] <= rr_n[q];
-      fcfccl_q[q] <= fcfccl_n[q];
-      fpend_q[q] <= fpend_n[q];
-      fr_q[q] <= fr_n[q];
-      mk_q[q] <= mk_n[q];
-    end
-    // The same registers written two ways: Verilator 5.006 does not unroll a loop this long of non-blocking
-    // array writes (BLKLOOPINIT), Yosys 0.23 and Icarus 11 take no whole-array assignment.
-`ifdef VERILATOR
-    vh_q <= vh_n;
-    vt_q <= vt_n;
-    vn_q <= vn_n;
-    fill_q <= fill_n;
-`else
-    for (int q = 0; q < NPorts*NPorts*NVl; q++) begin
-      vh_q[q] <= vh_n[q];
-      vt_q[q] <= vt_n[q];
-      vn_q[q] <= vn_n[q];
-      fill_q[q] <= fill_n[q];
-    end
-`endif
+    // Whole arrays (`IB_SWITCH_REGS`, above): Verilator unrolls no long loop of non-blocking array writes.
+    `IB_SWITCH_REGS(relc_q, relc_n, NPorts)
+    `IB_SWITCH_REGS(ar_ge_thr_q, ar_ge_thr_n, NPorts)
+    `IB_SWITCH_REGS(ar_ge_thn_q, ar_ge_thn_n, NPorts)
+    `IB_SWITCH_REGS(ftop_q, ftop_n, NPorts)
+    `IB_SWITCH_REGS(fresh_q, fresh_n, NPorts)
+    `IB_SWITCH_REGS(reads_q, reads_n, NPorts)
+    `IB_SWITCH_REGS(rd_free_q, rd_free_n, NPorts)
+    `IB_SWITCH_REGS(ser_q, ser_n, NPorts)
+    `IB_SWITCH_REGS(ser_le_q, ser_le_n, NPorts)
+    `IB_SWITCH_REGS(ser_lt_q, ser_lt_n, NPorts)
+    `IB_SWITCH_REGS(ser_z_q, ser_z_n, NPorts)
+    `IB_SWITCH_REGS(if_v_q, if_v_n, NPorts)
+    `IB_SWITCH_REGS(if_in_q, if_in_n, NPorts)
+    `IB_SWITCH_REGS(if_vl_q, if_vl_n, NPorts)
+    `IB_SWITCH_REGS(if_blk_q, if_blk_n, NPorts)
+    `IB_SWITCH_REGS(fcp_q, fcp_n, NPorts)
+    `IB_SWITCH_REGS(ar_v_q, ar_v_n, NPorts)
+    `IB_SWITCH_REGS(ar_e_q, ar_e_n, NPorts)
+    `IB_SWITCH_REGS(ar_thr_q, ar_thr_n, NPorts)
+    `IB_SWITCH_REGS(ar_thn_q, ar_thn_n, NPorts)
+    `IB_SWITCH_REGS(ar_end_q, ar_end_n, NPorts)
+    `IB_SWITCH_REGS(ar_left_q, ar_left_n, NPorts)
+    `IB_SWITCH_REGS(ar_blk_q, ar_blk_n, NPorts)
+    `IB_SWITCH_REGS(ar_vl_q, ar_vl_n, NPorts)
+    `IB_SWITCH_REGS(ar_def_q, ar_def_n, NPorts)
+    `IB_SWITCH_REGS(ar_drop_q, ar_drop_n, NPorts)
+    `IB_SWITCH_REGS(ar_slot_q, ar_slot_n, NPorts)
+    `IB_SWITCH_REGS(ar_out_q, ar_out_n, NPorts)
+    `IB_SWITCH_REGS(ar_ovl_q, ar_ovl_n, NPorts)
+    `IB_SWITCH_REGS(rr_q, rr_n, NK)
+    `IB_SWITCH_REGS(fcfccl_q, fcfccl_n, NK)
+    `IB_SWITCH_REGS(fpend_q, fpend_n, NK)
+    `IB_SWITCH_REGS(fr_q, fr_n, NK)
+    `IB_SWITCH_REGS(mk_q, mk_n, NK)
+    `IB_SWITCH_REGS(vh_q, vh_n, NPorts*NPorts*NVl)
+    `IB_SWITCH_REGS(vt_q, vt_n, NPorts*NPorts*NVl)
+    `IB_SWITCH_REGS(vn_q, vn_n, NPorts*NPorts*NVl)
+    `IB_SWITCH_REGS(fill_q, fill_n, NPorts*NPorts*NVl)
 `ifdef IBCYCLE_ASSERTIONS
     // The serialiser's end flag's compares and the carry-save sums of fr_n and relc_n as computed before.
     vq_ok = a_sum_ok;
@@ -2497,6 +2506,7 @@ module ib_switch #(
 `undef IB_SWITCH_NUM
 `undef IB_SWITCH_DEN
 `undef IB_SWITCH_NVL
+`undef IB_SWITCH_REGS
 `undef IB_SWITCH_CS_ADD
 `undef IB_SWITCH_KS_ADD
 `undef IB_SWITCH_RR_PICK
