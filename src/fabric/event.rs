@@ -387,6 +387,24 @@ impl Part {
         self.due = due;
     }
 
+    /// This part's share of the packets in flight at the start of cycle `t` (every block run to `t`: see
+    /// [`Fabric::owned_packets_in_flight`]), `wires` the fabric's own count before this run. Each block is
+    /// brought to `t` first, as the end of a run brings it (exact: a block not stepped has nothing due).
+    #[cfg(feature = "mpi")]
+    fn in_flight_at(&mut self, t: u64, wires: i64) -> i64 {
+        let mut held = 0;
+        for sw in &mut self.switches {
+            sw.skip(t - sw.now());
+            held += sw.packets_held() as i64;
+        }
+        let mut arriving = 0;
+        for hc in &mut self.hcas {
+            hc.skip(t - hc.port_now());
+            arriving += i64::from(hc.receiving());
+        }
+        wires + self.wire_pkts + held + arriving
+    }
+
     fn step_switch(&mut self, links: &Links, i: usize, t: u64) {
         self.work.switch_steps += 1;
         let sw = &mut self.switches[i];
@@ -658,7 +676,21 @@ impl Fabric {
             }
             return;
         }
-        self.run_parts(end);
+        self.run_parts(end, None);
+    }
+
+    /// Under MPI: runs to cycle `end` as [`Fabric::run_until`] does, pushing onto `shares` this rank's
+    /// [`Fabric::owned_packets_in_flight`] at the start of each cycle from `now()` to `end - 1` (as a `u64`: the
+    /// sum over ranks wraps to the exact total). One cycle at a time within the run, the blocks kept in their
+    /// part: a `run_until` per cycle moves every block out of the fabric and back, which made the drain of a
+    /// large fabric (a thousand cycles and more) take longer than its traffic.
+    #[cfg(feature = "mpi")]
+    pub fn run_counting_in_flight(&mut self, end: u64, shares: &mut Vec<u64>) {
+        assert!(
+            self.tap.is_none() && self.hand_ins.is_none() && self.dist.is_some(),
+            "counting in flight by cycle is for an MPI-split fabric without capture"
+        );
+        self.run_parts(end, Some(shares));
     }
 
     /// The part this process steps when split across MPI ranks (`None`: not split, every part).
@@ -704,10 +736,16 @@ impl Fabric {
     }
 
     /// Event-driven stepping to `end` on the partition's threads.
-    fn run_parts(&mut self, end: u64) {
+    /// Under MPI with `counts`, this rank's part runs one cycle at a time, its share of the packets in flight
+    /// pushed before each (see [`Fabric::run_counting_in_flight`]).
+    fn run_parts(&mut self, end: u64, counts: Option<&mut Vec<u64>>) {
         if self.now >= end {
             return;
         }
+        #[cfg(not(feature = "mpi"))]
+        let _ = &counts;
+        #[cfg(feature = "mpi")]
+        let mut counts = counts;
         self.ensure_partition();
         let nparts = self.sched.parts;
         let sw_part = std::mem::take(&mut self.sched.sw_part);
@@ -745,8 +783,20 @@ impl Fabric {
                 let t1 = sync.min(end);
                 let me = d.rank() as usize;
                 if let Some(p) = parts.get_mut(me) {
-                    p.run(&links, t1);
+                    if let Some(c) = counts.as_deref_mut() {
+                        let wires = self.wire_pkts as i64;
+                        for t in t0..t1 {
+                            c.push(p.in_flight_at(t, wires) as u64);
+                            p.run(&links, t + 1);
+                        }
+                    } else {
+                        p.run(&links, t1);
+                    }
                     d.defer(&mut p.outbox);
+                } else if let Some(c) = counts.as_deref_mut() {
+                    // A rank without a part (more ranks than switches) counts too: the ranks' sums are
+                    // element by element.
+                    c.extend((t0..t1).map(|_| self.wire_pkts));
                 }
                 if t1 == sync {
                     d.exchange(&mut inbox);

@@ -200,31 +200,24 @@ fn drain(fab: &mut Fabric, sc: &Scenario) -> Invariants {
     }
     let limit = now + sc.settings.drain_limit_us * fab.cycles_per_us;
     // One process stops at the first cycle with nothing in flight (or at the limit), then settles. Here each
-    // rank steps one cycle at a time up to the next synchronisation point, recording its share at every
-    // cycle; one sum per window finds that first cycle. Stepping past it is harmless: the settling steps
-    // the same cycles, and it is longer than a window (settle > max latency >= lookahead).
+    // rank runs to the next synchronisation point recording its share at every cycle (one cycle at a time
+    // within its part, `run_counting_in_flight`); one sum per window finds that first cycle. Stepping past it
+    // is harmless: the settling steps the same cycles, and it is longer than a window (settle > max latency
+    // >= lookahead).
     let mut shares = Vec::new();
     let mut t = now;
     let (stop, drained) = loop {
         let sync = fab.dist().expect("split fabric").next_sync(t);
+        let last = limit.min(sync - 1);
         shares.clear();
-        let mut tau = t;
-        loop {
-            shares.push(fab.owned_packets_in_flight() as u64);
-            if tau == limit || tau + 1 >= sync {
-                break;
-            }
-            tau += 1;
-            fab.run_until(tau);
-        }
+        fab.run_counting_in_flight(last + 1, &mut shares);
         sum(fab, &mut shares);
         if let Some(k) = shares.iter().position(|&x| x == 0) {
             break (t + k as u64, true);
         }
-        if tau == limit {
+        if last == limit {
             break (limit, false);
         }
-        fab.run_until(sync);
         t = sync;
     };
     let settle = 2 * u64::from(sc.settings.fc_interval_cycles) + fab.max_latency() + 2;
