@@ -75,13 +75,20 @@ def front_end(a, here):
         params[k] = v
     a.top = top
     # Every module of hdl/ but the harness's test modules, read deferred: only the top and what it
-    # instantiates are elaborated, the top once, at the chparam values (ib_switch read plainly is
-    # elaborated at its defaults, 18 ports and 2,048 slots per input, which does not finish).
-    srcs = " ".join(sorted(os.path.join(here, f) for f in os.listdir(here)
-                           if f.endswith(".sv") and not f.startswith("test_")))
+    # instantiates are elaborated, the top once, from a copy of its source with the parameter values as its
+    # defaults (hdl/at_params.sh: chparam would elaborate it twice; ib_switch read plainly is elaborated at
+    # its defaults, 18 ports and 2,048 slots per input, which does not finish).
+    srcs = sorted(os.path.join(here, f) for f in os.listdir(here)
+                  if f.endswith(".sv") and not f.startswith("test_"))
+    if params:
+        copy = os.path.join(a.out, top + ".sv")
+        r = subprocess.run([os.path.join(here, "at_params.sh"), os.path.join(here, top + ".sv"), copy]
+                           + [f"{k}={v}" for k, v in params.items()])
+        if r.returncode != 0:
+            sys.exit("cones.py: the parameter values could not be set (above)")
+        srcs = [copy if os.path.basename(f) == top + ".sv" else f for f in srcs]
     front = os.path.join(a.out, "front.il")
-    chparam = f"chparam {' '.join(f'-set {k} {v}' for k, v in params.items())} {top}; " if params else ""
-    script = (f"read_verilog -defer -sv -I{here} {srcs}; {chparam}"
+    script = (f"read_verilog -defer -sv -I{here} {' '.join(srcs)}; "
               f"hierarchy -top {top}; proc; flatten; opt -fast; memory; opt -fast; "
               f"tee -o {a.out}/front.stat stat; write_rtlil {front}")
     yosys(a, script, "front.log", "yosys's front end")

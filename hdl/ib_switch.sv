@@ -638,18 +638,16 @@ module ib_switch #(
     rg_fc_vl_q <= rx_fc_vl_i;
     rg_fc_fctbs_q <= rx_fc_fctbs_i;
     rg_fc_fccl_q <= rx_fc_fccl_i;
-    for (int p = 0; p < NPorts; p++) begin
-      pc_out_q[p] <= pc_d_out[p];
-      pc_ovl_q[p] <= pc_d_ovl[p];
-      pc_bad_q[p] <= pc_d_bad[p];
-      pc_ct_q[p] <= pc_d_ct[p];
-      pc_blocks_q[p] <= pc_d_blocks[p];
-      pc_end_q[p] <= pc_d_end[p];
-      pc_got_q[p] <= pc_d_got[p];
-      pc_thr_q[p] <= pc_d_thr[p];
-      pc_thn_q[p] <= pc_d_thn[p];
-      pc_e_q[p] <= pc_d_e[p];
-    end
+    `IB_SWITCH_REGS(pc_out_q, pc_d_out, NPorts)
+    `IB_SWITCH_REGS(pc_ovl_q, pc_d_ovl, NPorts)
+    `IB_SWITCH_REGS(pc_bad_q, pc_d_bad, NPorts)
+    `IB_SWITCH_REGS(pc_ct_q, pc_d_ct, NPorts)
+    `IB_SWITCH_REGS(pc_blocks_q, pc_d_blocks, NPorts)
+    `IB_SWITCH_REGS(pc_end_q, pc_d_end, NPorts)
+    `IB_SWITCH_REGS(pc_got_q, pc_d_got, NPorts)
+    `IB_SWITCH_REGS(pc_thr_q, pc_d_thr, NPorts)
+    `IB_SWITCH_REGS(pc_thn_q, pc_d_thn, NPorts)
+    `IB_SWITCH_REGS(pc_e_q, pc_d_e, NPorts)
   end
 
   // ---------------------------------------------------------------- block ports
@@ -682,45 +680,102 @@ module ib_switch #(
   logic [3:0]  arb_gvl [NPorts];
   logic [3:0]  arb_cfg [NPorts];
 
+  // Each submodule's ports connect to wires of its own (c_*), assigned from and to the arrays: a port
+  // connected to an array element makes Yosys elaborate the whole switch a second time once the submodule
+  // is derived (it needs the port's direction), and at the fabrics' sizes an elaboration takes CPU-hours.
   for (genvar p = 0; p < NPorts; p++) begin : g_port
     for (genvar v = 0; v < NVl; v++) begin : g_vl
       localparam int K = p * NVl + v;
       /* verilator lint_off PINCONNECTEMPTY */
+      logic [6:0] c_crx_blk;
+      logic c_crx_fcv;
+      logic [6:0] c_crx_free;
+      logic [11:0] c_crx_fccl;
+      logic c_crx_send;
+      logic c_crx_ovf;
+      logic [3:0] c_crx_cfg;
       credit_rx u_crx (
         .clk_i, .rst_ni,
         .buf_blocks_i(buf_blocks_i[16*K +: 16]), .fc_interval_i(fc_interval_i[16*p +: 16]),
         .fc_on_change_i, .fccl_cap_i,
-        .blk_rx_i(crx_blk[K]), .fc_valid_i(crx_fcv[K]), .fc_fctbs_i(rg_fc_fctbs_q[12*p +: 12]),
-        .blk_free_i(crx_free[K]),
-        .abr_o(), .free_o(), .fccl_o(crx_fccl[K]), .fc_send_o(crx_send[K]), .overflow_o(crx_ovf[K]),
-        .drain_err_o(), .cfg_err_o(crx_cfg[K])
+        .blk_rx_i(c_crx_blk), .fc_valid_i(c_crx_fcv), .fc_fctbs_i(rg_fc_fctbs_q[12*p +: 12]),
+        .blk_free_i(c_crx_free),
+        .abr_o(), .free_o(), .fccl_o(c_crx_fccl), .fc_send_o(c_crx_send), .overflow_o(c_crx_ovf),
+        .drain_err_o(), .cfg_err_o(c_crx_cfg)
       );
+      assign c_crx_blk = crx_blk[K];
+      assign c_crx_fcv = crx_fcv[K];
+      assign c_crx_free = crx_free[K];
+      assign crx_fccl[K] = c_crx_fccl;
+      assign crx_send[K] = c_crx_send;
+      assign crx_ovf[K] = c_crx_ovf;
+      assign crx_cfg[K] = c_crx_cfg;
+      logic c_ctx_fcv;
+      logic c_ctx_req;
+      logic [6:0] c_ctx_blocks;
+      logic c_ctx_take;
+      logic [11:0] c_ctx_fctbs;
+      logic [11:0] c_ctx_fcclq;
+      logic c_ctx_err;
       credit_tx u_ctx (
         .clk_i, .rst_ni, .fccl_reset_i,
-        .fc_valid_i(ctx_fcv[K]), .fc_fccl_i(rg_fc_fccl_q[12*p +: 12]),
-        .req_valid_i(ctx_req[K]), .req_blocks_i(ctx_blocks[K]), .take_i(ctx_take[K]),
-        .fctbs_o(ctx_fctbs[K]), .fccl_o(ctx_fcclq[K]), .avail_o(), .send_ok_o(), .err_o(ctx_err[K])
+        .fc_valid_i(c_ctx_fcv), .fc_fccl_i(rg_fc_fccl_q[12*p +: 12]),
+        .req_valid_i(c_ctx_req), .req_blocks_i(c_ctx_blocks), .take_i(c_ctx_take),
+        .fctbs_o(c_ctx_fctbs), .fccl_o(c_ctx_fcclq), .avail_o(), .send_ok_o(), .err_o(c_ctx_err)
       );
+      assign c_ctx_fcv = ctx_fcv[K];
+      assign c_ctx_req = ctx_req[K];
+      assign c_ctx_blocks = ctx_blocks[K];
+      assign c_ctx_take = ctx_take[K];
+      assign ctx_fctbs[K] = c_ctx_fctbs;
+      assign ctx_fcclq[K] = c_ctx_fcclq;
+      assign ctx_err[K] = c_ctx_err;
+      logic [NPorts*16-1:0] c_cd_fill;
+      logic [11:0] c_cd_avail;
+      logic c_cd_stall_q;
+      logic c_cd_mark;
+      logic c_cd_cfg;
       cong_detect #(.NIn(NPorts)) u_cd (
         .clk_i, .rst_ni,
         .threshold_i(threshold_i[4*p +: 4]), .thr_table_i(thr_table_i[256*K +: 256]),
         .compare_i(compare_i[2*p +: 2]), .root_min_credits_i(root_min_credits_i[12*p +: 12]),
         .root_rule_i(root_rule_i[p]), .stall_window_i(stall_window_i[16*p +: 16]),
         .victim_mask_i(victim_mask_i[p]),
-        .voq_fill_i(cd_fill[K]), .voq_cnt_i(CntW'(nports_i)), .credit_avail_i(cd_avail[K]),
-        .stall_i(cd_stall_q[K]),
-        .cong_o(), .root_o(), .victim_o(), .mark_state_o(cd_mark[K]), .cfg_err_o(cd_cfg[K])
+        .voq_fill_i(c_cd_fill), .voq_cnt_i(CntW'(nports_i)), .credit_avail_i(c_cd_avail),
+        .stall_i(c_cd_stall_q),
+        .cong_o(), .root_o(), .victim_o(), .mark_state_o(c_cd_mark), .cfg_err_o(c_cd_cfg)
       );
+      assign c_cd_fill = cd_fill[K];
+      assign c_cd_avail = cd_avail[K];
+      assign c_cd_stall_q = cd_stall_q[K];
+      assign cd_mark[K] = c_cd_mark;
+      assign cd_cfg[K] = c_cd_cfg;
     end
+    logic c_arb_ready;
+    logic [15:0] c_arb_req;
+    logic [16*7-1:0] c_arb_len;
+    logic [15:0] c_arb_ok;
+    logic c_arb_hold;
+    logic c_arb_gv;
+    logic [3:0] c_arb_gvl;
+    logic [3:0] c_arb_cfg;
     vl_arb #(.TableMax(TableMax)) u_arb (
       .clk_i, .rst_ni,
       .hi_vl_i(hi_vl_i[p*TableMax*4 +: TableMax*4]), .hi_weight_i(hi_weight_i[p*TableMax*8 +: TableMax*8]),
       .hi_n_i(hi_n_i[p*(IdxW+1) +: IdxW+1]),
       .lo_vl_i(lo_vl_i[p*TableMax*4 +: TableMax*4]), .lo_weight_i(lo_weight_i[p*TableMax*8 +: TableMax*8]),
       .lo_n_i(lo_n_i[p*(IdxW+1) +: IdxW+1]), .vl_high_limit_i(vl_high_limit_i[8*p +: 8]),
-      .ready_i(arb_ready[p]), .req_i(arb_req[p]), .len_i(arb_len[p]), .credit_ok_i(arb_ok[p]), .hold_i(arb_hold[p]),
-      .gnt_valid_o(arb_gv[p]), .gnt_vl_o(arb_gvl[p]), .gnt_high_o(), .cfg_err_o(arb_cfg[p])
+      .ready_i(c_arb_ready), .req_i(c_arb_req), .len_i(c_arb_len), .credit_ok_i(c_arb_ok), .hold_i(c_arb_hold),
+      .gnt_valid_o(c_arb_gv), .gnt_vl_o(c_arb_gvl), .gnt_high_o(), .cfg_err_o(c_arb_cfg)
     );
+    assign c_arb_ready = arb_ready[p];
+    assign c_arb_req = arb_req[p];
+    assign c_arb_len = arb_len[p];
+    assign c_arb_ok = arb_ok[p];
+    assign c_arb_hold = arb_hold[p];
+    assign arb_gv[p] = c_arb_gv;
+    assign arb_gvl[p] = c_arb_gvl;
+    assign arb_cfg[p] = c_arb_cfg;
     /* verilator lint_on PINCONNECTEMPTY */
   end
 
@@ -835,10 +890,20 @@ module ib_switch #(
     end
   end : accept_req
   for (genvar q = 0; q < NPorts; q++) begin : g_acc
-    pfx_cnt #(.N(NPorts), .W(8)) u_chi (.bits_i(a_hi[q]), .cnt_o(a_chi[q]));
-    pfx_cnt #(.N(NPorts), .W(8)) u_clo (.bits_i(a_lo[q]), .cnt_o(a_clo[q]));
+    logic [NPorts-1:0] c_a_hi, c_a_lo;
+    logic [NPorts*8-1:0] c_a_chi, c_a_clo;
+    pfx_cnt #(.N(NPorts), .W(8)) u_chi (.bits_i(c_a_hi), .cnt_o(c_a_chi));
+    pfx_cnt #(.N(NPorts), .W(8)) u_clo (.bits_i(c_a_lo), .cnt_o(c_a_clo));
+    assign c_a_hi = a_hi[q];
+    assign c_a_lo = a_lo[q];
+    assign a_chi[q] = c_a_chi;
+    assign a_clo[q] = c_a_clo;
 `ifdef IBCYCLE_ASSERTIONS
-    pfx_cnt #(.N(NPorts), .W(8)) u_crel (.bits_i(a_rel[q]), .cnt_o(a_crel[q]));
+    logic [NPorts-1:0] c_a_rel;
+    logic [NPorts*8-1:0] c_a_crel;
+    pfx_cnt #(.N(NPorts), .W(8)) u_crel (.bits_i(c_a_rel), .cnt_o(c_a_crel));
+    assign c_a_rel = a_rel[q];
+    assign a_crel[q] = c_a_crel;
 `endif
   end
 `ifdef IBCYCLE_ASSERTIONS
@@ -1495,13 +1560,23 @@ module ib_switch #(
     end
   end
   for (genvar k = 0; k < NK; k++) begin : g_mk
+    logic [15:0] c_mk_q;
+    logic c_mq_ms_q;
+    logic [2*NPorts-1:0] c_mq_ev_q;
+    logic [2*NPorts-1:0] c_mk_mark;
+    logic [15:0] c_i_mk;
     mark_enq #(.NEv(2*NPorts), .SelfCheck(1'b0)) u_mk (
       .clk_i, .rst_ni,
       .marking_rate_i(marking_rate_i[16*(k / NVl) +: 16]),
       .mode_i(mode_i[k / NVl]), .lfsr_thresh_i(lfsr_thresh_i[17*(k / NVl) +: 17]),
-      .s_i(mk_q[k]), .mstate_i(mq_ms_q[k]), .ev_i(mq_ev_q[k]), .size_ok_i(mq_sz_q),
-      .mark_o(mk_mark[k]), .s_o(i_mk[k])
+      .s_i(c_mk_q), .mstate_i(c_mq_ms_q), .ev_i(c_mq_ev_q), .size_ok_i(mq_sz_q),
+      .mark_o(c_mk_mark), .s_o(c_i_mk)
     );
+    assign c_mk_q = mk_q[k];
+    assign c_mq_ms_q = mq_ms_q[k];
+    assign c_mq_ev_q = mq_ev_q[k];
+    assign mk_mark[k] = c_mk_mark;
+    assign i_mk[k] = c_i_mk;
   end
   `IBCYCLE_COMB begin : mkenq
     logic [NK-1:0] mt, mh;
@@ -1524,10 +1599,8 @@ module ib_switch #(
   logic        a_evon_q [2*NPorts];   // the events mark_enq decides this cycle (registered with mq_*_q)
   logic [31:0] a_evk_q [2*NPorts];
   always_ff @(posedge clk_i) begin
-    for (int n = 0; n < 2*NPorts; n++) begin
-      a_evon_q[n] <= ev_on[n];
-      a_evk_q[n] <= ev_k[n];
-    end
+    `IB_SWITCH_REGS(a_evon_q, ev_on, 2*NPorts)
+    `IB_SWITCH_REGS(a_evk_q, ev_k, 2*NPorts)
   end
   `IBCYCLE_COMB begin : a_mk
     logic [15:0] ev_in [2*NPorts];
@@ -1751,7 +1824,11 @@ module ib_switch #(
     end
   end : fpush_req
   for (genvar q = 0; q < NPorts; q++) begin : g_fpush
-    pfx_cnt #(.N(NPorts), .W(8)) u_cnt (.bits_i(fp_push[q]), .cnt_o(fp_cnt[q]));
+    logic [NPorts-1:0] c_fp_push;
+    logic [NPorts*8-1:0] c_fp_cnt;
+    pfx_cnt #(.N(NPorts), .W(8)) u_cnt (.bits_i(c_fp_push), .cnt_o(c_fp_cnt));
+    assign c_fp_push = fp_push[q];
+    assign fp_cnt[q] = c_fp_cnt;
   end
   `IBCYCLE_COMB begin : fpush
     logic [SW:0] pa [NPorts][NPorts];

@@ -6,7 +6,7 @@
 # nets). Lints each first with `verilator --lint-only -Wall`, also with every `ifdef IBCYCLE_FAULT_<NAME>` variant
 # (with IBCYCLE_FAULTS_ENABLE), or, for a module with IBCYCLE_FAULTS_SELECT, in the build with every fault in.
 # ib_switch is synthesised at NPorts 2, NVl 2, SlotMax 8, LftMax 4, TableMax 2 (read deferred and elaborated
-# at those values: about four CPU-minutes and 0.5 GB), or at those with the values given
+# once, at those values: about two CPU-minutes and 0.5 GB), or at those with the values given
 # (ib_switch:NPorts=4,...; PW, the port index width, follows NPorts unless given); it is linted at its
 # defaults with the values given.
 # Memories: Yosys's `memory -nomap` turns each inferred memory into one `$mem_v2` cell (the "Number of
@@ -93,15 +93,19 @@ for spec in "${mods[@]}"; do
       for kv in "${kvs[@]}"; do ibp[${kv%%=*}]=${kv#*=}; done
     fi
     [ -n "${ibp[PW]:-}" ] || ibp[PW]=$(pw_of "${ibp[NPorts]}")
-    params="chparam"
-    for k in "${!ibp[@]}"; do params+=" -set $k ${ibp[$k]}"; done
-    params+=" ib_switch;"
+    set_params=()
+    for k in "${!ibp[@]}"; do set_params+=("$k=${ibp[$k]}"); done
     unset ibp
   fi
-  # ib_switch is read with -defer and elaborated once, at the chparam values: read plainly, Yosys elaborates
-  # it at its defaults (18 ports, 2,048 slots per input) before chparam, which did not finish.
   read="read_verilog -sv $deps $src;"
-  [ "$m" != ib_switch ] || read="read_verilog -sv $deps; read_verilog -defer -sv -I$root/hdl $src;"
+  if [ "$m" = ib_switch ]; then
+    # ib_switch is elaborated once, at those values: a copy of its source with them as its defaults, read
+    # deferred (hdl/at_params.sh says why). Read plainly, Yosys would elaborate it at its own defaults (18
+    # ports, 2,048 slots per input), which does not finish.
+    "$root/hdl/at_params.sh" "$src" "$out/$label.sv" "${set_params[@]}"
+    read="read_verilog -sv $deps; read_verilog -defer -sv -I$root/hdl $out/$label.sv;"
+    params=""
+  fi
   if yosys -p "$read $params hierarchy -top $m; proc; flatten; opt -fast;
       memory -nomap; tee -o $out/$label.mem stat; tee -q -o $out/$label.memdump dump t:\$mem_v2; synth -flatten -top $m; check -assert;
       tee -o $out/$label.stat stat; tee -o $out/$label.ltp ltp -noff" >"$out/$label.log" 2>&1; then

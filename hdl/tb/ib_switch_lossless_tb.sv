@@ -25,7 +25,16 @@
 `timescale 1ns / 1ps
 `default_nettype none
 module ib_switch_lossless_tb;
-  localparam int NPorts = 4, NVl = 2, SlotMax = 128, LftMax = 16, TableMax = 4, PW = 2;
+  // Four ports, or IB_SWITCH_TB_PORTS defined (lossless.sh --ports N: the fabrics' 18 and 36); past four, the
+  // ports repeat the first four's rates and speed-ups and the LFT has four DLIDs a port.
+`ifdef IB_SWITCH_TB_PORTS
+  localparam int NPorts = `IB_SWITCH_TB_PORTS;
+`else
+  localparam int NPorts = 4;
+`endif
+  localparam int NVl = 2, SlotMax = 128, TableMax = 4;
+  localparam int LftMax = (NPorts <= 4) ? 16 : 4 * NPorts;
+  localparam int PW = (NPorts > 2) ? $clog2(NPorts) : 1;
   localparam int IdxW = 2;
   localparam int BufBlocks = 64;                 // the switch's buffer per input VL (SlotMax = their sum)
   localparam int PartnerBuf = 64;                // each receiver's buffer per VL
@@ -57,14 +66,14 @@ module ib_switch_lossless_tb;
   // (Functions rather than array parameters, which Icarus 11 does not take.)
   bit fast_links = 1'b0;
   function automatic int rate_num(input int p);
-    if (fast_links) return (p == 0) ? 32 : (p == 1) ? 32 : (p == 2) ? 16 : 45;
-    return (p == 0) ? 25 : (p == 1) ? 16 : (p == 2) ? 8 : 45;
+    if (fast_links) return (p % 4 == 0) ? 32 : (p % 4 == 1) ? 32 : (p % 4 == 2) ? 16 : 45;
+    return (p % 4 == 0) ? 25 : (p % 4 == 1) ? 16 : (p % 4 == 2) ? 8 : 45;
   endfunction
   function automatic int rate_den(input int p);
-    return (p == 3) ? 2 : 1;
+    return (p % 4 == 3) ? 2 : 1;
   endfunction
   function automatic int speedup_of(input int p);
-    return (p == 0) ? 2 : (p == 1) ? 1 : (p == 2) ? 4 : 2;
+    return (p % 4 == 0) ? 2 : (p % 4 == 1) ? 1 : (p % 4 == 2) ? 4 : 2;
   endfunction
 
   logic clk = 1'b0, rst_ni = 1'b0;
@@ -130,8 +139,10 @@ module ib_switch_lossless_tb;
   );
 
   // The tables the bench loads: the LFT (DLID -> port; the last two DLIDs unrouted, never used) and SL2VL.
+  // The DLIDs spread over every port by a stride prime to the port count (3 at four ports).
+  localparam int LftStride = (NPorts % 3 != 0) ? 3 : (NPorts % 5 != 0) ? 5 : 7;
   function automatic int lft(input int dlid);
-    return (dlid < LftMax - 2) ? (dlid * 3 + 1) % NPorts : 255;
+    return (dlid < LftMax - 2) ? (dlid * LftStride + 1) % NPorts : 255;
   endfunction
   function automatic int sl2vl(input int in, input int out, input int sl);
     return ((sl * 7 + in * 5 + out * 2) >> 1) % NVl;

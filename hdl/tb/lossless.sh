@@ -27,6 +27,8 @@
 #        (every count: packets, marks, flow-control packets, withheld credit), so the RTL means the same to
 #        both simulators, not only loses nothing in each.
 # +cycles=N runs N cycles of traffic instead of 400,000 (a run-time argument, the same build).
+# -DIB_SWITCH_TB_PORTS=N builds the bench at N ports instead of 4 (the fabrics' switches have 18 and 36; the
+# ports past the fourth repeat the first four's rates): see hdl/README.md for its build and run times.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/target/hdl-lossless"
