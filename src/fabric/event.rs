@@ -388,21 +388,14 @@ impl Part {
     }
 
     /// This part's share of the packets in flight at the start of cycle `t` (every block run to `t`: see
-    /// [`Fabric::owned_packets_in_flight`]), `wires` the fabric's own count before this run. Each block is
-    /// brought to `t` first, as the end of a run brings it (exact: a block not stepped has nothing due).
+    /// [`Fabric::owned_packets_in_flight`]), `wires` the fabric's own count before this run. Read without
+    /// moving the blocks to `t`: a switch's skip changes no packet count, and an HCA's counts the tails it
+    /// passes (`Hca::receiving_at`), which would leave its wake-up here stale (a tail counted can make work).
     #[cfg(feature = "mpi")]
-    fn in_flight_at(&mut self, t: u64, wires: i64) -> i64 {
-        let mut held = 0;
-        for sw in &mut self.switches {
-            sw.skip(t - sw.now());
-            held += sw.packets_held() as i64;
-        }
-        let mut arriving = 0;
-        for hc in &mut self.hcas {
-            hc.skip(t - hc.port_now());
-            arriving += i64::from(hc.receiving());
-        }
-        wires + self.wire_pkts + held + arriving
+    fn in_flight_at(&self, t: u64, wires: i64) -> i64 {
+        let held: usize = self.switches.iter().map(|sw| sw.packets_held()).sum();
+        let arriving = self.hcas.iter().filter(|hc| hc.receiving_at(t)).count();
+        wires + self.wire_pkts + held as i64 + arriving as i64
     }
 
     fn step_switch(&mut self, links: &Links, i: usize, t: u64) {

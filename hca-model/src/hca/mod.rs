@@ -739,6 +739,12 @@ impl Hca {
         self.arriving.is_some()
     }
 
+    /// [`Hca::receiving`] as it will be once the port is at cycle `t` (at or after [`Hca::port_now`], and
+    /// with no step before it: a skip to `t` counts every tail before `t`), without moving the port.
+    pub fn receiving_at(&self, t: u64) -> bool {
+        self.arriving.is_some_and(|(tail, _)| tail >= t)
+    }
+
     /// The first cycle at or after `now` (the cycle the next [`Hca::step`] simulates) in which a step can do
     /// more than count the port's timers down, with nothing handed in; `u64::MAX`: never. Predicted: the
     /// port's own events (`Endpoint::next_event`: credits, PFC pauses and refreshes), a packet's tail, an
