@@ -28,7 +28,15 @@ pub fn universe() -> Option<Universe> {
     if size < 2 {
         return None;
     }
-    mpi::initialize()
+    let universe = mpi::initialize()?;
+    // A rank that panics takes the others down with it: unwinding reaches MPI_Finalize, which waits for
+    // ranks that wait in their next collective for this one, for ever.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        mpi::topology::SimpleCommunicator::world().abort(101);
+    }));
+    Some(universe)
 }
 
 /// Sums `v` over the ranks (every rank gets the sums).
