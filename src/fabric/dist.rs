@@ -371,14 +371,13 @@ impl Fabric {
     /// This rank's share of [`Fabric::packets_in_flight`]: the sum over ranks is the whole fabric's (a
     /// rank's own count of packets on wires can be negative: it takes off wires what others put on).
     pub fn owned_packets_in_flight(&self) -> i64 {
-        let held: usize = (0..self.switches.len())
+        let switches = (0..self.switches.len())
             .filter(|&s| self.owns_sw(s))
-            .map(|s| self.switches[s].packets_held())
-            .sum();
-        let arriving = (0..self.hcas.len())
-            .filter(|&h| self.owns_hca(h) && self.hcas[h].receiving())
-            .count();
-        self.wire_pkts as i64 + held as i64 + arriving as i64
+            .map(|s| &self.switches[s]);
+        let receiving = (0..self.hcas.len())
+            .filter(|&h| self.owns_hca(h))
+            .map(|h| self.hcas[h].receiving());
+        self.wire_pkts as i64 + super::held_or_arriving(switches, receiving) as i64
     }
 }
 

@@ -393,9 +393,8 @@ impl Part {
     /// passes (`Hca::receiving_at`), which would leave its wake-up here stale (a tail counted can make work).
     #[cfg(feature = "mpi")]
     fn in_flight_at(&self, t: u64, wires: i64) -> i64 {
-        let held: usize = self.switches.iter().map(|sw| sw.packets_held()).sum();
-        let arriving = self.hcas.iter().filter(|hc| hc.receiving_at(t)).count();
-        wires + self.wire_pkts + held as i64 + arriving as i64
+        let receiving = self.hcas.iter().map(|hc| hc.receiving_at(t));
+        wires + self.wire_pkts + super::held_or_arriving(self.switches.iter(), receiving) as i64
     }
 
     fn step_switch(&mut self, links: &Links, i: usize, t: u64) {

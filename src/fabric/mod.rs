@@ -693,10 +693,8 @@ impl Fabric {
 
     /// Packets on wires, held in switches, or arriving at an HCA.
     pub fn packets_in_flight(&self) -> u64 {
-        let on_wires = self.wire_pkts as usize;
-        let held: usize = self.switches.iter().map(|s| s.packets_held()).sum();
-        let arriving = self.hcas.iter().filter(|h| h.receiving()).count();
-        (on_wires + held + arriving) as u64
+        self.wire_pkts
+            + held_or_arriving(self.switches.iter(), self.hcas.iter().map(Hca::receiving)) as u64
     }
 
     /// No packet in flight (periodic flow-control packets never stop, so they do not count).
@@ -909,6 +907,15 @@ impl Fabric {
         }
         e
     }
+}
+
+/// Packets held in `switches` plus the HCAs with a packet arriving (`receiving`, one per HCA): the blocks'
+/// part of a count of packets in flight, the wires' being kept apart.
+fn held_or_arriving<'a>(
+    switches: impl Iterator<Item = &'a Switch>,
+    receiving: impl Iterator<Item = bool>,
+) -> usize {
+    switches.map(Switch::packets_held).sum::<usize>() + receiving.filter(|&r| r).count()
 }
 
 #[cfg(test)]
