@@ -284,8 +284,9 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
     let t_build = Instant::now();
     let sc = scenario(b, sim_us);
     let mut fab = Fabric::new(&sc)?;
-    let build_seconds = t_build.elapsed().as_secs_f64();
+    // Part of the build: with threads, the partition and the re-allocation of the state part by part.
     fab.set_threads(threads);
+    let build_seconds = t_build.elapsed().as_secs_f64();
     // Under `mpirun` with more than one rank: the fabric split across the ranks.
     #[cfg(feature = "mpi")]
     let universe = crate::run::dist::universe();

@@ -654,6 +654,47 @@ impl Fabric {
             thread_times: Vec::new(),
             spare: std::mem::take(&mut self.sched.spare),
         };
+        if parts > 1 && self.own_part().is_none() {
+            self.regroup();
+        }
+    }
+
+    /// Re-allocates each part's state (its blocks, their wires in, its own tables) on a thread of its own,
+    /// so that each part's state lies in memory of its own. The fabric is built in topology order on one
+    /// thread, and [`partition`] deals neighbouring switches to different parts: their state lay side by
+    /// side, and on the 2-vCPU development machines two threads then stepped at about half speed each in
+    /// some periods (while two MPI ranks, each with a fabric of its own, stepped at full speed in the same
+    /// minutes); with the state re-allocated this way they step at the speed of one (docs/performance.md
+    /// has the measurements). Lines written by both threads' cores are the likely cause. Re-allocated on the
+    /// calling thread instead, the threads stayed slow in a few runs: the allocations a thread makes while
+    /// it steps come from its allocator heap, which then also holds the other parts' state.
+    ///
+    /// The state is cloned, so the results do not change. Once per partition (a change of thread count):
+    /// runs afterwards move the blocks between the fabric and the parts, not their state, and keep the
+    /// parts' tables. Until the allocator reuses the old copy's memory, the peak memory grows by about the
+    /// fabric's state.
+    fn regroup(&mut self) {
+        let sw_part = std::mem::take(&mut self.sched.sw_part);
+        let mut parts = std::mem::take(&mut self.sched.spare);
+        parts.resize_with(self.sched.parts, Part::default);
+        for (i, p) in parts.iter_mut().enumerate() {
+            p.reuse(i as u32);
+        }
+        let (_, hca_loc) = self.share_out(&mut parts, &sw_part);
+        let now = self.now;
+        std::thread::scope(|sc| {
+            for p in &mut parts {
+                sc.spawn(move || {
+                    p.init_wakes(now);
+                    p.events.reserve(256);
+                    let copy = p.clone();
+                    *p = copy;
+                });
+            }
+        });
+        self.unpart(&mut parts, &sw_part, &hca_loc);
+        self.sched.sw_part = sw_part;
+        self.sched.spare = parts;
     }
 
     /// Steps to cycle `end` (no-op if already there), event-driven and on [`Fabric::threads`] threads; the

@@ -666,9 +666,12 @@ impl Fabric {
         self.threads
     }
 
-    /// Sets the threads [`Fabric::run_until`] steps on; results do not depend on it.
+    /// Sets the threads [`Fabric::run_until`] steps on; results do not depend on it. With more than one, the
+    /// switches are dealt to the threads' parts here, and the blocks' state re-allocated part by part (see
+    /// `Fabric::regroup`): a copy of the fabric's state, paid once, not at each run.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+        self.ensure_partition();
     }
 
     /// Whether this process steps switch `s` (always, unless the fabric is split across MPI ranks).
