@@ -97,7 +97,9 @@ enum Command {
         /// value differs from the row before, so every value holds until the next row. Repeatable.
         #[arg(long = "trace", value_name = "PORT:VL")]
         trace: Vec<String>,
-        /// Threads for stepping the fabric (results are identical for any count).
+        /// Threads for stepping the fabric (results are identical for any count). They pay on fabrics of
+        /// tens of switches and more, with a core each; on a fabric of a few switches the windows between
+        /// them cost more than their work (docs/performance.md).
         #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
         threads: u64,
         /// Record what the fabric hands SWITCH each cycle (packet heads, flow-control packets) and its
