@@ -194,13 +194,22 @@ pub struct Out {
     pub cfg_err_o: u8,
 }
 
-/// The VL arbiter of one output port.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VlArb {
-    cfg: Config,
+/// An arbiter's tables and what is derived from them: constant once built, and shared by the arbiters of
+/// ports with one table ([`VlArb::sharing`]).
+#[derive(Debug, PartialEq, Eq)]
+struct Tables {
     /// Per table (high, low): for each VL, the entries naming it with a nonzero weight, as bits. Derived from
     /// `cfg` once; not state: rule 2's candidate search becomes mask operations instead of a table scan.
     by_vl: [[u64; 15]; 2],
+    cfg: Config,
+}
+
+/// The VL arbiter of one output port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VlArb {
+    /// The tables, constant: behind a pointer so that the ports of a switch with one table read one copy (a
+    /// switch of 36 ports kept 36 copies of 300 bytes and more, each read cold by its port's grants).
+    tables: std::sync::Arc<Tables>,
     /// Current high-table entry.
     pub hi_idx_q: u8,
     /// Current low-table entry.
@@ -288,8 +297,10 @@ impl VlArb {
     pub fn new(cfg: Config) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(VlArb {
-            by_vl: [entries_by_vl(&cfg.high), entries_by_vl(&cfg.low)],
-            cfg,
+            tables: std::sync::Arc::new(Tables {
+                by_vl: [entries_by_vl(&cfg.high), entries_by_vl(&cfg.low)],
+                cfg,
+            }),
             hi_idx_q: 0,
             lo_idx_q: 0,
             hi_used_q: 0,
@@ -300,11 +311,24 @@ impl VlArb {
 
     /// The configuration.
     pub fn config(&self) -> &Config {
-        &self.cfg
+        &self.tables.cfg
+    }
+
+    /// An arbiter in its reset state with this one's tables, sharing them rather than copying them: for the
+    /// ports of a switch with one VLArbitrationTable.
+    pub fn sharing(&self) -> Self {
+        VlArb {
+            tables: std::sync::Arc::clone(&self.tables),
+            hi_idx_q: 0,
+            lo_idx_q: 0,
+            hi_used_q: 0,
+            lo_used_q: 0,
+            hi_cnt_q: 0,
+        }
     }
 
     fn high_limit_reached(&self) -> bool {
-        let lim = self.cfg.vl_high_limit;
+        let lim = self.tables.cfg.vl_high_limit;
         lim != HIGH_LIMIT_UNBOUNDED
             && self.hi_cnt_q != 0
             && self.hi_cnt_q >= u16::from(lim) * HIGH_LIMIT_UNIT_BLOCKS
@@ -376,15 +400,15 @@ impl VlArb {
         }
         let cand = i.req_i & i.credit_ok_i & 0x7fff;
         let hi = pick(
-            &self.cfg.high,
-            &self.by_vl[0],
+            &self.tables.cfg.high,
+            &self.tables.by_vl[0],
             self.hi_idx_q,
             self.hi_used_q,
             cand,
         );
         let lo = pick(
-            &self.cfg.low,
-            &self.by_vl[1],
+            &self.tables.cfg.low,
+            &self.tables.by_vl[1],
             self.lo_idx_q,
             self.lo_used_q,
             cand,
@@ -393,7 +417,7 @@ impl VlArb {
         let used_mask = mask(USED_WIDTH) as u16;
         match (hi, lo) {
             (Some((j, fresh)), lo) if lo.is_none() || !self.high_limit_reached() => {
-                let vl = self.cfg.high[usize::from(j)].vl;
+                let vl = self.tables.cfg.high[usize::from(j)].vl;
                 let base = if fresh { 0 } else { self.hi_used_q };
                 self.hi_idx_q = j;
                 self.hi_used_q = (base + len(vl)) & used_mask;
@@ -408,7 +432,7 @@ impl VlArb {
                 }
             }
             (_, Some((j, fresh))) => {
-                let vl = self.cfg.low[usize::from(j)].vl;
+                let vl = self.tables.cfg.low[usize::from(j)].vl;
                 let base = if fresh { 0 } else { self.lo_used_q };
                 self.lo_idx_q = j;
                 self.lo_used_q = (base + len(vl)) & used_mask;
@@ -546,6 +570,24 @@ mod tests {
         assert_eq!(arb.hi_cnt_q, 5);
         assert!(!arb.step(&i).gnt_high_o);
         assert_eq!(arb.hi_cnt_q, 0);
+    }
+
+    #[test]
+    fn a_sharing_arbiter_starts_reset_and_grants_as_a_built_one() {
+        let cfg = Config {
+            high: vec![ArbEntry::new(0, 2), ArbEntry::new(1, 1)],
+            low: vec![ArbEntry::new(2, 3)],
+            vl_high_limit: 1,
+        };
+        let mut a = VlArb::new(cfg.clone()).unwrap();
+        let _ = grants(&mut a, &all([4; 16]), 3);
+        let mut shared = a.sharing();
+        let mut built = VlArb::new(cfg).unwrap();
+        assert_eq!(shared, built);
+        for len in [[1u8; 16], [2; 16], [5; 16]] {
+            let i = all(len);
+            assert_eq!(grants(&mut shared, &i, 7), grants(&mut built, &i, 7));
+        }
     }
 
     #[test]

@@ -56,10 +56,13 @@ impl Switch {
                         .map_err(block_err(format!("ports[{p}].cc")))?,
                 );
             }
-            arb.push(
-                VlArb::new(vl_arb::Config::from_table(&pc.vlarb))
-                    .map_err(block_err(format!("ports[{p}].vlarb")))?,
-            );
+            // Ports with one table share one copy of it (`VlArb::sharing`).
+            let table = vl_arb::Config::from_table(&pc.vlarb);
+            let same = arb.iter().find(|a: &&VlArb| *a.config() == table);
+            arb.push(match same {
+                Some(a) => a.sharing(),
+                None => VlArb::new(table).map_err(block_err(format!("ports[{p}].vlarb")))?,
+            });
         }
         let mut lft = vec![NO_ROUTE; cfg.lft.len()];
         for (d, e) in cfg.lft.iter().enumerate() {
