@@ -254,6 +254,12 @@ impl Part {
         self.hcas[i].next_event(now).min(self.hca_due[i])
     }
 
+    /// Readies a part whose blocks were just moved in for a run from cycle `now`.
+    fn prepare(&mut self, now: u64) {
+        self.init_wakes(now);
+        self.events.reserve(256);
+    }
+
     fn init_wakes(&mut self, now: u64) {
         let due = |w: &Wire<Ev>| w.next_due().unwrap_or(u64::MAX);
         self.port_due.resize_with(self.sw_in.len(), Vec::new);
@@ -674,19 +680,12 @@ impl Fabric {
     /// parts' tables. Until the allocator reuses the old copy's memory, the peak memory grows by about the
     /// fabric's state.
     fn regroup(&mut self) {
-        let sw_part = std::mem::take(&mut self.sched.sw_part);
-        let mut parts = std::mem::take(&mut self.sched.spare);
-        parts.resize_with(self.sched.parts, Part::default);
-        for (i, p) in parts.iter_mut().enumerate() {
-            p.reuse(i as u32);
-        }
-        let (_, hca_loc) = self.share_out(&mut parts, &sw_part);
+        let (sw_part, mut parts, _, hca_loc) = self.parts_out();
         let now = self.now;
         std::thread::scope(|sc| {
             for p in &mut parts {
                 sc.spawn(move || {
-                    p.init_wakes(now);
-                    p.events.reserve(256);
+                    p.prepare(now);
                     let copy = p.clone();
                     *p = copy;
                 });
@@ -695,6 +694,19 @@ impl Fabric {
         self.unpart(&mut parts, &sw_part, &hca_loc);
         self.sched.sw_part = sw_part;
         self.sched.spare = parts;
+    }
+
+    /// The current partition's parts (those of the last run, reused) with the blocks moved into them:
+    /// every switch's part, the parts, and every switch's and HCA's part and index in it.
+    fn parts_out(&mut self) -> (Vec<u32>, Vec<Part>, Vec<Loc>, Vec<Loc>) {
+        let sw_part = std::mem::take(&mut self.sched.sw_part);
+        let mut parts = std::mem::take(&mut self.sched.spare);
+        parts.resize_with(self.sched.parts, Part::default);
+        for (i, p) in parts.iter_mut().enumerate() {
+            p.reuse(i as u32);
+        }
+        let (sw_loc, hca_loc) = self.share_out(&mut parts, &sw_part);
+        (sw_part, parts, sw_loc, hca_loc)
     }
 
     /// Steps to cycle `end` (no-op if already there), event-driven and on [`Fabric::threads`] threads; the
@@ -781,18 +793,11 @@ impl Fabric {
         let mut counts = counts;
         self.ensure_partition();
         let nparts = self.sched.parts;
-        let sw_part = std::mem::take(&mut self.sched.sw_part);
-        let mut parts = std::mem::take(&mut self.sched.spare);
-        parts.resize_with(nparts, Part::default);
-        for (i, p) in parts.iter_mut().enumerate() {
-            p.reuse(i as u32);
-        }
-        let (sw_loc, hca_loc) = self.share_out(&mut parts, &sw_part);
+        let (sw_part, mut parts, sw_loc, hca_loc) = self.parts_out();
         let own = self.own_part();
         for p in &mut parts {
             if own.is_none_or(|o| o == p.id) {
-                p.init_wakes(self.now);
-                p.events.reserve(256);
+                p.prepare(self.now);
             }
         }
         #[cfg(feature = "mpi")]

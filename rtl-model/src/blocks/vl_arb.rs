@@ -296,17 +296,22 @@ impl VlArb {
     /// Builds the block in its reset state.
     pub fn new(cfg: Config) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        Ok(VlArb {
-            tables: std::sync::Arc::new(Tables {
-                by_vl: [entries_by_vl(&cfg.high), entries_by_vl(&cfg.low)],
-                cfg,
-            }),
+        Ok(Self::reset_with(std::sync::Arc::new(Tables {
+            by_vl: [entries_by_vl(&cfg.high), entries_by_vl(&cfg.low)],
+            cfg,
+        })))
+    }
+
+    /// The block in its reset state with `tables`.
+    fn reset_with(tables: std::sync::Arc<Tables>) -> Self {
+        VlArb {
+            tables,
             hi_idx_q: 0,
             lo_idx_q: 0,
             hi_used_q: 0,
             lo_used_q: 0,
             hi_cnt_q: 0,
-        })
+        }
     }
 
     /// The configuration.
@@ -317,14 +322,7 @@ impl VlArb {
     /// An arbiter in its reset state with this one's tables, sharing them rather than copying them: for the
     /// ports of a switch with one VLArbitrationTable.
     pub fn sharing(&self) -> Self {
-        VlArb {
-            tables: std::sync::Arc::clone(&self.tables),
-            hi_idx_q: 0,
-            lo_idx_q: 0,
-            hi_used_q: 0,
-            lo_used_q: 0,
-            hi_cnt_q: 0,
-        }
+        Self::reset_with(std::sync::Arc::clone(&self.tables))
     }
 
     fn high_limit_reached(&self) -> bool {
