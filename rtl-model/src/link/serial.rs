@@ -184,10 +184,17 @@ impl Serializer {
 /// 8 KB on a 100 ns link) each push went to a line not touched for a whole revolution, or never: over the
 /// 81,648 wires of the 11,664-node fat tree those rings were 650 MB, and under callgrind's cache model
 /// the tree's first 5 simulated us had 1.5 M last-level write misses in wire pushes for 1.3 M pushes.
+///
+/// The oldest item in flight sits in the wire itself, the others in the ring: a wire mostly holds one item
+/// or none (a packet outlasts the latency, a flow-control packet comes every few hundred cycles), so its
+/// push and its pop touch the wire's own record and not a second, separately allocated line.
 #[derive(Debug, Clone)]
 pub struct Wire<T> {
     latency: u64,
-    q: VecDeque<(u64, T)>,
+    /// The oldest item in flight; `None` only when nothing is (then `rest` is empty).
+    first: Option<(u64, T)>,
+    /// The items after `first`, oldest first.
+    rest: VecDeque<(u64, T)>,
 }
 
 /// Most items a wire preallocates room for (it grows beyond if ever needed).
@@ -204,7 +211,8 @@ impl<T: Copy> Wire<T> {
             .min(WIRE_PREALLOC_ITEMS);
         Wire {
             latency,
-            q: VecDeque::with_capacity(items),
+            first: None,
+            rest: VecDeque::with_capacity(items - 1),
         }
     }
 
@@ -215,18 +223,23 @@ impl<T: Copy> Wire<T> {
 
     /// Puts `v` on the wire at cycle `now`.
     pub fn push(&mut self, now: u64, v: T) {
-        self.q.push_back((now + self.latency, v));
+        let item = (now + self.latency, v);
+        if self.first.is_none() {
+            self.first = Some(item);
+        } else {
+            self.rest.push_back(item);
+        }
     }
 
     /// Takes the next item due at or before `now`.
     pub fn pop_due(&mut self, now: u64) -> Option<T> {
-        match self.q.front() {
-            Some(&(at, v)) if at <= now => {
-                self.q.pop_front();
-                if self.q.is_empty() {
-                    // Back to the buffer's start (`clear` resets it): a wire that is mostly empty keeps
-                    // using the same cache lines instead of walking its whole preallocated ring.
-                    self.q.clear();
+        match self.first {
+            Some((at, v)) if at <= now => {
+                self.first = self.rest.pop_front();
+                if self.rest.is_empty() {
+                    // Back to the buffer's start (`clear` resets it): a wire that seldom holds more than one
+                    // item keeps using the same cache lines instead of walking its whole preallocated ring.
+                    self.rest.clear();
                 }
                 Some(v)
             }
@@ -236,34 +249,43 @@ impl<T: Copy> Wire<T> {
 
     /// Cycle of the next item, if any.
     pub fn next_due(&self) -> Option<u64> {
-        self.q.front().map(|&(at, _)| at)
+        self.first.map(|(at, _)| at)
     }
 
     /// The items in flight with their due cycles, oldest first.
     pub fn items(&self) -> impl Iterator<Item = (u64, T)> + '_ {
-        self.q.iter().copied()
+        self.first.iter().chain(self.rest.iter()).copied()
     }
 
     /// Removes the first item in flight that `pred` accepts (a fault a test injects: a link that loses it).
     pub fn remove_first(&mut self, pred: impl Fn(&T) -> bool) -> Option<T> {
-        let i = self.q.iter().position(|(_, v)| pred(v))?;
-        self.q.remove(i).map(|(_, v)| v)
+        let (_, v) = self.first?;
+        if pred(&v) {
+            self.first = self.rest.pop_front();
+            return Some(v);
+        }
+        let i = self.rest.iter().position(|(_, v)| pred(v))?;
+        self.rest.remove(i).map(|(_, v)| v)
     }
 
     /// Changes the first item in flight that `f` changes (returns true for): a fault a test injects, a
     /// link that corrupts it. Whether any was changed.
     pub fn modify_first(&mut self, mut f: impl FnMut(&mut T) -> bool) -> bool {
-        self.q.iter_mut().any(|(_, v)| f(v))
+        self.first
+            .iter_mut()
+            .chain(self.rest.iter_mut())
+            .any(|(_, v)| f(v))
     }
 
     /// Drops everything in flight.
     pub fn clear(&mut self) {
-        self.q.clear();
+        self.first = None;
+        self.rest.clear();
     }
 
     /// Nothing in flight.
     pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
+        self.first.is_none()
     }
 }
 

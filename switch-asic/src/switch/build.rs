@@ -72,8 +72,8 @@ impl Switch {
         }
         let mut sl2vl: Vec<[u8; 16]> = Vec::new();
         let mut sl2vl_of = Vec::with_capacity(n * n);
-        let mut store_forward = Vec::with_capacity(n * n);
-        for i in 0..n {
+        let mut store_forward = vec![0u64; n];
+        for (i, sf) in store_forward.iter_mut().enumerate() {
             for o in 0..n {
                 let t = cfg.sl2vl_of(i, o).vl;
                 let k = sl2vl.iter().position(|x| *x == t).unwrap_or_else(|| {
@@ -81,7 +81,9 @@ impl Switch {
                     sl2vl.len() - 1
                 });
                 sl2vl_of.push(k as u16);
-                store_forward.push(!cfg.ports[o].rate.le(cfg.ports[i].rate));
+                if !cfg.ports[o].rate.le(cfg.ports[i].rate) {
+                    *sf |= 1 << o;
+                }
             }
         }
         if sl2vl.len() == 1 {
@@ -108,8 +110,10 @@ impl Switch {
         let ports = cfg
             .ports
             .iter()
-            .map(|pc| PortRegs {
+            .zip(&store_forward)
+            .map(|(pc, &sf)| PortRegs {
                 rate: pc.rate,
+                store_forward: sf,
                 ser: Serializer::default(),
                 nvl: pc.data_vls,
                 speedup: pc.speedup,
@@ -181,7 +185,6 @@ impl Switch {
             lft,
             sl2vl,
             sl2vl_of,
-            store_forward,
             arb,
             rx_pkt_mask: 0,
             rx_fc_mask: 0,
@@ -190,8 +193,13 @@ impl Switch {
             saturated: 0,
             slab: PreVec(Vec::with_capacity(slab_cap)),
             free_slots: PreVec(Vec::with_capacity(slab_cap)),
-            voq_head: vec![NONE; n * nv],
-            voq_tail: vec![NONE; n * nv],
+            voq_ends: vec![
+                VoqEnds {
+                    head: NONE,
+                    tail: NONE
+                };
+                n * nv
+            ],
             voq_fill: vec![0; n * nv],
             fc_repeat_off: 0,
             eg_wake: WakeSet::new(n, NEVER),

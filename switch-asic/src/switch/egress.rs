@@ -168,7 +168,7 @@ impl Switch {
                 continue;
             }
             let i = if free == all { i_all } else { rr_pick(free) };
-            let slot = self.voq_head[self.voq(i, p, vl)] as usize;
+            let slot = self.voq_ends[self.voq(i, p, vl)].head as usize;
             r.req |= 1 << vl;
             r.len[vl] = self.slab[slot].desc.blocks() as u8;
             r.pick[vl] = i as u8;
@@ -189,11 +189,11 @@ impl Switch {
     pub(super) fn dequeue(&mut self, p: usize, vl: usize, i: usize, claim: bool) -> u32 {
         let k = p * self.v + vl;
         let q = self.voq(i, p, vl);
-        let slot_i = self.voq_head[q];
+        let slot_i = self.voq_ends[q].head;
         let slot = self.slab[slot_i as usize];
-        self.voq_head[q] = slot.next;
+        self.voq_ends[q].head = slot.next;
         if slot.next == NONE {
-            self.voq_tail[q] = NONE;
+            self.voq_ends[q].tail = NONE;
             self.lanes[k].voq_mask &= !(1u64 << i);
         }
         let blocks = slot.desc.blocks();
@@ -503,7 +503,7 @@ impl Switch {
         if self.ports[p].pfc_on {
             return self.lanes[k].paused_until <= t;
         }
-        let slot = self.voq_head[self.voq(inp, p, vl)] as usize;
+        let slot = self.voq_ends[self.voq(inp, p, vl)].head as usize;
         let blocks = self.slab[slot].desc.blocks() as u8;
         let tx = &self.lanes[k].ctx;
         fits(tx.fccl_q, tx.fctbs_q, blocks)

@@ -71,9 +71,19 @@ impl Switch {
     pub(super) fn register_hand_ins(&mut self) {
         debug_assert_eq!(self.handed_in(), 0);
         let nx = &mut self.next_in;
-        for p in ports(nx.mask) {
+        // Each kind from its own mask: a slot is `Some` exactly when its bit is set, and the registers were
+        // cleared by the step that consumed them, so a port's other slots (cold lines of their own vectors)
+        // are not read.
+        for p in ports(nx.pkt_mask) {
+            debug_assert!(self.ports[p].rx_pkt.is_none());
             self.ports[p].rx_pkt = nx.pkt[p].take();
+        }
+        for p in ports(nx.fc_mask) {
+            debug_assert!(self.ports[p].rx_fc.is_none());
             self.ports[p].rx_fc = nx.fc[p].take();
+        }
+        for p in ports(nx.pause_mask) {
+            debug_assert!(self.ports[p].rx_pause.is_none());
             self.ports[p].rx_pause = nx.pause[p].take();
         }
         (self.rx_pkt_mask, self.rx_fc_mask, self.rx_pause_mask) =

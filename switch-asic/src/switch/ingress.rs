@@ -336,7 +336,7 @@ impl Switch {
                     (self.slab.0.len() - 1) as u32
                 }
             };
-            if self.store_forward[p * self.n + usize::from(out)] && !ar.a.is_done() {
+            if self.ports[p].store_forward & bit(usize::from(out)) != 0 && !ar.a.is_done() {
                 ar.deferred = slot;
             } else {
                 self.enqueue(p, slot, t);
@@ -361,13 +361,13 @@ impl Switch {
         let s = self.slab[slot as usize];
         let (out, vl) = (usize::from(s.out), usize::from(s.out_vl));
         let q = self.voq(inp, out, vl);
-        if self.voq_tail[q] == NONE {
-            self.voq_head[q] = slot;
+        if self.voq_ends[q].tail == NONE {
+            self.voq_ends[q].head = slot;
         } else {
-            let tail = self.voq_tail[q] as usize;
+            let tail = self.voq_ends[q].tail as usize;
             self.slab[tail].next = slot;
         }
-        self.voq_tail[q] = slot;
+        self.voq_ends[q].tail = slot;
         let k = out * self.v + vl;
         if self.mark_at_enqueue & bit(out) != 0 {
             self.mark_on_enqueue(k, slot, t);

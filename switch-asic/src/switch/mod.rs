@@ -152,6 +152,15 @@ struct Slot {
     marked: bool,
 }
 
+/// A VoQ's first and last descriptor slots (`NONE` when empty), side by side: an enqueue reads the tail
+/// and may write the head, a dequeue reads the head and may write the tail, so one cache line serves both
+/// (a switch of a large fabric is cold when its turn comes).
+#[derive(Debug, Clone, Copy)]
+struct VoqEnds {
+    head: u32,
+    tail: u32,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Inflight {
     inp: u8,
@@ -246,6 +255,9 @@ struct PortRegs {
     pfc_quanta: u16,
     pfc_half: u64,
     victim_hold: u64,
+    /// The outputs, as bits, that a packet from this input reaches only store-and-forward (faster than
+    /// this input): read at each head, beside the rest of the input's registers.
+    store_forward: u64,
 }
 
 /// One (port, VL)'s blocks and registers, together, for the same reason as [`PortRegs`].
@@ -307,7 +319,6 @@ pub struct Switch {
     /// Per (input, output) pair: its table in `sl2vl`; empty when there is only one (then every packet head
     /// reads that one, which stays in cache, instead of a cold per-pair entry).
     sl2vl_of: Vec<u16>,
-    store_forward: Vec<bool>,
 
     arb: Vec<VlArb>,
 
@@ -326,8 +337,8 @@ pub struct Switch {
     slab: PreVec<Slot>,
     /// Used slots free again (reused last-freed first).
     free_slots: PreVec<u32>,
-    voq_head: Vec<u32>,
-    voq_tail: Vec<u32>,
+    /// Per VoQ (`Switch::voq`): its first and last descriptor slots.
+    voq_ends: Vec<VoqEnds>,
     voq_fill: Vec<u16>,
 
     /// Ports whose timer-fired flow-control packets that repeat the last one are left off ([`Switch::set_fc_repeats_off`]).
