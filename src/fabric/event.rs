@@ -431,8 +431,7 @@ impl Part {
             }
             self.port_due_min[i] = min;
         }
-        self.events.clear();
-        self.events.extend_from_slice(self.switches[i].step());
+        self.switches[i].step_into(&mut self.events);
         let s = self.sw_ids[i];
         for k in 0..self.events.len() {
             let (port, ev) = wire_item(self.events[k]);

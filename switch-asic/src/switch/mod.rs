@@ -558,6 +558,16 @@ impl Switch {
         &self.events.0
     }
 
+    /// [`Switch::step`], with what leaves written into `out` (cleared first) instead of the switch's own
+    /// buffer: a caller stepping many switches keeps one buffer in cache, where each switch's own is cold
+    /// at its turn. `out` grows if it is too small; the switch's buffer is untouched.
+    pub fn step_into(&mut self, out: &mut Vec<TxEvent>) {
+        std::mem::swap(&mut self.events.0, out);
+        self.step_cycle();
+        self.register_hand_ins();
+        std::mem::swap(&mut self.events.0, out);
+    }
+
     fn step_cycle(&mut self) {
         self.events.0.clear();
         let t = self.now;

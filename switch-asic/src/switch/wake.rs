@@ -191,13 +191,25 @@ mod tests {
         #[test]
         fn equals_a_full_pass(
             n in 1usize..=64,
-            ops in proptest::collection::vec((any::<bool>(), 0usize..64, 0u64..40, any::<bool>()), 0..200),
+            init in prop_oneof![Just(0u64), Just(u64::MAX), 0u64..300],
+            ops in proptest::collection::vec(
+                (any::<bool>(), 0usize..64, 0u64..40, 0u8..8),
+                0..200,
+            ),
         ) {
-            let mut s = WakeSet::new(n, 0);
-            let mut plain = vec![0u64; n];
-            for (lower, p, w, never) in ops {
+            let mut s = WakeSet::new(n, init);
+            let mut plain = vec![init; n];
+            for (lower, p, w, kind) in ops {
                 let p = p % n;
-                let w = if never { u64::MAX } else { w };
+                // Mostly close together (ties for the minimum), some spread wider, some at the end of
+                // time, some never.
+                let w = match kind {
+                    0 => u64::MAX,
+                    1 => w * 7,
+                    2 => w * 50,
+                    3 => u64::MAX - 1 - w,
+                    _ => w,
+                };
                 if lower {
                     s.lower(p, w);
                     plain[p] = plain[p].min(w);
