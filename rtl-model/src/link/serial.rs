@@ -359,4 +359,40 @@ mod tests {
         assert_eq!(w.pop_due(9), Some('b'));
         assert!(w.is_empty());
     }
+
+    /// The oldest item kept apart from the ring changes nothing a caller sees: first in, first out past the
+    /// preallocated room, the faults' removal and change of the first matching item, wherever it sits.
+    #[test]
+    fn wire_keeps_order_across_its_first_item_and_ring() {
+        let mut w = Wire::new(2);
+        for (t, c) in (0..12).zip('a'..) {
+            w.push(t, c);
+        }
+        let all: String = w.items().map(|(_, c)| c).collect();
+        assert_eq!(all, "abcdefghijkl");
+        assert_eq!(w.items().next(), Some((2, 'a')));
+        assert_eq!(w.remove_first(|&c| c == 'a'), Some('a'));
+        assert_eq!(w.remove_first(|&c| c == 'e'), Some('e'));
+        assert_eq!(w.remove_first(|&c| c == 'z'), None);
+        assert!(w.modify_first(|c| {
+            let hit = *c == 'c';
+            if hit {
+                *c = 'C';
+            }
+            hit
+        }));
+        assert_eq!(w.next_due(), Some(3));
+        let mut got = String::new();
+        for t in 0..20 {
+            while let Some(c) = w.pop_due(t) {
+                got.push(c);
+            }
+        }
+        assert_eq!(got, "bCdfghijkl");
+        assert!(w.is_empty() && w.next_due().is_none());
+        w.push(30, 'x');
+        w.clear();
+        assert!(w.is_empty() && w.items().next().is_none());
+        assert_eq!(w.remove_first(|_| true), None);
+    }
 }
