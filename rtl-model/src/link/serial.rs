@@ -235,15 +235,20 @@ impl<T: Copy> Wire<T> {
     pub fn pop_due(&mut self, now: u64) -> Option<T> {
         match self.first {
             Some((at, v)) if at <= now => {
-                self.first = self.rest.pop_front();
-                if self.rest.is_empty() {
-                    // Back to the buffer's start (`clear` resets it): a wire that seldom holds more than one
-                    // item keeps using the same cache lines instead of walking its whole preallocated ring.
-                    self.rest.clear();
-                }
+                self.take_first();
                 Some(v)
             }
             _ => None,
+        }
+    }
+
+    /// Drops the oldest item: the next one moves up from the ring.
+    fn take_first(&mut self) {
+        self.first = self.rest.pop_front();
+        if self.rest.is_empty() {
+            // Back to the buffer's start (`clear` resets it): a wire that seldom holds more than one item
+            // keeps using the same cache lines instead of walking its whole preallocated ring.
+            self.rest.clear();
         }
     }
 
@@ -261,7 +266,7 @@ impl<T: Copy> Wire<T> {
     pub fn remove_first(&mut self, pred: impl Fn(&T) -> bool) -> Option<T> {
         let (_, v) = self.first?;
         if pred(&v) {
-            self.first = self.rest.pop_front();
+            self.take_first();
             return Some(v);
         }
         let i = self.rest.iter().position(|(_, v)| pred(v))?;

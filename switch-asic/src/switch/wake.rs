@@ -183,6 +183,13 @@ mod tests {
         s.set(2, 30);
         assert_eq!((s.min(), s.due(10)), (10, 0b1001));
         assert_eq!(s.due(25), 0b1011, "a later cycle takes every port up to it");
+        let mut never = WakeSet::new(3, u64::MAX);
+        assert_eq!(never.min(), u64::MAX);
+        assert_eq!(
+            never.due(u64::MAX),
+            0b111,
+            "the last cycle takes the ports that never wake too"
+        );
     }
 
     proptest! {
