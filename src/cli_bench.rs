@@ -1,4 +1,4 @@
-//! `ibcycle bench NAME [--sim-us N] [--threads T] [--json]`: runs one of [`ibcycle::bench`]'s benches and
+//! `ibcycle bench NAME [--sim-us N] [--threads T] [--prefetch auto|on|off] [--json]`: runs one of [`ibcycle::bench`]'s benches and
 //! prints its figures (one JSON object with `--json`).
 
 use std::process::ExitCode;
@@ -17,6 +17,10 @@ pub struct Args {
     /// Threads for stepping the fabric.
     #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: u64,
+    /// Whether the stepping prefetches the state of the blocks it visits next (auto: for a fabric much
+    /// larger than the last-level cache). Results do not depend on it.
+    #[arg(long, value_enum, default_value_t = ibcycle::fabric::event::Prefetch::Auto)]
+    prefetch: ibcycle::fabric::event::Prefetch,
     /// Print one JSON object instead of a line of text.
     #[arg(long)]
     json: bool,
@@ -34,7 +38,7 @@ pub fn run(a: Args) -> ExitCode {
             sim_us = cap;
         }
     }
-    let r = match bench::run(a.name, sim_us, a.threads as usize) {
+    let r = match bench::run(a.name, sim_us, a.threads as usize, a.prefetch) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("ibcycle bench {}: {e}", a.name.as_str());

@@ -279,6 +279,14 @@ impl Endpoint {
         self.relook();
     }
 
+    /// The memory a step reads first, as (address, bytes): its first VL's registers (see
+    /// `Hca::hot_memory`).
+    pub fn hot_memory(&self, f: &mut impl FnMut(*const u8, usize)) {
+        if let Some(l) = self.lanes.first() {
+            f((l as *const Lane).cast(), std::mem::size_of::<Lane>());
+        }
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> EndpointStats {
         self.stats

@@ -28,6 +28,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::fabric::event::Prefetch;
 use crate::fabric::{Fabric, FabricError};
 use crate::scenario::{Flow, HcaCc, Scenario, Settings, SwitchCc};
 use crate::topology::{self, Topology};
@@ -108,6 +109,8 @@ pub struct BenchResult {
     pub peak_rss_mib: f64,
     /// Threads used for stepping.
     pub threads: usize,
+    /// The prefetch mode of the stepping (`auto` turns it on for a fabric much larger than the cache).
+    pub prefetch: Prefetch,
     /// Data packets delivered to HCAs (a sanity figure: a bench that moved nothing measures nothing).
     pub packets_delivered: u64,
     /// MPI ranks the fabric was split across (1: one process; see `fabric::dist`).
@@ -279,13 +282,19 @@ fn process_cpu_seconds() -> f64 {
     s(u.ru_utime) + s(u.ru_stime)
 }
 
-/// Runs bench `b` for `sim_us` microseconds on `threads` threads.
-pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, FabricError> {
+/// Runs bench `b` for `sim_us` microseconds on `threads` threads, prefetching as `prefetch` says.
+pub fn run(
+    b: BenchName,
+    sim_us: u64,
+    threads: usize,
+    prefetch: Prefetch,
+) -> Result<BenchResult, FabricError> {
     let t_build = Instant::now();
     let sc = scenario(b, sim_us);
     let mut fab = Fabric::new(&sc)?;
     // Part of the build: with threads, the partition and the re-allocation of the state part by part.
     fab.set_threads(threads);
+    fab.set_prefetch(prefetch);
     let build_seconds = t_build.elapsed().as_secs_f64();
     // Under `mpirun` with more than one rank: the fabric split across the ranks.
     #[cfg(feature = "mpi")]
@@ -356,6 +365,7 @@ pub fn run(b: BenchName, sim_us: u64, threads: usize) -> Result<BenchResult, Fab
         port_cycles_per_s: pc / wall,
         peak_rss_mib: peak_rss_mib(),
         threads: fab.threads(),
+        prefetch,
         packets_delivered: delivered,
         mpi_ranks,
         sync_wait_seconds,

@@ -57,6 +57,9 @@ use rtl_model::link::serial::Wire;
 use switch_asic::port_mask::ports;
 use switch_asic::{Switch, TxEvent};
 
+mod prefetch;
+pub use prefetch::Prefetch;
+
 use super::wheel::Wheel;
 use super::{hand_to_hca, hand_to_switch, hca_items, wire_item, Ev, Fabric, Hca, Rx};
 
@@ -186,6 +189,8 @@ struct Part {
     work: StepWork,
     /// This part's thread's times in the current run (threaded runs only).
     time: ThreadTime,
+    /// Whether a visit has the state of the visits after it fetched into cache (see `prefetch`).
+    prefetch: bool,
 }
 
 /// The ports of `due` (wake-up cycles per port) with an item on their wire, as bits: every cycle but
@@ -254,10 +259,18 @@ impl Part {
         self.hcas[i].next_event(now).min(self.hca_due[i])
     }
 
-    /// Readies a part whose blocks were just moved in for a run from cycle `now`.
-    fn prepare(&mut self, now: u64) {
+    /// Readies a part whose blocks were just moved in for a run from cycle `now`, prefetching as `mode`
+    /// says.
+    fn prepare(&mut self, now: u64, mode: Prefetch) {
         self.init_wakes(now);
         self.events.reserve(256);
+        self.prefetch = mode.on_for(self.weight());
+    }
+
+    /// The part's weight, as in [`partition`]: its switch ports plus `HCA_WEIGHT` per HCA.
+    fn weight(&self) -> u64 {
+        let ports: u64 = self.sw_in.iter().map(|p| p.len() as u64).sum();
+        ports + HCA_WEIGHT * self.hcas.len() as u64
     }
 
     fn init_wakes(&mut self, now: u64) {
@@ -356,7 +369,10 @@ impl Part {
             // The order of the due blocks does not matter (see the module documentation). A block's
             // wake-ups before `t` plus the shortest latency of its wires in (and before `end`) are taken in
             // the same visit, one step after the other (see "Why running ahead is exact").
-            for &id in &due {
+            for (j, &id) in due.iter().enumerate() {
+                if self.prefetch {
+                    self.prefetch_ahead(&due, j, t);
+                }
                 let i = id as usize;
                 if i < ns {
                     if self.sw_wake[i] == t {
@@ -684,7 +700,7 @@ impl Fabric {
         std::thread::scope(|sc| {
             for p in &mut parts {
                 sc.spawn(move || {
-                    p.prepare(now);
+                    p.prepare(now, Prefetch::Off);
                     let copy = p.clone();
                     *p = copy;
                 });
@@ -796,7 +812,7 @@ impl Fabric {
         let own = self.own_part();
         for p in &mut parts {
             if own.is_none_or(|o| o == p.id) {
-                p.prepare(self.now);
+                p.prepare(self.now, self.prefetch);
             }
         }
         #[cfg(feature = "mpi")]

@@ -155,6 +155,8 @@ pub struct Fabric {
     roce: bool,
     /// Threads for [`Fabric::run_until`] (1: the calling thread only).
     threads: usize,
+    /// Whether [`Fabric::run_until`] prefetches the state of the blocks it visits next.
+    prefetch: event::Prefetch,
     /// Wake-up cycles of the event-driven [`Fabric::run_until`].
     sched: event::Sched,
     /// The split across MPI ranks (`None`: this process steps every block).
@@ -521,6 +523,7 @@ impl Fabric {
             hand_ins: None,
             roce: sc.roce.is_some(),
             threads: 1,
+            prefetch: event::Prefetch::Auto,
             sched: event::Sched::default(),
             #[cfg(feature = "mpi")]
             dist: None,
@@ -672,6 +675,12 @@ impl Fabric {
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
         self.ensure_partition();
+    }
+
+    /// Whether [`Fabric::run_until`] has the state of the blocks it visits next fetched into cache while it
+    /// steps the current one (see [`event::Prefetch`]); results do not depend on it.
+    pub fn set_prefetch(&mut self, mode: event::Prefetch) {
+        self.prefetch = mode;
     }
 
     /// Whether this process steps switch `s` (always, unless the fabric is split across MPI ranks).

@@ -1017,6 +1017,20 @@ impl Hca {
         }
     }
 
+    /// The memory a visit to this HCA reads first, as (address, bytes): its own record, its first flow's
+    /// and its port's first VL. For a caller that steps many HCAs and has the next one's state fetched into
+    /// cache while it steps the current one (a prefetch); it reads nothing.
+    pub fn hot_memory(&self, mut f: impl FnMut(*const u8, usize)) {
+        f((self as *const Self).cast(), std::mem::size_of::<Self>());
+        if let Some(flow) = self.flows.first() {
+            f(
+                (flow as *const TxFlow).cast(),
+                std::mem::size_of::<TxFlow>(),
+            );
+        }
+        self.ep.hot_memory(&mut f);
+    }
+
     /// Overflow cycles and credit errors of the port (lossless violations; zero in a correct run). The
     /// sink's own checks are [`Hca::sink_errors`].
     pub fn violations(&self) -> u64 {

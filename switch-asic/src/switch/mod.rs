@@ -440,6 +440,42 @@ impl Switch {
         self.fc_repeat_off = mask;
     }
 
+    /// The memory a visit to this switch reads first, as (address, bytes): its own record and its ports'
+    /// wake-up tables. For a caller that steps many switches and has the next one's state fetched into
+    /// cache while it steps the current one (a prefetch); it reads nothing.
+    pub fn hot_memory(&self, mut f: impl FnMut(*const u8, usize)) {
+        f((self as *const Self).cast(), std::mem::size_of::<Self>());
+        f(self.eg_wake.at_ptr(), self.n * 8);
+        f(self.in_wake.at_ptr(), self.n * 8);
+        f(self.fire_at.as_ptr().cast(), self.fire_at.len() * 8);
+    }
+
+    /// The memory of the ports that steps before cycle `until` look at, as far as their wake-ups tell, and
+    /// of the ports in `also` (a caller's: those with something arriving): each one's registers, lanes,
+    /// allocator registers and VL arbiter. See [`Switch::hot_memory`].
+    pub fn hot_port_memory(&self, until: u64, also: u64, mut f: impl FnMut(*const u8, usize)) {
+        fn addr<T>(x: &T) -> *const u8 {
+            (x as *const T).cast()
+        }
+        let mut m = also & all_ports(self.n);
+        for p in ports(all_ports(self.n) & !m) {
+            if self.eg_wake.get(p) < until || self.in_wake.get(p) < until {
+                m |= bit(p);
+            }
+        }
+        for p in ports(m) {
+            let port = &self.ports[p];
+            f(addr(port), std::mem::size_of::<PortRegs>());
+            let k = p * self.v;
+            let lanes = &self.lanes[k..k + usize::from(port.nvl)];
+            f(lanes.as_ptr().cast(), std::mem::size_of_val(lanes));
+            if let Some(l) = self.la.get(p) {
+                f(addr(l), std::mem::size_of::<LaRegs>());
+            }
+            f(addr(&self.arb[p]), std::mem::size_of::<VlArb>());
+        }
+    }
+
     /// Cycles that did any work (the rest cost one comparison): a cost measure that tests can pin down.
     pub fn work_cycles(&self) -> u64 {
         self.work_cycles

@@ -69,6 +69,11 @@ impl WakeSet {
         s
     }
 
+    /// Where the wake-up cycles lie, for a prefetch ([`super::Switch::hot_memory`]).
+    pub(super) fn at_ptr(&self) -> *const u8 {
+        self.at.as_ptr().cast()
+    }
+
     /// The wake-up cycle of port `p`.
     #[inline]
     pub(super) fn get(&self, p: usize) -> u64 {
