@@ -10,7 +10,7 @@
 //! at. A prefetch is a hint: it reads nothing the program sees and changes no result.
 //!
 //! In a fabric that fits in cache the fetches only cost instructions (5% more on `clos648-shift-cc`),
-//! so [`Prefetch::Auto`] turns them on only for a part heavier than [`AUTO_MIN_WEIGHT`].
+//! so [`Prefetch::Auto`] turns them on only for a part of at least [`AUTO_MIN_WEIGHT`].
 
 use std::mem::size_of;
 
